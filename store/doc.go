@@ -1,0 +1,64 @@
+// Package store is tenantkit's database layer: one handle over SQLite or
+// PostgreSQL, transactions, migrations, tenant scope, domain events and the
+// error kinds every area returns.
+//
+// # Engines
+//
+// Open takes a URL: "sqlite:PATH", "sqlite::memory:" (modernc.org/sqlite,
+// no cgo) or "postgres://…" (a native github.com/jackc/pgx/v5 pool);
+// FromPool wraps a pool the host already has. Each engine lives in a
+// build-tagged file, so a host can leave one out with the build tag
+// tenantkit_nosqlite or tenantkit_nopostgres.
+//
+// SQLite runs in WAL mode with busy_timeout (set first), foreign keys on
+// and synchronous NORMAL. Writes go through a single connection whose
+// transactions BEGIN IMMEDIATE, reads through a pool of query-only
+// connections; an in-memory database is one shared connection.
+//
+// # Queries
+//
+// Store code receives a Querier (*DB or *Tx) and writes each query once,
+// with $1…$n placeholders, which both drivers bind by ordinal. The few real
+// differences are on Dialect: JSON field access, case-insensitive matching
+// (SQLite's lower() folds ASCII only, so SQLite gets a registered Go
+// function, tk_fold, with the same mapping as PostgreSQL's lower()), and
+// Classify, the one function per engine that turns driver errors into the
+// kinds ErrNotFound, ErrConflict and ErrInvalid by error code.
+//
+// # Transactions and time
+//
+// DB.Tx runs a function in a write transaction, retrying a bounded number
+// of times on SQLite busy/locked and PostgreSQL serialization or deadlock
+// errors. Tx.Now is fixed when the transaction begins (UTC, microseconds,
+// the precision both engines keep); rows are stamped with it rather than
+// with SQL now(). There are no nested transactions: code that composes
+// passes the *Tx along.
+//
+// # Scope
+//
+// A Scope (tenant, active organization, readable organizations) travels in
+// the context. Service methods read it once with ScopeFrom, which fails
+// with ErrNoScope rather than falling back to all tenants, and pass it
+// explicitly to store methods, whose SQL starts with the tenant predicate.
+//
+// # Events
+//
+// Tx.Emit writes a domain event to store_events in the caller's transaction
+// and runs the DB's emit hooks there; the job engine (package jobs) hooks
+// in to enqueue one delivery job per subscriber, so subscribers receive
+// every committed event at least once, keyed by the event ID, and never an
+// event whose transaction rolled back.
+//
+// # Migrations
+//
+// Each package owning tables exports a Migrations line with embedded
+// sqlite/ and postgres/ files. DB.Migrate applies them in order, one
+// transaction per version, recording a checksum in store_migrations and
+// refusing to run when an applied file changed; on PostgreSQL it holds an
+// advisory lock so several processes can start at once.
+//
+// Decisions: ids are UUIDv7 text; JSON is JSONB on PostgreSQL and TEXT on
+// SQLite and is bound as a string; PostgreSQL's lower() is trusted to fold
+// non-ASCII text, which holds for UTF-8 locales (C.UTF-8, en_US.UTF-8) but
+// not for the plain "C" locale.
+package store

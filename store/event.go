@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Event is a domain event: something that happened to the data, named
+// "<module>.<entity>.<action>" (for example "directory.tenant.created").
+// Events are written in the transaction that caused them, so a committed
+// change always has its event and a rolled-back one never does.
+type Event struct {
+	// ID is a UUIDv7 assigned by Emit. It is also the idempotency key:
+	// delivery is at least once, and a subscriber that sees an ID twice
+	// must treat the second as a duplicate.
+	ID string `json:"id"`
+	// Type is the event name, "<module>.<entity>.<action>".
+	Type string `json:"type"`
+	// TenantID is the tenant the event belongs to; empty for global events.
+	TenantID string `json:"tenantId,omitempty"`
+	// OrganizationID is the organization, where the area is
+	// organization-scoped.
+	OrganizationID string `json:"organizationId,omitempty"`
+	// Data is the payload, a JSON object. Emit stores "{}" when empty.
+	Data json.RawMessage `json:"data"`
+	// OccurredAt is the emitting transaction's time.
+	OccurredAt time.Time `json:"occurredAt"`
+}
+
+// EmitHook runs inside the emitting transaction for every event; see
+// DB.OnEmit.
+type EmitHook func(ctx context.Context, tx *Tx, ev Event) error
+
+// Emit writes ev in the transaction and returns it with ID and OccurredAt
+// filled in. The event exists only if the transaction commits.
+func (tx *Tx) Emit(ctx context.Context, ev Event) (Event, error) {
+	if tx.readOnly {
+		return Event{}, errors.New("store: emit in a read-only transaction")
+	}
+	if ev.Type == "" {
+		return Event{}, errors.New("store: emit: event has no type")
+	}
+	if ev.ID == "" {
+		ev.ID = NewID()
+	}
+	ev.OccurredAt = tx.now
+	if len(ev.Data) == 0 {
+		ev.Data = json.RawMessage("{}")
+	}
+	if !json.Valid(ev.Data) {
+		return Event{}, fmt.Errorf("store: emit %s: data is not valid JSON", ev.Type)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO store_events (id, type, tenant_id, organization_id, data, occurred_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`,
+		ev.ID, ev.Type, nullString(ev.TenantID), nullString(ev.OrganizationID), string(ev.Data), ev.OccurredAt)
+	if err != nil {
+		return Event{}, fmt.Errorf("store: emit %s: %w", ev.Type, err)
+	}
+	tx.db.mu.RLock()
+	hooks := tx.db.emitHooks
+	tx.db.mu.RUnlock()
+	for _, h := range hooks {
+		if err := h(ctx, tx, ev); err != nil {
+			return Event{}, fmt.Errorf("store: emit %s: %w", ev.Type, err)
+		}
+	}
+	tx.events = append(tx.events, ev)
+	return ev, nil
+}
+
+// EmitData is Emit with the payload given as a value to marshal.
+func (tx *Tx) EmitData(ctx context.Context, typ string, sc Scope, data any) (Event, error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return Event{}, fmt.Errorf("store: emit %s: %w", typ, err)
+	}
+	return tx.Emit(ctx, Event{Type: typ, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID, Data: b})
+}
+
+// EventFilter selects events for ListEvents.
+type EventFilter struct {
+	// TenantID restricts the list to one tenant. Required.
+	TenantID string
+	// Type, when set, restricts the list to one event type.
+	Type string
+	// AfterID returns only events newer than this id (ids are time-ordered).
+	AfterID string
+	// Limit bounds the number of events; defaults to 100.
+	Limit int
+}
+
+// ListEvents returns a tenant's events, oldest first.
+func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]Event, error) {
+	w := Where("tenant_id = ?", f.TenantID)
+	if f.Type != "" {
+		w.And("type = ?", f.Type)
+	}
+	if f.AfterID != "" {
+		w.And("id > ?", f.AfterID)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	return Many(ctx, q, scanEvent, `SELECT id, type, tenant_id, organization_id, data, occurred_at
+		FROM store_events WHERE `+w.SQL()+` ORDER BY id LIMIT `+w.Add(limit), w.Values()...)
+}
+
+// GetEvent returns one event by id.
+func GetEvent(ctx context.Context, q Querier, id string) (Event, error) {
+	return One(ctx, q, scanEvent, `SELECT id, type, tenant_id, organization_id, data, occurred_at
+		FROM store_events WHERE id = $1`, id)
+}
+
+// DeleteEventsBefore removes events that occurred before t and returns how
+// many it removed. A periodic job calls it to bound the event log.
+func DeleteEventsBefore(ctx context.Context, q Querier, t time.Time) (int64, error) {
+	return q.Exec(ctx, `DELETE FROM store_events WHERE occurred_at < $1`, t)
+}
+
+func scanEvent(s Scanner) (Event, error) {
+	var ev Event
+	var tenant, org *string
+	var data []byte
+	if err := s.Scan(&ev.ID, &ev.Type, &tenant, &org, &data, &ev.OccurredAt); err != nil {
+		return Event{}, err
+	}
+	ev.TenantID, ev.OrganizationID = deref(tenant), deref(org)
+	ev.Data = data
+	ev.OccurredAt = ev.OccurredAt.UTC()
+	return ev, nil
+}
+
+// nullString maps "" to NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,217 @@
+//go:build !tenantkit_nopostgres
+
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func init() {
+	openers["postgres"] = openPostgres
+}
+
+// openPostgres opens a pgx pool on a postgres:// URL. Extra URL parameters
+// are passed to the server (search_path=myschema puts the tables there).
+func openPostgres(ctx context.Context, url string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres %s: %w", redact(url), err)
+	}
+	if opts.MaxReaders > 0 {
+		cfg.MaxConns = int32(opts.MaxReaders)
+	}
+	cfg.AfterConnect = configurePgxConn
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres %s: %w", redact(url), err)
+	}
+	db, err := fromPool(ctx, pool, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	db.eng.(*pgxEngine).owned = true
+	return db, nil
+}
+
+// configurePgxConn makes timestamptz values scan in UTC, matching SQLite.
+func configurePgxConn(_ context.Context, c *pgx.Conn) error {
+	c.TypeMap().RegisterType(&pgtype.Type{
+		Name:  "timestamptz",
+		OID:   pgtype.TimestamptzOID,
+		Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC},
+	})
+	return nil
+}
+
+// FromPool wraps a pgx pool the host already has. Timestamps are returned
+// in UTC either way (the DB converts them); Close leaves the pool open.
+func FromPool(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	return fromPool(ctx, pool, *opts)
+}
+
+func fromPool(ctx context.Context, pool *pgxpool.Pool, opts Options) (*DB, error) {
+	var schema *string
+	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return nil, fmt.Errorf("store: open postgres: %w", err)
+	}
+	if schema == nil {
+		return nil, errors.New("store: open postgres: the search_path names no existing schema")
+	}
+	return newDB(&pgxEngine{pool: pool}, postgresDialect{}, *schema, opts), nil
+}
+
+// PgxPool returns the pgx pool on PostgreSQL, for adapters such as the job
+// engine's pgx driver. It reports false on SQLite.
+func (db *DB) PgxPool() (*pgxpool.Pool, bool) {
+	e, ok := db.eng.(*pgxEngine)
+	if !ok {
+		return nil, false
+	}
+	return e.pool, true
+}
+
+type pgxEngine struct {
+	pool  *pgxpool.Pool
+	owned bool
+}
+
+func (e *pgxEngine) exec(ctx context.Context, q string, args []any) (int64, error) {
+	tag, err := e.pool.Exec(ctx, q, args...)
+	return tag.RowsAffected(), err
+}
+
+func (e *pgxEngine) query(ctx context.Context, q string, args []any) (Rows, error) {
+	rows, err := e.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgxRows{rows}, nil
+}
+
+func (e *pgxEngine) queryRow(ctx context.Context, q string, args []any) Row {
+	return e.pool.QueryRow(ctx, q, args...)
+}
+
+func (e *pgxEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) {
+	opts := pgx.TxOptions{}
+	if readOnly {
+		opts.AccessMode = pgx.ReadOnly
+	}
+	tx, err := e.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return pgxTx{tx}, nil
+}
+
+// lock takes a session-level advisory lock on a dedicated connection.
+func (e *pgxEngine) lock(ctx context.Context, key int64) (func(), error) {
+	conn, err := e.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+		conn.Release()
+		return nil, err
+	}
+	return func() {
+		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", key)
+		if err != nil {
+			// A connection that may still hold the lock must not go back
+			// to the pool.
+			conn.Conn().Close(context.Background())
+		}
+		conn.Release()
+	}, nil
+}
+
+func (e *pgxEngine) ping(ctx context.Context) error { return e.pool.Ping(ctx) }
+
+func (e *pgxEngine) close() error {
+	if e.owned {
+		e.pool.Close()
+	}
+	return nil
+}
+
+type pgxRows struct{ pgx.Rows }
+
+func (r pgxRows) Close() error {
+	r.Rows.Close()
+	return r.Rows.Err()
+}
+
+type pgxTx struct{ tx pgx.Tx }
+
+func (t pgxTx) exec(ctx context.Context, q string, args []any) (int64, error) {
+	tag, err := t.tx.Exec(ctx, q, args...)
+	return tag.RowsAffected(), err
+}
+
+func (t pgxTx) query(ctx context.Context, q string, args []any) (Rows, error) {
+	rows, err := t.tx.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgxRows{rows}, nil
+}
+
+func (t pgxTx) queryRow(ctx context.Context, q string, args []any) Row {
+	return t.tx.QueryRow(ctx, q, args...)
+}
+
+func (t pgxTx) commit(ctx context.Context) error   { return t.tx.Commit(ctx) }
+func (t pgxTx) rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
+func (t pgxTx) driverTx() any                      { return t.tx }
+
+type postgresDialect struct{}
+
+func (postgresDialect) Name() string { return "postgres" }
+
+func (postgresDialect) JSONText(col, key string) string {
+	return "(" + col + " ->> '" + strings.ReplaceAll(key, "'", "''") + "')"
+}
+
+// lower() folds non-ASCII letters under the UTF-8 locales PostgreSQL is
+// normally initialised with (C.UTF-8, en_US.UTF-8, …).
+func (postgresDialect) ContainsFold(col, param string) string {
+	return "lower(" + col + ") LIKE " + param + ` ESCAPE '\'`
+}
+
+// Classify maps SQLSTATE codes to error kinds.
+func (postgresDialect) Classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return withKind(ErrNotFound, err)
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch {
+	case pe.Code == "23505": // unique_violation
+		return withKind(ErrConflict, err)
+	case pe.Code == "23503", pe.Code == "23514", pe.Code == "23502": // foreign key, check, not null
+		return withKind(ErrInvalid, err)
+	case strings.HasPrefix(pe.Code, "22"): // data exception: bad number, bad JSON, …
+		return withKind(ErrInvalid, err)
+	case pe.Code == "40001", pe.Code == "40P01": // serialization failure, deadlock
+		return withKind(errRetryable, err)
+	}
+	return err
+}

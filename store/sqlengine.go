@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// sqlEngine runs on database/sql: a single-connection writer (SQLite has
+// one writer; BEGIN IMMEDIATE takes the write lock up front) and a reader
+// pool. For an in-memory database both are the same one connection.
+type sqlEngine struct {
+	write, read *sql.DB
+	// mu serialises WithLock within the process; across processes the
+	// immediate write transactions serialise.
+	mu sync.Mutex
+}
+
+func (e *sqlEngine) exec(ctx context.Context, q string, args []any) (int64, error) {
+	res, err := e.write.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (e *sqlEngine) query(ctx context.Context, q string, args []any) (Rows, error) {
+	return e.read.QueryContext(ctx, q, args...)
+}
+
+func (e *sqlEngine) queryRow(ctx context.Context, q string, args []any) Row {
+	return e.read.QueryRowContext(ctx, q, args...)
+}
+
+func (e *sqlEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) {
+	pool := e.write
+	if readOnly {
+		pool = e.read
+	}
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return sqlTx{tx}, nil
+}
+
+func (e *sqlEngine) lock(ctx context.Context, _ int64) (func(), error) {
+	e.mu.Lock()
+	return e.mu.Unlock, nil
+}
+
+func (e *sqlEngine) ping(ctx context.Context) error { return e.write.PingContext(ctx) }
+
+func (e *sqlEngine) close() error {
+	err := e.write.Close()
+	if e.read != e.write {
+		if rerr := e.read.Close(); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+type sqlTx struct{ tx *sql.Tx }
+
+func (t sqlTx) exec(ctx context.Context, q string, args []any) (int64, error) {
+	res, err := t.tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t sqlTx) query(ctx context.Context, q string, args []any) (Rows, error) {
+	return t.tx.QueryContext(ctx, q, args...)
+}
+
+func (t sqlTx) queryRow(ctx context.Context, q string, args []any) Row {
+	return t.tx.QueryRowContext(ctx, q, args...)
+}
+
+func (t sqlTx) commit(context.Context) error   { return t.tx.Commit() }
+func (t sqlTx) rollback(context.Context) error { return t.tx.Rollback() }
+func (t sqlTx) driverTx() any                  { return t.tx }
+
+// SQLPool returns the database/sql pool that writes go through on SQLite
+// (a single connection), for adapters such as the job engine's SQLite
+// driver. It reports false on PostgreSQL.
+func (db *DB) SQLPool() (*sql.DB, bool) {
+	e, ok := db.eng.(*sqlEngine)
+	if !ok {
+		return nil, false
+	}
+	return e.write, true
+}

@@ -1,0 +1,159 @@
+//go:build !tenantkit_nosqlite
+
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+func init() {
+	openers["sqlite"] = openSQLite
+	// SQLite's lower() and LIKE fold ASCII only; tk_fold applies the same
+	// Unicode lower-casing as PostgreSQL's lower() (see FoldCase).
+	sqlite.MustRegisterDeterministicScalarFunction("tk_fold", 1, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		switch v := args[0].(type) {
+		case string:
+			return FoldCase(v), nil
+		case []byte:
+			return FoldCase(string(v)), nil
+		default:
+			return v, nil
+		}
+	})
+}
+
+// sqlitePragmas are applied to every connection. busy_timeout comes first so
+// that it already applies while the others run (journal_mode needs a lock).
+var sqlitePragmas = []string{
+	"busy_timeout(10000)",
+	"journal_mode(WAL)",
+	"foreign_keys(1)",
+	"synchronous(NORMAL)",
+}
+
+// openSQLite opens sqlite:PATH or sqlite::memory:.
+func openSQLite(ctx context.Context, rawURL string, opts Options) (*DB, error) {
+	path := strings.TrimPrefix(rawURL, "sqlite:")
+	path = strings.TrimPrefix(path, "//")
+	if path == "" {
+		return nil, errors.New("store: open sqlite: empty path (want sqlite:PATH or sqlite::memory:)")
+	}
+	eng := &sqlEngine{}
+	if path == ":memory:" {
+		// Each connection to :memory: is a new empty database, so reads
+		// and writes share one connection.
+		db, err := sql.Open("sqlite", sqliteDSN(":memory:", false))
+		if err != nil {
+			return nil, err
+		}
+		db.SetMaxOpenConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+		eng.write, eng.read = db, db
+	} else {
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, fmt.Errorf("store: open sqlite: %w", err)
+			}
+		}
+		w, err := sql.Open("sqlite", sqliteDSN(path, true))
+		if err != nil {
+			return nil, err
+		}
+		// One writer: SQLite allows one at a time, and a single connection
+		// queues writers in Go instead of spinning on SQLITE_BUSY.
+		w.SetMaxOpenConns(1)
+		w.SetConnMaxIdleTime(0)
+		w.SetConnMaxLifetime(0)
+		r, err := sql.Open("sqlite", sqliteDSN(path, false)+"&_pragma=query_only(1)")
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		readers := opts.MaxReaders
+		if readers <= 0 {
+			readers = 8
+		}
+		r.SetMaxOpenConns(readers)
+		r.SetMaxIdleConns(readers)
+		eng.write, eng.read = w, r
+	}
+	// Connect the writer first: it switches the file to WAL mode.
+	if err := eng.write.PingContext(ctx); err != nil {
+		eng.close()
+		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	return newDB(eng, sqliteDialect{}, "", opts), nil
+}
+
+// sqliteDSN builds a modernc DSN. The writer uses _txlock=immediate so that
+// a write transaction takes the lock at BEGIN rather than failing with
+// SQLITE_BUSY on its first write. Times are written in SQLite's own text
+// format in UTC, so that they sort and compare as text, and read back as
+// time.UTC values.
+func sqliteDSN(path string, writer bool) string {
+	v := url.Values{}
+	for _, p := range sqlitePragmas {
+		v.Add("_pragma", p)
+	}
+	v.Set("_time_format", "sqlite")
+	v.Set("_timezone", "UTC")
+	if writer {
+		v.Set("_txlock", "immediate")
+	}
+	// url.Values sorts keys; _pragma order within the key is preserved,
+	// which keeps busy_timeout first.
+	return "file:" + path + "?" + v.Encode()
+}
+
+type sqliteDialect struct{}
+
+func (sqliteDialect) Name() string { return "sqlite" }
+
+func (sqliteDialect) JSONText(col, key string) string {
+	return "json_extract(" + col + ", '$." + strings.ReplaceAll(key, "'", "''") + "')"
+}
+
+func (sqliteDialect) ContainsFold(col, param string) string {
+	return "tk_fold(" + col + ") LIKE " + param + ` ESCAPE '\'`
+}
+
+// Classify maps SQLite result codes (extended codes first, then the
+// primary code in the low byte) to error kinds.
+func (sqliteDialect) Classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return withKind(ErrNotFound, err)
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+		return withKind(ErrConflict, err)
+	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY, sqlite3.SQLITE_CONSTRAINT_CHECK,
+		sqlite3.SQLITE_CONSTRAINT_NOTNULL, sqlite3.SQLITE_CONSTRAINT:
+		return withKind(ErrInvalid, err)
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return withKind(errRetryable, err)
+	case sqlite3.SQLITE_CONSTRAINT:
+		return withKind(ErrInvalid, err)
+	}
+	return err
+}

@@ -1,0 +1,390 @@
+package store_test
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+//go:embed testdata/migrations
+var testFS embed.FS
+
+var widgets = store.Migrations{Line: "storetest", FS: testFS, Dir: "testdata/migrations"}
+
+type widget struct {
+	ID        string
+	Name      string
+	Enabled   bool
+	Data      json.RawMessage
+	Note      *string
+	CreatedAt time.Time
+}
+
+func scanWidget(s store.Scanner) (widget, error) {
+	var w widget
+	var data []byte
+	err := s.Scan(&w.ID, &w.Name, &w.Enabled, &data, &w.Note, &w.CreatedAt)
+	w.Data = data
+	return w, err
+}
+
+func insertWidget(ctx context.Context, q store.Querier, sc store.Scope, name string, parent any) (string, error) {
+	id := store.NewID()
+	_, err := q.Exec(ctx, `INSERT INTO widgets (tenant_id, id, name, enabled, data, parent_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, sc.TenantID, id, name, true, `{"size":3,"tags":["a"]}`, parent, q.Now())
+	return id, err
+}
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx, sc := storetest.NewScope(t)
+		var id string
+		var created time.Time
+		err := db.Tx(ctx, func(tx *store.Tx) error {
+			created = tx.Now()
+			var err error
+			id, err = insertWidget(ctx, tx, sc, "Ä widget", nil)
+			return err
+		})
+		is.NoErr(err)
+
+		w, err := store.One(ctx, db, scanWidget, `SELECT id, name, enabled, data, note, created_at FROM widgets WHERE tenant_id = $1 AND id = $2`, sc.TenantID, id)
+		is.NoErr(err)
+		is.Equal(w.Name, "Ä widget")
+		is.True(w.Enabled)
+		is.True(w.Note == nil)
+		is.Equal(w.CreatedAt, created) // microsecond precision survives the round trip
+		is.Equal(w.CreatedAt.Location(), time.UTC)
+		var data map[string]any
+		is.NoErr(json.Unmarshal(w.Data, &data))
+		is.Equal(data["size"], float64(3))
+
+		var size string
+		is.NoErr(db.QueryRow(ctx, `SELECT `+db.Dialect().JSONText("data", "size")+` FROM widgets WHERE tenant_id = $1`, sc.TenantID).Scan(&size))
+		is.Equal(size, "3")
+	}, widgets)
+}
+
+func TestErrorKinds(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx, sc := storetest.NewScope(t)
+		_, err := insertWidget(ctx, db, sc, "one", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name string
+			run  func() error
+			want error
+		}{
+			{"missing row", func() error {
+				_, err := store.One(ctx, db, scanWidget, `SELECT id, name, enabled, data, note, created_at FROM widgets WHERE tenant_id = $1 AND id = $2`, sc.TenantID, "nope")
+				return err
+			}, store.ErrNotFound},
+			{"duplicate", func() error { _, err := insertWidget(ctx, db, sc, "one", nil); return err }, store.ErrConflict},
+			{"foreign key", func() error { _, err := insertWidget(ctx, db, sc, "two", "missing-parent"); return err }, store.ErrInvalid},
+			{"check", func() error { _, err := insertWidget(ctx, db, sc, "", nil); return err }, store.ErrInvalid},
+			{"not null", func() error {
+				_, err := db.Exec(ctx, `INSERT INTO widgets (tenant_id, id, name, created_at) VALUES ($1, $2, NULL, $3)`, sc.TenantID, store.NewID(), db.Now())
+				return err
+			}, store.ErrInvalid},
+			{"exec one on nothing", func() error {
+				return store.ExecOne(ctx, db, `UPDATE widgets SET note = 'x' WHERE tenant_id = $1 AND id = $2`, sc.TenantID, "nope")
+			}, store.ErrNotFound},
+		}
+		for _, tt := range tests {
+			err := tt.run()
+			if !errors.Is(err, tt.want) {
+				t.Errorf("%s: err = %v, want %v", tt.name, err, tt.want)
+			}
+		}
+	}, widgets)
+}
+
+func TestTxRollsBack(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx, sc := storetest.NewScope(t)
+		boom := errors.New("boom")
+		err := db.Tx(ctx, func(tx *store.Tx) error {
+			if _, err := insertWidget(ctx, tx, sc, "rolled back", nil); err != nil {
+				return err
+			}
+			return boom
+		})
+		is.True(errors.Is(err, boom))
+
+		func() {
+			defer func() { is.Equal(recover(), "panic in tx") }()
+			_ = db.Tx(ctx, func(tx *store.Tx) error {
+				if _, err := insertWidget(ctx, tx, sc, "panicked", nil); err != nil {
+					return err
+				}
+				panic("panic in tx")
+			})
+		}()
+
+		var n int
+		is.NoErr(db.QueryRow(ctx, `SELECT count(*) FROM widgets WHERE tenant_id = $1`, sc.TenantID).Scan(&n))
+		is.Equal(n, 0)
+	}, widgets)
+}
+
+func TestTxNowIsFixed(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx := t.Context()
+		_ = db.Tx(ctx, func(tx *store.Tx) error {
+			first := tx.Now()
+			time.Sleep(2 * time.Millisecond)
+			is.Equal(tx.Now(), first)
+			is.Equal(first, first.Truncate(time.Microsecond))
+			is.Equal(first.Location(), time.UTC)
+			return nil
+		})
+	}, widgets)
+}
+
+func TestEventsCommitAndRollback(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx, sc := storetest.NewScope(t)
+
+		var committed store.Event
+		err := db.Tx(ctx, func(tx *store.Tx) error {
+			if _, err := insertWidget(ctx, tx, sc, "w", nil); err != nil {
+				return err
+			}
+			var err error
+			committed, err = tx.EmitData(ctx, "storetest.widget.created", sc, map[string]string{"name": "w"})
+			return err
+		})
+		is.NoErr(err)
+		is.True(committed.ID != "")
+
+		_ = db.Tx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.EmitData(ctx, "storetest.widget.deleted", sc, nil); err != nil {
+				return err
+			}
+			return errors.New("roll back")
+		})
+
+		events, err := store.ListEvents(ctx, db, store.EventFilter{TenantID: sc.TenantID})
+		is.NoErr(err)
+		is.Equal(len(events), 1) // the rolled-back event is gone
+		is.Equal(events[0].ID, committed.ID)
+		is.Equal(events[0].Type, "storetest.widget.created")
+		is.Equal(events[0].OrganizationID, sc.OrganizationID)
+		is.Equal(events[0].OccurredAt, committed.OccurredAt)
+		var data map[string]string
+		is.NoErr(json.Unmarshal(events[0].Data, &data))
+		is.Equal(data["name"], "w")
+
+		other, err := store.ListEvents(ctx, db, store.EventFilter{TenantID: store.NewID()})
+		is.NoErr(err)
+		is.Equal(len(other), 0)
+	}, widgets)
+}
+
+func TestEmitHookAndCommitListener(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx, sc := storetest.NewScope(t)
+		hookErr := errors.New("hook refused")
+		var mu sync.Mutex
+		var hooked, committed []string
+		db.OnEmit(func(ctx context.Context, tx *store.Tx, ev store.Event) error {
+			if ev.Type == "storetest.refused" {
+				return hookErr
+			}
+			mu.Lock()
+			hooked = append(hooked, ev.Type)
+			mu.Unlock()
+			return nil
+		})
+		db.OnCommit(func(ctx context.Context, events []store.Event) {
+			mu.Lock()
+			for _, ev := range events {
+				committed = append(committed, ev.Type)
+			}
+			mu.Unlock()
+		})
+
+		is.NoErr(db.Tx(ctx, func(tx *store.Tx) error {
+			_, err := tx.EmitData(ctx, "storetest.ok", sc, nil)
+			return err
+		}))
+		err := db.Tx(ctx, func(tx *store.Tx) error {
+			_, err := tx.EmitData(ctx, "storetest.refused", sc, nil)
+			return err
+		})
+		is.True(errors.Is(err, hookErr))
+		_ = db.Tx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.EmitData(ctx, "storetest.rolledback", sc, nil); err != nil {
+				return err
+			}
+			return errors.New("no")
+		})
+
+		mu.Lock()
+		defer mu.Unlock()
+		is.Equal(committed, []string{"storetest.ok"})
+		is.Equal(hooked, []string{"storetest.ok", "storetest.rolledback"}) // hooks run inside the tx; their writes roll back with it
+		events, err := store.ListEvents(ctx, db, store.EventFilter{TenantID: sc.TenantID})
+		is.NoErr(err)
+		is.Equal(len(events), 1)
+	}, widgets)
+}
+
+func TestContainsFoldNonASCII(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx, sc := storetest.NewScope(t)
+		for _, name := range []string{"ÄRGER im Büro", "Crème Brûlée", "plain 100%", "under_score"} {
+			_, err := insertWidget(ctx, db, sc, name, nil)
+			is.NoErr(err)
+		}
+		search := func(term string) []string {
+			w := store.Where("tenant_id = ?", sc.TenantID)
+			w.And(db.Dialect().ContainsFold("name", w.Add(store.LikeContains(term))))
+			rows, err := store.Many(ctx, db, scanWidget, `SELECT id, name, enabled, data, note, created_at FROM widgets WHERE `+w.SQL()+` ORDER BY name`, w.Values()...)
+			is.NoErr(err)
+			var names []string
+			for _, r := range rows {
+				names = append(names, r.Name)
+			}
+			return names
+		}
+		is.Equal(search("ärger"), []string{"ÄRGER im Büro"})
+		is.Equal(search("BÜRO"), []string{"ÄRGER im Büro"})
+		is.Equal(search("CRÈME"), []string{"Crème Brûlée"})
+		is.Equal(search("0%"), []string{"plain 100%"}) // % is literal
+		is.Equal(search("ärger_im"), []string(nil))    // _ is literal, not a wildcard
+	}, widgets)
+}
+
+func TestMigrations(t *testing.T) {
+	t.Parallel()
+	storetest.EachURL(t, func(t *testing.T, url string) {
+		is := is.New(t)
+		ctx := t.Context()
+		open := func() *store.DB {
+			db, err := store.Open(ctx, url, nil)
+			is.NoErr(err)
+			t.Cleanup(func() { db.Close() })
+			return db
+		}
+		line := func(sql string) store.Migrations {
+			return store.Migrations{Line: "m", FS: fstest.MapFS{
+				"sqlite/0001_things.sql":   {Data: []byte(sql)},
+				"postgres/0001_things.sql": {Data: []byte(sql)},
+			}}
+		}
+		v1 := line("CREATE TABLE things (id TEXT PRIMARY KEY);")
+
+		// Several processes migrating at once apply each version once.
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			db := open()
+			wg.Go(func() { errs[i] = db.Migrate(ctx, v1) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			is.NoErr(err)
+		}
+
+		db := open()
+		is.NoErr(db.Migrate(ctx, v1)) // idempotent
+		var n int
+		is.NoErr(db.QueryRow(ctx, `SELECT count(*) FROM store_migrations WHERE line = 'm'`).Scan(&n))
+		is.Equal(n, 1)
+
+		err := db.Migrate(ctx, line("CREATE TABLE things (id TEXT PRIMARY KEY, x TEXT);"))
+		is.True(errors.Is(err, store.ErrMigrationChanged))
+
+		v2 := store.Migrations{Line: "m", FS: fstest.MapFS{
+			"sqlite/0001_things.sql":   {Data: []byte("CREATE TABLE things (id TEXT PRIMARY KEY);")},
+			"postgres/0001_things.sql": {Data: []byte("CREATE TABLE things (id TEXT PRIMARY KEY);")},
+			"sqlite/0002_bad.sql":      {Data: []byte("CREATE TABLE more (id TEXT PRIMARY KEY); INSERT INTO nowhere VALUES (1);")},
+			"postgres/0002_bad.sql":    {Data: []byte("CREATE TABLE more (id TEXT PRIMARY KEY); INSERT INTO nowhere VALUES (1);")},
+		}}
+		is.True(db.Migrate(ctx, v2) != nil)
+		// The failed version left nothing behind: its DDL rolled back with it.
+		_, err = db.Exec(ctx, `INSERT INTO more (id) VALUES ('x')`)
+		is.True(err != nil)
+	})
+}
+
+func TestMigrationParity(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	for _, line := range []store.Migrations{store.Own, widgets} {
+		lite, err := line.Load("sqlite")
+		is.NoErr(err)
+		pg, err := line.Load("postgres")
+		is.NoErr(err)
+		is.Equal(len(lite), len(pg))
+		for i := range lite {
+			is.Equal(lite[i].Version, pg[i].Version)
+			is.Equal(lite[i].Name, pg[i].Name)
+		}
+	}
+}
+
+func TestScope(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	_, err := store.ScopeFrom(context.Background())
+	is.True(errors.Is(err, store.ErrNoScope))
+	_, err = store.ScopeFrom(store.WithScope(context.Background(), store.Scope{}))
+	is.True(errors.Is(err, store.ErrNoScope))
+	sc, err := store.ScopeFrom(store.WithScope(context.Background(), store.Scope{TenantID: "t"}))
+	is.NoErr(err)
+	is.Equal(sc.TenantID, "t")
+	is.True(sc.AllowsOrganization("any"))
+	is.True(!store.Scope{TenantID: "t", OrganizationIDs: []string{"a"}}.AllowsOrganization("b"))
+}
+
+func TestConds(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	w := store.Where("tenant_id = ?", "t1")
+	w.And("(a = ? OR b = ?)", 1, 2)
+	lim := w.Add(10)
+	is.Equal(w.SQL(), "tenant_id = $1 AND (a = $2 OR b = $3)")
+	is.Equal(lim, "$4")
+	is.Equal(w.Values(), []any{"t1", 1, 2, 10})
+}
+
+func TestValidationError(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	v := &store.ValidationError{}
+	is.NoErr(v.Err())
+	v.Add("name", "is required")
+	v.Add("name", "second message is ignored")
+	err := v.Err()
+	is.True(errors.Is(err, store.ErrInvalid))
+	var ve *store.ValidationError
+	is.True(errors.As(err, &ve))
+	is.Equal(ve.Fields["name"], "is required")
+}

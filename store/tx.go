@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Tx is a transaction started by DB.Tx or DB.ReadTx. It implements Querier.
+// Store methods receive it as their executor; service methods that other
+// code composes come in pairs (CreateX opens a transaction, CreateXTx joins
+// the caller's).
+type Tx struct {
+	db          *DB
+	eng         txEngine
+	now         time.Time
+	readOnly    bool
+	afterCommit []func()
+	events      []Event
+}
+
+// Exec runs a statement in the transaction.
+func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	n, err := tx.eng.exec(ctx, sql, args)
+	return n, tx.db.dialect.Classify(err)
+}
+
+// Query runs a query in the transaction. Close the rows before the next
+// statement: on SQLite a transaction has a single connection.
+func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (Rows, error) {
+	rows, err := tx.eng.query(ctx, sql, args)
+	if err != nil {
+		return nil, tx.db.dialect.Classify(err)
+	}
+	return classifiedRows{rows, tx.db.dialect}, nil
+}
+
+// QueryRow runs a single-row query in the transaction.
+func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) Row {
+	return classifiedRow{tx.eng.queryRow(ctx, sql, args), tx.db.dialect}
+}
+
+// Dialect describes the engine.
+func (tx *Tx) Dialect() Dialect { return tx.db.dialect }
+
+// Now is the transaction's clock: fixed when it began, UTC, microseconds.
+// Stamp every row the transaction writes with it.
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// DB returns the database the transaction belongs to.
+func (tx *Tx) DB() *DB { return tx.db }
+
+// AfterCommit registers fn to run once the transaction has committed. It
+// never runs for a rolled-back transaction, nor for an attempt that is
+// retried.
+func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
+
+// Driver returns the engine's own transaction: *sql.Tx on SQLite, pgx.Tx on
+// PostgreSQL. It exists for adapters that must join the transaction (the
+// job engine's InsertTx); area code uses the Querier methods.
+func (tx *Tx) Driver() any { return tx.eng.driverTx() }
