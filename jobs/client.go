@@ -1,0 +1,70 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// client hides River's transaction type parameter (*sql.Tx on SQLite,
+// pgx.Tx on PostgreSQL) from the engine.
+type client interface {
+	insertTx(ctx context.Context, tx *store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
+	get(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	cancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	update(ctx context.Context, id int64, output any) error
+	periodic() *river.PeriodicJobBundle
+	addQueue(name string, workers int) error
+	start(ctx context.Context) error
+	stop(ctx context.Context) error
+	stopAndCancel(ctx context.Context) error
+}
+
+type riverClient[TTx any] struct {
+	c *river.Client[TTx]
+}
+
+func (r riverClient[TTx]) insertTx(ctx context.Context, tx *store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	dtx, ok := tx.Driver().(TTx)
+	if !ok {
+		return nil, fmt.Errorf("jobs: transaction of type %T does not belong to this engine", tx.Driver())
+	}
+	return r.c.InsertManyTx(ctx, dtx, params)
+}
+
+func (r riverClient[TTx]) get(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	return notFound(r.c.JobGet(ctx, id))
+}
+
+func (r riverClient[TTx]) cancel(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	return notFound(r.c.JobCancel(ctx, id))
+}
+
+func (r riverClient[TTx]) update(ctx context.Context, id int64, output any) error {
+	_, err := r.c.JobUpdate(ctx, id, &river.JobUpdateParams{Output: output})
+	return err
+}
+
+func (r riverClient[TTx]) periodic() *river.PeriodicJobBundle { return r.c.PeriodicJobs() }
+
+func (r riverClient[TTx]) addQueue(name string, workers int) error {
+	return r.c.Queues().Add(name, river.QueueConfig{MaxWorkers: workers})
+}
+
+func (r riverClient[TTx]) start(ctx context.Context) error { return r.c.Start(ctx) }
+func (r riverClient[TTx]) stop(ctx context.Context) error  { return r.c.Stop(ctx) }
+func (r riverClient[TTx]) stopAndCancel(ctx context.Context) error {
+	return r.c.StopAndCancel(ctx)
+}
+
+func notFound(row *rivertype.JobRow, err error) (*rivertype.JobRow, error) {
+	if errors.Is(err, rivertype.ErrNotFound) {
+		return nil, ErrUnknownJob
+	}
+	return row, err
+}

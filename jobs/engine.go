@@ -1,0 +1,326 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// DefaultQueue is the queue jobs go to unless a kind or an enqueue says
+// otherwise.
+const DefaultQueue = "default"
+
+// Config tunes an Engine. The zero value is ready to use.
+type Config struct {
+	// Queues maps queue names to the number of jobs this process works at
+	// once in each. Defaults to {"default": 10, "events": 10}; queues named
+	// by Register are added with 10 workers when missing.
+	Queues map[string]int
+	// FetchCooldown is the shortest pause between two fetches of a queue.
+	// Defaults to 2ms. River's own default (100ms) caps throughput near
+	// workers ÷ 100ms.
+	FetchCooldown time.Duration
+	// FetchPollInterval is how often an idle queue looks for new jobs when
+	// no notification arrives. Defaults to 20ms on SQLite (no LISTEN/NOTIFY)
+	// and 1s on PostgreSQL (notifications wake it sooner).
+	FetchPollInterval time.Duration
+	// JobTimeout is the default time limit of one attempt. Defaults to 1
+	// minute; a Worker may set its own.
+	JobTimeout time.Duration
+	// MaxAttempts is the default number of attempts. Defaults to 25.
+	MaxAttempts int
+	// Schema is the PostgreSQL schema of the job tables, kept apart from
+	// the application's so a host that uses River itself never clashes.
+	// Defaults to the store's schema followed by "_river" (public_river).
+	// Ignored on SQLite.
+	Schema string
+	// EventRetention is how long the domain event log keeps events.
+	// Defaults to 7 days.
+	EventRetention time.Duration
+	// Logger receives the engine's warnings. Defaults to the store's.
+	Logger *slog.Logger
+}
+
+// Engine runs durable background jobs stored in the tenantkit database,
+// on River. Jobs are enqueued inside the caller's transaction, so they
+// exist exactly when the change that caused them commits; they survive
+// restarts; several processes on one PostgreSQL share the work.
+//
+// Register workers and subscriptions before Start.
+type Engine struct {
+	db     *store.DB
+	cfg    Config
+	client client
+	logger *slog.Logger
+
+	workers  *river.Workers
+	defaults map[string]kindDefaults
+
+	mu      sync.Mutex
+	started bool
+	subs    []Subscription
+	queues  map[string]int
+	// running holds the queues the River client was built with or has
+	// been given since; Start adds the rest.
+	running map[string]bool
+}
+
+type kindDefaults struct {
+	queue       string
+	maxAttempts int
+}
+
+// clientMakers holds one constructor per engine; each engine's
+// build-tagged file registers its own.
+var clientMakers []func(ctx context.Context, db *store.DB, cfg *river.Config, schema string) (client, bool, error)
+
+// New migrates the job tables (under the store's migration lock) and
+// returns an engine. It starts nothing; call Start.
+func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
+	e := &Engine{
+		db:       db,
+		cfg:      cfg,
+		workers:  river.NewWorkers(),
+		defaults: map[string]kindDefaults{},
+		queues:   map[string]int{DefaultQueue: 10, eventQueue: 10},
+		logger:   cmpOr(cfg.Logger, db.Logger()),
+	}
+	maps.Copy(e.queues, cfg.Queues)
+
+	schema := cfg.Schema
+	if schema == "" && db.Schema() != "" {
+		schema = db.Schema() + "_river"
+	}
+	poll := cfg.FetchPollInterval
+	if poll == 0 {
+		poll = time.Second
+		if db.Dialect().Name() == "sqlite" {
+			poll = 20 * time.Millisecond
+		}
+	}
+	rcfg := &river.Config{
+		FetchCooldown:     cmpOr(cfg.FetchCooldown, 2*time.Millisecond),
+		FetchPollInterval: poll,
+		JobTimeout:        cfg.JobTimeout,
+		MaxAttempts:       cfg.MaxAttempts,
+		Logger:            quiet(e.logger),
+		Workers:           e.workers,
+		Queues:            map[string]river.QueueConfig{},
+		Schema:            schema,
+	}
+	e.running = map[string]bool{}
+	for name, n := range e.queues {
+		rcfg.Queues[name] = river.QueueConfig{MaxWorkers: n}
+		e.running[name] = true
+	}
+	for _, mk := range clientMakers {
+		c, ok, err := mk(ctx, db, rcfg, schema)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			e.client = c
+			break
+		}
+	}
+	if e.client == nil {
+		return nil, errors.New("jobs: no job driver for this store engine")
+	}
+
+	registerEvents(e)
+	return e, nil
+}
+
+// RegisterOpts are defaults for every job of one kind.
+type RegisterOpts struct {
+	// Queue the kind's jobs go to. Defaults to DefaultQueue.
+	Queue string
+	// MaxAttempts for the kind's jobs. Defaults to the engine's.
+	MaxAttempts int
+}
+
+// Register adds the worker for jobs of kind T. It must be called before
+// Start, once per kind.
+func Register[T Args](e *Engine, w Worker[T], opts *RegisterOpts) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started {
+		return errors.New("jobs: Register after Start")
+	}
+	var zero T
+	if err := river.AddWorkerSafely[T](e.workers, workerAdapter[T]{e: e, w: w}); err != nil {
+		return fmt.Errorf("jobs: register %s: %w", zero.Kind(), err)
+	}
+	d := kindDefaults{queue: DefaultQueue}
+	if opts != nil {
+		d.queue = cmpOr(opts.Queue, DefaultQueue)
+		d.maxAttempts = opts.MaxAttempts
+	}
+	if _, ok := e.queues[d.queue]; !ok {
+		e.queues[d.queue] = 10
+	}
+	e.defaults[zero.Kind()] = d
+	return nil
+}
+
+// Opts adjust one enqueue.
+type Opts struct {
+	// Queue overrides the kind's queue.
+	Queue string
+	// MaxAttempts overrides the kind's attempts.
+	MaxAttempts int
+	// ScheduledAt delays the first run; zero runs as soon as possible.
+	ScheduledAt time.Time
+	// Priority: 1 (first) to 4; defaults to 1.
+	Priority int
+}
+
+func (e *Engine) insertParams(args Args, opts *Opts) river.InsertManyParams {
+	d := e.defaults[args.Kind()]
+	io := &river.InsertOpts{Queue: cmpOr(d.queue, DefaultQueue), MaxAttempts: d.maxAttempts}
+	if opts != nil {
+		io.Queue = cmpOr(opts.Queue, io.Queue)
+		io.MaxAttempts = cmpOr(opts.MaxAttempts, io.MaxAttempts)
+		io.ScheduledAt = opts.ScheduledAt
+		io.Priority = opts.Priority
+	}
+	return river.InsertManyParams{Args: args, InsertOpts: io}
+}
+
+// EnqueueTx adds a job inside tx: it exists only if tx commits. It
+// returns the job id.
+func (e *Engine) EnqueueTx(ctx context.Context, tx *store.Tx, args Args, opts *Opts) (int64, error) {
+	ids, err := e.EnqueueManyTx(ctx, tx, []Args{args}, opts)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// EnqueueManyTx adds several jobs inside tx, with the same options.
+func (e *Engine) EnqueueManyTx(ctx context.Context, tx *store.Tx, args []Args, opts *Opts) ([]int64, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	params := make([]river.InsertManyParams, len(args))
+	for i, a := range args {
+		params[i] = e.insertParams(a, opts)
+	}
+	res, err := e.client.insertTx(ctx, tx, params)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: enqueue %s: %w", args[0].Kind(), err)
+	}
+	return ids(res), nil
+}
+
+// Enqueue adds a job in a transaction of its own and returns its id.
+func (e *Engine) Enqueue(ctx context.Context, args Args, opts *Opts) (int64, error) {
+	var id int64
+	err := e.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		id, err = e.EnqueueTx(ctx, tx, args, opts)
+		return err
+	})
+	return id, err
+}
+
+func ids(res []*rivertype.JobInsertResult) []int64 {
+	out := make([]int64, len(res))
+	for i, r := range res {
+		out[i] = r.Job.ID
+	}
+	return out
+}
+
+// Get returns a job's state, attempts, errors and progress. An unknown id
+// is ErrUnknownJob.
+func (e *Engine) Get(ctx context.Context, id int64) (*Info, error) {
+	row, err := e.client.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return infoFromRow(row), nil
+}
+
+// Cancel cancels a job. A waiting job is cancelled at once; a running job
+// has its context cancelled (on PostgreSQL) and is marked for cancellation,
+// which CancelRequested reports. Cancelling a finished job changes nothing.
+func (e *Engine) Cancel(ctx context.Context, id int64) (*Info, error) {
+	row, err := e.client.cancel(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return infoFromRow(row), nil
+}
+
+// Periodic enqueues args every interval, on one process of those sharing
+// the database (River's elected leader). Call it before Start.
+func (e *Engine) Periodic(interval time.Duration, args func() Args) {
+	e.client.periodic().Add(river.NewPeriodicJob(river.PeriodicInterval(interval),
+		func() (river.JobArgs, *river.InsertOpts) {
+			a := args()
+			p := e.insertParams(a, nil)
+			return a, p.InsertOpts
+		}, nil))
+}
+
+// Start starts working jobs in the background until Stop.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started {
+		return errors.New("jobs: already started")
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.queues)) {
+		if e.running[name] {
+			continue
+		}
+		if err := e.client.addQueue(name, e.queues[name]); err != nil {
+			return fmt.Errorf("jobs: queue %s: %w", name, err)
+		}
+		e.running[name] = true
+	}
+	if err := e.client.start(ctx); err != nil {
+		return fmt.Errorf("jobs: start: %w", err)
+	}
+	e.started = true
+	return nil
+}
+
+// Stop stops fetching jobs and waits for running ones to finish. When ctx
+// ends first, running jobs have their contexts cancelled; a job stopped
+// that way runs again later (it is retried or rescued), so nothing is lost.
+func (e *Engine) Stop(ctx context.Context) error {
+	e.mu.Lock()
+	started := e.started
+	e.started = false
+	e.mu.Unlock()
+	if !started {
+		return nil
+	}
+	err := e.client.stop(ctx)
+	if err != nil && ctx.Err() != nil {
+		hard, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		return e.client.stopAndCancel(hard)
+	}
+	return err
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
