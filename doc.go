@@ -1,0 +1,21 @@
+// Package tenantkit is an embeddable multi-tenant backend: business rules,
+// feature toggles, custom entities and records, attachments, dashboards,
+// payments, integrations and data sync, outbound and inbound webhooks, and
+// rate limiting, each an importable package with a service and a store on
+// SQLite or PostgreSQL.
+//
+// A Kit wires the areas together over one database:
+//
+//	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite:app.db"})
+//	if err != nil { … }
+//	defer kit.Close(ctx)
+//	if err := kit.Start(ctx); err != nil { … } // background jobs
+//
+// Package httpapi serves the REST API on a net/http handler; examples/server
+// runs it standalone. A host that wants a single area can use it without
+// the Kit: open a store.DB, migrate the area's Migrations and create its
+// service.
+//
+// Every service call runs in the tenant carried by its context
+// (store.WithScope); there is no "all tenants" fallback.
+package tenantkit

@@ -1,0 +1,212 @@
+package auth
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Limits on identity fields.
+const (
+	MaxNameLength        = 120
+	MaxDescriptionLength = 1000
+	MaxEmailLength       = 254
+	MinPasswordLength    = 8
+	MaxPasswordLength    = 256
+	MaxFeatures          = 500
+)
+
+// Event types emitted by this package.
+const (
+	EventTenantCreated       = "directory.tenant.created"
+	EventTenantDeleted       = "directory.tenant.deleted"
+	EventOrganizationCreated = "directory.organization.created"
+	EventOrganizationDeleted = "directory.organization.deleted"
+	EventRoleCreated         = "auth.role.created"
+	EventRoleUpdated         = "auth.role.updated"
+	EventUserCreated         = "auth.user.created"
+	EventUserPasswordReset   = "auth.user.password_reset"
+	EventAPIKeyCreated       = "api_keys.key.created"
+	EventAPIKeyDeleted       = "api_keys.key.deleted"
+)
+
+// Features that guard identity management within a tenant. Super admins
+// need none of them.
+const (
+	FeatureOrganizationsView   = "directory.organizations.view"
+	FeatureOrganizationsManage = "directory.organizations.manage"
+	FeatureRolesView           = "auth.roles.view"
+	FeatureRolesManage         = "auth.roles.manage"
+	FeatureUsersManage         = "auth.users.manage"
+	FeatureAPIKeysView         = "api_keys.view"
+	FeatureAPIKeysManage       = "api_keys.manage"
+)
+
+// Tenant is an isolated customer of the service.
+type Tenant struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	IsActive  bool      `json:"isActive"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Organization is a node of a tenant's organization tree.
+type Organization struct {
+	ID        string    `json:"id"`
+	TenantID  string    `json:"tenantId"`
+	Name      string    `json:"name"`
+	ParentID  *string   `json:"parentId"`
+	IsActive  bool      `json:"isActive"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Role grants features to the users and API keys that hold it.
+type Role struct {
+	ID       string `json:"id"`
+	TenantID string `json:"tenantId"`
+	Name     string `json:"name"`
+	// Features are feature strings; "*" grants all and "x.*" grants x and
+	// everything under it.
+	Features []string `json:"features"`
+	// IsSuperAdmin bypasses feature checks and tenant boundaries.
+	IsSuperAdmin bool `json:"isSuperAdmin"`
+	// Organizations restricts holders to these organizations; nil allows
+	// every organization of the tenant.
+	Organizations []string  `json:"organizations"`
+	CreatedAt     time.Time `json:"createdAt"`
+	UpdatedAt     time.Time `json:"updatedAt"`
+}
+
+// RoleRef names a role in API key responses.
+type RoleRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// User is a person who signs in with email and password.
+type User struct {
+	ID             string    `json:"id"`
+	TenantID       string    `json:"tenantId"`
+	OrganizationID string    `json:"organizationId"`
+	Email          string    `json:"email"`
+	Roles          []RoleRef `json:"roles"`
+	CreatedAt      time.Time `json:"createdAt"`
+}
+
+// APIKey is a machine credential. Its secret is shown once, at creation,
+// and stored only as a SHA-256 hash.
+type APIKey struct {
+	ID             string     `json:"id"`
+	TenantID       string     `json:"tenantId"`
+	OrganizationID *string    `json:"organizationId"`
+	Name           string     `json:"name"`
+	Description    *string    `json:"description"`
+	KeyPrefix      string     `json:"keyPrefix"`
+	Roles          []RoleRef  `json:"roles"`
+	ExpiresAt      *time.Time `json:"expiresAt"`
+	CreatedAt      time.Time  `json:"createdAt"`
+}
+
+// Identity is an authenticated caller: who it is, where it acts and what
+// it may do.
+type Identity struct {
+	TenantID       string `json:"tenantId"`
+	OrganizationID string `json:"organizationId"`
+	// OrganizationIDs are the organizations the caller may read; nil means
+	// all of the tenant's.
+	OrganizationIDs []string `json:"-"`
+	UserID          string   `json:"userId,omitempty"`
+	APIKeyID        string   `json:"apiKeyId,omitempty"`
+	Roles           []string `json:"roles"`
+	Features        []string `json:"features"`
+	IsSuperAdmin    bool     `json:"isSuperAdmin"`
+	// expiresAt is when the credential stops being valid (key expiry or
+	// session end); zero when it does not expire.
+	expiresAt time.Time
+}
+
+// System is the identity of trusted in-process callers (bootstrap code,
+// tests): a super admin bound to no tenant.
+var System = &Identity{IsSuperAdmin: true}
+
+// Scope is the store scope the identity acts in.
+func (id *Identity) Scope() store.Scope {
+	return store.Scope{TenantID: id.TenantID, OrganizationID: id.OrganizationID, OrganizationIDs: id.OrganizationIDs}
+}
+
+// HasFeature reports whether the identity holds feature f. Super admins
+// hold every feature.
+func (id *Identity) HasFeature(f string) bool {
+	if id.IsSuperAdmin {
+		return true
+	}
+	return slices.ContainsFunc(id.Features, func(granted string) bool { return FeatureMatches(granted, f) })
+}
+
+// Missing returns the features of required the identity lacks.
+func (id *Identity) Missing(required ...string) []string {
+	var missing []string
+	for _, f := range required {
+		if !id.HasFeature(f) {
+			missing = append(missing, f)
+		}
+	}
+	return missing
+}
+
+// FeatureMatches reports whether a granted feature covers required: "*"
+// covers everything, "x.*" covers "x" and every "x.…", anything else only
+// itself.
+func FeatureMatches(granted, required string) bool {
+	switch {
+	case granted == "*", granted == required:
+		return true
+	case strings.HasSuffix(granted, ".*"):
+		prefix := strings.TrimSuffix(granted, ".*")
+		return required == prefix || strings.HasPrefix(required, prefix+".")
+	}
+	return false
+}
+
+type identityKey struct{}
+
+// WithIdentity returns a context carrying id.
+func WithIdentity(ctx context.Context, id *Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// IdentityFrom returns the identity in ctx, or nil.
+func IdentityFrom(ctx context.Context) *Identity {
+	id, _ := ctx.Value(identityKey{}).(*Identity)
+	return id
+}
+
+// Errors reported by this package. Each wraps a store error kind.
+var (
+	// ErrUnauthenticated: no valid credential (missing, unknown, expired,
+	// deleted, or belonging to a deleted tenant or organization).
+	ErrUnauthenticated = store.Errorf(store.ErrForbidden, "Unauthorized")
+	// ErrInvalidLogin: wrong email or password. It never says which.
+	ErrInvalidLogin = store.Errorf(store.ErrInvalid, "Invalid email or password")
+	// ErrInvalidResetToken: the reset token is unknown, used or expired.
+	ErrInvalidResetToken = store.Errorf(store.ErrInvalid, "Invalid or expired token")
+	// ErrOutOfScope: the caller names a tenant it may not act in.
+	ErrOutOfScope = store.Errorf(store.ErrForbidden, "Tenant out of scope")
+)
+
+// actingTenant resolves the tenant an actor acts on when it names one
+// (requested) or not: its own, or, for super admins only, any.
+func actingTenant(actor *Identity, requested string) (string, error) {
+	switch {
+	case requested == "" && actor.TenantID == "":
+		return "", store.Invalid("tenantId", "is required")
+	case requested == "" || requested == actor.TenantID:
+		return actor.TenantID, nil
+	case actor.IsSuperAdmin:
+		return requested, nil
+	}
+	return "", ErrOutOfScope
+}

@@ -1,0 +1,325 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Authenticate reads the request's credential: X-Api-Key, Authorization:
+// ApiKey <key>, or Authorization: Bearer <key or session token>. It
+// returns (nil, nil) when the request carries none, and
+// ErrUnauthenticated when it carries one that is not valid.
+//
+// The selected-organization cookie switches the active organization to
+// another one the caller may access; a super admin's selected-tenant
+// cookie switches the tenant.
+func (s *Service) Authenticate(r *http.Request) (*Identity, error) {
+	cred, bearer := credential(r)
+	if cred == "" {
+		return nil, nil
+	}
+	ctx := r.Context()
+	var id *Identity
+	var err error
+	if bearer && looksLikeJWT(cred) {
+		id, err = s.AuthenticateToken(ctx, cred)
+	} else {
+		id, err = s.AuthenticateKey(ctx, cred)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.applySelection(ctx, r, id)
+}
+
+func credential(r *http.Request) (cred string, bearer bool) {
+	if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
+		return k, false
+	}
+	scheme, value, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	value = strings.TrimSpace(value)
+	switch {
+	case strings.EqualFold(scheme, "ApiKey"):
+		return value, false
+	case strings.EqualFold(scheme, "Bearer"):
+		return value, true
+	}
+	return "", false
+}
+
+func looksLikeJWT(s string) bool { return strings.Count(s, ".") == 2 && strings.HasPrefix(s, "eyJ") }
+
+// AuthenticateKey verifies an API key secret. Unknown, deleted and expired
+// keys, and keys of deleted tenants or organizations, are
+// ErrUnauthenticated.
+func (s *Service) AuthenticateKey(ctx context.Context, secret string) (*Identity, error) {
+	hash := hashSecret(secret)
+	if id, ok := s.cached("k:" + hash); ok {
+		return id, nil
+	}
+	k, live, err := keyByPrefix(ctx, s.db, prefixOf(secret))
+	if isNotFound(err) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare([]byte(k.secretHash), []byte(hash)) != 1 || !live {
+		return nil, ErrUnauthenticated
+	}
+	if k.ExpiresAt != nil && !k.ExpiresAt.After(s.db.Now()) {
+		return nil, ErrUnauthenticated
+	}
+	roles, err := rolesOf(ctx, s.db, "auth_api_key_roles", "key_id", k.ID)
+	if err != nil {
+		return nil, err
+	}
+	id := identityFromRoles(roles)
+	id.TenantID, id.APIKeyID = k.TenantID, k.ID
+	if k.OrganizationID != nil {
+		id.OrganizationID = *k.OrganizationID
+	}
+	if k.ExpiresAt != nil {
+		id.expiresAt = *k.ExpiresAt
+	}
+	s.remember("k:"+hash, id)
+	return id, nil
+}
+
+// identityFromRoles merges roles: features are the union, super admin if
+// any role is, and readable organizations the union of the restrictions
+// (nil when any role allows all).
+func identityFromRoles(roles []*Role) *Identity {
+	id := &Identity{Roles: []string{}, Features: []string{}, OrganizationIDs: []string{}}
+	for _, r := range roles {
+		id.Roles = append(id.Roles, r.Name)
+		for _, f := range r.Features {
+			if !slices.Contains(id.Features, f) {
+				id.Features = append(id.Features, f)
+			}
+		}
+		id.IsSuperAdmin = id.IsSuperAdmin || r.IsSuperAdmin
+		if r.Organizations == nil || id.IsSuperAdmin {
+			id.OrganizationIDs = nil
+		} else if id.OrganizationIDs != nil {
+			id.OrganizationIDs = append(id.OrganizationIDs, r.Organizations...)
+		}
+	}
+	return id
+}
+
+// sessionClaims is the payload of a session token.
+type sessionClaims struct {
+	TenantID string `json:"tenantId"`
+	OrgID    string `json:"orgId"`
+	// PasswordVersion is the time of the user's last password change (Unix
+	// microseconds); a token from before a change no longer matches.
+	PasswordVersion int64 `json:"pv"`
+	jwt.RegisteredClaims
+}
+
+// AuthenticateToken verifies a session token from Login. Tokens expire
+// after Config.SessionTTL and stop working when the user's password
+// changes or the user, tenant or organization is deleted.
+func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identity, error) {
+	if id, ok := s.cached("t:" + token); ok {
+		return id, nil
+	}
+	var claims sessionClaims
+	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return s.cfg.SecretKey, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(),
+		jwt.WithTimeFunc(s.db.Now))
+	if err != nil {
+		return nil, ErrUnauthenticated
+	}
+	u, err := getUser(ctx, s.db, claims.Subject)
+	if isNotFound(err) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	if claims.PasswordVersion != u.passwordChangedAt.UnixMicro() || u.TenantID != claims.TenantID {
+		return nil, ErrUnauthenticated
+	}
+	if _, err := getOrg(ctx, s.db, u.TenantID, claims.OrgID); err != nil {
+		return nil, ErrUnauthenticated
+	}
+	roles, err := rolesOf(ctx, s.db, "auth_user_roles", "user_id", u.ID)
+	if err != nil {
+		return nil, err
+	}
+	id := identityFromRoles(roles)
+	id.TenantID, id.OrganizationID, id.UserID = u.TenantID, claims.OrgID, u.ID
+	id.expiresAt = claims.ExpiresAt.Time
+	s.remember("t:"+token, id)
+	return id, nil
+}
+
+// Login checks an email and password and returns a session token. With
+// several accounts under one email (in different tenants) the tenant must
+// be named. Every failure is ErrInvalidLogin, in about the same time, so
+// the answer never tells whether the account exists.
+func (s *Service) Login(ctx context.Context, email, password, tenantID string) (string, *Identity, error) {
+	users, err := usersByEmail(ctx, s.db, normalizeEmail(email), tenantID)
+	if err != nil {
+		return "", nil, err
+	}
+	hash := dummyHash
+	if len(users) == 1 {
+		hash = users[0].passwordHash
+	}
+	ok, err := verifyPassword(hash, password)
+	if err != nil {
+		return "", nil, err
+	}
+	if !ok || len(users) != 1 {
+		return "", nil, ErrInvalidLogin
+	}
+	u := users[0]
+	now := s.db.Now()
+	claims := sessionClaims{TenantID: u.TenantID, OrgID: u.OrganizationID, PasswordVersion: u.passwordChangedAt.UnixMicro(), RegisteredClaims: jwt.RegisteredClaims{
+		Subject:   u.ID,
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(s.cfg.SessionTTL)),
+		ID:        store.NewID(),
+	}}
+	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.cfg.SecretKey)
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := s.AuthenticateToken(ctx, token)
+	return token, id, err
+}
+
+// RequestPasswordReset sends a reset token to every account with the email
+// through the Mailer. It reports success whether or not an account exists.
+func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
+	users, err := usersByEmail(ctx, s.db, normalizeEmail(email), "")
+	if err != nil {
+		return err
+	}
+	for _, u := range users {
+		token := randomToken()
+		err := s.db.Tx(ctx, func(tx *store.Tx) error {
+			return insertReset(ctx, tx, hashSecret(token), u.ID, tx.Now().Add(s.cfg.ResetTTL), tx.Now())
+		})
+		if err != nil {
+			return err
+		}
+		if err := s.cfg.Mailer.SendPasswordReset(ctx, u.Email, token); err != nil {
+			s.logger.ErrorContext(ctx, "auth: sending password reset failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// ConfirmPasswordReset sets a new password with a token from
+// RequestPasswordReset. A token works once; the user's sessions end.
+func (s *Service) ConfirmPasswordReset(ctx context.Context, token, password string) error {
+	v := &store.ValidationError{}
+	if token == "" {
+		v.Add("token", "is required")
+	}
+	checkPassword(v, "password", password)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	hash, err := hashPassword(password)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *store.Tx) error {
+		userID, err := consumeReset(ctx, tx, hashSecret(token), tx.Now())
+		if isNotFound(err) {
+			return ErrInvalidResetToken
+		}
+		if err != nil {
+			return err
+		}
+		u, err := getUser(ctx, tx, userID)
+		if isNotFound(err) {
+			return ErrInvalidResetToken
+		}
+		if err != nil {
+			return err
+		}
+		if err := setPassword(ctx, tx, userID, hash, tx.Now()); err != nil {
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventUserPasswordReset, store.Scope{TenantID: u.TenantID, OrganizationID: u.OrganizationID},
+			map[string]string{"id": u.ID})
+		return err
+	})
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// applySelection honours the selection cookies: the active organization
+// (one the identity may access, in its tenant) and, for super admins, the
+// tenant. An invalid selection is ignored.
+func (s *Service) applySelection(ctx context.Context, r *http.Request, id *Identity) (*Identity, error) {
+	tenantID, orgID := id.TenantID, id.OrganizationID
+	if c, err := r.Cookie(SelectedTenantCookie); err == nil && id.IsSuperAdmin && c.Value != "" && c.Value != tenantID {
+		if _, err := getTenant(ctx, s.db, c.Value); err == nil {
+			tenantID, orgID = c.Value, ""
+		} else if !isNotFound(err) {
+			return nil, err
+		}
+	}
+	if c, err := r.Cookie(SelectedOrganizationCookie); err == nil && c.Value != "" && c.Value != orgID &&
+		(id.IsSuperAdmin || id.Scope().AllowsOrganization(c.Value)) {
+		if _, err := getOrg(ctx, s.db, tenantID, c.Value); err == nil {
+			orgID = c.Value
+		} else if !isNotFound(err) {
+			return nil, err
+		}
+	}
+	if tenantID == id.TenantID && orgID == id.OrganizationID {
+		return id, nil
+	}
+	cp := *id
+	cp.TenantID, cp.OrganizationID = tenantID, orgID
+	return &cp, nil
+}
+
+// cached returns a remembered identity that is still fresh and whose
+// credential has not expired.
+func (s *Service) cached(key string) (*Identity, bool) {
+	if s.cfg.CacheTTL < 0 {
+		return nil, false
+	}
+	s.mu.Lock()
+	c, ok := s.cache[key]
+	s.mu.Unlock()
+	now := s.db.Now()
+	if !ok || now.After(c.until) || (!c.id.expiresAt.IsZero() && !c.id.expiresAt.After(now)) {
+		return nil, false
+	}
+	return c.id, true
+}
+
+func (s *Service) remember(key string, id *Identity) {
+	if s.cfg.CacheTTL < 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.cache) >= maxCached {
+		clear(s.cache)
+	}
+	s.cache[key] = cached{id: id, until: s.db.Now().Add(s.cfg.CacheTTL)}
+}

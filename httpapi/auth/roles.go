@@ -1,0 +1,273 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// featurePattern accepts "*", "x.y.z" and "x.y.*" with lowercase segments.
+var featurePattern = regexp.MustCompile(`^(\*|[a-z0-9_]+(\.[a-z0-9_]+)*(\.\*)?)$`)
+
+// CreateRole creates a role without features in the actor's tenant (or,
+// for a super admin, the named one).
+func (s *Service) CreateRole(ctx context.Context, actor *Identity, name, tenantID string) (*Role, error) {
+	tenantID, err := actingTenant(actor, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	v := &store.ValidationError{}
+	name = checkText(v, "name", name, MaxNameLength)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	var r *Role
+	err = s.tx(ctx, func(tx *store.Tx) error {
+		if _, err := getTenant(ctx, tx, tenantID); err != nil {
+			return notFoundField(err, "tenantId", "tenant not found")
+		}
+		r = &Role{ID: store.NewID(), TenantID: tenantID, Name: name, Features: []string{}, CreatedAt: tx.Now(), UpdatedAt: tx.Now()}
+		if err := insertRole(ctx, tx, r); err != nil {
+			if isConflict(err) {
+				return store.Errorf(store.ErrConflict, "role %q already exists", name)
+			}
+			return err
+		}
+		_, err := tx.EmitData(ctx, EventRoleCreated, store.Scope{TenantID: tenantID}, r)
+		return err
+	})
+	return r, err
+}
+
+// ListRoles lists the roles of the actor's tenant (or the named one).
+func (s *Service) ListRoles(ctx context.Context, actor *Identity, tenantID string, offset, limit int) ([]*Role, int, error) {
+	tenantID, err := actingTenant(actor, tenantID)
+	if err != nil {
+		return nil, 0, err
+	}
+	return listRoles(ctx, s.db, tenantID, offset, limit)
+}
+
+// ACLInput replaces a role's access. Nil fields keep their current value.
+type ACLInput struct {
+	RoleID   string   `json:"roleId"`
+	Features []string `json:"features"`
+	// IsSuperAdmin may be set (or a super-admin role changed) by super
+	// admins only.
+	IsSuperAdmin *bool `json:"isSuperAdmin"`
+	// Organizations restricts the role to these organizations; an explicit
+	// null (Set true, Value nil) allows all.
+	Organizations OptionalList `json:"organizations"`
+}
+
+// OptionalList is a JSON string list that tells "absent" from "null".
+type OptionalList struct {
+	Set   bool
+	Value []string
+}
+
+// UnmarshalJSON records that the field was present.
+func (o *OptionalList) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Value = nil
+		return nil
+	}
+	return jsonUnmarshal(b, &o.Value)
+}
+
+// SetRoleACL replaces a role's features (and optionally its super-admin
+// flag and organizations).
+func (s *Service) SetRoleACL(ctx context.Context, actor *Identity, in ACLInput) (*Role, error) {
+	v := &store.ValidationError{}
+	if in.RoleID == "" {
+		v.Add("roleId", "is required")
+	}
+	if in.Features == nil {
+		v.Add("features", "is required (an array of feature strings)")
+	}
+	if len(in.Features) > MaxFeatures {
+		v.Add("features", fmt.Sprintf("must have at most %d entries", MaxFeatures))
+	}
+	for _, f := range in.Features {
+		if len(f) > 200 || !featurePattern.MatchString(f) {
+			v.Add("features", fmt.Sprintf("%q is not a feature (lowercase dot-separated words, optionally ending in .*, or *)", f))
+		}
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	var r *Role
+	err := s.tx(ctx, func(tx *store.Tx) error {
+		var err error
+		if r, err = s.roleForActor(ctx, tx, actor, in.RoleID); err != nil {
+			return err
+		}
+		if (r.IsSuperAdmin || (in.IsSuperAdmin != nil && *in.IsSuperAdmin)) && !actor.IsSuperAdmin {
+			return store.Errorf(store.ErrForbidden, "only super admins may change super-admin roles")
+		}
+		r.Features = dedupe(in.Features)
+		if in.IsSuperAdmin != nil {
+			r.IsSuperAdmin = *in.IsSuperAdmin
+		}
+		if in.Organizations.Set {
+			r.Organizations = nil
+			if in.Organizations.Value != nil {
+				r.Organizations = dedupe(in.Organizations.Value)
+				for _, id := range r.Organizations {
+					if _, err := getOrg(ctx, tx, r.TenantID, id); err != nil {
+						return notFoundField(err, "organizations", fmt.Sprintf("organization %s not found in this tenant", id))
+					}
+				}
+			}
+		}
+		r.UpdatedAt = tx.Now()
+		if err := updateRoleACL(ctx, tx, r); err != nil {
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventRoleUpdated, store.Scope{TenantID: r.TenantID}, r)
+		return err
+	})
+	return r, err
+}
+
+// roleForActor loads a role by id: in the actor's tenant, or any tenant
+// for a super admin. Another tenant's role is "not found".
+func (s *Service) roleForActor(ctx context.Context, q store.Querier, actor *Identity, id string) (*Role, error) {
+	if actor.IsSuperAdmin {
+		r, err := store.One(ctx, q, scanRole, `SELECT `+roleColumns+` FROM auth_roles WHERE id = $1`, id)
+		return r, notFound(err, "role not found")
+	}
+	r, err := getRole(ctx, q, actor.TenantID, id)
+	return r, notFound(err, "role not found")
+}
+
+// resolveRoles finds roles of a tenant by id or name. Unknown roles are a
+// validation error on field; super-admin roles may be granted by super
+// admins only.
+func resolveRoles(ctx context.Context, q store.Querier, actor *Identity, tenantID, field string, refs []string) ([]*Role, error) {
+	var roles []*Role
+	for _, ref := range dedupe(refs) {
+		r, err := getRole(ctx, q, tenantID, ref)
+		if isNotFound(err) {
+			r, err = getRoleByName(ctx, q, tenantID, ref)
+		}
+		if isNotFound(err) {
+			return nil, store.Invalid(field, fmt.Sprintf("role %q not found", ref))
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.IsSuperAdmin && !actor.IsSuperAdmin {
+			return nil, store.Errorf(store.ErrForbidden, "only super admins may grant the super-admin role %q", r.Name)
+		}
+		roles = append(roles, r)
+	}
+	return roles, nil
+}
+
+// UserInput creates a user.
+type UserInput struct {
+	Email          string   `json:"email"`
+	Password       string   `json:"password"`
+	OrganizationID string   `json:"organizationId"`
+	Roles          []string `json:"roles"`
+}
+
+// CreateUser creates a user in the organization's tenant, which must be
+// the actor's unless the actor is a super admin.
+func (s *Service) CreateUser(ctx context.Context, actor *Identity, in UserInput) (*User, error) {
+	v := &store.ValidationError{}
+	email := normalizeEmail(in.Email)
+	if email == "" {
+		v.Add("email", "is required")
+	} else if _, err := mail.ParseAddress(email); err != nil || len(email) > MaxEmailLength || !strings.Contains(email, "@") {
+		v.Add("email", "is not a valid email address")
+	}
+	checkPassword(v, "password", in.Password)
+	if in.OrganizationID == "" {
+		v.Add("organizationId", "is required")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	hash, err := hashPassword(in.Password)
+	if err != nil {
+		return nil, err
+	}
+	var u *User
+	err = s.tx(ctx, func(tx *store.Tx) error {
+		var err error
+		u, err = createUserTx(ctx, tx, actor, in, email, hash)
+		return err
+	})
+	return u, err
+}
+
+// createUserTx stores a validated user in tx.
+func createUserTx(ctx context.Context, tx *store.Tx, actor *Identity, in UserInput, email, hash string) (*User, error) {
+	tenantID := actor.TenantID
+	if actor.IsSuperAdmin {
+		var err error
+		if tenantID, err = orgTenant(ctx, tx, in.OrganizationID); err != nil {
+			return nil, notFoundField(err, "organizationId", "organization not found")
+		}
+	}
+	if _, err := getOrg(ctx, tx, tenantID, in.OrganizationID); err != nil {
+		return nil, notFoundField(err, "organizationId", "organization not found")
+	}
+	roles, err := resolveRoles(ctx, tx, actor, tenantID, "roles", in.Roles)
+	if err != nil {
+		return nil, err
+	}
+	row := &userRow{User: User{ID: store.NewID(), TenantID: tenantID, OrganizationID: in.OrganizationID,
+		Email: email, Roles: refs(roles), CreatedAt: tx.Now()}, passwordHash: hash, passwordChangedAt: tx.Now()}
+	if err := insertUser(ctx, tx, row); err != nil {
+		if isConflict(err) {
+			return nil, store.Errorf(store.ErrConflict, "a user with this email already exists in the tenant")
+		}
+		return nil, err
+	}
+	if err := linkRoles(ctx, tx, "auth_user_roles", "user_id", row.ID, roles); err != nil {
+		return nil, err
+	}
+	_, err = tx.EmitData(ctx, EventUserCreated, store.Scope{TenantID: tenantID, OrganizationID: row.OrganizationID},
+		map[string]any{"id": row.ID, "email": row.Email, "organizationId": row.OrganizationID})
+	return &row.User, err
+}
+
+func checkPassword(v *store.ValidationError, field, password string) {
+	switch {
+	case password == "":
+		v.Add(field, "is required")
+	case len(password) < MinPasswordLength:
+		v.Add(field, fmt.Sprintf("must be at least %d characters", MinPasswordLength))
+	case len(password) > MaxPasswordLength:
+		v.Add(field, fmt.Sprintf("must be at most %d characters", MaxPasswordLength))
+	}
+}
+
+func normalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+func refs(roles []*Role) []RoleRef {
+	out := make([]RoleRef, len(roles))
+	for i, r := range roles {
+		out[i] = RoleRef{ID: r.ID, Name: r.Name}
+	}
+	return out
+}
+
+func dedupe(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,142 @@
+package auth
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+//go:embed migrations
+var migrationsFS embed.FS
+
+// Migrations creates the identity tables.
+var Migrations = store.Migrations{Line: "auth", FS: migrationsFS, Dir: "migrations"}
+
+// Mailer delivers password-reset tokens. The standalone server's mailer
+// logs them.
+type Mailer interface {
+	SendPasswordReset(ctx context.Context, email, token string) error
+}
+
+// Config configures the Service.
+type Config struct {
+	// SecretKey signs session tokens (HMAC-SHA256). Required, at least 32
+	// bytes; changing it signs everyone out.
+	SecretKey []byte
+	// SessionTTL is how long a session token from Login lasts. Defaults
+	// to 8 hours.
+	SessionTTL time.Duration
+	// ResetTTL is how long a password-reset token lasts. Defaults to 1 hour.
+	ResetTTL time.Duration
+	// CacheTTL is how long a verified credential is remembered before the
+	// database is asked again. Changes made through this Service apply at
+	// once; changes made by another process apply within CacheTTL.
+	// Defaults to 5 seconds; negative disables the cache.
+	CacheTTL time.Duration
+	// Mailer receives password-reset tokens. Defaults to one that drops
+	// them with a warning.
+	Mailer Mailer
+	// Logger defaults to the store's logger.
+	Logger *slog.Logger
+}
+
+// Service manages tenants, organizations, roles, users and API keys, and
+// authenticates callers.
+//
+// Management methods take the acting identity and enforce the rules that
+// are the identity model's own: tenants are managed by super admins only;
+// a caller manages only its own tenant unless it is a super admin; only
+// super admins grant super-admin roles. Feature checks (who may manage
+// roles at all) are the HTTP layer's, from the route table.
+type Service struct {
+	db     *store.DB
+	cfg    Config
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	cache map[string]cached
+}
+
+type cached struct {
+	id    *Identity
+	until time.Time
+}
+
+// maxCached bounds the credential cache; it is emptied when full.
+const maxCached = 10_000
+
+// Open migrates the identity tables and returns the service.
+func Open(ctx context.Context, db *store.DB, cfg Config) (*Service, error) {
+	if len(cfg.SecretKey) < 32 {
+		return nil, errors.New("auth: SecretKey must be at least 32 bytes")
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 8 * time.Hour
+	}
+	if cfg.ResetTTL <= 0 {
+		cfg.ResetTTL = time.Hour
+	}
+	if cfg.CacheTTL == 0 {
+		cfg.CacheTTL = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = db.Logger()
+	}
+	if cfg.Mailer == nil {
+		cfg.Mailer = dropMailer{cfg.Logger}
+	}
+	if err := db.Migrate(ctx, Migrations); err != nil {
+		return nil, err
+	}
+	return &Service{db: db, cfg: cfg, logger: cfg.Logger, cache: map[string]cached{}}, nil
+}
+
+type dropMailer struct{ logger *slog.Logger }
+
+func (m dropMailer) SendPasswordReset(ctx context.Context, email, _ string) error {
+	m.logger.WarnContext(ctx, "auth: no mailer configured; password reset token dropped")
+	return nil
+}
+
+// tx runs fn in a transaction and forgets cached credentials once it
+// commits: roles, keys or tenants may have changed.
+func (s *Service) tx(ctx context.Context, fn func(tx *store.Tx) error) error {
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		tx.AfterCommit(s.forget)
+		return fn(tx)
+	})
+}
+
+func (s *Service) forget() {
+	s.mu.Lock()
+	clear(s.cache)
+	s.mu.Unlock()
+}
+
+// checkText validates a required name-like field.
+func checkText(v *store.ValidationError, field, value string, max int) string {
+	value = strings.TrimSpace(value)
+	switch {
+	case value == "":
+		v.Add(field, "is required")
+	case utf8.RuneCountInString(value) > max:
+		v.Add(field, fmt.Sprintf("must be at most %d characters", max))
+	}
+	return value
+}
+
+// requireSuperAdmin fails unless actor is a super admin.
+func requireSuperAdmin(actor *Identity) error {
+	if !actor.IsSuperAdmin {
+		return store.Errorf(store.ErrForbidden, "super admin only")
+	}
+	return nil
+}

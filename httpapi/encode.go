@@ -1,0 +1,99 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// encode writes v as the JSON response body with status.
+func encode(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	if v == nil {
+		return nil
+	}
+	return json.NewEncoder(w).Encode(v)
+}
+
+// errBodyTooLarge answers 413.
+var errBodyTooLarge = errors.New("request body too large")
+
+// decode reads a JSON request body into a T. Malformed JSON, a value of the
+// wrong type, trailing data and an empty body are ErrInvalid errors naming
+// the problem (and the field, for wrong types); an oversize body is
+// errBodyTooLarge. Unknown fields are ignored.
+func decode[T any](r *http.Request) (T, error) {
+	var v T
+	if r.Body == nil {
+		return v, store.Errorf(store.ErrInvalid, "Request body is required")
+	}
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(&v); err != nil {
+		return v, decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil || !errors.As(err, new(*http.MaxBytesError)) {
+			return v, store.Errorf(store.ErrInvalid, "Malformed JSON: unexpected data after the body")
+		}
+		return v, decodeError(err)
+	}
+	return v, nil
+}
+
+func decodeError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return fmt.Errorf("%w (limit %d bytes)", errBodyTooLarge, tooLarge.Limit)
+	case errors.Is(err, io.EOF):
+		return store.Errorf(store.ErrInvalid, "Request body is required")
+	case errors.As(err, &syntax):
+		return store.Errorf(store.ErrInvalid, "Malformed JSON at byte %d", syntax.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return store.Errorf(store.ErrInvalid, "Malformed JSON: the body ends early")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return store.Errorf(store.ErrInvalid, "Request body must be a JSON %s", jsonKind(typ.Type.Kind().String()))
+		}
+		return store.Invalid(field, "must be "+article(jsonKind(typ.Type.Kind().String())))
+	}
+	return store.Errorf(store.ErrInvalid, "Malformed JSON")
+}
+
+// jsonKind names a Go kind the way a JSON user thinks of it.
+func jsonKind(kind string) string {
+	switch {
+	case kind == "slice" || kind == "array":
+		return "array"
+	case kind == "map" || kind == "struct":
+		return "object"
+	case kind == "bool":
+		return "boolean"
+	case strings.HasPrefix(kind, "int") || strings.HasPrefix(kind, "uint"):
+		return "integer"
+	case strings.HasPrefix(kind, "float"):
+		return "number"
+	}
+	return kind
+}
+
+func article(noun string) string {
+	if strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
+}
+
+func contextWithValue(r *http.Request, key, value any) context.Context {
+	return context.WithValue(r.Context(), key, value)
+}

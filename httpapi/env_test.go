@@ -1,0 +1,182 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// testEnv is a Kit, the built-in identity and the handler over one
+// database, with a super-admin key. Area tests build on it.
+type testEnv struct {
+	t        *testing.T
+	kit      *tenantkit.Kit
+	auth     *auth.Service
+	handler  http.Handler
+	superKey string
+	mail     *testMailer
+}
+
+func newTestEnv(t *testing.T, db *store.DB) *testEnv {
+	t.Helper()
+	ctx := t.Context()
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: db, SecretKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kit.Close(context.Background()) })
+	mail := &testMailer{tokens: map[string]chan string{}}
+	svc, err := auth.Open(ctx, db, auth.Config{SecretKey: key, Mailer: mail})
+	if err != nil {
+		t.Fatal(err)
+	}
+	superKey := "tk_test" + randomHex(24)
+	if _, err := svc.Bootstrap(ctx, auth.BootstrapInput{APIKey: superKey}); err != nil {
+		t.Fatal(err)
+	}
+	return &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// response is a recorded HTTP response.
+type response struct {
+	t      *testing.T
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body as an object.
+func (r *response) JSON() map[string]any {
+	r.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		r.t.Fatalf("response body is not a JSON object: %v\n%s", err, r.Body)
+	}
+	return m
+}
+
+// expect fails the test unless the status is want.
+func (r *response) expect(want int) *response {
+	r.t.Helper()
+	if r.Status != want {
+		r.t.Fatalf("status %d, want %d; body: %s", r.Status, want, r.Body)
+	}
+	return r
+}
+
+// do sends a request with an API key (none when key is ""). body may be a
+// string or []byte (sent as is) or any value (sent as JSON).
+func (e *testEnv) do(method, path, key string, body any) *response {
+	e.t.Helper()
+	return e.send(method, path, body, func(req *http.Request) {
+		if key != "" {
+			req.Header.Set("X-Api-Key", key)
+		}
+	})
+}
+
+// send builds and serves a request, letting edit set headers.
+func (e *testEnv) send(method, path string, body any, edit func(*http.Request)) *response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req := httptest.NewRequestWithContext(e.t.Context(), method, path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	edit(req)
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	return &response{t: e.t, Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
+// tenantFixture is a tenant with one organization, created by the super
+// admin.
+type tenantFixture struct {
+	ID, OrgID string
+}
+
+func (e *testEnv) newTenant(name string) tenantFixture {
+	e.t.Helper()
+	tid := e.do("POST", "/api/directory/tenants", e.superKey, map[string]string{"name": name}).expect(201).JSON()["id"].(string)
+	oid := e.do("POST", "/api/directory/organizations", e.superKey, map[string]string{"name": name + " HQ", "tenantId": tid}).expect(201).JSON()["id"].(string)
+	return tenantFixture{ID: tid, OrgID: oid}
+}
+
+// newKey creates, as the super admin, a role holding features in the
+// tenant and an API key with that role, and returns the key's secret.
+func (e *testEnv) newKey(tf tenantFixture, features ...string) string {
+	e.t.Helper()
+	roleID := e.do("POST", "/api/auth/roles", e.superKey, map[string]string{"name": "role-" + randomHex(4), "tenantId": tf.ID}).expect(201).JSON()["id"].(string)
+	if features == nil {
+		features = []string{}
+	}
+	e.do("PUT", "/api/auth/roles/acl", e.superKey, map[string]any{"roleId": roleID, "features": features}).expect(200)
+	body := map[string]any{"name": "key", "tenantId": tf.ID, "organizationId": tf.OrgID, "roles": []string{roleID}}
+	return e.do("POST", "/api/api_keys/keys", e.superKey, body).expect(201).JSON()["secret"].(string)
+}
+
+// testMailer keeps the reset tokens sent to each email.
+type testMailer struct {
+	mu     sync.Mutex
+	tokens map[string]chan string
+}
+
+func (m *testMailer) box(email string) chan string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tokens[email] == nil {
+		m.tokens[email] = make(chan string, 10)
+	}
+	return m.tokens[email]
+}
+
+func (m *testMailer) SendPasswordReset(_ context.Context, email, token string) error {
+	m.box(email) <- token
+	return nil
+}
+
+// next waits for the next token sent to email.
+func (m *testMailer) next(t *testing.T, email string) string {
+	t.Helper()
+	select {
+	case tok := <-m.box(email):
+		return tok
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no reset token sent to %s", email)
+		return ""
+	}
+}

@@ -1,0 +1,142 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// statusTable maps error kinds to statuses, first match wins. It is the
+// only place error kinds become HTTP statuses.
+var statusTable = []struct {
+	kind   error
+	status int
+}{
+	{auth.ErrUnauthenticated, http.StatusUnauthorized},
+	{errBodyTooLarge, http.StatusRequestEntityTooLarge},
+	{store.ErrInvalid, http.StatusBadRequest},
+	{store.ErrNoScope, http.StatusForbidden},
+	{store.ErrForbidden, http.StatusForbidden},
+	{store.ErrNotFound, http.StatusNotFound},
+	{store.ErrConflict, http.StatusConflict},
+}
+
+func statusOf(err error) int {
+	for _, row := range statusTable {
+		if errors.Is(err, row.kind) {
+			return row.status
+		}
+	}
+	return http.StatusInternalServerError
+}
+
+// errorBodyFunc formats an error response for an area whose documented
+// error body differs from the default. It receives the status and the
+// default body's message and details.
+type errorBodyFunc func(status int, err error, message string, details map[string]string) any
+
+// writeError writes err with the status from statusTable and the route's
+// body format. 5xx responses are logged with the request id and their
+// bodies never carry internals.
+func (a *api) writeError(w http.ResponseWriter, r *http.Request, rt route, err error) {
+	status := statusOf(err)
+	if status >= 500 {
+		a.logger.ErrorContext(r.Context(), "httpapi: request failed", "method", r.Method, "path", r.URL.Path,
+			"requestId", requestID(r), "err", err)
+		encode(w, status, map[string]string{"error": "Internal server error"})
+		return
+	}
+	message, details := describe(status, err)
+	var body any
+	if rt.ErrorBody != nil {
+		body = rt.ErrorBody(status, err, message, details)
+	}
+	if body == nil {
+		body = defaultErrorBody(status, err, message, details)
+	}
+	encode(w, status, body)
+}
+
+// describe returns the caller-facing message and per-field details of a
+// 4xx error. Only messages made for callers (store.Errorf, validation
+// errors) are shown; anything else gets the status's generic text.
+func describe(status int, err error) (string, map[string]string) {
+	var ve *store.ValidationError
+	if errors.As(err, &ve) {
+		return "Validation failed", ve.Fields
+	}
+	if msg := store.PublicMessage(err); msg != "" {
+		return msg, nil
+	}
+	if errors.Is(err, errBodyTooLarge) {
+		return "Request body too large", nil
+	}
+	return http.StatusText(status), nil
+}
+
+// defaultErrorBody is {error, details?}; 403 for missing features adds
+// required and requiredFeatures (and requiredRoles for super-admin routes).
+func defaultErrorBody(status int, err error, message string, details map[string]string) any {
+	var fe *forbiddenError
+	if errors.As(err, &fe) {
+		body := map[string]any{
+			"error":            "Forbidden",
+			"required":         nonNil(fe.features),
+			"requiredFeatures": nonNil(fe.features),
+		}
+		if len(fe.roles) > 0 {
+			body["requiredRoles"] = fe.roles
+		}
+		return body
+	}
+	body := map[string]any{"error": message}
+	if len(details) > 0 {
+		body["details"] = details
+	}
+	return body
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return slices.Clone(s)
+}
+
+// jsonFallbacks answers unknown paths (404) and wrong methods (405) with a
+// JSON body instead of net/http's plain text.
+func jsonFallbacks(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(&fallbackWriter{ResponseWriter: w}, r)
+	})
+}
+
+// fallbackWriter replaces the body of net/http's 404 and 405 responses.
+type fallbackWriter struct {
+	http.ResponseWriter
+	replaced bool
+}
+
+func (f *fallbackWriter) WriteHeader(status int) {
+	if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+		f.replaced = true
+		f.Header().Del("X-Content-Type-Options")
+		encode(f.ResponseWriter, status, map[string]string{"error": http.StatusText(status)})
+		return
+	}
+	f.ResponseWriter.WriteHeader(status)
+}
+
+func (f *fallbackWriter) Write(b []byte) (int, error) {
+	if f.replaced {
+		return len(b), nil
+	}
+	return f.ResponseWriter.Write(b)
+}

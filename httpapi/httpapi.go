@@ -1,0 +1,80 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/httpapi/auth"
+)
+
+// Authenticator identifies the caller of a request. It returns (nil, nil)
+// when the request carries no credential, and an error wrapping
+// auth.ErrUnauthenticated when it carries an invalid one. *auth.Service
+// implements it; a host with its own identity system plugs in its own.
+type Authenticator interface {
+	Authenticate(r *http.Request) (*auth.Identity, error)
+}
+
+// Options configures the handler. The zero value serves the area routes
+// under /api with no way to authenticate: set Auth or Authenticator.
+type Options struct {
+	// BasePath is the path prefix of every route. Defaults to "/api".
+	// Use "/" when mounting behind http.StripPrefix.
+	BasePath string
+	// Auth enables the built-in identity routes (directory, roles, users,
+	// API keys, login and password reset) and, unless Authenticator is
+	// set, authenticates requests.
+	Auth *auth.Service
+	// Authenticator replaces the built-in authentication.
+	Authenticator Authenticator
+	// MaxBodyBytes bounds request bodies (413 beyond). Defaults to 1 MiB.
+	MaxBodyBytes int64
+	// Logger receives 5xx errors and recovered panics. Defaults to the
+	// Kit's logger.
+	Logger *slog.Logger
+}
+
+// defaultMaxBody is the request body limit unless Options or a route says
+// otherwise.
+const defaultMaxBody = 1 << 20
+
+// api holds what handlers share.
+type api struct {
+	kit    *tenantkit.Kit
+	opts   Options
+	authn  Authenticator
+	logger *slog.Logger
+	base   string
+}
+
+// New returns the handler serving the tenantkit REST API. It panics if the
+// route table is inconsistent (two routes with conflicting patterns), which
+// is a programming error caught by the package's tests.
+func New(kit *tenantkit.Kit, opts Options) http.Handler {
+	a := &api{kit: kit, opts: opts, authn: opts.Authenticator, logger: opts.Logger}
+	if a.authn == nil && opts.Auth != nil {
+		a.authn = opts.Auth
+	}
+	if a.logger == nil {
+		a.logger = kit.Logger
+	}
+	if a.opts.MaxBodyBytes <= 0 {
+		a.opts.MaxBodyBytes = defaultMaxBody
+	}
+	a.base = strings.TrimSuffix(cmpOr(opts.BasePath, "/api"), "/")
+
+	mux := http.NewServeMux()
+	for _, rt := range a.routes() {
+		mux.Handle(rt.Method+" "+a.base+rt.Path, a.handle(rt))
+	}
+	return a.recoverPanics(withRequestID(jsonFallbacks(mux)))
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

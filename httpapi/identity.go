@@ -1,0 +1,393 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// identityRoutes are the built-in identity endpoints: directory, roles,
+// users, API keys, sign-in and password reset.
+func identityRoutes(svc *auth.Service, logger *slog.Logger) []route {
+	h := identityHandlers{svc, logger}
+	return []route{
+		// Directory
+		{Method: "GET", Path: "/directory/tenants", Summary: "List tenants", SuperAdmin: true, Handler: h.listTenants},
+		{Method: "POST", Path: "/directory/tenants", Summary: "Create a tenant", SuperAdmin: true, Handler: h.createTenant},
+		{Method: "DELETE", Path: "/directory/tenants", Summary: "Delete a tenant (?id=)", SuperAdmin: true, Handler: h.deleteTenant},
+		{Method: "GET", Path: "/directory/organizations", Summary: "List organizations", Features: []string{auth.FeatureOrganizationsView}, Handler: h.listOrganizations},
+		{Method: "POST", Path: "/directory/organizations", Summary: "Create an organization", Features: []string{auth.FeatureOrganizationsManage}, Handler: h.createOrganization},
+		{Method: "DELETE", Path: "/directory/organizations", Summary: "Delete an organization (?id=)", Features: []string{auth.FeatureOrganizationsManage}, Handler: h.deleteOrganization},
+		{Method: "GET", Path: "/directory/organization-switcher", Summary: "Organization tree the caller may access", Handler: h.switcher},
+
+		// Roles and users
+		{Method: "GET", Path: "/auth/roles", Summary: "List roles", Features: []string{auth.FeatureRolesView}, Handler: h.listRoles},
+		{Method: "POST", Path: "/auth/roles", Summary: "Create a role", Features: []string{auth.FeatureRolesManage}, Handler: h.createRole},
+		{Method: "PUT", Path: "/auth/roles/acl", Summary: "Set a role's features", Features: []string{auth.FeatureRolesManage}, Handler: h.setACL},
+		{Method: "POST", Path: "/auth/users", Summary: "Create a user", Features: []string{auth.FeatureUsersManage}, Handler: h.createUser},
+		{Method: "GET", Path: "/auth/me", Summary: "The caller's identity", Handler: h.me},
+
+		// API keys
+		{Method: "GET", Path: "/api_keys/keys", Summary: "List API keys", Features: []string{auth.FeatureAPIKeysView}, Handler: h.listKeys},
+		{Method: "POST", Path: "/api_keys/keys", Summary: "Create an API key (the secret is shown once)", Features: []string{auth.FeatureAPIKeysManage}, Handler: h.createKey},
+		{Method: "DELETE", Path: "/api_keys/keys", Summary: "Delete an API key (?id=)", Features: []string{auth.FeatureAPIKeysManage}, Handler: h.deleteKey},
+
+		// Sign-in (form bodies)
+		{Method: "POST", Path: "/login", Summary: "Sign in with email and password", Public: true, ErrorBody: okFalseBody, Handler: h.login},
+		{Method: "POST", Path: "/reset", Summary: "Request a password reset email", Public: true, ErrorBody: okFalseBody, Handler: h.requestReset},
+		{Method: "POST", Path: "/reset/confirm", Summary: "Set a new password with a reset token", Public: true, ErrorBody: okFalseBody, Handler: h.confirmReset},
+	}
+}
+
+type identityHandlers struct {
+	svc    *auth.Service
+	logger *slog.Logger
+}
+
+func actor(r *http.Request) *auth.Identity { return auth.IdentityFrom(r.Context()) }
+
+// listOf pages a list the service already loaded whole.
+func listOf[T any](w http.ResponseWriter, r *http.Request, all []T) error {
+	p, err := parsePage(r.URL.Query(), 50, 200)
+	if err != nil {
+		return err
+	}
+	start := min(p.Offset(), len(all))
+	end := min(start+p.PageSize, len(all))
+	return encode(w, http.StatusOK, newPage(all[start:end], len(all), p))
+}
+
+// pagedList runs a list method that pages in the database.
+func pagedList[T any](w http.ResponseWriter, r *http.Request, list func(offset, limit int) ([]T, int, error)) error {
+	p, err := parsePage(r.URL.Query(), 50, 200)
+	if err != nil {
+		return err
+	}
+	items, total, err := list(p.Offset(), p.PageSize)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, newPage(items, total, p))
+}
+
+// requiredID reads the id query parameter of a delete.
+func requiredID(r *http.Request) (string, error) {
+	id := r.URL.Query().Get("id")
+	if id == "" {
+		return "", store.Invalid("id", "is required")
+	}
+	return id, nil
+}
+
+type idResponse struct {
+	ID string `json:"id"`
+}
+
+var okResponse = map[string]bool{"ok": true}
+
+func (h identityHandlers) listTenants(w http.ResponseWriter, r *http.Request) error {
+	return pagedList(w, r, func(offset, limit int) ([]*auth.Tenant, int, error) {
+		return h.svc.ListTenants(r.Context(), actor(r), offset, limit)
+	})
+}
+
+func (h identityHandlers) createTenant(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[struct {
+		Name string `json:"name"`
+	}](r)
+	if err != nil {
+		return err
+	}
+	t, err := h.svc.CreateTenant(r.Context(), actor(r), in.Name)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, idResponse{t.ID})
+}
+
+func (h identityHandlers) deleteTenant(w http.ResponseWriter, r *http.Request) error {
+	id, err := requiredID(r)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.DeleteTenant(r.Context(), actor(r), id); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, okResponse)
+}
+
+func (h identityHandlers) listOrganizations(w http.ResponseWriter, r *http.Request) error {
+	orgs, err := h.svc.ListOrganizations(r.Context(), actor(r), r.URL.Query().Get("tenantId"))
+	if err != nil {
+		return err
+	}
+	return listOf(w, r, orgs)
+}
+
+func (h identityHandlers) createOrganization(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[auth.OrganizationInput](r)
+	if err != nil {
+		return err
+	}
+	o, err := h.svc.CreateOrganization(r.Context(), actor(r), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, idResponse{o.ID})
+}
+
+func (h identityHandlers) deleteOrganization(w http.ResponseWriter, r *http.Request) error {
+	id, err := requiredID(r)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.DeleteOrganization(r.Context(), actor(r), id); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, okResponse)
+}
+
+func (h identityHandlers) switcher(w http.ResponseWriter, r *http.Request) error {
+	sw, err := h.svc.OrganizationSwitcher(r.Context(), actor(r))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, sw)
+}
+
+func (h identityHandlers) listRoles(w http.ResponseWriter, r *http.Request) error {
+	return pagedList(w, r, func(offset, limit int) ([]*auth.Role, int, error) {
+		return h.svc.ListRoles(r.Context(), actor(r), r.URL.Query().Get("tenantId"), offset, limit)
+	})
+}
+
+func (h identityHandlers) createRole(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[struct {
+		Name     string `json:"name"`
+		TenantID string `json:"tenantId"`
+	}](r)
+	if err != nil {
+		return err
+	}
+	role, err := h.svc.CreateRole(r.Context(), actor(r), in.Name, in.TenantID)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, idResponse{role.ID})
+}
+
+func (h identityHandlers) setACL(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[auth.ACLInput](r)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.SetRoleACL(r.Context(), actor(r), in); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, okResponse)
+}
+
+func (h identityHandlers) createUser(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[auth.UserInput](r)
+	if err != nil {
+		return err
+	}
+	u, err := h.svc.CreateUser(r.Context(), actor(r), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, idResponse{u.ID})
+}
+
+// meResponse is GET /auth/me.
+type meResponse struct {
+	TenantID       string   `json:"tenantId"`
+	OrganizationID *string  `json:"organizationId"`
+	UserID         *string  `json:"userId,omitempty"`
+	APIKeyID       *string  `json:"apiKeyId,omitempty"`
+	Roles          []string `json:"roles"`
+	Features       []string `json:"features"`
+	IsSuperAdmin   bool     `json:"isSuperAdmin"`
+}
+
+func (h identityHandlers) me(w http.ResponseWriter, r *http.Request) error {
+	id := actor(r)
+	return encode(w, http.StatusOK, meResponse{
+		TenantID: id.TenantID, OrganizationID: optional(id.OrganizationID), UserID: optional(id.UserID),
+		APIKeyID: optional(id.APIKeyID), Roles: nonNil(id.Roles), Features: nonNil(id.Features), IsSuperAdmin: id.IsSuperAdmin,
+	})
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func (h identityHandlers) listKeys(w http.ResponseWriter, r *http.Request) error {
+	return pagedList(w, r, func(offset, limit int) ([]*auth.APIKey, int, error) {
+		return h.svc.ListAPIKeys(r.Context(), actor(r), r.URL.Query().Get("tenantId"), offset, limit)
+	})
+}
+
+// createKeyResponse is the one response that shows a key's secret.
+type createKeyResponse struct {
+	ID             string         `json:"id"`
+	Name           string         `json:"name"`
+	KeyPrefix      string         `json:"keyPrefix"`
+	Secret         string         `json:"secret"`
+	TenantID       string         `json:"tenantId"`
+	OrganizationID *string        `json:"organizationId"`
+	Roles          []auth.RoleRef `json:"roles"`
+	ExpiresAt      *time.Time     `json:"expiresAt"`
+}
+
+func (h identityHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[auth.APIKeyInput](r)
+	if err != nil {
+		return err
+	}
+	k, secret, err := h.svc.CreateAPIKey(r.Context(), actor(r), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, createKeyResponse{ID: k.ID, Name: k.Name, KeyPrefix: k.KeyPrefix, Secret: secret,
+		TenantID: k.TenantID, OrganizationID: k.OrganizationID, Roles: k.Roles, ExpiresAt: k.ExpiresAt})
+}
+
+func (h identityHandlers) deleteKey(w http.ResponseWriter, r *http.Request) error {
+	id, err := requiredID(r)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.DeleteAPIKey(r.Context(), actor(r), id); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, okResponse)
+}
+
+// formValues reads a sign-in body: application/x-www-form-urlencoded or
+// multipart/form-data as documented, and JSON for convenience.
+func formValues(r *http.Request, names ...string) (map[string]string, error) {
+	out := map[string]string{}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct == "application/json" {
+		m, err := decode[map[string]any](r)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			if s, ok := m[n].(string); ok {
+				out[n] = s
+			} else if m[n] != nil {
+				return nil, store.Invalid(n, "must be a string")
+			}
+		}
+		return out, nil
+	}
+	var err error
+	if ct == "multipart/form-data" {
+		err = r.ParseMultipartForm(64 << 10)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, errBodyTooLarge
+		}
+		return nil, store.Errorf(store.ErrInvalid, "Malformed form body")
+	}
+	for _, n := range names {
+		out[n] = r.PostFormValue(n)
+	}
+	return out, nil
+}
+
+// okFalseBody is the sign-in routes' error body: {ok:false, error}.
+func okFalseBody(status int, _ error, message string, details map[string]string) any {
+	body := map[string]any{"ok": false, "error": message}
+	if len(details) > 0 {
+		body["details"] = details
+	}
+	return body
+}
+
+func (h identityHandlers) login(w http.ResponseWriter, r *http.Request) error {
+	f, err := formValues(r, "email", "password", "tenantId", "tenant")
+	if err != nil {
+		return err
+	}
+	v := &store.ValidationError{}
+	if f["email"] == "" {
+		v.Add("email", "is required")
+	}
+	if f["password"] == "" {
+		v.Add("password", "is required")
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	token, _, err := h.svc.Login(r.Context(), f["email"], f["password"], cmpOr(f["tenantId"], f["tenant"]))
+	if errors.Is(err, auth.ErrInvalidLogin) {
+		return loginFailed{}
+	}
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"ok": true, "token": token})
+}
+
+// loginFailed answers a wrong email or password with 401, the same for
+// both.
+type loginFailed struct{}
+
+func (loginFailed) Error() string         { return "Invalid email or password" }
+func (loginFailed) Unwrap() error         { return auth.ErrUnauthenticated }
+func (loginFailed) PublicMessage() string { return "Invalid email or password" }
+
+func (h identityHandlers) requestReset(w http.ResponseWriter, r *http.Request) error {
+	f, err := formValues(r, "email")
+	if err != nil {
+		return err
+	}
+	if f["email"] == "" {
+		return store.Invalid("email", "is required")
+	}
+	// The answer is the same whether or not the account exists; the work
+	// continues after the response so its duration tells nothing either.
+	go func(ctx context.Context, email string) {
+		if err := h.svc.RequestPasswordReset(ctx, email); err != nil {
+			h.logger.ErrorContext(ctx, "httpapi: password reset request failed", "err", err)
+		}
+	}(context.WithoutCancel(r.Context()), f["email"])
+	return encode(w, http.StatusOK, okResponse)
+}
+
+func (h identityHandlers) confirmReset(w http.ResponseWriter, r *http.Request) error {
+	f, err := formValues(r, "token", "password")
+	if err != nil {
+		return err
+	}
+	if err := h.svc.ConfirmPasswordReset(r.Context(), f["token"], f["password"]); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, okResponse)
+}
+
+func (a *api) health(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := a.kit.DB.Ping(ctx); err != nil {
+		a.logger.ErrorContext(r.Context(), "httpapi: health check failed", "err", err)
+		return encode(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+	}
+	return encode(w, http.StatusOK, map[string]string{"status": "ok"})
+}

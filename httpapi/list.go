@@ -1,0 +1,178 @@
+package httpapi
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Messages shared by the list parameter parsers.
+const (
+	msgPositive    = "must be a positive integer"
+	msgNonNegative = "must be a non-negative integer"
+)
+
+// pageParams is the page/pageSize paging style.
+type pageParams struct{ Page, PageSize int }
+
+// Offset returns the number of items before the page: (Page-1)*PageSize.
+func (p pageParams) Offset() int { return (p.Page - 1) * p.PageSize }
+
+// parsePage reads "page" (default 1) and "pageSize" (default def) from q.
+// A pageSize above maxSize is clamped to maxSize. A non-integer, page < 1 or
+// pageSize < 1 is reported in a *store.ValidationError naming the field, as is
+// a page so large that its offset would overflow. An empty value counts as
+// absent.
+func parsePage(q url.Values, def, maxSize int) (pageParams, error) {
+	var v store.ValidationError
+	p := pageParams{
+		Page:     intParam(q, "page", 1, 1, msgPositive, &v),
+		PageSize: min(intParam(q, "pageSize", def, 1, msgPositive, &v), maxSize),
+	}
+	if p.PageSize > 0 && p.Page-1 > math.MaxInt/p.PageSize {
+		v.Add("page", "is too large")
+	}
+	if err := v.Err(); err != nil {
+		return pageParams{}, err
+	}
+	return p, nil
+}
+
+// pageResponse is the shared list body {items, total, page, pageSize,
+// totalPages}.
+type pageResponse[T any] struct {
+	Items      []T `json:"items"`
+	Total      int `json:"total"`
+	Page       int `json:"page"`
+	PageSize   int `json:"pageSize"`
+	TotalPages int `json:"totalPages"`
+}
+
+// newPage builds a pageResponse. Items is never nil, so an empty list encodes
+// as []; TotalPages is ceil(total/PageSize), 0 when total is 0.
+func newPage[T any](items []T, total int, p pageParams) pageResponse[T] {
+	if items == nil {
+		items = []T{}
+	}
+	pages := 0
+	if total > 0 && p.PageSize > 0 {
+		pages = total / p.PageSize
+		if total%p.PageSize != 0 {
+			pages++
+		}
+	}
+	return pageResponse[T]{Items: items, Total: total, Page: p.Page, PageSize: p.PageSize, TotalPages: pages}
+}
+
+// limitOffset is the limit/offset paging style (rule sets).
+type limitOffset struct{ Limit, Offset int }
+
+// parseLimitOffset reads "limit" (default def, clamped to maxLimit) and
+// "offset" (default 0) from q. A non-integer, limit < 1 or offset < 0 is
+// reported in a *store.ValidationError naming "limit" or "offset". An empty
+// value counts as absent.
+func parseLimitOffset(q url.Values, def, maxLimit int) (limitOffset, error) {
+	var v store.ValidationError
+	lo := limitOffset{
+		Limit:  min(intParam(q, "limit", def, 1, msgPositive, &v), maxLimit),
+		Offset: intParam(q, "offset", 0, 0, msgNonNegative, &v),
+	}
+	if err := v.Err(); err != nil {
+		return limitOffset{}, err
+	}
+	return lo, nil
+}
+
+// intParam returns the integer query parameter name, or def when it is absent
+// or empty. A value that is not an integer or is below lo is recorded in v
+// with msg.
+func intParam(q url.Values, name string, def, lo int, msg string, v *store.ValidationError) int {
+	s := q.Get(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo {
+		v.Add(name, msg)
+		return def
+	}
+	return n
+}
+
+// sortParams is a validated sort order. Field is the API field name, Column
+// the trusted SQL column chosen for it, and Desc is true for sortDir=desc.
+type sortParams struct {
+	Field, Column string
+	Desc          bool
+}
+
+// parseSort reads "sortField" and "sortDir" from q. allowed maps each API field
+// name to a trusted SQL column. A missing sortField selects def, which must be
+// a key of allowed (otherwise a plain, non-validation error is returned since
+// that is a programming mistake). The direction is ascending unless
+// sortDir=desc; asc/desc are case-insensitive. An unknown sortField or a bad
+// sortDir is reported in a *store.ValidationError; both are reported together.
+func parseSort(q url.Values, allowed map[string]string, def string) (sortParams, error) {
+	if _, ok := allowed[def]; !ok {
+		return sortParams{}, fmt.Errorf("httpapi: default sort field %q is not in the allowed set", def)
+	}
+	var v store.ValidationError
+	field := q.Get("sortField")
+	if field == "" {
+		field = def
+	}
+	column, ok := allowed[field]
+	if !ok {
+		v.Add("sortField", "must be one of "+strings.Join(slices.Sorted(maps.Keys(allowed)), ", "))
+	}
+	desc := false
+	switch strings.ToLower(q.Get("sortDir")) {
+	case "", "asc":
+	case "desc":
+		desc = true
+	default:
+		v.Add("sortDir", "must be asc or desc")
+	}
+	if err := v.Err(); err != nil {
+		return sortParams{}, err
+	}
+	return sortParams{Field: field, Column: column, Desc: desc}, nil
+}
+
+// SQL returns "ORDER BY <column> ASC|DESC". The column comes from the allowed
+// map given to parseSort, never from the request. The zero sortParams gives "".
+func (s sortParams) SQL() string {
+	if s.Column == "" {
+		return ""
+	}
+	dir := "ASC"
+	if s.Desc {
+		dir = "DESC"
+	}
+	return "ORDER BY " + s.Column + " " + dir
+}
+
+// parseBool reads the optional boolean query parameter name: absent or empty
+// gives (nil, nil); "true"/"1" gives true and "false"/"0" false (letters are
+// case-insensitive); anything else is a *store.ValidationError naming the
+// parameter.
+func parseBool(q url.Values, name string) (*bool, error) {
+	var b bool
+	switch strings.ToLower(q.Get(name)) {
+	case "":
+		return nil, nil
+	case "true", "1":
+		b = true
+	case "false", "0":
+		b = false
+	default:
+		return nil, store.Invalid(name, "must be true or false")
+	}
+	return &b, nil
+}

@@ -1,0 +1,119 @@
+package httpapi
+
+import (
+	"net/http"
+	"regexp"
+	"runtime/debug"
+
+	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// apiFunc is a handler that returns its error instead of writing it; the
+// route's chain writes it with the route's error format.
+type apiFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle builds a route's chain: body limit → authenticate → authorize →
+// scope → handler. Recovery and request ids wrap the whole mux.
+func (a *api) handle(rt route) http.Handler {
+	limit := a.opts.MaxBodyBytes
+	if rt.MaxBodyBytes > 0 {
+		limit = rt.MaxBodyBytes
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
+		if !rt.Public {
+			id, err := a.authenticate(r)
+			if err != nil {
+				a.writeError(w, r, rt, err)
+				return
+			}
+			if err := authorize(rt, id); err != nil {
+				a.writeError(w, r, rt, err)
+				return
+			}
+			ctx := auth.WithIdentity(r.Context(), id)
+			ctx = store.WithScope(ctx, id.Scope())
+			r = r.WithContext(ctx)
+		}
+		if err := rt.Handler(w, r); err != nil {
+			a.writeError(w, r, rt, err)
+		}
+	})
+}
+
+func (a *api) authenticate(r *http.Request) (*auth.Identity, error) {
+	if a.authn == nil {
+		return nil, auth.ErrUnauthenticated
+	}
+	id, err := a.authn.Authenticate(r)
+	if err != nil {
+		return nil, err
+	}
+	if id == nil {
+		return nil, auth.ErrUnauthenticated
+	}
+	return id, nil
+}
+
+// forbiddenError lists what the caller lacks for a route.
+type forbiddenError struct {
+	features []string
+	roles    []string
+}
+
+func (e *forbiddenError) Error() string { return "forbidden" }
+func (e *forbiddenError) Unwrap() error { return store.ErrForbidden }
+
+func authorize(rt route, id *auth.Identity) error {
+	if rt.SuperAdmin && !id.IsSuperAdmin {
+		return &forbiddenError{features: rt.Features, roles: []string{auth.SuperAdminRole}}
+	}
+	if missing := id.Missing(rt.Features...); len(missing) > 0 {
+		return &forbiddenError{features: missing}
+	}
+	return nil
+}
+
+// recoverPanics turns a panic in a handler into a logged 500.
+func (a *api) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				a.logger.ErrorContext(r.Context(), "httpapi: panic", "panic", p, "requestId", requestID(r), "stack", string(debug.Stack()))
+				encode(w, http.StatusInternalServerError, map[string]string{"error": "Internal server error"})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestIDPattern accepts a caller's request id only when it is short and
+// plain.
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+type requestIDKey struct{}
+
+// withRequestID gives every request an id (the caller's X-Request-Id when
+// it is plain, otherwise a new one), echoed in the response header and
+// logged with errors.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDPattern.MatchString(id) {
+			id = store.NewID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(contextWithValue(r, requestIDKey{}, id)))
+	})
+}
+
+func requestID(r *http.Request) string {
+	id, _ := r.Context().Value(requestIDKey{}).(string)
+	return id
+}

@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// route is one endpoint. The route table (routes) is the single
+// description of the API: dispatch, authorization and the checks in the
+// tests all read it.
+type route struct {
+	Method string
+	// Path is relative to the base path, in net/http pattern syntax
+	// ("/business_rules/sets/{setId}").
+	Path string
+	// Summary is a one-line description of the endpoint.
+	Summary string
+	// Public routes need no credential.
+	Public bool
+	// SuperAdmin routes need a super-admin caller.
+	SuperAdmin bool
+	// Features the caller must all hold (super admins hold every feature).
+	Features []string
+	// MaxBodyBytes overrides the body limit (uploads).
+	MaxBodyBytes int64
+	// ErrorBody formats error responses the way the area documents them;
+	// nil uses the default {error, details?} body.
+	ErrorBody errorBodyFunc
+	// Handler serves the request once it is authorized.
+	Handler apiFunc
+}
+
+// routes lists every endpoint, grouped by area.
+func (a *api) routes() []route {
+	rs := []route{
+		{Method: "GET", Path: "/health", Summary: "Readiness: 200 when the database answers", Public: true, Handler: a.health},
+	}
+	if a.opts.Auth != nil {
+		rs = append(rs, identityRoutes(a.opts.Auth, a.logger)...)
+	}
+	return rs
+}
+
+// checkRoutes reports the first pair of routes whose patterns conflict
+// (net/http would panic registering them) or that are declared twice.
+func checkRoutes(base string, rs []route) (err error) {
+	mux := http.NewServeMux()
+	seen := map[string]bool{}
+	for _, rt := range rs {
+		pattern := rt.Method + " " + base + rt.Path
+		if seen[pattern] {
+			return fmt.Errorf("route %s declared twice", pattern)
+		}
+		seen[pattern] = true
+		if rt.Handler == nil {
+			return fmt.Errorf("route %s has no handler", pattern)
+		}
+		if err := register(mux, pattern); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func register(mux *http.ServeMux, pattern string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("route %s: %v", pattern, p)
+		}
+	}()
+	mux.Handle(pattern, http.NotFoundHandler())
+	return nil
+}

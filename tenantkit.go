@@ -1,0 +1,121 @@
+package tenantkit
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Config configures a Kit. Either DatabaseURL or DB is required.
+type Config struct {
+	// DatabaseURL is passed to store.Open: "sqlite:PATH", "sqlite::memory:"
+	// or "postgres://…".
+	DatabaseURL string
+	// DB is a database the host already opened; the Kit then neither opens
+	// nor closes one. It takes precedence over DatabaseURL.
+	DB *store.DB
+	// SecretKey encrypts stored secrets and signs tokens. At least 32
+	// bytes; defaults to a random key, which does not survive a restart
+	// (the standalone server keeps one in its data directory).
+	SecretKey []byte
+	// Jobs tunes the background job engine.
+	Jobs jobs.Config
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Kit is an opened tenantkit: the database, the job engine and one service
+// per area. Create it with Open, call Start to run background work, and
+// Close when done.
+type Kit struct {
+	// DB is the database every area stores its data in.
+	DB *store.DB
+	// Jobs runs durable background work and delivers domain events.
+	Jobs *jobs.Engine
+	// SecretKey is the key from Config (or the generated one).
+	SecretKey []byte
+	// Logger is the logger from Config.
+	Logger *slog.Logger
+
+	ownsDB bool
+}
+
+// Migrations lists the migration lines of every area on the Kit, in the
+// order Open applies them.
+func Migrations() []store.Migrations {
+	return nil
+}
+
+// Open opens (or adopts) the database, applies every area's migrations and
+// the job engine's, and wires the areas together. It starts no background
+// work; call Start.
+func Open(ctx context.Context, cfg Config) (*Kit, error) {
+	k := &Kit{SecretKey: cfg.SecretKey, Logger: cfg.Logger, DB: cfg.DB}
+	if k.Logger == nil {
+		k.Logger = slog.Default()
+	}
+	if k.SecretKey == nil {
+		k.SecretKey = make([]byte, 32)
+		if _, err := rand.Read(k.SecretKey); err != nil {
+			return nil, err
+		}
+	}
+	if len(k.SecretKey) < 32 {
+		return nil, errors.New("tenantkit: SecretKey must be at least 32 bytes")
+	}
+	if k.DB == nil {
+		if cfg.DatabaseURL == "" {
+			return nil, errors.New("tenantkit: Config needs DatabaseURL or DB")
+		}
+		db, err := store.Open(ctx, cfg.DatabaseURL, &store.Options{Logger: k.Logger})
+		if err != nil {
+			return nil, err
+		}
+		k.DB, k.ownsDB = db, true
+	}
+	if err := k.open(ctx, cfg); err != nil {
+		if k.ownsDB {
+			k.DB.Close()
+		}
+		return nil, err
+	}
+	return k, nil
+}
+
+func (k *Kit) open(ctx context.Context, cfg Config) error {
+	if err := k.DB.Migrate(ctx, Migrations()...); err != nil {
+		return fmt.Errorf("tenantkit: migrate: %w", err)
+	}
+	jobsCfg := cfg.Jobs
+	if jobsCfg.Logger == nil {
+		jobsCfg.Logger = k.Logger
+	}
+	var err error
+	if k.Jobs, err = jobs.New(ctx, k.DB, jobsCfg); err != nil {
+		return fmt.Errorf("tenantkit: jobs: %w", err)
+	}
+	return nil
+}
+
+// Start starts the background workers (job engine, event delivery,
+// periodic clean-ups). Register extra workers and subscriptions on
+// k.Jobs before calling it.
+func (k *Kit) Start(ctx context.Context) error {
+	return k.Jobs.Start(ctx)
+}
+
+// Close stops the workers, waiting for running jobs until ctx ends (jobs
+// cut short run again later), then closes the database if the Kit opened
+// it.
+func (k *Kit) Close(ctx context.Context) error {
+	err := k.Jobs.Stop(ctx)
+	if k.ownsDB {
+		err = errors.Join(err, k.DB.Close())
+	}
+	return err
+}
