@@ -22,7 +22,7 @@ import (
 // testEnv is a Kit, the built-in identity and the handler over one
 // database, with a super-admin key. Area tests build on it.
 type testEnv struct {
-	t        *testing.T
+	t        testing.TB
 	kit      *tenantkit.Kit
 	auth     *auth.Service
 	handler  http.Handler
@@ -30,7 +30,7 @@ type testEnv struct {
 	mail     *testMailer
 }
 
-func newTestEnv(t *testing.T, db *store.DB) *testEnv {
+func newTestEnv(t testing.TB, db *store.DB) *testEnv {
 	t.Helper()
 	ctx := t.Context()
 	key := make([]byte, 32)
@@ -52,6 +52,13 @@ func newTestEnv(t *testing.T, db *store.DB) *testEnv {
 	return &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}
 }
 
+// with returns a copy of the environment that reports to t.
+func (e *testEnv) with(t testing.TB) *testEnv {
+	cp := *e
+	cp.t = t
+	return &cp
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -60,7 +67,7 @@ func randomHex(n int) string {
 
 // response is a recorded HTTP response.
 type response struct {
-	t      *testing.T
+	t      testing.TB
 	Status int
 	Header http.Header
 	Body   []byte

@@ -90,8 +90,9 @@ func (e *ValidationError) Err() error {
 	return e
 }
 
-// Errorf returns an error of the given kind with a formatted message. The
-// message is meant for the API caller: httpapi shows it for 4xx kinds.
+// Errorf returns an error of the given kind with a formatted message meant
+// for the API caller: httpapi shows it (PublicMessage) with 4xx statuses.
+// Other errors' text (driver messages, wrapped context) is never shown.
 func Errorf(kind error, format string, args ...any) error {
 	return &messageError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
@@ -101,5 +102,16 @@ type messageError struct {
 	msg  string
 }
 
-func (e *messageError) Error() string { return e.msg }
-func (e *messageError) Unwrap() error { return e.kind }
+func (e *messageError) Error() string         { return e.msg }
+func (e *messageError) Unwrap() error         { return e.kind }
+func (e *messageError) PublicMessage() string { return e.msg }
+
+// PublicMessage returns the caller-facing message of the first error in
+// err's chain made by Errorf, or "" when there is none.
+func PublicMessage(err error) string {
+	var pm interface{ PublicMessage() string }
+	if errors.As(err, &pm) {
+		return pm.PublicMessage()
+	}
+	return ""
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"path/filepath"
 	"sync"
 )
 
@@ -11,9 +12,24 @@ import (
 // pool. For an in-memory database both are the same one connection.
 type sqlEngine struct {
 	write, read *sql.DB
-	// mu serialises WithLock within the process; across processes the
-	// immediate write transactions serialise.
-	mu sync.Mutex
+	// mu serialises WithLock among the handles on one file in this
+	// process; across processes the immediate write transactions
+	// serialise.
+	mu *sync.Mutex
+}
+
+// fileLocks holds one WithLock mutex per database file.
+var fileLocks sync.Map // path → *sync.Mutex
+
+func lockFor(path string) *sync.Mutex {
+	if path == ":memory:" {
+		return &sync.Mutex{} // every in-memory database is its own
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	mu, _ := fileLocks.LoadOrStore(path, &sync.Mutex{})
+	return mu.(*sync.Mutex)
 }
 
 func (e *sqlEngine) exec(ctx context.Context, q string, args []any) (int64, error) {

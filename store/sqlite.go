@@ -49,7 +49,7 @@ func openSQLite(ctx context.Context, rawURL string, opts Options) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("store: open sqlite: empty path (want sqlite:PATH or sqlite::memory:)")
 	}
-	eng := &sqlEngine{}
+	eng := &sqlEngine{mu: lockFor(path)}
 	if path == ":memory:" {
 		// Each connection to :memory: is a new empty database, so reads
 		// and writes share one connection.
