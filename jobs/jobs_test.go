@@ -319,7 +319,7 @@ func TestEventSubscribers(t *testing.T) {
 		is.True(failedOnce) // the flaky subscriber's first attempt failed and was retried
 		is.Equal(len(got[created.ID]), 2)
 		is.Equal(got[updated.ID], []string{"all:test.widget.updated"}) // "flaky" does not match it
-		is.Equal(len(got[lost.ID]), 0)                                  // rolled back: never delivered
+		is.Equal(len(got[lost.ID]), 0)                                 // rolled back: never delivered
 	})
 }
 
