@@ -1,0 +1,66 @@
+package jobs_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+// BenchmarkThroughput enqueues b.N no-op jobs (in transactions of 100) and
+// measures the time until all have completed, reporting jobs/s.
+func BenchmarkThroughput(b *testing.B) {
+	run := func(b *testing.B, db *store.DB) {
+		ctx := b.Context()
+		var done atomic.Int64
+		e, err := jobs.New(ctx, db, jobs.Config{Queues: map[string]int{jobs.DefaultQueue: 50}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := jobs.Register(e, jobs.WorkFunc[noteArgs](func(context.Context, *jobs.Job[noteArgs]) error {
+			done.Add(1)
+			return nil
+		}), nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		defer e.Stop(context.Background())
+
+		b.ResetTimer()
+		start := time.Now()
+		for left := b.N; left > 0; left -= 100 {
+			batch := make([]jobs.Args, min(left, 100))
+			for i := range batch {
+				batch[i] = noteArgs{Note: "x"}
+			}
+			if err := db.Tx(ctx, func(tx *store.Tx) error {
+				_, err := e.EnqueueManyTx(ctx, tx, batch, nil)
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for done.Load() < int64(b.N) {
+			time.Sleep(time.Millisecond)
+		}
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+	}
+	b.Run("sqlite", func(b *testing.B) { run(b, storetest.SQLite(b)) })
+	b.Run("postgres", func(b *testing.B) {
+		db, err := store.Open(b.Context(), storetest.IsolatedPostgresURL(b), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Migrate(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		run(b, db)
+	})
+}
