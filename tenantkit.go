@@ -104,7 +104,9 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 
 // Start starts the background workers (job engine, event delivery,
 // periodic clean-ups). Register extra workers and subscriptions on
-// k.Jobs before calling it.
+// k.Jobs, and open services that register their own (auth.Open with
+// Config.Jobs), before calling it. The workers run until Close; cancelling
+// ctx does not stop them.
 func (k *Kit) Start(ctx context.Context) error {
 	return k.Jobs.Start(ctx)
 }

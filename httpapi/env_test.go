@@ -41,7 +41,7 @@ func newTestEnv(t testing.TB, db *store.DB) *testEnv {
 	}
 	t.Cleanup(func() { _ = kit.Close(context.Background()) })
 	mail := &testMailer{tokens: map[string]chan string{}}
-	svc, err := auth.Open(ctx, db, auth.Config{SecretKey: key, Mailer: mail})
+	svc, err := auth.Open(ctx, db, auth.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +50,16 @@ func newTestEnv(t testing.TB, db *store.DB) *testEnv {
 		t.Fatal(err)
 	}
 	return &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}
+}
+
+// start runs the Kit's background jobs until the test ends. Tests that
+// call it use storetest.EachIsolated, so that no other test's workers take
+// their jobs on PostgreSQL.
+func (e *testEnv) start() {
+	e.t.Helper()
+	if err := e.kit.Start(e.t.Context()); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // with returns a copy of the environment that reports to t.

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"mime"
 	"net/http"
 	"time"
@@ -14,8 +13,8 @@ import (
 
 // identityRoutes are the built-in identity endpoints: directory, roles,
 // users, API keys, sign-in and password reset.
-func identityRoutes(svc *auth.Service, logger *slog.Logger) []route {
-	h := identityHandlers{svc, logger}
+func identityRoutes(svc *auth.Service) []route {
+	h := identityHandlers{svc}
 	return []route{
 		// Directory
 		{Method: "GET", Path: "/directory/tenants", Summary: "List tenants", SuperAdmin: true, Handler: h.listTenants},
@@ -45,10 +44,7 @@ func identityRoutes(svc *auth.Service, logger *slog.Logger) []route {
 	}
 }
 
-type identityHandlers struct {
-	svc    *auth.Service
-	logger *slog.Logger
-}
+type identityHandlers struct{ svc *auth.Service }
 
 func actor(r *http.Request) *auth.Identity { return auth.IdentityFrom(r.Context()) }
 
@@ -361,13 +357,10 @@ func (h identityHandlers) requestReset(w http.ResponseWriter, r *http.Request) e
 	if f["email"] == "" {
 		return store.Invalid("email", "is required")
 	}
-	// The answer is the same whether or not the account exists; the work
-	// continues after the response so its duration tells nothing either.
-	go func(ctx context.Context, email string) {
-		if err := h.svc.RequestPasswordReset(ctx, email); err != nil {
-			h.logger.ErrorContext(ctx, "httpapi: password reset request failed", "err", err)
-		}
-	}(context.WithoutCancel(r.Context()), f["email"])
+	// The answer is the same whether or not the account exists.
+	if err := h.svc.RequestPasswordReset(r.Context(), f["email"]); err != nil {
+		return err
+	}
 	return encode(w, http.StatusOK, okResponse)
 }
 

@@ -255,9 +255,10 @@ func (e *testEnv) postForm(path string, values map[string]string) *response {
 
 func TestLoginAndPasswordReset(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
+		e.start() // reset mail is sent by a background job
 		acme := e.newTenant("Acme")
 		admin := e.newKey(acme, "auth.*", "api_keys.view")
 		email := "ann." + randomHex(4) + "@acme.test"
@@ -389,4 +390,23 @@ func TestPanicIsAnOpaque500(t *testing.T) {
 	if strings.Contains(string(r.Body), "secret") {
 		t.Fatalf("500 body leaks internals: %s", r.Body)
 	}
+}
+
+func TestDeletedTenantLocksItsCredentialsOut(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newTestEnv(t, db)
+		acme := e.newTenant("Acme")
+		admin := e.newKey(acme, "auth.users.manage")
+		e.do("POST", "/api/auth/users", admin, map[string]any{"email": "cy@acme.test", "password": "cy-password", "organizationId": acme.OrgID}).expect(201)
+		token := e.postForm("/api/login", map[string]string{"email": "cy@acme.test", "password": "cy-password"}).expect(200).JSON()["token"].(string)
+		bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
+		e.send("GET", "/api/auth/me", nil, bearer).expect(200)
+
+		e.do("DELETE", "/api/directory/tenants?id="+acme.ID, e.superKey, nil).expect(200)
+		e.do("GET", "/api/auth/me", admin, nil).expect(401)
+		e.send("GET", "/api/auth/me", nil, bearer).expect(401)
+		e.postForm("/api/login", map[string]string{"email": "cy@acme.test", "password": "cy-password"}).expect(401)
+		e.do("DELETE", "/api/directory/tenants?id="+acme.ID, e.superKey, nil).expect(404)
+	})
 }

@@ -36,7 +36,7 @@ func (a *api) routes() []route {
 		{Method: "GET", Path: "/health", Summary: "Readiness: 200 when the database answers", Public: true, Handler: a.health},
 	}
 	if a.opts.Auth != nil {
-		rs = append(rs, identityRoutes(a.opts.Auth, a.logger)...)
+		rs = append(rs, identityRoutes(a.opts.Auth)...)
 	}
 	return rs
 }

@@ -274,7 +274,8 @@ func (e *Engine) Periodic(interval time.Duration, args func() Args) {
 		}, nil))
 }
 
-// Start starts working jobs in the background until Stop.
+// Start starts working jobs in the background until Stop. Cancelling ctx
+// does not stop the engine; call Stop.
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -290,7 +291,10 @@ func (e *Engine) Start(ctx context.Context) error {
 		}
 		e.running[name] = true
 	}
-	if err := e.client.start(ctx); err != nil {
+	// River treats cancelling Start's context as a stop; ours stops only
+	// through Stop, so that a host cancelling its start-up context (or a
+	// SIGTERM context) does not cut running jobs short.
+	if err := e.client.start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("jobs: start: %w", err)
 	}
 	e.started = true

@@ -11,6 +11,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -151,6 +152,9 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identit
 	if claims.PasswordVersion != u.passwordChangedAt.UnixMicro() || u.TenantID != claims.TenantID {
 		return nil, ErrUnauthenticated
 	}
+	if t, err := getTenant(ctx, s.db, u.TenantID); err != nil || !t.IsActive {
+		return nil, ErrUnauthenticated
+	}
 	if _, err := getOrg(ctx, s.db, u.TenantID, claims.OrgID); err != nil {
 		return nil, ErrUnauthenticated
 	}
@@ -202,9 +206,33 @@ func (s *Service) Login(ctx context.Context, email, password, tenantID string) (
 }
 
 // RequestPasswordReset sends a reset token to every account with the email
-// through the Mailer. It reports success whether or not an account exists.
+// through the Mailer: from a background job when Config.Jobs is set,
+// otherwise now. It reports success whether or not an account exists.
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
-	users, err := usersByEmail(ctx, s.db, normalizeEmail(email), "")
+	email = normalizeEmail(email)
+	if s.cfg.Jobs != nil {
+		_, err := s.cfg.Jobs.Enqueue(ctx, resetArgs{Email: email}, nil)
+		return err
+	}
+	return s.sendResets(ctx, email)
+}
+
+// resetArgs is the job that mails reset tokens for an email.
+type resetArgs struct {
+	Email string `json:"email"`
+}
+
+func (resetArgs) Kind() string { return "auth.password_reset" }
+
+func (s *Service) workReset(ctx context.Context, job *jobs.Job[resetArgs]) error {
+	return s.sendResets(ctx, job.Args.Email)
+}
+
+// sendResets creates a token for each account with the email and mails it.
+// A mailer failure is logged, not retried: a retry would mail a second
+// token.
+func (s *Service) sendResets(ctx context.Context, email string) error {
+	users, err := usersByEmail(ctx, s.db, email, "")
 	if err != nil {
 		return err
 	}

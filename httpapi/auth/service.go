@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -44,6 +45,12 @@ type Config struct {
 	// Mailer receives password-reset tokens. Defaults to one that drops
 	// them with a warning.
 	Mailer Mailer
+	// Jobs, when set, sends password-reset mail from a durable background
+	// job, so that a reset request costs the same whether or not the
+	// account exists and survives a restart. Open registers the job's
+	// worker, so it must run before Jobs.Start. Without Jobs the mail is
+	// sent during the request.
+	Jobs *jobs.Engine
 	// Logger defaults to the store's logger.
 	Logger *slog.Logger
 }
@@ -96,7 +103,13 @@ func Open(ctx context.Context, db *store.DB, cfg Config) (*Service, error) {
 	if err := db.Migrate(ctx, Migrations); err != nil {
 		return nil, err
 	}
-	return &Service{db: db, cfg: cfg, logger: cfg.Logger, cache: map[string]cached{}}, nil
+	s := &Service{db: db, cfg: cfg, logger: cfg.Logger, cache: map[string]cached{}}
+	if cfg.Jobs != nil {
+		if err := jobs.Register(cfg.Jobs, jobs.WorkFunc[resetArgs](s.workReset), nil); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 type dropMailer struct{ logger *slog.Logger }

@@ -1,0 +1,51 @@
+// Command embed mounts the tenantkit API in an existing net/http server:
+// the host keeps its own routes (/hello) and serves tenantkit under /api/.
+//
+//	go run ./examples/embed
+//	curl http://localhost:8081/hello
+//	curl -H "X-Api-Key: <key printed on first start>" http://localhost:8081/api/auth/me
+//
+// Data goes to embed.db (SQLite) in the working directory. The Kit's secret
+// key is random per run here, so session tokens do not survive a restart
+// (API keys do); a real host sets Config.SecretKey to a key it keeps, as
+// examples/server does. Graceful shutdown is left out for brevity (see
+// examples/server).
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+
+	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/httpapi"
+	"github.com/tenantkit/tenantkit/httpapi/auth"
+)
+
+func main() {
+	ctx := context.Background()
+	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite:embed.db"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	svc, err := auth.Open(ctx, kit.DB, auth.Config{SecretKey: kit.SecretKey, Jobs: kit.Jobs})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := svc.Bootstrap(ctx, auth.BootstrapInput{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if res.GeneratedAPIKey != "" {
+		fmt.Println("Super-admin API key (shown once):", res.GeneratedAPIKey)
+	}
+	if err := kit.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	mux := http.NewServeMux() // the host's own mux, with its own routes
+	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "hello from the host") })
+	mux.Handle("/api/", httpapi.New(kit, httpapi.Options{BasePath: "/api", Auth: svc}))
+	log.Fatal(http.ListenAndServe(":8081", mux))
+}

@@ -1,0 +1,295 @@
+// Command server runs the tenantkit REST API standalone, configured from the
+// environment.
+//
+//	go run ./examples/server
+//
+// With no configuration it keeps everything under ./data: the SQLite
+// database (data/tenantkit.db), stored files (data/files) and the secret key
+// (data/secret.key, generated on first start with mode 0600). On first start
+// it creates a default tenant and organization and, unless BOOTSTRAP_API_KEY
+// is set, a super-admin API key that it prints once to stdout:
+//
+//	Super-admin API key (shown once): <key>
+//
+// Try it with
+//
+//	curl -H "X-Api-Key: <key>" http://localhost:8080/api/auth/me
+//
+// # Environment
+//
+//	ADDR               listen address (default ":8080"); the API is at http://ADDR/api.
+//	                   "127.0.0.1:0" picks a free port.
+//	DATA_DIR           database, files and secret key (default "./data").
+//	DATABASE_URL       default "sqlite:DATA_DIR/tenantkit.db"; "postgres://…" selects
+//	                   PostgreSQL (several processes may share one database).
+//	APP_SECRET_KEY     encrypts stored secrets and signs session tokens; any string of
+//	                   at least 32 bytes. Unset: the contents of DATA_DIR/secret.key,
+//	                   generated on first start (64 hex characters, used as they are,
+//	                   so copying the file's contents into APP_SECRET_KEY keeps the
+//	                   same key).
+//	BOOTSTRAP_API_KEY  if set, a super-admin API key with exactly this secret exists
+//	                   for the default tenant and organization (idempotent).
+//	ADMIN_EMAIL,       if both set, a super-admin user with these credentials exists.
+//	ADMIN_PASSWORD     Setting only one of them is an error.
+//	LOG_LEVEL          debug, info (default), warn or error. Logs go to stderr.
+//
+// APP_WEBHOOKS_ALLOW_PRIVATE_URLS, REDIS_URL and RATE_LIMIT_* are reserved
+// for features not built yet (outbound webhooks, rate limiting); they are
+// currently ignored.
+//
+// Password-reset tokens are not mailed: the server logs them (with the
+// email address) at INFO level.
+//
+// # Output and shutdown
+//
+// Stdout carries only what an operator must see: the generated API key
+// (first start only) and, once the listener is bound, the line
+//
+//	listening on http://HOST:PORT/api
+//
+// with the actual address (tests start the server on 127.0.0.1:0 and read
+// the port from this line). Everything else is logged to stderr.
+//
+// SIGINT or SIGTERM stops accepting connections, waits up to 30 s for
+// in-flight requests, then up to 30 s for running background jobs (jobs cut
+// short run again on the next start), and exits 0. Startup errors are
+// printed to stderr and exit 1.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/httpapi"
+	"github.com/tenantkit/tenantkit/httpapi/auth"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// Shutdown budgets: in-flight requests first, then background jobs.
+const (
+	drainRequests = 30 * time.Second
+	drainJobs     = 30 * time.Second
+)
+
+// minBootstrapKey is the length below which BOOTSTRAP_API_KEY draws a
+// warning (it is still accepted: the contract says "exactly this secret").
+const minBootstrapKey = 16
+
+// secretKeyFile is the name of the generated key in DATA_DIR.
+const secretKeyFile = "secret.key"
+
+// run starts the server and blocks until ctx is cancelled (then shuts down
+// cleanly and returns nil) or the server fails. args is unused: all
+// configuration comes from getenv.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
+		return fmt.Errorf("LOG_LEVEL: want debug, info, warn or error: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	addr := env("ADDR", ":8080")
+	dataDir := env("DATA_DIR", "./data")
+	if err := os.MkdirAll(filepath.Join(dataDir, "files"), 0o700); err != nil {
+		return fmt.Errorf("DATA_DIR: %w", err)
+	}
+	databaseURL := env("DATABASE_URL", "sqlite:"+filepath.Join(dataDir, "tenantkit.db"))
+	secret, err := secretKey(getenv("APP_SECRET_KEY"), dataDir, logger)
+	if err != nil {
+		return err
+	}
+	boot := auth.BootstrapInput{
+		APIKey:        getenv("BOOTSTRAP_API_KEY"),
+		AdminEmail:    getenv("ADMIN_EMAIL"),
+		AdminPassword: getenv("ADMIN_PASSWORD"),
+	}
+	if (boot.AdminEmail == "") != (boot.AdminPassword == "") {
+		return errors.New("ADMIN_EMAIL and ADMIN_PASSWORD must be set together")
+	}
+	if boot.APIKey != "" && len(boot.APIKey) < minBootstrapKey {
+		logger.Warn("BOOTSTRAP_API_KEY is short and easy to guess; use at least 32 random characters", "length", len(boot.APIKey))
+	}
+
+	logger.Info("opening database", describeDatabase(databaseURL)...)
+	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger})
+	if err != nil {
+		return err
+	}
+	closeKit := func() error {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainJobs)
+		defer cancel()
+		return kit.Close(cctx)
+	}
+
+	// auth registers its reset-mail job on kit.Jobs, so it opens before
+	// kit.Start.
+	svc, err := auth.Open(ctx, kit.DB, auth.Config{SecretKey: secret, Mailer: logMailer{logger}, Logger: logger, Jobs: kit.Jobs})
+	if err != nil {
+		return errors.Join(err, closeKit())
+	}
+	res, err := svc.Bootstrap(ctx, boot)
+	if err != nil {
+		return errors.Join(fmt.Errorf("bootstrap: %w", err), closeKit())
+	}
+	logger.Info("bootstrap done", "tenantId", res.TenantID, "organizationId", res.OrganizationID, "firstStart", res.FirstStart)
+	if res.GeneratedAPIKey != "" {
+		fmt.Fprintf(stdout, "\n"+
+			"=====================================================================\n"+
+			"Super-admin API key (shown once): %s\n"+
+			"Store it now; it is not shown again.\n"+
+			"=====================================================================\n\n",
+			res.GeneratedAPIKey)
+	}
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return errors.Join(err, closeKit())
+	}
+	// Jobs get a context that SIGTERM does not cancel: cancelling it would
+	// cut running jobs short; kit.Close drains them instead.
+	if err := kit.Start(context.WithoutCancel(ctx)); err != nil {
+		ln.Close()
+		return errors.Join(err, closeKit())
+	}
+
+	srv := &http.Server{
+		Handler:           httpapi.New(kit, httpapi.Options{Auth: svc, Logger: logger}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      120 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	bound := ln.Addr().String()
+	logger.Info("listening on http://" + bound + "/api")
+	fmt.Fprintf(stdout, "listening on http://%s/api\n", bound)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down: draining requests, then jobs")
+	case serveErr = <-served:
+		logger.Error("server stopped", "err", serveErr)
+	}
+
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainRequests)
+	defer cancel()
+	shutdownErr := srv.Shutdown(sctx)
+	if shutdownErr != nil {
+		shutdownErr = fmt.Errorf("shutdown: %w", shutdownErr)
+	}
+	if err := errors.Join(serveErr, shutdownErr, closeKit()); err != nil {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// secretKey returns the key from APP_SECRET_KEY, or the one kept in
+// DATA_DIR/secret.key, generating that file on first start.
+func secretKey(fromEnv, dataDir string, logger *slog.Logger) ([]byte, error) {
+	if fromEnv != "" {
+		if len(fromEnv) < 32 {
+			return nil, errors.New("APP_SECRET_KEY must be at least 32 bytes")
+		}
+		return []byte(fromEnv), nil
+	}
+	path := filepath.Join(dataDir, secretKeyFile)
+	key, err := readKey(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return key, err
+	}
+
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, err
+	}
+	key = []byte(hex.EncodeToString(raw[:]))
+	// O_EXCL: if another process created the file meanwhile, use its key.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return readKey(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("secret key: %w", err)
+	}
+	_, err = f.Write(append(key, '\n'))
+	err = errors.Join(err, f.Sync(), f.Close())
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("secret key: %w", err)
+	}
+	logger.Info("generated secret key", "path", path)
+	return key, nil
+}
+
+func readKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	key := strings.TrimSpace(string(b))
+	if len(key) < 32 {
+		return nil, fmt.Errorf("%s: the key must be at least 32 bytes (delete the file to generate a new one; stored secrets and sessions are then lost)", path)
+	}
+	return []byte(key), nil
+}
+
+// describeDatabase returns log attributes naming the engine and where the
+// data is, never a password.
+func describeDatabase(databaseURL string) []any {
+	if path, ok := strings.CutPrefix(databaseURL, "sqlite:"); ok {
+		return []any{"engine", "sqlite", "path", path}
+	}
+	if strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") {
+		attrs := []any{"engine", "postgres"}
+		if u, err := url.Parse(databaseURL); err == nil {
+			attrs = append(attrs, "host", u.Host, "database", strings.TrimPrefix(u.Path, "/"))
+		}
+		return attrs
+	}
+	return []any{"engine", "unknown"}
+}
+
+// logMailer "delivers" password-reset tokens by logging them, so an
+// operator of the standalone server can pass them on.
+type logMailer struct{ logger *slog.Logger }
+
+func (m logMailer) SendPasswordReset(ctx context.Context, email, token string) error {
+	m.logger.InfoContext(ctx, "password reset requested", "email", email, "token", token)
+	return nil
+}
