@@ -6,10 +6,41 @@ import (
 	"fmt"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/tenantkit/tenantkit/store"
 )
+
+// migrateAndConnect brings River's tables up to date, under the store's
+// migration lock so that processes starting together apply each version
+// once, and returns a client. River's Migrate runs one transaction per
+// version (on PostgreSQL a new enum value cannot be used in the
+// transaction that adds it). prepare, when set, runs first under the lock.
+func migrateAndConnect[TTx any](ctx context.Context, db *store.DB, driver riverdriver.Driver[TTx], cfg *river.Config, prepare func() error) (client, error) {
+	err := db.WithLock(ctx, "tenantkit.migrate", func() error {
+		if prepare != nil {
+			if err := prepare(); err != nil {
+				return err
+			}
+		}
+		m, err := rivermigrate.New(driver, &rivermigrate.Config{Schema: cfg.Schema, Logger: cfg.Logger})
+		if err != nil {
+			return err
+		}
+		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: migrate: %w", err)
+	}
+	c, err := river.NewClient(driver, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return riverClient[TTx]{c}, nil
+}
 
 // client hides River's transaction type parameter (*sql.Tx on SQLite,
 // pgx.Tx on PostgreSQL) from the engine.

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -19,31 +18,18 @@ func init() {
 }
 
 // newPgxClient runs River on the store's pgx pool, with its tables in a
-// schema of their own. River's migrations run one transaction per version
-// (a new enum value cannot be used in the transaction that adds it).
+// schema of their own.
 func newPgxClient(ctx context.Context, db *store.DB, cfg *river.Config, schema string) (client, bool, error) {
 	pool, ok := db.PgxPool()
 	if !ok {
 		return nil, false, nil
 	}
-	driver := riverpgxv5.New(pool)
-	err := db.WithLock(ctx, "tenantkit.migrate", func() error {
+	createSchema := func() error {
 		if _, err := pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
 			return fmt.Errorf("jobs: create schema %s: %w", schema, err)
 		}
-		m, err := rivermigrate.New(driver, &rivermigrate.Config{Schema: schema, Logger: quiet(cfg.Logger)})
-		if err != nil {
-			return err
-		}
-		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-		return err
-	})
-	if err != nil {
-		return nil, true, err
+		return nil
 	}
-	c, err := river.NewClient[pgx.Tx](driver, cfg)
-	if err != nil {
-		return nil, true, err
-	}
-	return riverClient[pgx.Tx]{c}, true, nil
+	c, err := migrateAndConnect[pgx.Tx](ctx, db, riverpgxv5.New(pool), cfg, createSchema)
+	return c, true, err
 }
