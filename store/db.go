@@ -189,8 +189,8 @@ const maxTxAttempts = 5
 // effects outside the transaction; use tx.AfterCommit for those.
 //
 // Events emitted with tx.Emit are written in the same transaction; after a
-// successful commit the AfterCommit functions run, then the DB's
-// after-commit listeners (the job engine uses this to wake its workers).
+// successful commit the AfterCommit functions run, then the listeners
+// registered with OnCommit receive the transaction's events.
 func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	return db.runTx(ctx, false, fn)
 }
@@ -266,7 +266,9 @@ func (db *DB) OnEmit(h EmitHook) {
 }
 
 // OnCommit registers a listener called after every commit of a
-// transaction that emitted events, with those events. It must not block.
+// transaction that emitted events, with those events, in this process only
+// (for example to drop a cache at once; other processes learn of changes
+// through event subscriptions). It must not block.
 func (db *DB) OnCommit(l func(ctx context.Context, events []Event)) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
