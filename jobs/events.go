@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -90,7 +88,9 @@ func (e *Engine) deliverEvent(ctx context.Context, job *Job[eventArgs]) error {
 	}
 	e.mu.Unlock()
 	if sub == nil {
-		return river.JobCancel(fmt.Errorf("jobs: no subscriber %q in this process", job.Args.Subscriber))
+		// Another process sharing the database may have it (a rolling
+		// deploy): retry rather than drop the delivery.
+		return fmt.Errorf("jobs: no subscriber %q in this process", job.Args.Subscriber)
 	}
 	return sub.Handle(ctx, job.Args.Event)
 }
