@@ -53,8 +53,8 @@ func configurePgxConn(_ context.Context, c *pgx.Conn) error {
 	return nil
 }
 
-// FromPool wraps a pgx pool the host already has. Timestamps are returned
-// in UTC either way (the DB converts them); Close leaves the pool open.
+// FromPool wraps a pgx pool the host already has. Scanned times are in UTC
+// as with Open; Close leaves the pool open.
 func FromPool(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -102,7 +102,7 @@ func (e *pgxEngine) query(ctx context.Context, q string, args []any) (Rows, erro
 }
 
 func (e *pgxEngine) queryRow(ctx context.Context, q string, args []any) Row {
-	return e.pool.QueryRow(ctx, q, args...)
+	return pgxRow{e.pool.QueryRow(ctx, q, args...)}
 }
 
 func (e *pgxEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) {
@@ -149,9 +149,35 @@ func (e *pgxEngine) close() error {
 
 type pgxRows struct{ pgx.Rows }
 
+func (r pgxRows) Scan(dest ...any) error { return inUTC(r.Rows.Scan(dest...), dest) }
+
 func (r pgxRows) Close() error {
 	r.Rows.Close()
 	return r.Rows.Err()
+}
+
+type pgxRow struct{ pgx.Row }
+
+func (r pgxRow) Scan(dest ...any) error { return inUTC(r.Row.Scan(dest...), dest) }
+
+// inUTC puts scanned times in UTC. Pools opened by Open already scan
+// timestamptz in UTC; a host's pool (FromPool) scans in time.Local.
+func inUTC(err error, dest []any) error {
+	if err != nil {
+		return err
+	}
+	for _, d := range dest {
+		switch t := d.(type) {
+		case *time.Time:
+			*t = t.UTC()
+		case **time.Time:
+			if *t != nil {
+				u := (*t).UTC()
+				*t = &u
+			}
+		}
+	}
+	return nil
 }
 
 type pgxTx struct{ tx pgx.Tx }
@@ -170,7 +196,7 @@ func (t pgxTx) query(ctx context.Context, q string, args []any) (Rows, error) {
 }
 
 func (t pgxTx) queryRow(ctx context.Context, q string, args []any) Row {
-	return t.tx.QueryRow(ctx, q, args...)
+	return pgxRow{t.tx.QueryRow(ctx, q, args...)}
 }
 
 func (t pgxTx) commit(ctx context.Context) error   { return t.tx.Commit(ctx) }

@@ -1,0 +1,66 @@
+package store_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/matryer/is"
+
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+func TestSQLiteConnectionSettings(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := t.Context()
+	db := storetest.SQLite(t)
+
+	writer, ok := db.SQLPool()
+	is.True(ok)
+	is.Equal(writer.Stats().MaxOpenConnections, 1) // one writer
+	for name, want := range map[string]string{"journal_mode": "wal", "foreign_keys": "1", "synchronous": "1", "busy_timeout": "10000"} {
+		var got string
+		is.NoErr(writer.QueryRowContext(ctx, "PRAGMA "+name).Scan(&got))
+		if got != want {
+			t.Errorf("writer PRAGMA %s = %s, want %s", name, got, want)
+		}
+		is.NoErr(db.QueryRow(ctx, "PRAGMA "+name).Scan(&got)) // a reader
+		if got != want {
+			t.Errorf("reader PRAGMA %s = %s, want %s", name, got, want)
+		}
+	}
+	var queryOnly string
+	is.NoErr(db.QueryRow(ctx, "PRAGMA query_only").Scan(&queryOnly))
+	is.Equal(queryOnly, "1") // readers cannot write
+	_, err := db.Query(ctx, "CREATE TABLE nope (x INTEGER)")
+	is.True(err != nil)
+}
+
+func TestFromPool(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := t.Context()
+	url := storetest.IsolatedPostgresURL(t)
+	if os.Getenv(storetest.PostgresEnv) == "" {
+		t.Skip()
+	}
+	pool, err := pgxpool.New(ctx, url)
+	is.NoErr(err)
+	defer pool.Close()
+
+	db, err := store.FromPool(ctx, pool, nil)
+	is.NoErr(err)
+	is.True(db.Schema() != "public") // the URL's search_path
+	is.NoErr(db.Migrate(ctx, widgets))
+	_, sc := storetest.NewScope(t)
+	id, err := insertWidget(ctx, db, sc, "from a host pool", nil)
+	is.NoErr(err)
+	w, err := store.One(ctx, db, scanWidget, `SELECT id, name, enabled, data, note, created_at FROM widgets WHERE tenant_id = $1 AND id = $2`, sc.TenantID, id)
+	is.NoErr(err)
+	is.Equal(w.Name, "from a host pool")
+
+	is.NoErr(db.Close())
+	is.NoErr(pool.Ping(ctx)) // the host's pool stays open
+}
