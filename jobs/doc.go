@@ -35,6 +35,9 @@
 //     allows one writer, and queueing in Go avoids busy errors.
 //   - On SQLite a running job may not see a cancel through its context;
 //     long-running workers call CancelRequested between steps.
+//   - On SQLite, do not call Progress or CancelRequested inside a store
+//     transaction: both use the single writer connection the transaction
+//     holds. Call them between transactions.
 //   - The domain event log is pruned hourly (Config.EventRetention, 7 days
 //     by default).
 //   - Event deliveries use the "events" queue, other work "default" unless
