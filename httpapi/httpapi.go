@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -63,18 +64,11 @@ func New(kit *tenantkit.Kit, opts Options) http.Handler {
 	if a.opts.MaxBodyBytes <= 0 {
 		a.opts.MaxBodyBytes = defaultMaxBody
 	}
-	a.base = strings.TrimSuffix(cmpOr(opts.BasePath, "/api"), "/")
+	a.base = strings.TrimSuffix(cmp.Or(opts.BasePath, "/api"), "/")
 
 	mux := http.NewServeMux()
 	for _, rt := range a.routes() {
 		mux.Handle(rt.Method+" "+a.base+rt.Path, a.handle(rt))
 	}
 	return a.recoverPanics(withRequestID(jsonFallbacks(mux)))
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"mime"
@@ -331,7 +332,7 @@ func (h identityHandlers) login(w http.ResponseWriter, r *http.Request) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	token, _, err := h.svc.Login(r.Context(), f["email"], f["password"], cmpOr(f["tenantId"], f["tenant"]))
+	token, _, err := h.svc.Login(r.Context(), f["email"], f["password"], cmp.Or(f["tenantId"], f["tenant"]))
 	if errors.Is(err, auth.ErrInvalidLogin) {
 		return loginFailed{}
 	}

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,7 +94,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 		workers:  river.NewWorkers(),
 		defaults: map[string]kindDefaults{},
 		queues:   map[string]int{DefaultQueue: 10, eventQueue: 10},
-		logger:   cmpOr(cfg.Logger, db.Logger()),
+		logger:   cmp.Or(cfg.Logger, db.Logger()),
 	}
 	maps.Copy(e.queues, cfg.Queues)
 
@@ -109,7 +110,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 		}
 	}
 	rcfg := &river.Config{
-		FetchCooldown:     cmpOr(cfg.FetchCooldown, 2*time.Millisecond),
+		FetchCooldown:     cmp.Or(cfg.FetchCooldown, 2*time.Millisecond),
 		FetchPollInterval: poll,
 		JobTimeout:        cfg.JobTimeout,
 		MaxAttempts:       cfg.MaxAttempts,
@@ -163,7 +164,7 @@ func Register[T Args](e *Engine, w Worker[T], opts *RegisterOpts) error {
 	}
 	d := kindDefaults{queue: DefaultQueue}
 	if opts != nil {
-		d.queue = cmpOr(opts.Queue, DefaultQueue)
+		d.queue = cmp.Or(opts.Queue, DefaultQueue)
 		d.maxAttempts = opts.MaxAttempts
 	}
 	if _, ok := e.queues[d.queue]; !ok {
@@ -187,10 +188,10 @@ type Opts struct {
 
 func (e *Engine) insertParams(args Args, opts *Opts) river.InsertManyParams {
 	d := e.defaults[args.Kind()]
-	io := &river.InsertOpts{Queue: cmpOr(d.queue, DefaultQueue), MaxAttempts: d.maxAttempts}
+	io := &river.InsertOpts{Queue: cmp.Or(d.queue, DefaultQueue), MaxAttempts: d.maxAttempts}
 	if opts != nil {
-		io.Queue = cmpOr(opts.Queue, io.Queue)
-		io.MaxAttempts = cmpOr(opts.MaxAttempts, io.MaxAttempts)
+		io.Queue = cmp.Or(opts.Queue, io.Queue)
+		io.MaxAttempts = cmp.Or(opts.MaxAttempts, io.MaxAttempts)
 		io.ScheduledAt = opts.ScheduledAt
 		io.Priority = opts.Priority
 	}
@@ -319,12 +320,4 @@ func (e *Engine) Stop(ctx context.Context) error {
 		return e.client.stopAndCancel(hard)
 	}
 	return err
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -96,7 +97,7 @@ func (e *Engine) deliverEvent(ctx context.Context, job *Job[eventArgs]) error {
 }
 
 func (e *Engine) cleanupEvents(ctx context.Context, _ *Job[cleanupArgs]) error {
-	retention := cmpOr(e.cfg.EventRetention, 7*24*time.Hour)
+	retention := cmp.Or(e.cfg.EventRetention, 7*24*time.Hour)
 	n, err := store.DeleteEventsBefore(ctx, e.db, e.db.Now().Add(-retention))
 	if err == nil && n > 0 {
 		e.logger.InfoContext(ctx, "jobs: removed old events", "count", n)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -55,7 +56,7 @@ var ErrMigrationChanged = errors.New("store: applied migration changed")
 // Load reads the line's migrations for an engine ("sqlite" or "postgres"),
 // sorted by version.
 func (m Migrations) Load(engine string) ([]Migration, error) {
-	dir := path.Join(cmpOr(m.Dir, "."), engine)
+	dir := path.Join(cmp.Or(m.Dir, "."), engine)
 	entries, err := fs.ReadDir(m.FS, dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: migrations %q: %w", m.Line, err)
@@ -149,11 +150,4 @@ func (db *DB) migrateLine(ctx context.Context, line Migrations) error {
 		}
 	}
 	return nil
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
