@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,8 +91,4 @@ func article(noun string) string {
 		return "an " + noun
 	}
 	return "a " + noun
-}
-
-func contextWithValue(r *http.Request, key, value any) context.Context {
-	return context.WithValue(r.Context(), key, value)
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"runtime/debug"
@@ -109,7 +110,7 @@ func withRequestID(next http.Handler) http.Handler {
 			id = store.NewID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(contextWithValue(r, requestIDKey{}, id)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
 	})
 }
 

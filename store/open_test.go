@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -43,9 +42,6 @@ func TestFromPool(t *testing.T) {
 	is := is.New(t)
 	ctx := t.Context()
 	url := storetest.IsolatedPostgresURL(t)
-	if os.Getenv(storetest.PostgresEnv) == "" {
-		t.Skip()
-	}
 	pool, err := pgxpool.New(ctx, url)
 	is.NoErr(err)
 	defer pool.Close()

@@ -146,7 +146,7 @@ func (sqliteDialect) Classify(err error) error {
 	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
 		return withKind(ErrConflict, err)
 	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY, sqlite3.SQLITE_CONSTRAINT_CHECK,
-		sqlite3.SQLITE_CONSTRAINT_NOTNULL, sqlite3.SQLITE_CONSTRAINT:
+		sqlite3.SQLITE_CONSTRAINT_NOTNULL:
 		return withKind(ErrInvalid, err)
 	}
 	switch se.Code() & 0xff {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -178,5 +177,3 @@ func hashSecret(secret string) string {
 
 func isConflict(err error) bool { return errors.Is(err, store.ErrConflict) }
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

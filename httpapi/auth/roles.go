@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/mail"
 	"regexp"
@@ -78,7 +79,7 @@ func (o *OptionalList) UnmarshalJSON(b []byte) error {
 		o.Value = nil
 		return nil
 	}
-	return jsonUnmarshal(b, &o.Value)
+	return json.Unmarshal(b, &o.Value)
 }
 
 // SetRoleACL replaces a role's features (and optionally its super-admin
