@@ -100,6 +100,14 @@ func TestDirectoryRolesAndKeys(t *testing.T) {
 		is.True(!strings.Contains(string(list.Body), secret))
 		is.True(!strings.Contains(string(list.Body), "secret"))
 		is.Equal(list.JSON()["total"], float64(2))
+		for _, item := range list.JSON()["items"].([]any) {
+			k := item.(map[string]any)
+			if k["id"] == created["id"] {
+				is.Equal(k["roles"], []any{map[string]any{"id": viewer, "name": "viewer"}}) // listed with its roles
+			} else {
+				is.Equal(len(k["roles"].([]any)), 1) // the fixture key's one role
+			}
+		}
 
 		// The viewer key may read keys but not create them; 403 lists what is missing.
 		r := e.do("POST", "/api/api_keys/keys", secret, map[string]any{"name": "x"}).expect(403).JSON()

@@ -134,13 +134,20 @@ func (s *Service) ListAPIKeys(ctx context.Context, actor *Identity, tenantID str
 	if err != nil {
 		return nil, 0, err
 	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	roles, err := roleRefsOfKeys(ctx, s.db, ids)
+	if err != nil {
+		return nil, 0, err
+	}
 	keys := make([]*APIKey, len(rows))
 	for i, r := range rows {
-		roles, err := rolesOf(ctx, s.db, "auth_api_key_roles", "key_id", r.ID)
-		if err != nil {
-			return nil, 0, err
+		r.Roles = roles[r.ID]
+		if r.Roles == nil {
+			r.Roles = []RoleRef{}
 		}
-		r.Roles = refs(roles)
 		keys[i] = &r.APIKey
 	}
 	return keys, total, nil

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -147,6 +148,35 @@ func rolesOf(ctx context.Context, q store.Querier, joinTable, ownerColumn, owner
 	return store.Many(ctx, q, scanRole, `SELECT r.id, r.tenant_id, r.name, r.features, r.is_super_admin, r.organizations, r.created_at, r.updated_at
 		FROM auth_roles r JOIN `+joinTable+` j ON j.role_id = r.id
 		WHERE j.`+ownerColumn+` = $1 ORDER BY r.name`, ownerID)
+}
+
+// roleRefsOfKeys returns the roles of several keys, by key id, in one
+// query.
+func roleRefsOfKeys(ctx context.Context, q store.Querier, keyIDs []string) (map[string][]RoleRef, error) {
+	out := map[string][]RoleRef{}
+	if len(keyIDs) == 0 {
+		return out, nil
+	}
+	var args store.Args
+	placeholders := make([]string, len(keyIDs))
+	for i, id := range keyIDs {
+		placeholders[i] = args.Add(id)
+	}
+	rows, err := q.Query(ctx, `SELECT j.key_id, r.id, r.name FROM auth_api_key_roles j JOIN auth_roles r ON r.id = j.role_id
+		WHERE j.key_id IN (`+strings.Join(placeholders, ", ")+`) ORDER BY r.name`, args.Values()...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var keyID string
+		var ref RoleRef
+		if err := rows.Scan(&keyID, &ref.ID, &ref.Name); err != nil {
+			return nil, err
+		}
+		out[keyID] = append(out[keyID], ref)
+	}
+	return out, rows.Err()
 }
 
 type userRow struct {
