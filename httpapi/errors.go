@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -42,6 +43,10 @@ type errorBodyFunc func(status int, err error, message string, details map[strin
 // body format. 5xx responses are logged with the request id and their
 // bodies never carry internals.
 func (a *api) writeError(w http.ResponseWriter, r *http.Request, rt route, err error) {
+	if limited, ok := ratelimit.AsLimited(err); ok {
+		ratelimit.WriteLimited(w, r, limited.Result)
+		return
+	}
 	status := statusOf(err)
 	if status >= 500 {
 		a.logger.ErrorContext(r.Context(), "httpapi: request failed", "method", r.Method, "path", r.URL.Path,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/ratelimit"
 )
 
 // Authenticator identifies the caller of a request. It returns (nil, nil)
@@ -35,6 +36,12 @@ type Options struct {
 	// Logger receives 5xx errors and recovered panics. Defaults to the
 	// Kit's logger.
 	Logger *slog.Logger
+	// RateLimit applies the authentication-endpoint limits and the routes'
+	// own limits. nil applies ratelimit.DefaultConfig() in memory (the
+	// spec's defaults); use ratelimit.Open(ratelimit.ConfigFromEnv(...))
+	// for the environment's settings or Redis, and a Config with Enabled
+	// false to limit nothing.
+	RateLimit *ratelimit.Policy
 }
 
 // defaultMaxBody is the request body limit unless Options or a route says
@@ -65,9 +72,16 @@ func New(kit *tenantkit.Kit, opts Options) http.Handler {
 		a.opts.MaxBodyBytes = defaultMaxBody
 	}
 	a.base = strings.TrimSuffix(cmp.Or(opts.BasePath, "/api"), "/")
+	if a.opts.RateLimit == nil {
+		a.opts.RateLimit = ratelimit.NewPolicy(ratelimit.DefaultConfig(), nil, a.logger)
+	}
+	return a.serve(a.routes())
+}
 
+// serve builds the handler of a route table.
+func (a *api) serve(routes []route) http.Handler {
 	mux := http.NewServeMux()
-	for _, rt := range a.routes() {
+	for _, rt := range routes {
 		mux.Handle(rt.Method+" "+a.base+rt.Path, a.handle(rt))
 	}
 	return a.recoverPanics(withRequestID(jsonFallbacks(mux)))

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
 )
 
 // identityRoutes are the built-in identity endpoints: directory, roles,
 // users, API keys, sign-in and password reset.
-func identityRoutes(svc *auth.Service) []route {
-	h := identityHandlers{svc}
+func identityRoutes(svc *auth.Service, limits *ratelimit.Policy) []route {
+	h := identityHandlers{svc: svc, limits: limits}
 	return []route{
 		// Directory
 		{Method: "GET", Path: "/directory/tenants", Summary: "List tenants", SuperAdmin: true, Handler: h.listTenants},
@@ -45,7 +46,10 @@ func identityRoutes(svc *auth.Service) []route {
 	}
 }
 
-type identityHandlers struct{ svc *auth.Service }
+type identityHandlers struct {
+	svc    *auth.Service
+	limits *ratelimit.Policy
+}
 
 func actor(r *http.Request) *auth.Identity { return auth.IdentityFrom(r.Context()) }
 
@@ -317,9 +321,19 @@ func okFalseBody(status int, _ error, message string, details map[string]string)
 	return body
 }
 
+// The sign-in handlers apply the IP limit before reading the body and the
+// account limit (client address and email hash) before any validation or
+// database work, so a refused request costs nothing.
+
 func (h identityHandlers) login(w http.ResponseWriter, r *http.Request) error {
+	if err := h.limits.CheckAuth(r, ratelimit.Login); err != nil {
+		return err
+	}
 	f, err := formValues(r, "email", "password", "tenantId", "tenant")
 	if err != nil {
+		return err
+	}
+	if err := h.limits.CheckAuthAccount(r, ratelimit.Login, f["email"]); err != nil {
 		return err
 	}
 	v := &store.ValidationError{}
@@ -339,6 +353,7 @@ func (h identityHandlers) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	h.limits.ResetAuthAccount(r, ratelimit.Login, f["email"])
 	return encode(w, http.StatusOK, map[string]any{"ok": true, "token": token})
 }
 
@@ -351,8 +366,14 @@ func (loginFailed) Unwrap() error         { return auth.ErrUnauthenticated }
 func (loginFailed) PublicMessage() string { return "Invalid email or password" }
 
 func (h identityHandlers) requestReset(w http.ResponseWriter, r *http.Request) error {
+	if err := h.limits.CheckAuth(r, ratelimit.PasswordReset); err != nil {
+		return err
+	}
 	f, err := formValues(r, "email")
 	if err != nil {
+		return err
+	}
+	if err := h.limits.CheckAuthAccount(r, ratelimit.PasswordReset, f["email"]); err != nil {
 		return err
 	}
 	if f["email"] == "" {
@@ -366,6 +387,9 @@ func (h identityHandlers) requestReset(w http.ResponseWriter, r *http.Request) e
 }
 
 func (h identityHandlers) confirmReset(w http.ResponseWriter, r *http.Request) error {
+	if err := h.limits.CheckAuth(r, ratelimit.PasswordResetConfirm); err != nil {
+		return err
+	}
 	f, err := formValues(r, "token", "password")
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 type apiFunc func(w http.ResponseWriter, r *http.Request) error
 
 // handle builds a route's chain: body limit → authenticate → authorize →
-// scope → handler. Recovery and request ids wrap the whole mux.
+// scope → route rate limit → handler. Recovery and request ids wrap the whole mux.
 func (a *api) handle(rt route) http.Handler {
 	limit := a.opts.MaxBodyBytes
 	if rt.MaxBodyBytes > 0 {
@@ -38,6 +38,10 @@ func (a *api) handle(rt route) http.Handler {
 			ctx := auth.WithIdentity(r.Context(), id)
 			ctx = store.WithScope(ctx, id.Scope())
 			r = r.WithContext(ctx)
+		}
+		if err := a.checkRouteLimit(r, rt.RateLimit); err != nil {
+			a.writeError(w, r, rt, err)
+			return
 		}
 		if err := rt.Handler(w, r); err != nil {
 			a.writeError(w, r, rt, err)

@@ -23,6 +23,8 @@ type route struct {
 	Features []string
 	// MaxBodyBytes overrides the body limit (uploads).
 	MaxBodyBytes int64
+	// RateLimit, if set, limits the route before its handler runs.
+	RateLimit *rateLimit
 	// ErrorBody formats error responses the way the area documents them;
 	// nil uses the default {error, details?} body.
 	ErrorBody errorBodyFunc
@@ -36,7 +38,7 @@ func (a *api) routes() []route {
 		{Method: "GET", Path: "/health", Summary: "Readiness: 200 when the database answers", Public: true, Handler: a.health},
 	}
 	if a.opts.Auth != nil {
-		rs = append(rs, identityRoutes(a.opts.Auth)...)
+		rs = append(rs, identityRoutes(a.opts.Auth, a.opts.RateLimit)...)
 	}
 	return rs
 }

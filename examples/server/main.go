@@ -33,9 +33,25 @@
 //	ADMIN_PASSWORD     Setting only one of them is an error.
 //	LOG_LEVEL          debug, info (default), warn or error. Logs go to stderr.
 //
-// APP_WEBHOOKS_ALLOW_PRIVATE_URLS, REDIS_URL and RATE_LIMIT_* are reserved
-// for features not built yet (outbound webhooks, rate limiting); they are
-// currently ignored.
+// Rate limiting follows the spec's variables (see ratelimit.ConfigFromEnv):
+//
+//	RATE_LIMIT_ENABLED            true (default) or false.
+//	RATE_LIMIT_STRATEGY           memory (default) or redis (needs REDIS_URL,
+//	                              e.g. redis://127.0.0.1:6379/0); anything else
+//	                              fails the start.
+//	RATE_LIMIT_KEY_PREFIX         default "rl".
+//	RATE_LIMIT_TRUST_PROXY_DEPTH  proxies in front of the server (default 0:
+//	                              X-Forwarded-For is ignored and all clients
+//	                              share one bucket per endpoint).
+//	RATE_LIMIT_<NAME>_POINTS, _DURATION, _BLOCK_DURATION for LOGIN, LOGIN_IP,
+//	                              RESET, RESET_IP, RESET_CONFIRM, 2FA_VERIFY.
+//	APP_INTEGRATION_TEST=true     turns all limiting off.
+//	APP_TEST_MODE=1 with APP_TEST_AUTH_RATE_LIMIT_MODE=opt-in makes the sign-in
+//	                              limits apply only to requests sending
+//	                              "x-app-test-rate-limit: on".
+//
+// APP_WEBHOOKS_ALLOW_PRIVATE_URLS is reserved for outbound webhooks, not
+// built yet; it is currently ignored.
 //
 // Password-reset tokens are not mailed: the server logs them (with the
 // email address) at INFO level.
@@ -78,6 +94,7 @@ import (
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/ratelimit"
 )
 
 func main() {
@@ -141,6 +158,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logger.Warn("BOOTSTRAP_API_KEY is short and easy to guess; use at least 32 random characters", "length", len(boot.APIKey))
 	}
 
+	limitCfg, err := ratelimit.ConfigFromEnv(getenv, logger)
+	if err != nil {
+		return err
+	}
+	logger.Info("rate limiting", "enabled", limitCfg.Enabled, "strategy", limitCfg.Strategy,
+		"trustProxyDepth", limitCfg.TrustProxyDepth, "authOptIn", limitCfg.AuthOptIn)
+
 	logger.Info("opening database", describeDatabase(databaseURL)...)
 	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger})
 	if err != nil {
@@ -158,6 +182,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return errors.Join(err, closeKit())
 	}
+	limits, err := ratelimit.Open(limitCfg, logger)
+	if err != nil {
+		return errors.Join(err, closeKit())
+	}
+	defer limits.Close()
 	res, err := svc.Bootstrap(ctx, boot)
 	if err != nil {
 		return errors.Join(fmt.Errorf("bootstrap: %w", err), closeKit())
@@ -184,7 +213,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	srv := &http.Server{
-		Handler:           httpapi.New(kit, httpapi.Options{Auth: svc, Logger: logger}),
+		Handler:           httpapi.New(kit, httpapi.Options{Auth: svc, Logger: logger, RateLimit: limits}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      120 * time.Second,
