@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -197,6 +199,48 @@ func TestAdminUserAndReset(t *testing.T) {
 	s.stop(t)
 }
 
+// TestRateLimitFromEnv checks that the server applies the RATE_LIMIT_*
+// variables and the test switches.
+func TestRateLimitFromEnv(t *testing.T) {
+	t.Parallel()
+	confirm := func(s *server) int {
+		return s.do(t, "POST", "/api/reset/confirm", "", map[string]string{"token": "forged", "password": "new-password"}, nil)
+	}
+	tight := map[string]string{"RATE_LIMIT_RESET_CONFIRM_POINTS": "2"}
+	cases := map[string]struct {
+		env     map[string]string
+		limited bool
+	}{
+		"memory":           {tight, true},
+		"disabled":         {map[string]string{"RATE_LIMIT_ENABLED": "false"}, false},
+		"integration test": {map[string]string{"APP_INTEGRATION_TEST": "true"}, false},
+	}
+	if url := os.Getenv("TENANTKIT_TEST_REDIS_URL"); url != "" {
+		cases["redis"] = struct {
+			env     map[string]string
+			limited bool
+		}{map[string]string{"RATE_LIMIT_STRATEGY": "redis", "REDIS_URL": url, "RATE_LIMIT_KEY_PREFIX": "server-test-" + t.Name() + time.Now().Format("150405.000000")}, true}
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"DATA_DIR": t.TempDir()}
+			maps.Copy(env, tight)
+			maps.Copy(env, tc.env)
+			s := start(t, env)
+			codes := []int{confirm(s), confirm(s), confirm(s)}
+			want := []int{400, 400, 400}
+			if tc.limited {
+				want[2] = http.StatusTooManyRequests
+			}
+			if !slices.Equal(codes, want) {
+				t.Fatalf("statuses %v, want %v", codes, want)
+			}
+			s.stop(t)
+		})
+	}
+}
+
 // TestConfigErrors checks that bad configuration fails at startup.
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
@@ -208,6 +252,8 @@ func TestConfigErrors(t *testing.T) {
 		"bad log level":    {map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
 		"email only":       {map[string]string{"ADMIN_EMAIL": "admin@example.com"}, "ADMIN_PASSWORD"},
 		"unknown database": {map[string]string{"DATABASE_URL": "mysql://localhost/x"}, "mysql"},
+		"unknown strategy": {map[string]string{"RATE_LIMIT_STRATEGY": "memcached"}, "RATE_LIMIT_STRATEGY"},
+		"redis, no URL":    {map[string]string{"RATE_LIMIT_STRATEGY": "redis"}, "REDIS_URL"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
