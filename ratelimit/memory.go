@@ -13,11 +13,10 @@ import (
 // hash, so concurrent requests for different keys rarely share a lock, and
 // it is bounded: at most MaxKeys keys are kept (see MemoryOptions).
 type Memory struct {
-	seed      maphash.Seed
-	shards    []memoryShard
-	perShard  int
-	start     time.Time
-	nowOffset func() time.Duration
+	seed     maphash.Seed
+	shards   []memoryShard
+	perShard int
+	start    time.Time
 }
 
 // MemoryOptions tunes a Memory limiter. The zero value is ready to use.
@@ -82,9 +81,6 @@ func NewMemory(opts MemoryOptions) *Memory {
 
 // now is the monotonic time since the limiter started, in nanoseconds.
 func (m *Memory) now() int64 {
-	if m.nowOffset != nil {
-		return int64(m.nowOffset())
-	}
 	return int64(time.Since(m.start))
 }
 
