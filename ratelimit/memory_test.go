@@ -260,3 +260,49 @@ func benchKeys(prefix string, n int) []string {
 	}
 	return keys
 }
+
+// globalLockLimiter is the baseline the sharded limiter is measured
+// against: the obvious hand-written fixed window, one map behind one mutex.
+type globalLockLimiter struct {
+	mu    sync.Mutex
+	start time.Time
+	keys  map[string]*[2]int64 // count, expiresAt
+}
+
+func (g *globalLockLimiter) consume(key string, rule ratelimit.Rule) bool {
+	now := int64(time.Since(g.start))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := g.keys[key]
+	if e == nil {
+		e = new([2]int64)
+		g.keys[key] = e
+	}
+	if e[1] <= now {
+		e[0], e[1] = 0, now+int64(rule.Duration)
+	}
+	e[0]++
+	return e[0] <= int64(rule.Points)
+}
+
+// BenchmarkBaselineGlobalLockParallel is BenchmarkMemoryConsumeParallel
+// over globalLockLimiter.
+func BenchmarkBaselineGlobalLockParallel(b *testing.B) {
+	g := &globalLockLimiter{start: time.Now(), keys: map[string]*[2]int64{}}
+	const perGoroutine = 4
+	keys := benchKeys("parallel", 1024*perGoroutine)
+	for _, k := range keys {
+		g.consume(k, benchRule)
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		own := keys[(int(next.Add(1)-1)*perGoroutine)%len(keys):][:perGoroutine]
+		i := 0
+		for pb.Next() {
+			g.consume(own[i%perGoroutine], benchRule)
+			i++
+		}
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -360,23 +361,37 @@ func benchRedisKeys(b *testing.B, client *redis.Client) []string {
 	return keys
 }
 
+// redisBenchRule is a rule of the size real limits have (the keys are
+// soon refused; a refused Consume does the same work as an allowed one).
+var redisBenchRule = ratelimit.Rule{Points: 100, Duration: time.Minute, BlockDuration: time.Minute}
+
+// redisBenchConcurrency is the requests in flight per GOMAXPROCS: 1 (one
+// request per core, latency-bound) and 8 (a busy server).
+var redisBenchConcurrency = []int{1, 8}
+
+// BenchmarkRedisConsume measures Consume from concurrent goroutines; compare
+// it with BenchmarkRedisBaselinePipeline from the same run.
 func BenchmarkRedisConsume(b *testing.B) {
 	client := redisClient(b)
 	l := ratelimit.NewRedis(client, ratelimit.RedisOptions{})
 	keys := benchRedisKeys(b, client)
 	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		i := 0
-		for pb.Next() {
-			if _, err := l.Consume(ctx, keys[i%len(keys)], benchRule); err != nil {
-				b.Error(err)
-				return
-			}
-			i++
-		}
-	})
+	for _, p := range redisBenchConcurrency {
+		b.Run("inflight="+strconv.Itoa(p*runtime.GOMAXPROCS(0)), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(p)
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					if _, err := l.Consume(ctx, keys[i%len(keys)], redisBenchRule); err != nil {
+						b.Error(err)
+						return
+					}
+					i++
+				}
+			})
+		})
+	}
 }
 
 // BenchmarkRedisBaselinePipeline is the least a Redis counter costs: INCR
@@ -385,20 +400,24 @@ func BenchmarkRedisBaselinePipeline(b *testing.B) {
 	client := redisClient(b)
 	keys := benchRedisKeys(b, client)
 	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		i := 0
-		for pb.Next() {
-			key := keys[i%len(keys)]
-			pipe := client.Pipeline()
-			pipe.Incr(ctx, key)
-			pipe.PExpire(ctx, key, benchRule.Duration)
-			if _, err := pipe.Exec(ctx); err != nil {
-				b.Error(err)
-				return
-			}
-			i++
-		}
-	})
+	for _, p := range redisBenchConcurrency {
+		b.Run("inflight="+strconv.Itoa(p*runtime.GOMAXPROCS(0)), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(p)
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					key := keys[i%len(keys)]
+					pipe := client.Pipeline()
+					pipe.Incr(ctx, key)
+					pipe.PExpire(ctx, key, redisBenchRule.Duration)
+					if _, err := pipe.Exec(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+					i++
+				}
+			})
+		})
+	}
 }
