@@ -9,6 +9,7 @@ import (
 
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/toggles"
 )
 
 // Config configures a Kit. Either DatabaseURL or DB is required.
@@ -41,6 +42,8 @@ type Kit struct {
 	SecretKey []byte
 	// Logger is the logger from Config.
 	Logger *slog.Logger
+	// Toggles manages feature toggles and resolves them in-process.
+	Toggles *toggles.Service
 
 	ownsDB bool
 }
@@ -48,12 +51,14 @@ type Kit struct {
 // Migrations lists the migration lines of every area on the Kit, in the
 // order Open applies them.
 func Migrations() []store.Migrations {
-	return nil
+	return []store.Migrations{toggles.Migrations}
 }
 
 // Open opens (or adopts) the database, applies every area's migrations and
 // the job engine's, and wires the areas together. It starts no background
-// work; call Start.
+// work but the toggle cache's version check (one single-row read every
+// 250 ms, so that changes made by other processes show up); call Start for
+// the rest.
 func Open(ctx context.Context, cfg Config) (*Kit, error) {
 	k := &Kit{SecretKey: cfg.SecretKey, Logger: cfg.Logger, DB: cfg.DB}
 	if k.Logger == nil {
@@ -99,6 +104,9 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	if k.Jobs, err = jobs.New(ctx, k.DB, jobsCfg); err != nil {
 		return fmt.Errorf("tenantkit: jobs: %w", err)
 	}
+	if k.Toggles, err = toggles.New(ctx, k.DB, toggles.Options{Logger: k.Logger}); err != nil {
+		return fmt.Errorf("tenantkit: toggles: %w", err)
+	}
 	return nil
 }
 
@@ -116,6 +124,9 @@ func (k *Kit) Start(ctx context.Context) error {
 // it.
 func (k *Kit) Close(ctx context.Context) error {
 	err := k.Jobs.Stop(ctx)
+	if k.Toggles != nil {
+		err = errors.Join(err, k.Toggles.Close())
+	}
 	if k.ownsDB {
 		err = errors.Join(err, k.DB.Close())
 	}

@@ -1,0 +1,406 @@
+package toggles
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"regexp"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+//go:embed migrations
+var migrationsFS embed.FS
+
+// Migrations creates the area's tables. tenantkit.Open applies it; a host
+// using the package alone applies it with db.Migrate.
+var Migrations = store.Migrations{Line: "toggles", FS: migrationsFS, Dir: "migrations"}
+
+// Options tunes a Service. The zero value is ready to use.
+type Options struct {
+	// PollInterval is how often the cache checks whether another process
+	// changed a toggle (default 250 ms; one single-row read).
+	PollInterval time.Duration
+	// Logger receives cache reload failures. Defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Service manages toggles and overrides and resolves them from an
+// in-process cache.
+type Service struct {
+	db     *store.DB
+	cache  cache
+	logger *slog.Logger
+	stop   context.CancelFunc
+	done   chan struct{}
+}
+
+// New loads the cache and starts its version poll; Close stops it. The
+// area's migrations must have been applied.
+func New(ctx context.Context, db *store.DB, opts Options) (*Service, error) {
+	s := &Service{db: db, cache: cache{db: db}, logger: opts.Logger, done: make(chan struct{})}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	if err := s.cache.reload(ctx, true); err != nil {
+		return nil, err
+	}
+	interval := opts.PollInterval
+	if interval <= 0 {
+		interval = 250 * time.Millisecond
+	}
+	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
+	go func() {
+		defer close(s.done)
+		s.cache.poll(pctx, interval, func(err error) {
+			s.logger.Warn("toggles: cache reload failed; serving the previous values", "err", err)
+		})
+	}()
+	return s, nil
+}
+
+// Close stops the cache's version poll.
+func (s *Service) Close() error {
+	s.stop()
+	<-s.done
+	return nil
+}
+
+// Limits of the definition fields (the spec leaves them open).
+const (
+	maxIdentifier  = 100
+	maxName        = 200
+	maxDescription = 2000
+	maxCategory    = 100
+)
+
+var identifierPattern = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
+
+// CreateInput is a new toggle.
+type CreateInput struct {
+	Identifier   string          `json:"identifier"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	Category     string          `json:"category"`
+	Type         Type            `json:"type"`
+	DefaultValue json.RawMessage `json:"defaultValue"`
+}
+
+// UpdateInput changes a toggle; nil fields keep their value. A toggle's
+// type cannot change (its overrides were checked against it): Type, when
+// given, must equal the current type.
+type UpdateInput struct {
+	ID          string  `json:"id"`
+	Identifier  *string `json:"identifier"`
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+	Category    *string `json:"category"`
+	Type        *Type   `json:"type"`
+	// DefaultValue replaces the default when present; JSON null sets it to
+	// null.
+	DefaultValue json.RawMessage `json:"defaultValue"`
+}
+
+// Create adds a toggle.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Toggle, error) {
+	t := &Toggle{ID: store.NewID(), Identifier: in.Identifier, Name: in.Name, Description: in.Description,
+		Category: in.Category, Type: in.Type, DefaultValue: normalise(in.DefaultValue)}
+	v := &store.ValidationError{}
+	if !t.Type.Valid() {
+		v.Add("type", "must be one of boolean, string, number, json")
+	}
+	validateFields(v, t)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	err := s.change(ctx, func(tx *store.Tx) error {
+		if err := s.checkIdentifierFree(ctx, tx, t.Identifier, t.ID); err != nil {
+			return err
+		}
+		t.CreatedAt, t.UpdatedAt = tx.Now(), tx.Now()
+		if err := insertToggle(ctx, tx, t); err != nil {
+			return err
+		}
+		_, err := tx.EmitData(ctx, EventToggleCreated, store.Scope{}, t)
+		return err
+	})
+	return t, err
+}
+
+// Update changes a toggle.
+func (s *Service) Update(ctx context.Context, in UpdateInput) (*Toggle, error) {
+	var t *Toggle
+	err := s.change(ctx, func(tx *store.Tx) error {
+		var err error
+		if t, err = getToggle(ctx, tx, in.ID); err != nil {
+			return notFound(err)
+		}
+		apply(&t.Identifier, in.Identifier)
+		apply(&t.Name, in.Name)
+		apply(&t.Description, in.Description)
+		apply(&t.Category, in.Category)
+		if in.DefaultValue != nil {
+			t.DefaultValue = normalise(in.DefaultValue)
+		}
+		v := &store.ValidationError{}
+		if in.Type != nil && *in.Type != t.Type {
+			v.Add("type", "cannot be changed")
+		}
+		validateFields(v, t)
+		if err := v.Err(); err != nil {
+			return err
+		}
+		if err := s.checkIdentifierFree(ctx, tx, t.Identifier, t.ID); err != nil {
+			return err
+		}
+		t.UpdatedAt = tx.Now()
+		if err := updateToggle(ctx, tx, t); err != nil {
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventToggleUpdated, store.Scope{}, t)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Delete soft-deletes a toggle. Its identifier stays reserved and its
+// overrides are kept (but no longer apply).
+func (s *Service) Delete(ctx context.Context, id string) error {
+	return s.change(ctx, func(tx *store.Tx) error {
+		t, err := getToggle(ctx, tx, id)
+		if err != nil {
+			return notFound(err)
+		}
+		if err := deleteToggle(ctx, tx, id, tx.Now()); err != nil {
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventToggleDeleted, store.Scope{}, t)
+		return err
+	})
+}
+
+// Get returns a live toggle.
+func (s *Service) Get(ctx context.Context, id string) (*Toggle, error) {
+	t, err := getToggle(ctx, s.db, id)
+	return t, notFound(err)
+}
+
+// ListFilter selects and orders toggles. Text filters match anywhere,
+// case-insensitively.
+type ListFilter struct {
+	Search, Identifier, Name, Category string
+	Type                               Type
+	// SortField is id, category, identifier, name, createdAt, updatedAt or
+	// type (default createdAt).
+	SortField     string
+	SortDesc      bool
+	Limit, Offset int
+}
+
+// List returns a page of toggles and the total.
+func (s *Service) List(ctx context.Context, f ListFilter) ([]*Toggle, int, error) {
+	return listToggles(ctx, s.db, f)
+}
+
+// OverrideView is a toggle's value for the caller's tenant, with the
+// override's id ("" when the tenant inherits the default).
+type OverrideView struct {
+	ID         string          `json:"id"`
+	Value      json.RawMessage `json:"value"`
+	TenantID   string          `json:"tenantId"`
+	ToggleType Type            `json:"toggleType"`
+	UpdatedAt  *time.Time      `json:"updatedAt"`
+}
+
+// GetOverride returns the toggle's value for the tenant in ctx.
+func (s *Service) GetOverride(ctx context.Context, toggleID string) (*OverrideView, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.Get(ctx, toggleID)
+	if err != nil {
+		return nil, err
+	}
+	view := &OverrideView{Value: t.DefaultValue, TenantID: sc.TenantID, ToggleType: t.Type}
+	o, err := getOverride(ctx, s.db, sc.TenantID, toggleID)
+	switch {
+	case err == nil:
+		view.ID, view.Value, view.UpdatedAt = o.ID, o.Value, &o.UpdatedAt
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	return view, nil
+}
+
+// OverrideFilter selects and orders ListOverrides.
+type OverrideFilter struct {
+	Identifier, Name, Category string
+	// SortField is identifier (default), name or category.
+	SortField     string
+	SortDesc      bool
+	Limit, Offset int
+}
+
+// ListOverrides returns one row per live toggle as the tenant in ctx sees
+// it, and the total.
+func (s *Service) ListOverrides(ctx context.Context, f OverrideFilter) ([]*OverrideItem, int, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return listOverrides(ctx, s.db, sc.TenantID, f)
+}
+
+// SetOverride gives the tenant in ctx its own value of a toggle (on true)
+// or removes its override (on false; the result is then nil). The value
+// must be of the toggle's type or null.
+func (s *Service) SetOverride(ctx context.Context, toggleID string, on bool, value json.RawMessage) (*Override, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out *Override
+	err = s.change(ctx, func(tx *store.Tx) error {
+		t, err := getToggle(ctx, tx, toggleID)
+		if err != nil {
+			return notFound(err)
+		}
+		event := map[string]any{"toggleId": t.ID, "identifier": t.Identifier, "tenantId": sc.TenantID, "isOverride": on}
+		if on {
+			value = normalise(value)
+			if msg := checkValue(t.Type, value); msg != "" {
+				return store.Invalid("overrideValue", msg)
+			}
+			if out, err = upsertOverride(ctx, tx, &Override{ID: store.NewID(), ToggleID: t.ID, TenantID: sc.TenantID,
+				Value: value, UpdatedAt: tx.Now()}); err != nil {
+				return err
+			}
+			event["value"] = out.Value
+		} else if _, err := deleteOverride(ctx, tx, sc.TenantID, t.ID); err != nil {
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventOverrideUpdated, store.Scope{TenantID: sc.TenantID}, event)
+		return err
+	})
+	return out, err
+}
+
+// change runs fn in a transaction that bumps the version counter, and
+// reloads this process's cache once it commits, so the next check sees the
+// change.
+func (s *Service) change(ctx context.Context, fn func(tx *store.Tx) error) error {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return bumpVersion(ctx, tx)
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.cache.reload(context.WithoutCancel(ctx), false); err != nil {
+		s.logger.Warn("toggles: cache reload after a change failed; the poll will retry", "err", err)
+	}
+	return nil
+}
+
+func (s *Service) checkIdentifierFree(ctx context.Context, q store.Querier, identifier, except string) error {
+	taken, err := identifierTaken(ctx, q, identifier, except)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return store.Invalid("identifier", "already exists (identifiers of deleted toggles stay reserved)")
+	}
+	return nil
+}
+
+func validateFields(v *store.ValidationError, t *Toggle) {
+	switch {
+	case t.Identifier == "":
+		v.Add("identifier", "is required")
+	case utf8.RuneCountInString(t.Identifier) > maxIdentifier:
+		v.Add("identifier", "must be at most 100 characters")
+	case !identifierPattern.MatchString(t.Identifier):
+		v.Add("identifier", "must start with a lowercase letter and contain only lowercase letters, numbers, dots, dashes, and underscores")
+	}
+	if t.Name == "" {
+		v.Add("name", "is required")
+	} else if utf8.RuneCountInString(t.Name) > maxName {
+		v.Add("name", "must be at most 200 characters")
+	}
+	if utf8.RuneCountInString(t.Description) > maxDescription {
+		v.Add("description", "must be at most 2000 characters")
+	}
+	if utf8.RuneCountInString(t.Category) > maxCategory {
+		v.Add("category", "must be at most 100 characters")
+	}
+	if t.Type.Valid() {
+		if msg := checkValue(t.Type, t.DefaultValue); msg != "" {
+			v.Add("defaultValue", msg)
+		}
+	}
+}
+
+// checkValue returns why raw is not a value of type t, or "". null is a
+// value of every type.
+func checkValue(t Type, raw json.RawMessage) string {
+	if !json.Valid(raw) {
+		return "must be valid JSON"
+	}
+	if string(raw) == "null" {
+		return ""
+	}
+	var x any
+	_ = json.Unmarshal(raw, &x)
+	ok := true
+	switch t {
+	case Boolean:
+		_, ok = x.(bool)
+	case String:
+		_, ok = x.(string)
+	case Number:
+		_, ok = x.(float64)
+	}
+	if !ok {
+		return "must be a " + string(t) + " or null"
+	}
+	return ""
+}
+
+// normalise turns an absent value into null and compacts JSON.
+func normalise(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw // invalid: checkValue reports it
+	}
+	return b.Bytes()
+}
+
+func apply(dst *string, v *string) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// notFound gives a missing toggle a caller-facing message.
+func notFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Errorf(store.ErrNotFound, "Feature toggle not found")
+	}
+	return err
+}

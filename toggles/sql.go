@@ -1,0 +1,187 @@
+package toggles
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// The SQL below serves both engines. Toggles are global; overrides are
+// always read and written with their tenant.
+
+const toggleColumns = `id, identifier, name, COALESCE(description, ''), COALESCE(category, ''), type, default_value, created_at, updated_at`
+
+func scanToggle(s store.Scanner) (*Toggle, error) {
+	var t Toggle
+	var def string
+	err := s.Scan(&t.ID, &t.Identifier, &t.Name, &t.Description, &t.Category, &t.Type, &def, &t.CreatedAt, &t.UpdatedAt)
+	t.DefaultValue = json.RawMessage(def)
+	return &t, err
+}
+
+func getToggle(ctx context.Context, q store.Querier, id string) (*Toggle, error) {
+	return store.One(ctx, q, scanToggle, `SELECT `+toggleColumns+` FROM feature_toggles WHERE id = $1 AND deleted_at IS NULL`, id)
+}
+
+// identifierTaken reports whether any toggle, deleted ones included, has
+// identifier (other than the toggle except).
+func identifierTaken(ctx context.Context, q store.Querier, identifier, except string) (bool, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT count(*) FROM feature_toggles WHERE identifier = $1 AND id <> $2`, identifier, except).Scan(&n)
+	return n > 0, err
+}
+
+func insertToggle(ctx context.Context, q store.Querier, t *Toggle) error {
+	_, err := q.Exec(ctx, `INSERT INTO feature_toggles (id, identifier, name, description, category, type, default_value, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		t.ID, t.Identifier, t.Name, t.Description, t.Category, string(t.Type), string(t.DefaultValue), t.CreatedAt, t.UpdatedAt)
+	return err
+}
+
+func updateToggle(ctx context.Context, q store.Querier, t *Toggle) error {
+	return store.ExecOne(ctx, q, `UPDATE feature_toggles SET identifier = $2, name = $3, description = $4, category = $5,
+		default_value = $6, updated_at = $7 WHERE id = $1 AND deleted_at IS NULL`,
+		t.ID, t.Identifier, t.Name, t.Description, t.Category, string(t.DefaultValue), t.UpdatedAt)
+}
+
+func deleteToggle(ctx context.Context, q store.Querier, id string, now time.Time) error {
+	return store.ExecOne(ctx, q, `UPDATE feature_toggles SET deleted_at = $2, updated_at = $2 WHERE id = $1 AND deleted_at IS NULL`, id, now)
+}
+
+// bumpVersion records a change for the other processes' caches.
+func bumpVersion(ctx context.Context, q store.Querier) error {
+	return store.ExecOne(ctx, q, `UPDATE feature_toggles_version SET version = version + 1 WHERE id = 1`)
+}
+
+func readVersion(ctx context.Context, q store.Querier) (int64, error) {
+	var v int64
+	err := q.QueryRow(ctx, `SELECT version FROM feature_toggles_version WHERE id = 1`).Scan(&v)
+	return v, err
+}
+
+// sortColumns maps the list's sortField values to columns.
+var sortColumns = map[string]string{
+	"id": "id", "category": "category", "identifier": "identifier", "name": "name",
+	"createdAt": "created_at", "updatedAt": "updated_at", "type": "type",
+}
+
+func listToggles(ctx context.Context, q store.Querier, f ListFilter) ([]*Toggle, int, error) {
+	d := q.Dialect()
+	c := store.Where("deleted_at IS NULL")
+	if f.Search != "" {
+		p := store.LikeContains(f.Search)
+		c.And("("+d.ContainsFold("identifier", "?")+" OR "+d.ContainsFold("name", "?")+" OR "+
+			d.ContainsFold("COALESCE(description, '')", "?")+" OR "+d.ContainsFold("COALESCE(category, '')", "?")+")", p, p, p, p)
+	}
+	for col, v := range map[string]string{"identifier": f.Identifier, "name": f.Name, "COALESCE(category, '')": f.Category} {
+		if v != "" {
+			c.And(d.ContainsFold(col, "?"), store.LikeContains(v))
+		}
+	}
+	if f.Type != "" {
+		c.And("type = ?", string(f.Type))
+	}
+	var total int
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM feature_toggles WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	order := sortColumns[f.SortField]
+	if order == "" {
+		order = "created_at"
+	}
+	dir := "ASC"
+	if f.SortDesc {
+		dir = "DESC"
+	}
+	limit, offset := c.Add(f.Limit), c.Add(f.Offset)
+	items, err := store.Many(ctx, q, scanToggle, `SELECT `+toggleColumns+` FROM feature_toggles WHERE `+c.SQL()+
+		` ORDER BY `+order+` `+dir+`, id `+dir+` LIMIT `+limit+` OFFSET `+offset, c.Values()...)
+	return items, total, err
+}
+
+const overrideColumns = `id, toggle_id, tenant_id, value, updated_at`
+
+func scanOverride(s store.Scanner) (*Override, error) {
+	var o Override
+	var v string
+	err := s.Scan(&o.ID, &o.ToggleID, &o.TenantID, &v, &o.UpdatedAt)
+	o.Value = json.RawMessage(v)
+	return &o, err
+}
+
+func getOverride(ctx context.Context, q store.Querier, tenantID, toggleID string) (*Override, error) {
+	return store.One(ctx, q, scanOverride, `SELECT `+overrideColumns+` FROM feature_toggle_overrides
+		WHERE tenant_id = $1 AND toggle_id = $2`, tenantID, toggleID)
+}
+
+// upsertOverride sets the tenant's value, keeping the override's id when
+// it exists, and returns the stored override.
+func upsertOverride(ctx context.Context, q store.Querier, o *Override) (*Override, error) {
+	return store.One(ctx, q, scanOverride, `INSERT INTO feature_toggle_overrides (id, toggle_id, tenant_id, value, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $5)
+		ON CONFLICT (toggle_id, tenant_id) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+		RETURNING `+overrideColumns, o.ID, o.ToggleID, o.TenantID, string(o.Value), o.UpdatedAt)
+}
+
+func deleteOverride(ctx context.Context, q store.Querier, tenantID, toggleID string) (int64, error) {
+	return q.Exec(ctx, `DELETE FROM feature_toggle_overrides WHERE tenant_id = $1 AND toggle_id = $2`, tenantID, toggleID)
+}
+
+// overrideSortColumns maps the overrides list's sortField values.
+var overrideSortColumns = map[string]string{"identifier": "t.identifier", "name": "t.name", "category": "COALESCE(t.category, '')"}
+
+func listOverrides(ctx context.Context, q store.Querier, tenantID string, f OverrideFilter) ([]*OverrideItem, int, error) {
+	d := q.Dialect()
+	c := &store.Conds{}
+	tenant := c.Add(tenantID)
+	c.And("t.deleted_at IS NULL")
+	for col, v := range map[string]string{"t.identifier": f.Identifier, "t.name": f.Name, "COALESCE(t.category, '')": f.Category} {
+		if v != "" {
+			c.And(d.ContainsFold(col, "?"), store.LikeContains(v))
+		}
+	}
+	from := ` FROM feature_toggles t LEFT JOIN feature_toggle_overrides o ON o.toggle_id = t.id AND o.tenant_id = ` + tenant +
+		` WHERE ` + c.SQL()
+	var total int
+	if err := q.QueryRow(ctx, `SELECT count(*)`+from, c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	order := overrideSortColumns[f.SortField]
+	if order == "" {
+		order = "t.identifier"
+	}
+	dir := "ASC"
+	if f.SortDesc {
+		dir = "DESC"
+	}
+	limit, offset := c.Add(f.Limit), c.Add(f.Offset)
+	items, err := store.Many(ctx, q, func(s store.Scanner) (*OverrideItem, error) {
+		var it OverrideItem
+		var id, value *string
+		var def string
+		err := s.Scan(&id, &it.ToggleID, &it.Identifier, &it.Name, &it.Category, &it.Type, &def, &value, &it.UpdatedAt)
+		it.TenantID = tenantID
+		it.IsOverride = id != nil
+		it.Value = json.RawMessage(def)
+		if id != nil {
+			it.ID, it.Value = *id, json.RawMessage(*value)
+		}
+		return &it, err
+	}, `SELECT o.id, t.id, t.identifier, t.name, COALESCE(t.category, ''), t.type, t.default_value, o.value, o.updated_at`+from+
+		` ORDER BY `+order+` `+dir+`, t.id `+dir+` LIMIT `+limit+` OFFSET `+offset, c.Values()...)
+	return items, total, err
+}
+
+// loadAll reads every live toggle and every override of one, for the
+// cache.
+func loadAll(ctx context.Context, q store.Querier) ([]*Toggle, []*Override, error) {
+	ts, err := store.Many(ctx, q, scanToggle, `SELECT `+toggleColumns+` FROM feature_toggles WHERE deleted_at IS NULL`)
+	if err != nil {
+		return nil, nil, err
+	}
+	os, err := store.Many(ctx, q, scanOverride, `SELECT o.id, o.toggle_id, o.tenant_id, o.value, o.updated_at
+		FROM feature_toggle_overrides o JOIN feature_toggles t ON t.id = o.toggle_id WHERE t.deleted_at IS NULL`)
+	return ts, os, err
+}

@@ -1,0 +1,135 @@
+package toggles
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Type is the type of a toggle's values.
+type Type string
+
+// The toggle types.
+const (
+	Boolean Type = "boolean"
+	String  Type = "string"
+	Number  Type = "number"
+	JSON    Type = "json"
+)
+
+// Valid reports whether t is one of the four types.
+func (t Type) Valid() bool {
+	switch t {
+	case Boolean, String, Number, JSON:
+		return true
+	}
+	return false
+}
+
+// Toggle is a global feature toggle definition.
+type Toggle struct {
+	ID          string `json:"id"`
+	Identifier  string `json:"identifier"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Category    string `json:"category"`
+	Type        Type   `json:"type"`
+	// DefaultValue is the value of every tenant without an override: JSON
+	// of the toggle's type, or null.
+	DefaultValue json.RawMessage `json:"defaultValue"`
+	CreatedAt    time.Time       `json:"createdAt"`
+	UpdatedAt    time.Time       `json:"updatedAt"`
+}
+
+// Override is a tenant's own value of a toggle.
+type Override struct {
+	ID        string          `json:"id"`
+	ToggleID  string          `json:"toggleId"`
+	TenantID  string          `json:"tenantId"`
+	Value     json.RawMessage `json:"value"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+// OverrideItem is one row of ListOverrides: a toggle as the caller's tenant
+// sees it. ID is the override's id, "" when the tenant inherits the default.
+type OverrideItem struct {
+	ID         string          `json:"id"`
+	ToggleID   string          `json:"toggleId"`
+	TenantID   string          `json:"tenantId"`
+	Identifier string          `json:"identifier"`
+	Name       string          `json:"name"`
+	Category   string          `json:"category"`
+	Type       Type            `json:"type"`
+	IsOverride bool            `json:"isOverride"`
+	Value      json.RawMessage `json:"value"`
+	UpdatedAt  *time.Time      `json:"updatedAt"`
+}
+
+// Source tells where a resolved value came from.
+type Source string
+
+// The sources of a resolved value.
+const (
+	FromOverride Source = "override"
+	FromDefault  Source = "default"
+)
+
+// Resolution is a toggle's effective value for one tenant.
+type Resolution struct {
+	ToggleID   string
+	Identifier string
+	TenantID   string
+	Type       Type
+	Source     Source
+	// Value is the JSON value (null when unset). It is shared with the
+	// cache: do not modify it.
+	Value json.RawMessage
+}
+
+// The event types the area emits. Toggle events are global (no tenant);
+// override events carry the tenant.
+const (
+	EventToggleCreated   = "feature_toggles.toggle.created"
+	EventToggleUpdated   = "feature_toggles.toggle.updated"
+	EventToggleDeleted   = "feature_toggles.toggle.deleted"
+	EventOverrideUpdated = "feature_toggles.override.updated"
+)
+
+// EventTypes describes every event the area emits, for catalogues.
+var EventTypes = []EventType{
+	{EventToggleCreated, "Feature toggle created", "A global feature toggle was created."},
+	{EventToggleUpdated, "Feature toggle updated", "A global feature toggle's definition or default value changed."},
+	{EventToggleDeleted, "Feature toggle deleted", "A global feature toggle was deleted."},
+	{EventOverrideUpdated, "Feature toggle override updated", "A tenant's override of a toggle was set or removed."},
+}
+
+// EventType describes one event type.
+type EventType struct {
+	ID, Label, Description string
+}
+
+// ErrMissingToggle is returned when no toggle has the identifier.
+var ErrMissingToggle = errors.New("toggles: toggle not found")
+
+// TypeMismatchError is returned when a toggle is read as another type than
+// its own.
+type TypeMismatchError struct {
+	Identifier string
+	Actual     Type
+	Requested  Type
+}
+
+func (e *TypeMismatchError) Error() string {
+	return fmt.Sprintf("Toggle %q has type %q but %q was requested.", e.Identifier, e.Actual, e.Requested)
+}
+
+// MissingToggleError carries the identifier of ErrMissingToggle.
+type MissingToggleError struct{ Identifier string }
+
+func (e *MissingToggleError) Error() string {
+	return fmt.Sprintf("Toggle %q not found (missing).", e.Identifier)
+}
+
+// Unwrap makes errors.Is(err, ErrMissingToggle) hold.
+func (e *MissingToggleError) Unwrap() error { return ErrMissingToggle }
