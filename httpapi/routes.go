@@ -40,6 +40,9 @@ func (a *api) routes() []route {
 	if a.opts.Auth != nil {
 		rs = append(rs, identityRoutes(a.opts.Auth, a.opts.RateLimit)...)
 	}
+	if a.kit != nil && a.kit.Toggles != nil {
+		rs = append(rs, a.toggleRoutes()...)
+	}
 	return rs
 }
 

@@ -269,3 +269,13 @@ func notFoundField(err error, field, msg string) error {
 	}
 	return err
 }
+
+// TenantName returns the name of a live tenant (store.ErrNotFound
+// otherwise). Areas use it to label a tenant's rows.
+func (s *Service) TenantName(ctx context.Context, id string) (string, error) {
+	t, err := getTenant(ctx, s.db, id)
+	if err != nil {
+		return "", err
+	}
+	return t.Name, nil
+}

@@ -1,0 +1,342 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/toggles"
+)
+
+// toggleRoutes are the feature toggle endpoints: the admin routes need a
+// super admin, the check routes any authenticated caller.
+func (a *api) toggleRoutes() []route {
+	h := toggleHandlers{svc: a.kit.Toggles, names: a.tenantName}
+	const base = "/feature_toggles"
+	check := func(t toggles.Type) route {
+		return route{Method: "GET", Path: base + "/check/" + string(t), Summary: "Resolve a " + string(t) + " toggle for the caller's tenant (?identifier=)",
+			ErrorBody: codedErrorBody, Handler: h.check(t)}
+	}
+	return []route{
+		{Method: "GET", Path: base + "/global", Summary: "List feature toggles", SuperAdmin: true, Handler: h.list},
+		{Method: "GET", Path: base + "/global/{id}", Summary: "Get a feature toggle", SuperAdmin: true, Handler: h.get},
+		{Method: "POST", Path: base + "/global", Summary: "Create a feature toggle", SuperAdmin: true, Handler: h.create},
+		{Method: "PUT", Path: base + "/global", Summary: "Update a feature toggle (id in the body)", SuperAdmin: true, Handler: h.update},
+		{Method: "DELETE", Path: base + "/global", Summary: "Delete a feature toggle (body {id} or ?id=)", SuperAdmin: true, Handler: h.delete},
+		{Method: "GET", Path: base + "/global/{id}/override", Summary: "The caller's tenant's value of a toggle", SuperAdmin: true, Handler: h.getOverride},
+		{Method: "GET", Path: base + "/overrides", Summary: "Every toggle as the caller's tenant sees it", SuperAdmin: true, Handler: h.listOverrides},
+		{Method: "PUT", Path: base + "/overrides", Summary: "Set or remove the caller's tenant's override", SuperAdmin: true, Handler: h.setOverride},
+		check(toggles.Boolean), check(toggles.String), check(toggles.Number), check(toggles.JSON),
+	}
+}
+
+// tenantName returns a tenant's name from the built-in identity, "" when
+// there is none.
+func (a *api) tenantName(ctx context.Context, id string) string {
+	if a.opts.Auth == nil {
+		return ""
+	}
+	name, err := a.opts.Auth.TenantName(ctx, id)
+	if err != nil {
+		return ""
+	}
+	return name
+}
+
+type toggleHandlers struct {
+	svc   *toggles.Service
+	names func(ctx context.Context, tenantID string) string
+}
+
+// toggleTime is the spec's database-style timestamp text:
+// "2025-12-29 21:59:25.246+00".
+const toggleTime = "2006-01-02 15:04:05.000+00"
+
+// toggleItem is a toggle as the API shows it.
+type toggleItem struct {
+	ID           string          `json:"id"`
+	Identifier   string          `json:"identifier"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	Category     string          `json:"category"`
+	Type         toggles.Type    `json:"type"`
+	DefaultValue json.RawMessage `json:"defaultValue"`
+	CreatedAt    string          `json:"created_at"`
+	UpdatedAt    string          `json:"updated_at"`
+}
+
+func toToggleItem(t *toggles.Toggle) toggleItem {
+	return toggleItem{ID: t.ID, Identifier: t.Identifier, Name: t.Name, Description: t.Description, Category: t.Category,
+		Type: t.Type, DefaultValue: t.DefaultValue,
+		CreatedAt: t.CreatedAt.UTC().Format(toggleTime), UpdatedAt: t.UpdatedAt.UTC().Format(toggleTime)}
+}
+
+var toggleSortFields = map[string]string{
+	"id": "id", "category": "category", "identifier": "identifier", "name": "name",
+	"createdAt": "createdAt", "updatedAt": "updatedAt", "type": "type",
+}
+
+func (h toggleHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p, err := parsePage(q, 50, 200)
+	if err != nil {
+		return err
+	}
+	sort, err := parseSort(q, toggleSortFields, "createdAt")
+	if err != nil {
+		return err
+	}
+	typ := toggles.Type(q.Get("type"))
+	if typ != "" && !typ.Valid() {
+		return store.Invalid("type", "must be one of boolean, string, number, json")
+	}
+	items, total, err := h.svc.List(r.Context(), toggles.ListFilter{
+		Search: q.Get("search"), Identifier: q.Get("identifier"), Name: q.Get("name"), Category: q.Get("category"), Type: typ,
+		SortField: sort.Field, SortDesc: sort.Desc, Limit: p.PageSize, Offset: p.Offset(),
+	})
+	if err != nil {
+		return err
+	}
+	out := make([]toggleItem, len(items))
+	for i, t := range items {
+		out[i] = toToggleItem(t)
+	}
+	return encode(w, http.StatusOK, newPage(out, total, p))
+}
+
+// toggleID reads a path id, refusing what cannot be one.
+func toggleID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if !store.IsID(id) {
+		return "", store.Invalid("id", "is not a valid feature toggle id")
+	}
+	return id, nil
+}
+
+func (h toggleHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	id, err := toggleID(r)
+	if err != nil {
+		return err
+	}
+	t, err := h.svc.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, toToggleItem(t))
+}
+
+func (h toggleHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[toggles.CreateInput](r)
+	if err != nil {
+		return err
+	}
+	t, err := h.svc.Create(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, map[string]string{"id": t.ID})
+}
+
+func (h toggleHandlers) update(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[toggles.UpdateInput](r)
+	if err != nil {
+		return err
+	}
+	if in.ID == "" {
+		return store.Invalid("id", "is required")
+	}
+	if !store.IsID(in.ID) {
+		return store.Invalid("id", "is not a valid feature toggle id")
+	}
+	t, err := h.svc.Update(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]string{"id": t.ID})
+}
+
+func (h toggleHandlers) delete(w http.ResponseWriter, r *http.Request) error {
+	id := r.URL.Query().Get("id")
+	if id == "" && r.ContentLength != 0 {
+		body, err := decode[struct {
+			ID string `json:"id"`
+		}](r)
+		if err != nil {
+			return err
+		}
+		id = body.ID
+	}
+	if id == "" {
+		return store.Invalid("id", "is required")
+	}
+	if !store.IsID(id) {
+		return store.Invalid("id", "is not a valid feature toggle id")
+	}
+	if err := h.svc.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]string{"id": id})
+}
+
+func (h toggleHandlers) getOverride(w http.ResponseWriter, r *http.Request) error {
+	id, err := toggleID(r)
+	if err != nil {
+		return err
+	}
+	v, err := h.svc.GetOverride(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{
+		"id": v.ID, "value": v.Value, "tenantId": v.TenantID, "tenantName": h.names(r.Context(), v.TenantID),
+		"toggleType": v.ToggleType, "updatedAt": v.UpdatedAt,
+	})
+}
+
+// overrideItem is a row of the overrides list.
+type overrideItem struct {
+	*toggles.OverrideItem
+	TenantName string `json:"tenantName"`
+}
+
+var overrideSortFields = map[string]string{"identifier": "identifier", "name": "name", "category": "category"}
+
+func (h toggleHandlers) listOverrides(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p, err := parsePage(q, 25, 100)
+	if err != nil {
+		return err
+	}
+	sort, err := parseSort(q, overrideSortFields, "identifier")
+	if err != nil {
+		return err
+	}
+	items, total, err := h.svc.ListOverrides(r.Context(), toggles.OverrideFilter{
+		Identifier: q.Get("identifier"), Name: q.Get("name"), Category: q.Get("category"),
+		SortField: sort.Field, SortDesc: sort.Desc, Limit: p.PageSize, Offset: p.Offset(),
+	})
+	if err != nil {
+		return err
+	}
+	out := make([]overrideItem, len(items))
+	name := ""
+	if len(items) > 0 {
+		name = h.names(r.Context(), items[0].TenantID)
+	}
+	for i, it := range items {
+		out[i] = overrideItem{OverrideItem: it, TenantName: name}
+	}
+	id := auth.IdentityFrom(r.Context())
+	return encode(w, http.StatusOK, struct {
+		pageResponse[overrideItem]
+		IsSuperAdmin bool `json:"isSuperAdmin"`
+	}{newPage(out, total, p), id != nil && id.IsSuperAdmin})
+}
+
+func (h toggleHandlers) setOverride(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[struct {
+		ToggleID      string          `json:"toggleId"`
+		IsOverride    *bool           `json:"isOverride"`
+		OverrideValue json.RawMessage `json:"overrideValue"`
+	}](r)
+	if err != nil {
+		return err
+	}
+	v := &store.ValidationError{}
+	if in.ToggleID == "" {
+		v.Add("toggleId", "is required")
+	} else if !store.IsID(in.ToggleID) {
+		v.Add("toggleId", "is not a valid feature toggle id")
+	}
+	if in.IsOverride == nil {
+		v.Add("isOverride", "is required (true or false)")
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	o, err := h.svc.SetOverride(r.Context(), in.ToggleID, *in.IsOverride, in.OverrideValue)
+	if err != nil {
+		return err
+	}
+	var overrideID *string
+	if o != nil {
+		overrideID = &o.ID
+	}
+	return encode(w, http.StatusOK, map[string]any{"ok": true, "overrideToggleId": overrideID})
+}
+
+// check answers GET /feature_toggles/check/<type>.
+func (h toggleHandlers) check(want toggles.Type) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		identifier := r.URL.Query().Get("identifier")
+		if identifier == "" {
+			return store.Errorf(store.ErrInvalid, "Missing required parameter: identifier")
+		}
+		res, err := h.svc.Check(r.Context(), identifier, want)
+		var missing *toggles.MissingToggleError
+		var mismatch *toggles.TypeMismatchError
+		switch {
+		case errors.As(err, &missing):
+			return &codedError{kind: store.ErrNotFound, code: "MISSING_TOGGLE", message: missing.Error()}
+		case errors.As(err, &mismatch):
+			return &codedError{kind: store.ErrInvalid, code: "TYPE_MISMATCH", message: mismatch.Error()}
+		case errors.Is(err, store.ErrNoScope):
+			return store.Errorf(store.ErrInvalid, "Tenant context required. Please select a tenant.")
+		case err != nil:
+			return err
+		}
+		if want == toggles.Boolean {
+			return encode(w, http.StatusOK, booleanCheck{
+				Enabled: string(res.Value) == "true", Source: res.Source, ToggleID: res.ToggleID,
+				Identifier: res.Identifier, TenantID: res.TenantID,
+			})
+		}
+		return encode(w, http.StatusOK, valueCheck{
+			ValueType: want, Value: res.Value, Source: res.Source, ToggleID: res.ToggleID,
+			Identifier: res.Identifier, TenantID: res.TenantID,
+		})
+	}
+}
+
+// booleanCheck is the body of /check/boolean.
+type booleanCheck struct {
+	Enabled    bool           `json:"enabled"`
+	Source     toggles.Source `json:"source"`
+	ToggleID   string         `json:"toggleId"`
+	Identifier string         `json:"identifier"`
+	TenantID   string         `json:"tenantId"`
+}
+
+// valueCheck is the body of the string, number and json checks.
+type valueCheck struct {
+	ValueType  toggles.Type    `json:"valueType"`
+	Value      json.RawMessage `json:"value"`
+	Source     toggles.Source  `json:"source"`
+	ToggleID   string          `json:"toggleId"`
+	Identifier string          `json:"identifier"`
+	TenantID   string          `json:"tenantId"`
+}
+
+// codedError is an error whose body carries a machine-readable code.
+type codedError struct {
+	kind          error
+	code, message string
+}
+
+func (e *codedError) Error() string         { return e.message }
+func (e *codedError) Unwrap() error         { return e.kind }
+func (e *codedError) PublicMessage() string { return e.message }
+
+// codedErrorBody is {error, code} for a codedError, the default body
+// otherwise.
+func codedErrorBody(status int, err error, message string, details map[string]string) any {
+	var ce *codedError
+	if errors.As(err, &ce) {
+		return map[string]string{"error": message, "code": ce.code}
+	}
+	return nil
+}
+
