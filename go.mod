@@ -7,6 +7,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/matryer/is v1.4.1
+	github.com/open-feature/go-sdk v1.20.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/riverqueue/river v0.47.0
 	github.com/riverqueue/river/riverdriver v0.47.0
