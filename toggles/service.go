@@ -286,8 +286,8 @@ func (s *Service) SetOverride(ctx context.Context, toggleID string, on bool, val
 				return err
 			}
 			event["value"] = out.Value
-		} else if _, err := deleteOverride(ctx, tx, sc.TenantID, t.ID); err != nil {
-			return err
+		} else if n, err := deleteOverride(ctx, tx, sc.TenantID, t.ID); err != nil || n == 0 {
+			return err // removing no override changes nothing and emits nothing
 		}
 		_, err = tx.EmitData(ctx, EventOverrideUpdated, store.Scope{TenantID: sc.TenantID}, event)
 		return err
@@ -297,13 +297,15 @@ func (s *Service) SetOverride(ctx context.Context, toggleID string, on bool, val
 
 // change runs fn in a transaction that bumps the version counter, and
 // reloads this process's cache once it commits, so the next check sees the
-// change.
+// change. The bump comes first: its row lock makes every change wait for
+// the one before to commit, so on PostgreSQL (READ COMMITTED) fn reads the
+// latest state and two concurrent updates never overwrite each other.
 func (s *Service) change(ctx context.Context, fn func(tx *store.Tx) error) error {
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := fn(tx); err != nil {
+		if err := bumpVersion(ctx, tx); err != nil {
 			return err
 		}
-		return bumpVersion(ctx, tx)
+		return fn(tx)
 	})
 	if err != nil {
 		return err
