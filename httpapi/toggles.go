@@ -339,4 +339,3 @@ func codedErrorBody(status int, err error, message string, details map[string]st
 	}
 	return nil
 }
-
