@@ -75,8 +75,9 @@ type cache struct {
 }
 
 // reload publishes the database's state if it is newer than the cache's
-// (or force is set). Reads happen in one transaction, so the version and
-// the rows agree.
+// (or force is set). The version is read before the rows: under READ
+// COMMITTED the rows may be newer than the version read, never older, and
+// a snapshot holding newer rows is simply reloaded again at the next poll.
 func (c *cache) reload(ctx context.Context, force bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

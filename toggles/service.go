@@ -8,6 +8,8 @@ import (
 	"errors"
 	"log/slog"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -336,7 +338,12 @@ func validateFields(v *store.ValidationError, t *Toggle) {
 	case !identifierPattern.MatchString(t.Identifier):
 		v.Add("identifier", "must start with a lowercase letter and contain only lowercase letters, numbers, dots, dashes, and underscores")
 	}
-	if t.Name == "" {
+	for field, text := range map[string]string{"identifier": t.Identifier, "name": t.Name, "description": t.Description, "category": t.Category} {
+		if strings.ContainsRune(text, 0) {
+			v.Add(field, "must not contain the NUL character")
+		}
+	}
+	if strings.TrimSpace(t.Name) == "" {
 		v.Add("name", "is required")
 	} else if utf8.RuneCountInString(t.Name) > maxName {
 		v.Add("name", "must be at most 200 characters")
@@ -365,6 +372,10 @@ func checkValue(t Type, raw json.RawMessage) string {
 	}
 	var x any
 	_ = json.Unmarshal(raw, &x)
+	if hasNUL(x) {
+		// PostgreSQL cannot store U+0000 in text or JSONB (events).
+		return "must not contain the NUL character"
+	}
 	ok := true
 	switch t {
 	case Boolean:
@@ -378,6 +389,24 @@ func checkValue(t Type, raw json.RawMessage) string {
 		return "must be a " + string(t) + " or null"
 	}
 	return ""
+}
+
+// hasNUL reports whether a decoded JSON value holds U+0000 in a string or
+// an object key.
+func hasNUL(x any) bool {
+	switch v := x.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case []any:
+		return slices.ContainsFunc(v, hasNUL)
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) || hasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // normalise turns an absent value into null and compacts JSON.

@@ -1351,3 +1351,27 @@ func TestConcurrentCreateSameIdentifier(t *testing.T) {
 		}
 	}, toggles.Migrations)
 }
+
+// NUL characters cannot be stored on PostgreSQL; both engines refuse them
+// with the field named, and a blank name counts as missing.
+func TestRefusesNULAndBlankNames(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		svc := newService(t, db, toggles.Options{})
+		ctx := t.Context()
+		_, err := svc.Create(ctx, toggles.CreateInput{Identifier: "nul-default", Name: "x", Type: toggles.String, DefaultValue: raw(`"a\u0000b"`)})
+		wantInvalid(t, err, "defaultValue")
+		_, err = svc.Create(ctx, toggles.CreateInput{Identifier: "nul-json", Name: "x", Type: toggles.JSON, DefaultValue: raw(`{"k":["\u0000"]}`)})
+		wantInvalid(t, err, "defaultValue")
+		_, err = svc.Create(ctx, toggles.CreateInput{Identifier: "nul-name", Name: "a\x00b", Type: toggles.Boolean})
+		wantInvalid(t, err, "name")
+		_, err = svc.Create(ctx, toggles.CreateInput{Identifier: "nul-desc", Name: "x", Description: "\x00", Type: toggles.Boolean})
+		wantInvalid(t, err, "description")
+		_, err = svc.Create(ctx, toggles.CreateInput{Identifier: "blank-name", Name: "   ", Type: toggles.Boolean})
+		wantInvalid(t, err, "name")
+		tg := create(t, svc, toggles.CreateInput{Identifier: "nul-override", Name: "x", Type: toggles.String})
+		ctxA := store.WithScope(ctx, store.Scope{TenantID: "tenant-a"})
+		_, err = svc.SetOverride(ctxA, tg.ID, true, raw(`"\u0000"`))
+		wantInvalid(t, err, "overrideValue")
+	}, toggles.Migrations)
+}
