@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/tenantkit/tenantkit/httpapi/auth"
 	"github.com/tenantkit/tenantkit/ratelimit"
@@ -111,37 +112,33 @@ func nonNil(s []string) []string {
 	return slices.Clone(s)
 }
 
-// jsonFallbacks answers unknown paths (404) and wrong methods (405) with a
-// JSON body instead of net/http's plain text.
-func jsonFallbacks(mux *http.ServeMux) http.Handler {
+// notFoundPattern is the catch-all route: requests that match no route
+// reach it, and it answers 405 when the path exists for another method,
+// 404 otherwise, with a JSON body instead of net/http's plain text. Only
+// these requests pay for the extra lookups.
+const notFoundPattern = "/"
+
+// otherMethods are the methods tried to tell 405 from 404.
+var otherMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
+
+func fallback(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" {
-			mux.ServeHTTP(w, r)
+		var allow []string
+		for _, m := range otherMethods {
+			if m == r.Method {
+				continue
+			}
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != notFoundPattern {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			encode(w, http.StatusMethodNotAllowed, map[string]string{"error": http.StatusText(http.StatusMethodNotAllowed)})
 			return
 		}
-		mux.ServeHTTP(&fallbackWriter{ResponseWriter: w}, r)
+		encode(w, http.StatusNotFound, map[string]string{"error": http.StatusText(http.StatusNotFound)})
 	})
-}
-
-// fallbackWriter replaces the body of net/http's 404 and 405 responses.
-type fallbackWriter struct {
-	http.ResponseWriter
-	replaced bool
-}
-
-func (f *fallbackWriter) WriteHeader(status int) {
-	if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
-		f.replaced = true
-		f.Header().Del("X-Content-Type-Options")
-		encode(f.ResponseWriter, status, map[string]string{"error": http.StatusText(status)})
-		return
-	}
-	f.ResponseWriter.WriteHeader(status)
-}
-
-func (f *fallbackWriter) Write(b []byte) (int, error) {
-	if f.replaced {
-		return len(b), nil
-	}
-	return f.ResponseWriter.Write(b)
 }

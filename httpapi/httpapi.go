@@ -84,5 +84,6 @@ func (a *api) serve(routes []route) http.Handler {
 	for _, rt := range routes {
 		mux.Handle(rt.Method+" "+a.base+rt.Path, a.handle(rt))
 	}
-	return a.recoverPanics(withRequestID(jsonFallbacks(mux)))
+	mux.Handle(notFoundPattern, fallback(mux))
+	return a.recoverPanics(withRequestID(mux))
 }

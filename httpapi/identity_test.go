@@ -25,12 +25,18 @@ func TestHealthAndFallbacks(t *testing.T) {
 		r := e.do("GET", "/api/no/such/route", e.superKey, nil).expect(404)
 		is.Equal(r.JSON()["error"], "Not Found")
 		is.True(strings.HasPrefix(r.Header.Get("Content-Type"), "application/json"))
-		e.do("PATCH", "/api/health", "", nil).expect(405)
+		r = e.do("PATCH", "/api/health", "", nil).expect(405)
+		is.Equal(r.JSON()["error"], "Method Not Allowed")
+		is.Equal(r.Header.Get("Allow"), "GET, HEAD") // net/http serves HEAD for GET routes
+		e.do("GET", "/elsewhere", "", nil).expect(404)
 
 		r = e.send("GET", "/api/health", nil, func(req *http.Request) { req.Header.Set("X-Request-Id", "abc-123") })
 		is.Equal(r.Header.Get("X-Request-Id"), "abc-123")
 		r = e.send("GET", "/api/health", nil, func(req *http.Request) { req.Header.Set("X-Request-Id", "bad id\n") })
-		is.True(store.IsID(r.Header.Get("X-Request-Id"))) // replaced by a generated id
+		generated := r.Header.Get("X-Request-Id") // replaced by a generated id
+		is.True(requestIDPattern.MatchString(generated))
+		r = e.send("GET", "/api/health", nil, func(*http.Request) {})
+		is.True(r.Header.Get("X-Request-Id") != generated) // each request its own
 	})
 }
 

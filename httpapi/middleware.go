@@ -2,9 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/tenantkit/tenantkit/httpapi/auth"
 	"github.com/tenantkit/tenantkit/store"
@@ -111,11 +115,28 @@ func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
 		if !requestIDPattern.MatchString(id) {
-			id = store.NewID()
+			id = newRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
 	})
+}
+
+// requestIDPrefix makes generated request ids unique across processes;
+// requestCounter within one.
+var (
+	requestIDPrefix = func() string {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		return hex.EncodeToString(b[:]) + "-"
+	}()
+	requestCounter atomic.Uint64
+)
+
+// newRequestID returns "<12 random hex digits>-<counter>": unique, cheap
+// (no system call per request) and readable in logs.
+func newRequestID() string {
+	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 10)
 }
 
 func requestID(r *http.Request) string {
