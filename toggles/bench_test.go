@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 
+	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/toggles"
 )
@@ -72,4 +74,42 @@ func BenchmarkBoolParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// naiveFlags is the baseline: the hand-written flag store a host might
+// keep, a map of tenant overrides and defaults behind a read-write mutex,
+// reading the tenant from the context as Bool does.
+type naiveFlags struct {
+	mu        sync.RWMutex
+	defaults  map[string]bool
+	overrides map[string]map[string]bool // identifier → tenant → value
+}
+
+func (f *naiveFlags) bool(ctx context.Context, identifier string) (bool, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return false, err
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if v, ok := f.overrides[identifier][sc.TenantID]; ok {
+		return v, nil
+	}
+	return f.defaults[identifier], nil
+}
+
+// BenchmarkBaselineNaiveMap is BenchmarkBoolWithOverride over naiveFlags.
+func BenchmarkBaselineNaiveMap(b *testing.B) {
+	ctx, sc := storetest.NewScope(b)
+	f := &naiveFlags{defaults: map[string]bool{}, overrides: map[string]map[string]bool{}}
+	for i := range 50 {
+		f.defaults[fmt.Sprintf("bench.flag-%02d", i)] = false
+	}
+	f.overrides["bench.flag-25"] = map[string]bool{sc.TenantID: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		if on, err := f.bool(ctx, "bench.flag-25"); err != nil || !on {
+			b.Fatalf("bool = %v, %v", on, err)
+		}
+	}
 }
