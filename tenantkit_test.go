@@ -2,6 +2,7 @@ package tenantkit_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+	"github.com/tenantkit/tenantkit/toggles"
 )
 
 func TestOpenValidatesConfig(t *testing.T) {
@@ -62,4 +65,51 @@ func TestInMemoryKitDeliversEvents(t *testing.T) {
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	is.NoErr(kit.Close(closeCtx))
+}
+
+// TestTogglesFreshAcrossKits runs two Kits on one database, as two server
+// processes: a change made through one shows in the other's in-process
+// checks within a second.
+func TestTogglesFreshAcrossKits(t *testing.T) {
+	t.Parallel()
+	storetest.EachURL(t, func(t *testing.T, url string) {
+		open := func() *tenantkit.Kit {
+			kit, err := tenantkit.Open(t.Context(), tenantkit.Config{DatabaseURL: url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = kit.Close(context.Background()) })
+			return kit
+		}
+		one, two := open(), open()
+		ctx := store.WithScope(t.Context(), store.Scope{TenantID: "tenant-a"})
+		within := func(what string, want bool) {
+			t.Helper()
+			start := time.Now()
+			for {
+				got, err := two.Toggles.Bool(ctx, "checkout.v2")
+				if err == nil && got == want {
+					t.Logf("%s seen by the other Kit after %v", what, time.Since(start).Round(time.Millisecond))
+					return
+				}
+				if time.Since(start) > time.Second {
+					t.Fatalf("%s: the other Kit still answers %v, %v after 1s", what, got, err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		tg, err := one.Toggles.Create(ctx, toggles.CreateInput{Identifier: "checkout.v2", Name: "New checkout", Type: toggles.Boolean, DefaultValue: json.RawMessage("false")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		within("a new toggle", false)
+		if _, err := one.Toggles.SetOverride(ctx, tg.ID, true, json.RawMessage("true")); err != nil {
+			t.Fatal(err)
+		}
+		within("an override", true)
+		if _, err := one.Toggles.SetOverride(ctx, tg.ID, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		within("the override's removal", false)
+	})
 }
