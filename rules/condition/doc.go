@@ -1,0 +1,58 @@
+// Package condition parses, validates and evaluates business-rule
+// condition expressions: the JSON trees of the spec's "Condition
+// expression", compiled once and evaluated many times.
+//
+// # Shapes
+//
+//	{"field": "status", "operator": "=", "value": "ACTIVE"}            a comparison with a value
+//	{"field": "total", "operator": ">", "compareToField": "limit"}      with another field ("valueField" too)
+//	{"operator": "AND", "rules": [ … ]}                                a group: AND, OR or NOT
+//
+// NOT of one condition negates it; NOT of several is true unless all hold.
+// "value": null is a real value (= null holds for a missing field); a
+// comparison without a value is refused, except IS_EMPTY and IS_NOT_EMPTY,
+// which take none. A value written wholly as "{{name}}" is read at
+// evaluation: {{now}} (UTC ISO timestamp), {{today}} (YYYY-MM-DD), or a
+// path into Env.Context (user.id, tenant.id, entityType, …).
+//
+// # Validation
+//
+// Parse refuses, with an *Error locating the part: an expression deeper
+// than 10 groups, a group of more than 50 rules, a field path over 200
+// characters (the safety limits, checked first, with the spec's message),
+// an unknown operator, an empty group, a missing value, a field that is
+// not a path (letters, digits, '_', dots, [n] indices), or anything that
+// is neither a comparison nor a group.
+//
+// # Semantics
+//
+// These follow the system the spec was written from
+// (../shared/reference/upstream-behaviour.md §1.2), which is JavaScript:
+//
+//   - Paths use dots and [n] indices; a missing step is null; the keys
+//     __proto__, constructor and prototype are never followed.
+//   - = and ==: two nulls are equal, null and anything else are not; if
+//     either side is a number both compare as numbers (so "5" = 5, and ""
+//     and false count as 0, as JavaScript's Number() has it); otherwise
+//     strings and booleans compare strictly, case-sensitively; arrays and
+//     objects equal nothing. != is the negation.
+//   - > >= < <=: nulls sort first; two ISO dates (2024-01-15, or with a
+//     time and zone) compare as times, a time without a zone being UTC;
+//     two numbers or numeric strings compare numerically; anything else
+//     compares as text, by code point (JavaScript's localeCompare would
+//     use the locale's collation: decision).
+//   - IN: the value is an array holding an element equal to the field;
+//     NOT_IN is the negation (so a non-array value gives true).
+//   - CONTAINS: an array field holds an element equal to the value; a text
+//     field contains the value's text; anything else does not.
+//   - STARTS_WITH, ENDS_WITH: text comparison; null on either side is
+//     false.
+//   - MATCHES: RE2 (linear time). A pattern over 200 characters, one that
+//     looks like a nested quantifier, or one that does not compile never
+//     matches, nor does an input over 10 000 characters. Literal patterns
+//     are compiled once, at Parse.
+//   - IS_EMPTY: null, blank text, an empty array or object.
+//
+// Evaluation allocates nothing for comparisons of scalars: literals are
+// decoded at Parse and data values are compared in place.
+package condition
