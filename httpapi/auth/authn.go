@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"net/http"
 	"slices"
 	"strings"
@@ -63,10 +64,11 @@ func looksLikeJWT(s string) bool { return strings.Count(s, ".") == 2 && strings.
 // keys, and keys of deleted tenants or organizations, are
 // ErrUnauthenticated.
 func (s *Service) AuthenticateKey(ctx context.Context, secret string) (*Identity, error) {
-	hash := hashSecret(secret)
-	if id, ok := s.cached("k:" + hash); ok {
+	ck := keyOf('k', secret)
+	if id, ok := s.cached(ck); ok {
 		return id, nil
 	}
+	hash := hex.EncodeToString(ck.sum[:]) // hashSecret(secret), the stored form
 	k, live, err := keyByPrefix(ctx, s.db, prefixOf(secret))
 	if isNotFound(err) {
 		return nil, ErrUnauthenticated
@@ -92,7 +94,7 @@ func (s *Service) AuthenticateKey(ctx context.Context, secret string) (*Identity
 	if k.ExpiresAt != nil {
 		id.expiresAt = *k.ExpiresAt
 	}
-	s.remember("k:"+hash, id)
+	s.remember(ck, id)
 	return id, nil
 }
 
@@ -132,7 +134,8 @@ type sessionClaims struct {
 // after Config.SessionTTL and stop working when the user's password
 // changes or the user, tenant or organization is deleted.
 func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identity, error) {
-	if id, ok := s.cached("t:" + token); ok {
+	ck := keyOf('t', token)
+	if id, ok := s.cached(ck); ok {
 		return id, nil
 	}
 	var claims sessionClaims
@@ -165,7 +168,7 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identit
 	id := identityFromRoles(roles)
 	id.TenantID, id.OrganizationID, id.UserID = u.TenantID, claims.OrgID, u.ID
 	id.expiresAt = claims.ExpiresAt.Time
-	s.remember("t:"+token, id)
+	s.remember(ck, id)
 	return id, nil
 }
 
@@ -326,13 +329,13 @@ func (s *Service) applySelection(ctx context.Context, r *http.Request, id *Ident
 
 // cached returns a remembered identity that is still fresh and whose
 // credential has not expired.
-func (s *Service) cached(key string) (*Identity, bool) {
+func (s *Service) cached(key cacheKey) (*Identity, bool) {
 	if s.cfg.CacheTTL < 0 {
 		return nil, false
 	}
-	s.mu.Lock()
+	s.mu.RLock()
 	c, ok := s.cache[key]
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	now := s.db.Now()
 	if !ok || now.After(c.until) || (!c.id.expiresAt.IsZero() && !c.id.expiresAt.After(now)) {
 		return nil, false
@@ -340,7 +343,7 @@ func (s *Service) cached(key string) (*Identity, bool) {
 	return c.id, true
 }
 
-func (s *Service) remember(key string, id *Identity) {
+func (s *Service) remember(key cacheKey, id *Identity) {
 	if s.cfg.CacheTTL < 0 {
 		return
 	}

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
 	"errors"
 	"fmt"
@@ -68,8 +69,19 @@ type Service struct {
 	cfg    Config
 	logger *slog.Logger
 
-	mu    sync.Mutex
-	cache map[string]cached
+	mu    sync.RWMutex
+	cache map[cacheKey]cached
+}
+
+// cacheKey identifies a credential in the cache by its kind ('k' API key,
+// 't' session token) and SHA-256, so the cache never holds a secret.
+type cacheKey struct {
+	kind byte
+	sum  [sha256.Size]byte
+}
+
+func keyOf(kind byte, credential string) cacheKey {
+	return cacheKey{kind: kind, sum: sha256.Sum256([]byte(credential))}
 }
 
 type cached struct {
@@ -103,7 +115,7 @@ func Open(ctx context.Context, db *store.DB, cfg Config) (*Service, error) {
 	if err := db.Migrate(ctx, Migrations); err != nil {
 		return nil, err
 	}
-	s := &Service{db: db, cfg: cfg, logger: cfg.Logger, cache: map[string]cached{}}
+	s := &Service{db: db, cfg: cfg, logger: cfg.Logger, cache: map[cacheKey]cached{}}
 	if cfg.Jobs != nil {
 		if err := jobs.Register(cfg.Jobs, jobs.WorkFunc[resetArgs](s.workReset), nil); err != nil {
 			return nil, err
