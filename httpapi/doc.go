@@ -1,0 +1,61 @@
+// Package httpapi serves the tenantkit REST API of ../shared/spec/service.md
+// as one net/http handler: New(kit, Options).
+//
+// # Route table
+//
+// routes.go lists every endpoint once: method, path, summary, whether it is
+// public or super-admin only, the features it needs, its body limit, its
+// error body format, its own rate limit and its handler. Dispatch,
+// authorization and rate limiting all read that table; a test checks it
+// for conflicting or duplicate patterns. Each area adds its routes from
+// its own file (identity.go, toggles.go, …) with small handlers: decode,
+// call the service, encode.
+//
+// # Middleware
+//
+// recover (a panic is a logged, opaque 500) → request id (the caller's
+// X-Request-Id when plain, else a process prefix plus a counter; echoed and
+// logged) → body limit (1 MiB unless the route says otherwise; 413 beyond)
+// → authenticate → authorize → scope (the tenant and organization of the
+// credential go into the context as a store.Scope) → route rate limit →
+// handler. Unknown paths answer a JSON 404, known paths with another
+// method a JSON 405 with Allow, from a catch-all route.
+//
+// # Errors
+//
+// Services return error kinds (store.ErrNotFound, ErrInvalid, ErrConflict,
+// ErrForbidden, ErrNoScope, auth.ErrUnauthenticated); statusTable in
+// errors.go is the one place they become statuses. The default body is
+// {error, details?} (details maps a field to its message); a route may
+// format its own (the sign-in routes answer {ok:false, error}, the toggle
+// checks {error, code}). Only messages made for callers are shown; 5xx
+// bodies never carry internals. A refusal by a rate limit is written by
+// ratelimit.WriteLimited: 429 {error} with Retry-After and X-RateLimit-*.
+//
+// # Rate limiting
+//
+// Options.RateLimit (a *ratelimit.Policy) applies the spec's sign-in limits
+// on POST /login, /reset and /reset/confirm (the IP layer before the body
+// is read, the IP+email-hash layer before validation; a successful sign-in
+// resets the latter) and each route's own limit, keyed by client address
+// or, for per-tenant limits, by tenant. Without it the spec's defaults
+// apply in memory.
+//
+// # Lists and exports
+//
+// list.go parses page/pageSize and limit/offset paging, sortField/sortDir
+// against a fixed column map, and booleans; export.go writes csv, json,
+// xml and markdown with CSV formula cells neutralised.
+//
+// # Feature toggles
+//
+// The admin routes need a super admin, who acts for another tenant by
+// selecting it (auth.SelectedTenantCookie). Toggle items show created_at
+// and updated_at as the spec's database-style text
+// ("2025-12-29 21:59:25.246+00", UTC, milliseconds) on both engines. A bad
+// id in a path or body is a 400 naming the field, a missing toggle 404
+// "Feature toggle not found". The check routes answer the spec's fields;
+// a missing identifier is 400 "Missing required parameter: identifier", an
+// unknown toggle 404 {error, code:"MISSING_TOGGLE"}, a toggle asked through
+// another type's route 400 {error, code:"TYPE_MISMATCH"}.
+package httpapi
