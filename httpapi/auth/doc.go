@@ -9,8 +9,8 @@
 // API keys travel in X-Api-Key, "Authorization: ApiKey <key>" or
 // "Authorization: Bearer <key>"; session tokens from Login (HS256 JWTs
 // signed with Config.SecretKey) in "Authorization: Bearer". Keys are
-// stored as SHA-256 hashes and compared in constant time; passwords with
-// bcrypt. A verified credential is cached for Config.CacheTTL (5 s),
+// stored as SHA-256 hashes and compared in constant time; passwords as
+// Argon2id hashes. A verified credential is cached for Config.CacheTTL (5 s),
 // keyed by its digest, and the cache is cleared by every identity change
 // made through the Service.
 //
