@@ -30,7 +30,14 @@
 // (../shared/reference/upstream-behaviour.md §1.2), which is JavaScript:
 //
 //   - Paths use dots and [n] indices; a missing step is null; the keys
-//     __proto__, constructor and prototype are never followed.
+//     __proto__, constructor and prototype are never followed, nor is an
+//     empty step ("a..b"). An array's "length" is its length; an index is
+//     canonical ("01" is not 1), as with JavaScript's own properties.
+//   - Numbers read from text follow Number(): trimmed, "" is 0, 0x/0o/0b
+//     integers, "Infinity", out-of-range values are ±Infinity, anything
+//     else with letters is NaN. Numbers become text as String() writes
+//     them (1234567.5, 0.00001, 1e-7, 0 for -0).
+//   - Data may come from encoding/json with or without UseNumber.
 //   - = and ==: two nulls are equal, null and anything else are not; if
 //     either side is a number both compare as numbers (so "5" = 5, and ""
 //     and false count as 0, as JavaScript's Number() has it); otherwise
@@ -47,12 +54,15 @@
 //     field contains the value's text; anything else does not.
 //   - STARTS_WITH, ENDS_WITH: text comparison; null on either side is
 //     false.
-//   - MATCHES: RE2 (linear time). A pattern over 200 characters, one that
-//     looks like a nested quantifier, or one that does not compile never
-//     matches, nor does an input over 10 000 characters. Literal patterns
-//     are compiled once, at Parse.
+//   - MATCHES: RE2 (linear time), the pattern being the value's text. A
+//     pattern over 200 characters, one that looks like a nested quantifier,
+//     or one that does not compile never matches, nor does an input over
+//     10 000 characters (characters counted as JavaScript counts them).
+//     Literal patterns are compiled once, at Parse.
 //   - IS_EMPTY: null, blank text, an empty array or object.
 //
-// Evaluation allocates nothing for comparisons of scalars: literals are
-// decoded at Parse and data values are compared in place.
+// Evaluation allocates nothing for comparisons of scalars, dates included:
+// literals (and literal IN lists) are decoded at Parse, data values are
+// compared in place, and an ISO date is parsed with the one layout its
+// shape calls for.
 package condition

@@ -1,6 +1,8 @@
 package condition
 
 import (
+	"encoding/json"
+	"errors"
 	"math"
 	"regexp"
 	"slices"
@@ -25,10 +27,13 @@ type Env struct {
 // maps, slices, strings, float64, bool and nil. A missing field is null.
 func (c *Condition) Eval(data map[string]any, env *Env) bool {
 	if env == nil {
-		env = &Env{}
+		env = &noEnv
 	}
 	return c.root.eval(data, env)
 }
+
+// noEnv stands in for a nil *Env; it is never written.
+var noEnv Env
 
 type node interface {
 	eval(data map[string]any, env *Env) bool
@@ -79,13 +84,16 @@ type compare struct {
 }
 
 func (c *compare) eval(data map[string]any, env *Env) bool {
-	left := newOperand(c.field.get(data))
-	right := c.literal
+	l := newOperand(c.field.get(data))
+	left, right := &l, &c.literal
+	var r operand
 	switch {
 	case c.other != nil:
-		right = newOperand(c.other.get(data))
+		r = newOperand(c.other.get(data))
+		right = &r
 	case c.ref != nil:
-		right = newOperand(c.ref.resolve(env))
+		r = newOperand(c.ref.resolve(env))
+		right = &r
 	}
 	switch c.op {
 	case Eq, EqEq:
@@ -122,7 +130,7 @@ func (c *compare) eval(data map[string]any, env *Env) bool {
 	return false
 }
 
-func (c *compare) matches(left, right operand) bool {
+func (c *compare) matches(left, right *operand) bool {
 	if left.null() || right.null() {
 		return false
 	}
@@ -134,7 +142,7 @@ func (c *compare) matches(left, right operand) bool {
 		return false
 	}
 	s := left.String()
-	return len(s) <= MaxMatchInput && re.MatchString(s)
+	return !longer(s, MaxMatchInput) && re.MatchString(s)
 }
 
 // forbiddenKeys are never followed: a path through one is always null.
@@ -148,10 +156,11 @@ type path struct {
 }
 
 func newPath(p string) path {
-	p = strings.NewReplacer("[", ".", "]", "").Replace(p)
-	segs := strings.FieldsFunc(p, func(r rune) bool { return r == '.' })
+	segs := strings.Split(strings.NewReplacer("[", ".", "]", "").Replace(p), ".")
 	for _, s := range segs {
-		if slices.Contains(forbiddenKeys, s) {
+		// An empty step ("a..b", "a.", "[]") names nothing, as in
+		// JavaScript, where it is the key "".
+		if s == "" || slices.Contains(forbiddenKeys, s) {
 			return path{dead: true}
 		}
 	}
@@ -168,8 +177,12 @@ func (p path) get(v any) any {
 		case map[string]any:
 			v = t[seg]
 		case []any:
+			if seg == "length" { // an array's own property
+				v = float64(len(t))
+				continue
+			}
 			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(t) {
+			if err != nil || i < 0 || i >= len(t) || strconv.Itoa(i) != seg { // "01" is not an index
 				return nil
 			}
 			v = t[i]
@@ -199,6 +212,9 @@ func (r *reference) resolve(env *Env) any {
 	case "today":
 		return now.UTC().Format("2006-01-02")
 	}
+	if r.path.dead {
+		return nil
+	}
 	return r.path.get(env.Context)
 }
 
@@ -222,6 +238,8 @@ type operand struct {
 	str  string
 	arr  []any
 	obj  map[string]any
+	// items are arr's elements as operands, decoded once for literals.
+	items []operand
 }
 
 func newOperand(v any) operand {
@@ -236,6 +254,12 @@ func newOperand(v any) operand {
 		return operand{kind: kindNumber, num: float64(t)}
 	case int64:
 		return operand{kind: kindNumber, num: float64(t)}
+	case json.Number: // data decoded with UseNumber
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return operand{kind: kindString, str: string(t)}
+		}
+		return operand{kind: kindNumber, num: f}
 	case string:
 		return operand{kind: kindString, str: t}
 	case []any:
@@ -246,11 +270,11 @@ func newOperand(v any) operand {
 	return operand{kind: kindString, str: "unsupported"}
 }
 
-func (o operand) null() bool { return o.kind == kindNull }
+func (o *operand) null() bool { return o.kind == kindNull }
 
 // number is JavaScript's Number(v): NaN when not a number. Strings are
 // trimmed, and the empty string is 0, as in JavaScript.
-func (o operand) number() float64 {
+func (o *operand) number() float64 {
 	switch o.kind {
 	case kindNumber:
 		return o.num
@@ -271,14 +295,17 @@ func (o operand) number() float64 {
 		case "-Infinity":
 			return math.Inf(-1)
 		}
-		// ParseFloat also reads hex, underscores, "inf" and "nan", which
-		// Number() does not (hex integers aside): letters other than an
-		// exponent make it NaN.
+		if n, ok := radixNumber(s); ok {
+			return n
+		}
+		// ParseFloat also reads hex floats, underscores, "inf" and "nan",
+		// which Number() does not: letters other than an exponent make it
+		// NaN.
 		if strings.IndexFunc(s, func(r rune) bool { return r != 'e' && r != 'E' && unicode.IsLetter(r) || r == '_' }) >= 0 {
 			return math.NaN()
 		}
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
+		if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range is ±Infinity or 0, as in JavaScript
 			return math.NaN()
 		}
 		return f
@@ -286,8 +313,32 @@ func (o operand) number() float64 {
 	return math.NaN()
 }
 
+// radixNumber reads Number()'s 0x, 0o and 0b integers (unsigned, as in
+// JavaScript).
+func radixNumber(s string) (float64, bool) {
+	if len(s) < 3 || s[0] != '0' {
+		return 0, false
+	}
+	base := 0
+	switch s[1] {
+	case 'x', 'X':
+		base = 16
+	case 'o', 'O':
+		base = 8
+	case 'b', 'B':
+		base = 2
+	default:
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[2:], base, 64)
+	if err != nil {
+		return math.NaN(), true
+	}
+	return float64(n), true
+}
+
 // String is JavaScript's String(v).
-func (o operand) String() string {
+func (o *operand) String() string {
 	switch o.kind {
 	case kindNull:
 		return "null"
@@ -301,7 +352,8 @@ func (o operand) String() string {
 		parts := make([]string, len(o.arr))
 		for i, e := range o.arr {
 			if e != nil {
-				parts[i] = newOperand(e).String()
+				item := newOperand(e)
+				parts[i] = item.String()
 			}
 		}
 		return strings.Join(parts, ",")
@@ -309,17 +361,50 @@ func (o operand) String() string {
 	return "[object Object]"
 }
 
-// formatNumber writes a number the way JavaScript does for everyday
-// values: integers without a fraction, others in shortest form.
+// formatNumber writes a number as JavaScript's String() does: plain
+// decimals from 1e-6 up to 1e21, exponent form ("1e-7", "1.5e+21")
+// outside, and 0 for negative zero.
 func formatNumber(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+	switch {
+	case f == 0:
+		return "0"
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	if a := math.Abs(f); a >= 1e-6 && a < 1e21 {
 		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
+	s := strconv.FormatFloat(f, 'e', -1, 64) // "1e-07", "1.5e+21"
+	mant, exp, _ := strings.Cut(s, "e")
+	sign, digits := exp[:1], strings.TrimLeft(exp[1:], "0")
+	return mant + "e" + sign + digits
+}
+
+// longer reports whether s has more than n characters (UTF-16 code units,
+// as JavaScript counts them).
+func longer(s string, n int) bool {
+	if len(s) <= n {
+		return false // a code unit takes at least one byte
+	}
+	units := 0
+	for _, r := range s {
+		units++
+		if r > 0xFFFF {
+			units++
+		}
+		if units > n {
+			return true
+		}
+	}
+	return false
 }
 
 // empty is IS_EMPTY: null, a blank string, an empty array or object.
-func (o operand) empty() bool {
+func (o *operand) empty() bool {
 	switch o.kind {
 	case kindNull:
 		return true
@@ -337,7 +422,7 @@ func (o operand) empty() bool {
 // not; if either side is a number both are compared as numbers; otherwise
 // strings and booleans compare strictly (case-sensitive). Arrays and
 // objects are never equal.
-func equal(l, r operand) bool {
+func equal(l, r *operand) bool {
 	switch {
 	case l.null() && r.null():
 		return true
@@ -355,23 +440,43 @@ func equal(l, r operand) bool {
 	return false
 }
 
-// isoDate matches the start of an ISO date or date-time.
+// isoDate reads an ISO date ("2024-01-15") or date-time
+// ("2024-01-15T10:00", "…:05", "…:05.123", with "Z" or an offset; without
+// one it is UTC). Only the layout that fits the text's shape is tried, so
+// a string that is not a date costs no parse.
 func isoDate(s string) (time.Time, bool) {
-	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+	if len(s) < 10 || s[4] != '-' || s[7] != '-' || !digits(s[:4]) || !digits(s[5:7]) || !digits(s[8:10]) {
 		return time.Time{}, false
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, true
+	layout := "2006-01-02"
+	switch {
+	case len(s) == 10:
+	case s[10] != 'T':
+		return time.Time{}, false
+	case strings.HasSuffix(s, "Z") || strings.LastIndexAny(s, "+-") > 10:
+		layout = time.RFC3339Nano
+	case len(s) == 16:
+		layout = "2006-01-02T15:04"
+	default:
+		layout = "2006-01-02T15:04:05.999999999"
+	}
+	t, err := time.Parse(layout, s)
+	return t, err == nil
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
 		}
 	}
-	return time.Time{}, false
+	return true
 }
 
 // compareOperands orders two values for > >= < <=: nulls first; two ISO
 // dates by time; two numbers (or numeric strings) numerically; anything
 // else as strings.
-func compareOperands(l, r operand) int {
+func compareOperands(l, r *operand) int {
 	switch {
 	case l.null() && r.null():
 		return 0
@@ -401,12 +506,25 @@ func compareOperands(l, r operand) int {
 }
 
 // in is IN: the right side is an array holding a value equal to the left.
-func in(l, r operand) bool {
+func in(l, r *operand) bool {
 	if r.kind != kindArray {
 		return false
 	}
-	for _, e := range r.arr {
-		if equal(newOperand(e), l) {
+	return r.has(l)
+}
+
+// has reports whether the array o holds an element equal to v.
+func (o *operand) has(v *operand) bool {
+	if o.items != nil {
+		for i := range o.items {
+			if equal(&o.items[i], v) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range o.arr {
+		if item := newOperand(e); equal(&item, v) {
 			return true
 		}
 	}
@@ -415,14 +533,10 @@ func in(l, r operand) bool {
 
 // contains is CONTAINS: an array left side holds an element equal to the
 // right; a string left side contains the right as text.
-func contains(l, r operand) bool {
+func contains(l, r *operand) bool {
 	switch l.kind {
 	case kindArray:
-		for _, e := range l.arr {
-			if equal(newOperand(e), r) {
-				return true
-			}
-		}
+		return l.has(r)
 	case kindString:
 		return strings.Contains(l.str, r.String())
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -95,8 +96,8 @@ func Parse(raw []byte) (*Condition, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, &Error{Message: "not valid JSON"}
 	}
-	if dec.More() {
-		return nil, &Error{Message: "not valid JSON"}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &Error{Message: "not valid JSON (data after the expression)"}
 	}
 	return ParseValue(v)
 }
@@ -189,29 +190,37 @@ func compile(v any, path string) (node, error) {
 		return nil, &Error{Path: at("operator"), Message: "must be one of " + operatorList()}
 	}
 	c := &compare{op: op, field: newPath(field)}
-	other, hasOther := m["compareToField"]
+	otherKey := "compareToField"
+	other, hasOther := m[otherKey]
 	if !hasOther {
-		other, hasOther = m["valueField"]
+		otherKey = "valueField"
+		other, hasOther = m[otherKey]
 	}
 	value, hasValue := m["value"]
 	switch {
 	case hasOther:
 		name, ok := other.(string)
 		if !ok || !fieldPattern.MatchString(name) {
-			return nil, &Error{Path: at("compareToField"), Message: "must be a field path"}
+			return nil, &Error{Path: at(otherKey), Message: "must be a field path"}
 		}
 		other := newPath(name)
 		c.other = &other
 	case hasValue:
 		c.literal = newOperand(normalise(value))
+		if c.literal.kind == kindArray {
+			c.literal.items = make([]operand, len(c.literal.arr))
+			for i, e := range c.literal.arr {
+				c.literal.items[i] = newOperand(e)
+			}
+		}
 		if s, ok := value.(string); ok {
 			if name, isRef := strings.CutPrefix(s, "{{"); isRef && strings.HasSuffix(name, "}}") {
 				name = strings.TrimSpace(strings.TrimSuffix(name, "}}"))
 				c.ref = &reference{name: name, path: newPath(name)}
 			}
 		}
-		if op == Matches && c.ref == nil && c.literal.kind == kindString {
-			c.pattern = compilePattern(c.literal.str)
+		if op == Matches && c.ref == nil && c.literal.kind != kindNull {
+			c.pattern = compilePattern(c.literal.String())
 		}
 	case op == IsEmpty || op == IsNotEmpty:
 	default:
@@ -258,7 +267,7 @@ func normalise(v any) any {
 // nil: a pattern that is too long, looks like a nested quantifier, or is
 // not valid RE2 never matches.
 func compilePattern(p string) *regexp.Regexp {
-	if len(p) > MaxPatternLength || nestedQuantor.MatchString(p) {
+	if longer(p, MaxPatternLength) || nestedQuantor.MatchString(p) {
 		return nil
 	}
 	re, err := regexp.Compile(p)
