@@ -228,9 +228,9 @@ func recipients(v any) []string {
 // Context is what placeholders read: the rule, the entity and event, the
 // data, and the time.
 type Context struct {
-	RuleID, RuleName                 string
+	RuleID, RuleName                string
 	EntityType, EntityID, EventType string
-	Data                             map[string]any
+	Data                            map[string]any
 	// Extra holds further names ("user", "tenant", "organization", …).
 	Extra map[string]any
 	// Now is the time of {{now}} and {{today}}; zero means time.Now().
