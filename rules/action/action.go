@@ -1,9 +1,11 @@
 package action
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,7 +58,12 @@ type Error struct {
 	Message string
 }
 
-func (e *Error) Error() string { return e.Path + ": " + e.Message }
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return e.Message
+	}
+	return e.Path + ": " + e.Message
+}
 
 // Validate checks an action list: known types, the config keys each type
 // requires (present and of the right kind; false, 0 and "" are values),
@@ -134,8 +141,8 @@ func validate(a Action) *Error {
 		if err := text("url", true); err != nil {
 			return err
 		}
-		if u, err := url.Parse(cfg["url"].(string)); err != nil || (u.Scheme != "http" && u.Scheme != "https" && !strings.HasPrefix(u.String(), "{{")) {
-			return &Error{Path: ".config.url", Message: "must be an http or https URL"}
+		if !webhookURL(cfg["url"].(string)) {
+			return &Error{Path: ".config.url", Message: "must be an http or https URL with a host, or a {{placeholder}}"}
 		}
 		if m, ok := cfg["method"]; ok && m != nil {
 			if s, _ := m.(string); !slices.Contains(webhookMethods, strings.ToUpper(s)) {
@@ -154,16 +161,35 @@ func validate(a Action) *Error {
 			}
 		}
 	case EmitEvent:
+		key := "eventName"
+		if _, ok := cfg[key]; !ok {
+			if _, ok := cfg["event"]; ok {
+				key = "event"
+			}
+		}
 		name := eventName(cfg)
 		if name == "" {
-			return &Error{Path: ".config.eventName", Message: "is required"}
+			return &Error{Path: ".config." + key, Message: "is required"}
 		}
 		if !eventPattern(name) {
-			return &Error{Path: ".config.eventName", Message: "must be dot-separated segments of lowercase letters, digits and _"}
+			return &Error{Path: ".config." + key, Message: "must be dot-separated segments of lowercase letters, digits and _"}
 		}
 	}
 	return nil
 }
+
+// webhookURL accepts an http or https URL with a host, placeholders
+// included ("https://{{tenant.domain}}/hooks"), or a text that is wholly a
+// placeholder (checked once resolved, when the request is made).
+func webhookURL(s string) bool {
+	if _, whole := wholePlaceholder(s); whole {
+		return true
+	}
+	u, err := url.Parse(placeholders.ReplaceAllString(s, "x"))
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
+}
+
+var placeholders = regexp.MustCompile(`\{\{[^{}]*\}\}`)
 
 func typeList() string {
 	names := make([]string, len(Types))
@@ -302,7 +328,7 @@ func Resolve(v any, c *Context) any {
 	case string:
 		if name, ok := wholePlaceholder(t); ok {
 			if val, found := lookup(name, c); found {
-				return val
+				return clone(val) // the outcome must not share the data's maps
 			}
 			return t
 		}
@@ -323,9 +349,29 @@ func Resolve(v any, c *Context) any {
 	return v
 }
 
+// clone deep-copies maps and slices of a JSON-shaped value.
+func clone(v any) any {
+	switch t := v.(type) {
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = clone(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = clone(e)
+		}
+		return out
+	}
+	return v
+}
+
 func wholePlaceholder(s string) (string, bool) {
 	inner, ok := strings.CutPrefix(s, "{{")
-	if !ok || !strings.HasSuffix(inner, "}}") || strings.Contains(inner[:len(inner)-2], "{{") {
+	if !ok || !strings.HasSuffix(inner, "}}") || strings.Contains(inner[:len(inner)-2], "{{") ||
+		strings.Contains(inner[:len(inner)-2], "}}") {
 		return "", false
 	}
 	return strings.TrimSpace(inner[:len(inner)-2]), true
@@ -391,6 +437,8 @@ func lookup(name string, c *Context) (any, bool) {
 	segs := strings.Split(name, ".")
 	var v any
 	switch {
+	case name == "data":
+		return c.Data, c.Data != nil
 	case segs[0] == "data":
 		v = path(c.Data, segs[1:])
 	case c.Extra[segs[0]] != nil:
@@ -413,13 +461,17 @@ func path(v any, segs []string) any {
 }
 
 // text is a value as placeholder text: strings as they are, numbers
-// without a needless fraction, other values as JSON-ish text.
+// without a needless fraction or exponent, arrays and objects as JSON.
 func text(v any) string {
 	switch t := v.(type) {
 	case string:
 		return t
 	case float64:
 		return strconv.FormatFloat(t, 'f', -1, 64)
+	case map[string]any, []any:
+		if b, err := json.Marshal(t); err == nil {
+			return string(b)
+		}
 	}
 	return fmt.Sprint(v)
 }

@@ -13,7 +13,8 @@
 //	NOTIFY                              message, recipients (an array or a comma-separated
 //	                                    text); subject, template optional
 //	SET_FIELD                           field, value (null, false, 0 and "" are values)
-//	CALL_WEBHOOK                        url (http or https); method GET|POST|PUT|PATCH|DELETE
+//	CALL_WEBHOOK                        url (http or https with a host, placeholders allowed,
+//	                                    or wholly a placeholder); method GET|POST|PUT|PATCH|DELETE
 //	                                    (default POST), headers (text values), body
 //	EMIT_EVENT                          eventName (or event), dot-separated lowercase segments;
 //	                                    payload optional
@@ -37,6 +38,7 @@
 // eventType, now (UTC ISO timestamp), today (YYYY-MM-DD), data.x paths,
 // names of Context.Extra (user.id, tenant.id, …) and bare data keys
 // ({{orderId}}, {{total}}). One that resolves to nothing stays as written.
-// A value that is wholly one placeholder ("{{data.total}}") keeps the
-// type of what it names.
+// Numbers become plain decimals, arrays and objects JSON text. A value that
+// is wholly one placeholder ("{{data.total}}") keeps the type of what it
+// names (a copy, never the data's own map or array).
 package action
