@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/toggles"
 )
@@ -44,6 +45,8 @@ type Kit struct {
 	Logger *slog.Logger
 	// Toggles manages feature toggles and resolves them in-process.
 	Toggles *toggles.Service
+	// Rules manages business rules and rule sets.
+	Rules *rules.Service
 
 	ownsDB bool
 }
@@ -51,7 +54,7 @@ type Kit struct {
 // Migrations lists the migration lines of every area on the Kit, in the
 // order Open applies them.
 func Migrations() []store.Migrations {
-	return []store.Migrations{toggles.Migrations}
+	return []store.Migrations{toggles.Migrations, rules.Migrations}
 }
 
 // Open opens (or adopts) the database, applies every area's migrations and
@@ -107,6 +110,7 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	if k.Toggles, err = toggles.New(ctx, k.DB, toggles.Options{Logger: k.Logger}); err != nil {
 		return fmt.Errorf("tenantkit: toggles: %w", err)
 	}
+	k.Rules = rules.New(k.DB)
 	return nil
 }
 

@@ -1,0 +1,315 @@
+package rules
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tenantkit/tenantkit/rules/action"
+	"github.com/tenantkit/tenantkit/rules/condition"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+//go:embed migrations
+var migrationsFS embed.FS
+
+// Migrations creates the area's tables.
+var Migrations = store.Migrations{Line: "rules", FS: migrationsFS, Dir: "migrations"}
+
+// Service manages rules, rule sets and their members. Every method reads
+// the tenant (and organization) from the context's store.Scope.
+type Service struct {
+	db *store.DB
+}
+
+// New returns the service over db, whose migrations include Migrations.
+func New(db *store.DB) *Service { return &Service{db: db} }
+
+// Field limits (the spec's Limits table).
+const (
+	maxSetID          = 50
+	maxSetName        = 200
+	maxSetDescription = 2000
+	maxRuleID         = 50
+	maxRuleName       = 200
+	maxRuleText       = 5000
+	maxRuleShort      = 50
+	maxPriority       = 9999
+)
+
+var setIDPattern = regexp.MustCompile(`^[A-Z_]+$`)
+
+// RuleInput is a rule as a caller writes it (create, or full update).
+// Enabled, Priority and Version are required; nil means missing.
+type RuleInput struct {
+	RuleID              string          `json:"ruleId"`
+	RuleName            string          `json:"ruleName"`
+	Description         string          `json:"description"`
+	RuleType            Type            `json:"ruleType"`
+	RuleCategory        string          `json:"ruleCategory"`
+	EntityType          string          `json:"entityType"`
+	EventType           string          `json:"eventType"`
+	ConditionExpression json.RawMessage `json:"conditionExpression"`
+	SuccessActions      json.RawMessage `json:"successActions"`
+	FailureActions      json.RawMessage `json:"failureActions"`
+	Enabled             *bool           `json:"enabled"`
+	Priority            *int            `json:"priority"`
+	Version             *int            `json:"version"`
+	EffectiveFrom       *string         `json:"effectiveFrom"`
+	EffectiveTo         *string         `json:"effectiveTo"`
+}
+
+// CreateRule stores a new rule in the scope's tenant and organization.
+// Invalid input is a *store.ValidationError naming each field; a ruleId a
+// live rule of the tenant has is store.ErrConflict.
+func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*Rule, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &Rule{ID: store.NewID(), TenantID: sc.TenantID, OrganizationID: sc.OrganizationID}
+	if err := r.apply(in); err != nil {
+		return nil, err
+	}
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := checkRuleIDFree(ctx, tx, r); err != nil {
+			return err
+		}
+		r.CreatedAt, r.UpdatedAt = tx.Now(), tx.Now()
+		if err := insertRule(ctx, tx, r); err != nil {
+			return conflictAsDuplicate(err, r.RuleID)
+		}
+		_, err := tx.EmitData(ctx, EventRuleCreated, sc, r)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// UpdateRule replaces a rule's fields (the id, scope and creation stay).
+func (s *Service) UpdateRule(ctx context.Context, id string, in RuleInput) (*Rule, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var r *Rule
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if r, err = getRule(ctx, tx, sc, id); err != nil {
+			return ruleNotFound(err)
+		}
+		if err := r.apply(in); err != nil {
+			return err
+		}
+		if err := checkRuleIDFree(ctx, tx, r); err != nil {
+			return err
+		}
+		r.UpdatedAt = tx.Now()
+		if err := updateRule(ctx, tx, r); err != nil {
+			return conflictAsDuplicate(err, r.RuleID)
+		}
+		_, err := tx.EmitData(ctx, EventRuleUpdated, sc, r)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// GetRule returns a live rule of the scope.
+func (s *Service) GetRule(ctx context.Context, id string) (*Rule, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := getRule(ctx, s.db, sc, id)
+	return r, ruleNotFound(err)
+}
+
+// DeleteRule soft-deletes a rule; it leaves every set it was in.
+func (s *Service) DeleteRule(ctx context.Context, id string) error {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		r, err := getRule(ctx, tx, sc, id)
+		if err != nil {
+			return ruleNotFound(err)
+		}
+		if err := deleteRule(ctx, tx, sc.TenantID, id, tx.Now()); err != nil {
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventRuleDeleted, sc, r)
+		return err
+	})
+}
+
+// RuleFilter selects and orders rules. Search matches names and ids
+// case-insensitively; the other text filters are exact.
+type RuleFilter struct {
+	Search, RuleID, EntityType, EventType, RuleCategory string
+	RuleType                                            Type
+	Enabled                                             *bool
+	// SortField is ruleName, priority, createdAt (default) or updatedAt.
+	SortField     string
+	SortDesc      bool
+	Limit, Offset int
+}
+
+// ListRules returns a page of the scope's live rules and the total.
+func (s *Service) ListRules(ctx context.Context, f RuleFilter) ([]*Rule, int, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return listRules(ctx, s.db, sc, f)
+}
+
+// apply validates in and writes it into r.
+func (r *Rule) apply(in RuleInput) error {
+	v := &store.ValidationError{}
+	text := func(field, value string, required bool, limit int) string {
+		switch {
+		case required && strings.TrimSpace(value) == "":
+			v.Add(field, "is required")
+		case utf8.RuneCountInString(value) > limit:
+			v.Add(field, fmt.Sprintf("must be at most %d characters", limit))
+		case strings.ContainsRune(value, 0):
+			v.Add(field, "must not contain the NUL character")
+		}
+		return value
+	}
+	r.RuleID = text("ruleId", in.RuleID, true, maxRuleID)
+	r.RuleName = text("ruleName", in.RuleName, true, maxRuleName)
+	r.Description = text("description", in.Description, false, maxRuleText)
+	r.RuleCategory = text("ruleCategory", in.RuleCategory, false, maxRuleShort)
+	r.EntityType = text("entityType", in.EntityType, true, maxRuleShort)
+	r.EventType = text("eventType", in.EventType, false, maxRuleShort)
+	r.RuleType = in.RuleType
+	if !slices.Contains(Types, in.RuleType) {
+		v.Add("ruleType", "must be one of GUARD, VALIDATION, CALCULATION, ACTION, ASSIGNMENT")
+	}
+	if len(in.ConditionExpression) == 0 || string(in.ConditionExpression) == "null" {
+		v.Add("conditionExpression", "is required")
+	} else if _, err := condition.Parse(in.ConditionExpression); err != nil {
+		v.Add("conditionExpression", err.Error())
+	} else {
+		r.ConditionExpression = compact(in.ConditionExpression)
+	}
+	var err error
+	if r.SuccessActions, err = actions(in.SuccessActions); err != nil {
+		v.Add("successActions", err.Error())
+	}
+	if r.FailureActions, err = actions(in.FailureActions); err != nil {
+		v.Add("failureActions", err.Error())
+	}
+	if in.Enabled == nil {
+		v.Add("enabled", "is required")
+	} else {
+		r.Enabled = *in.Enabled
+	}
+	switch {
+	case in.Priority == nil:
+		v.Add("priority", "is required")
+	case *in.Priority < 0 || *in.Priority > maxPriority:
+		v.Add("priority", "must be an integer from 0 to 9999")
+	default:
+		r.Priority = *in.Priority
+	}
+	switch {
+	case in.Version == nil:
+		v.Add("version", "is required")
+	case *in.Version < 1:
+		v.Add("version", "must be a positive integer")
+	default:
+		r.Version = *in.Version
+	}
+	r.EffectiveFrom = date(v, "effectiveFrom", in.EffectiveFrom)
+	r.EffectiveTo = date(v, "effectiveTo", in.EffectiveTo)
+	if r.EffectiveFrom != nil && r.EffectiveTo != nil && r.EffectiveTo.Before(*r.EffectiveFrom) {
+		v.Add("effectiveTo", "must not be before effectiveFrom")
+	}
+	return v.Err()
+}
+
+// actions decodes and validates an action list; null or absent is nil.
+func actions(raw json.RawMessage) ([]action.Action, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var as []action.Action
+	if err := json.Unmarshal(raw, &as); err != nil {
+		return nil, errors.New("must be an array of actions {type, config}")
+	}
+	if err := action.Validate(as); err != nil {
+		return nil, err
+	}
+	return as, nil
+}
+
+// date reads an ISO 8601 date ("2025-01-31") or date-time; empty or null
+// is none.
+func date(v *store.ValidationError, field string, s *string) *time.Time {
+	if s == nil || *s == "" {
+		return nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, *s); err == nil {
+			t = t.UTC()
+			return &t
+		}
+	}
+	v.Add(field, "must be an ISO 8601 date (2025-01-31) or date-time")
+	return nil
+}
+
+// compact removes insignificant space from valid JSON.
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+func checkRuleIDFree(ctx context.Context, q store.Querier, r *Rule) error {
+	taken, err := ruleIDTaken(ctx, q, r.TenantID, r.RuleID, r.ID)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return duplicateRuleID(r.RuleID)
+	}
+	return nil
+}
+
+func duplicateRuleID(ruleID string) error {
+	return store.Errorf(store.ErrConflict, "A rule with ruleId %q already exists", ruleID)
+}
+
+// conflictAsDuplicate reports a unique-index violation (a concurrent
+// create) as the duplicate it is.
+func conflictAsDuplicate(err error, ruleID string) error {
+	if errors.Is(err, store.ErrConflict) {
+		return duplicateRuleID(ruleID)
+	}
+	return err
+}
+
+func ruleNotFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Errorf(store.ErrNotFound, "Rule not found")
+	}
+	return err
+}

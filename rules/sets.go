@@ -1,0 +1,346 @@
+package rules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// SetInput is a new rule set. Enabled defaults to true.
+type SetInput struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Enabled     *bool  `json:"enabled"`
+}
+
+// SetPatch changes a set; nil fields keep their value.
+type SetPatch struct {
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+	Enabled     *bool   `json:"enabled"`
+}
+
+// SetFilter selects sets: Search matches name or description,
+// case-insensitively.
+type SetFilter struct {
+	Search        string
+	Enabled       *bool
+	Limit, Offset int
+}
+
+// MemberInput adds a rule (by its business id) to a set. Enabled
+// defaults to true.
+type MemberInput struct {
+	RuleID   string `json:"ruleId"`
+	Sequence *int   `json:"sequence"`
+	Enabled  *bool  `json:"enabled"`
+}
+
+// MemberPatch changes a membership; at least one field is required.
+type MemberPatch struct {
+	Sequence *int  `json:"sequence"`
+	Enabled  *bool `json:"enabled"`
+}
+
+// CreateSet stores a new set in the scope's tenant. A set id the tenant
+// already has is a *CodedError SET_ALREADY_EXISTS (store.ErrConflict).
+func (s *Service) CreateSet(ctx context.Context, in SetInput) (*RuleSet, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rs := &RuleSet{ID: in.ID, Name: in.Name, Description: in.Description, Enabled: in.Enabled == nil || *in.Enabled}
+	v := &store.ValidationError{}
+	switch {
+	case in.ID == "":
+		v.Add("id", "is required")
+	case len(in.ID) > maxSetID:
+		v.Add("id", fmt.Sprintf("must be at most %d characters", maxSetID))
+	case !setIDPattern.MatchString(in.ID):
+		v.Add("id", "must contain only uppercase letters and underscores")
+	}
+	validateSetText(v, rs)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := getSet(ctx, tx, sc.TenantID, rs.ID); err == nil {
+			return setExists(rs.ID)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		rs.CreatedAt, rs.UpdatedAt = tx.Now(), tx.Now()
+		if err := insertSet(ctx, tx, sc.TenantID, rs); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				return setExists(rs.ID)
+			}
+			return err
+		}
+		_, err := tx.EmitData(ctx, EventSetCreated, sc, rs)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+func validateSetText(v *store.ValidationError, rs *RuleSet) {
+	switch {
+	case strings.TrimSpace(rs.Name) == "":
+		v.Add("name", "is required")
+	case utf8.RuneCountInString(rs.Name) > maxSetName:
+		v.Add("name", fmt.Sprintf("must be at most %d characters", maxSetName))
+	}
+	if utf8.RuneCountInString(rs.Description) > maxSetDescription {
+		v.Add("description", fmt.Sprintf("must be at most %d characters", maxSetDescription))
+	}
+	for field, text := range map[string]string{"name": rs.Name, "description": rs.Description} {
+		if strings.ContainsRune(text, 0) {
+			v.Add(field, "must not contain the NUL character")
+		}
+	}
+}
+
+// UpdateSet changes a set's name, description or enabled flag.
+func (s *Service) UpdateSet(ctx context.Context, id string, p SetPatch) (*RuleSet, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rs *RuleSet
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if rs, err = getSet(ctx, tx, sc.TenantID, id); err != nil {
+			return setNotFound(err, id)
+		}
+		if p.Name != nil {
+			rs.Name = *p.Name
+		}
+		if p.Description != nil {
+			rs.Description = *p.Description
+		}
+		if p.Enabled != nil {
+			rs.Enabled = *p.Enabled
+		}
+		v := &store.ValidationError{}
+		validateSetText(v, rs)
+		if err := v.Err(); err != nil {
+			return err
+		}
+		rs.UpdatedAt = tx.Now()
+		if err := updateSet(ctx, tx, sc.TenantID, rs); err != nil {
+			return err
+		}
+		_, err := tx.EmitData(ctx, EventSetUpdated, sc, rs)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// GetSet returns a set with all its members, ordered by sequence.
+func (s *Service) GetSet(ctx context.Context, id string) (*RuleSet, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rs *RuleSet
+	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
+		if rs, err = getSet(ctx, tx, sc.TenantID, id); err != nil {
+			return setNotFound(err, id)
+		}
+		members, err := listMembers(ctx, tx, sc.TenantID, id)
+		if err != nil {
+			return err
+		}
+		rs.Members = make([]SetMember, len(members))
+		for i, m := range members {
+			rs.Members[i] = *m
+			rs.Members[i].SetID = "" // the detail lists members without their set
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// DeleteSet deletes a set. A set with members is refused (SET_HAS_MEMBERS,
+// store.ErrConflict, details.memberCount) unless force is true, which
+// detaches them; rules are never deleted.
+func (s *Service) DeleteSet(ctx context.Context, id string, force bool) error {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		rs, err := getSet(ctx, tx, sc.TenantID, id)
+		if err != nil {
+			return setNotFound(err, id)
+		}
+		if rs.MemberCount > 0 && !force {
+			return &CodedError{Kind: store.ErrConflict, Code: CodeSetHasMembers,
+				Message: fmt.Sprintf("Rule set %s has %d member rules; delete with force=true to detach them", id, rs.MemberCount),
+				Details: map[string]any{"memberCount": rs.MemberCount}}
+		}
+		if err := deleteSet(ctx, tx, sc.TenantID, id); err != nil {
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventSetDeleted, sc, rs)
+		return err
+	})
+}
+
+// ListSets returns a page of the tenant's sets (without members) and the
+// total.
+func (s *Service) ListSets(ctx context.Context, f SetFilter) ([]*RuleSet, int, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return listSets(ctx, s.db, sc.TenantID, f)
+}
+
+// AddMember puts a rule into a set: RULE_NOT_FOUND when the tenant has no
+// live rule with that ruleId, RULE_ALREADY_IN_SET when it is a member.
+func (s *Service) AddMember(ctx context.Context, setID string, in MemberInput) (*SetMember, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := &store.ValidationError{}
+	if in.RuleID == "" {
+		v.Add("ruleId", "is required")
+	}
+	if in.Sequence == nil {
+		v.Add("sequence", "is required")
+	} else if *in.Sequence < 0 {
+		v.Add("sequence", "must not be negative")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	var m *SetMember
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := getSet(ctx, tx, sc.TenantID, setID); err != nil {
+			return setNotFound(err, setID)
+		}
+		r, err := getRuleByRuleID(ctx, tx, sc, in.RuleID)
+		if errors.Is(err, store.ErrNotFound) {
+			return &CodedError{Kind: store.ErrNotFound, Code: CodeRuleNotFound, Message: fmt.Sprintf("Rule %s not found", in.RuleID)}
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := getMember(ctx, tx, sc.TenantID, setID, in.RuleID); err == nil {
+			return alreadyInSet(in.RuleID, setID)
+		}
+		m = &SetMember{SetID: setID, RuleID: r.RuleID, RuleName: r.RuleName, RuleType: r.RuleType, Sequence: *in.Sequence,
+			Enabled: in.Enabled == nil || *in.Enabled, AddedAt: tx.Now(), ruleUUID: r.ID}
+		if err := insertMember(ctx, tx, sc.TenantID, m); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				return alreadyInSet(in.RuleID, setID)
+			}
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventMemberAdded, sc, m)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// UpdateMember changes a member's sequence or enabled flag.
+func (s *Service) UpdateMember(ctx context.Context, setID, ruleID string, p MemberPatch) (*SetMember, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.Sequence == nil && p.Enabled == nil {
+		return nil, store.Invalid("sequence", "sequence or enabled is required")
+	}
+	if p.Sequence != nil && *p.Sequence < 0 {
+		return nil, store.Invalid("sequence", "must not be negative")
+	}
+	var m *SetMember
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if m, err = s.member(ctx, tx, sc.TenantID, setID, ruleID); err != nil {
+			return err
+		}
+		if p.Sequence != nil {
+			m.Sequence = *p.Sequence
+		}
+		if p.Enabled != nil {
+			m.Enabled = *p.Enabled
+		}
+		now := tx.Now()
+		m.UpdatedAt = &now
+		if err := updateMember(ctx, tx, sc.TenantID, m); err != nil {
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventMemberUpdated, sc, m)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// RemoveMember takes a rule out of a set; the rule stays.
+func (s *Service) RemoveMember(ctx context.Context, setID, ruleID string) error {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		m, err := s.member(ctx, tx, sc.TenantID, setID, ruleID)
+		if err != nil {
+			return err
+		}
+		if err := deleteMember(ctx, tx, sc.TenantID, setID, m.ruleUUID); err != nil {
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventMemberRemoved, sc, m)
+		return err
+	})
+}
+
+// member finds a membership: SET_NOT_FOUND or MEMBER_NOT_FOUND otherwise.
+func (s *Service) member(ctx context.Context, q store.Querier, tenantID, setID, ruleID string) (*SetMember, error) {
+	if _, err := getSet(ctx, q, tenantID, setID); err != nil {
+		return nil, setNotFound(err, setID)
+	}
+	m, err := getMember(ctx, q, tenantID, setID, ruleID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &CodedError{Kind: store.ErrNotFound, Code: CodeMemberNotFound,
+			Message: fmt.Sprintf("Rule %s is not a member of set %s", ruleID, setID)}
+	}
+	return m, err
+}
+
+func setNotFound(err error, id string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &CodedError{Kind: store.ErrNotFound, Code: CodeSetNotFound, Message: fmt.Sprintf("Rule set %s not found", id)}
+	}
+	return err
+}
+
+func setExists(id string) error {
+	return &CodedError{Kind: store.ErrConflict, Code: CodeSetExists, Message: fmt.Sprintf("Rule set %s already exists", id)}
+}
+
+func alreadyInSet(ruleID, setID string) error {
+	return &CodedError{Kind: store.ErrConflict, Code: CodeRuleAlreadyInSet,
+		Message: fmt.Sprintf("Rule %s is already in set %s", ruleID, setID)}
+}

@@ -1,0 +1,262 @@
+package rules
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/tenantkit/tenantkit/rules/action"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// The SQL below serves both engines. Every query names the tenant first.
+
+const ruleColumns = `id, tenant_id, COALESCE(organization_id, ''), rule_id, rule_name, description, rule_type, rule_category,
+	entity_type, event_type, condition_expression, success_actions, failure_actions, enabled, priority, version,
+	effective_from, effective_to, COALESCE(created_by, ''), created_at, updated_at`
+
+func scanRule(s store.Scanner) (*Rule, error) {
+	var r Rule
+	var cond string
+	var success, failure sql.NullString
+	err := s.Scan(&r.ID, &r.TenantID, &r.OrganizationID, &r.RuleID, &r.RuleName, &r.Description, &r.RuleType, &r.RuleCategory,
+		&r.EntityType, &r.EventType, &cond, &success, &failure, &r.Enabled, &r.Priority, &r.Version,
+		&r.EffectiveFrom, &r.EffectiveTo, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt)
+	if err != nil {
+		return nil, err
+	}
+	r.ConditionExpression = json.RawMessage(cond)
+	if r.SuccessActions, err = actionsOf(success); err != nil {
+		return nil, err
+	}
+	r.FailureActions, err = actionsOf(failure)
+	return &r, err
+}
+
+func actionsOf(s sql.NullString) ([]action.Action, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	var as []action.Action
+	err := json.Unmarshal([]byte(s.String), &as)
+	return as, err
+}
+
+func actionsText(as []action.Action) (any, error) {
+	if as == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(as)
+	return string(b), err
+}
+
+// visible is the predicate of the rules a scope may read: its tenant's,
+// of no organization or of one it may read.
+func visible(sc store.Scope) *store.Conds {
+	c := store.Where("tenant_id = ?", sc.TenantID)
+	c.And("deleted_at IS NULL")
+	if sc.OrganizationIDs != nil {
+		placeholders := make([]string, len(sc.OrganizationIDs))
+		for i, id := range sc.OrganizationIDs {
+			placeholders[i] = c.Add(id)
+		}
+		if len(placeholders) == 0 {
+			c.And("organization_id IS NULL")
+		} else {
+			c.And("(organization_id IS NULL OR organization_id IN (" + strings.Join(placeholders, ", ") + "))")
+		}
+	}
+	return c
+}
+
+func getRule(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Rule, error) {
+	c := visible(sc)
+	c.And("id = ?", id)
+	return store.One(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules WHERE `+c.SQL(), c.Values()...)
+}
+
+func getRuleByRuleID(ctx context.Context, q store.Querier, sc store.Scope, ruleID string) (*Rule, error) {
+	c := visible(sc)
+	c.And("rule_id = ?", ruleID)
+	return store.One(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules WHERE `+c.SQL(), c.Values()...)
+}
+
+func ruleIDTaken(ctx context.Context, q store.Querier, tenantID, ruleID, except string) (bool, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT count(*) FROM business_rules WHERE tenant_id = $1 AND rule_id = $2 AND id <> $3 AND deleted_at IS NULL`,
+		tenantID, ruleID, except).Scan(&n)
+	return n > 0, err
+}
+
+func insertRule(ctx context.Context, q store.Querier, r *Rule) error {
+	success, err := actionsText(r.SuccessActions)
+	if err != nil {
+		return err
+	}
+	failure, err := actionsText(r.FailureActions)
+	if err != nil {
+		return err
+	}
+	_, err = q.Exec(ctx, `INSERT INTO business_rules (id, tenant_id, organization_id, rule_id, rule_name, description, rule_type,
+		rule_category, entity_type, event_type, condition_expression, success_actions, failure_actions, enabled, priority, version,
+		effective_from, effective_to, created_by, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+		r.ID, r.TenantID, nullIfEmpty(r.OrganizationID), r.RuleID, r.RuleName, r.Description, string(r.RuleType),
+		r.RuleCategory, r.EntityType, r.EventType, string(r.ConditionExpression), success, failure, r.Enabled, r.Priority, r.Version,
+		r.EffectiveFrom, r.EffectiveTo, nullIfEmpty(r.CreatedBy), r.CreatedAt, r.UpdatedAt)
+	return err
+}
+
+func updateRule(ctx context.Context, q store.Querier, r *Rule) error {
+	success, err := actionsText(r.SuccessActions)
+	if err != nil {
+		return err
+	}
+	failure, err := actionsText(r.FailureActions)
+	if err != nil {
+		return err
+	}
+	return store.ExecOne(ctx, q, `UPDATE business_rules SET rule_id = $3, rule_name = $4, description = $5, rule_type = $6,
+		rule_category = $7, entity_type = $8, event_type = $9, condition_expression = $10, success_actions = $11,
+		failure_actions = $12, enabled = $13, priority = $14, version = $15, effective_from = $16, effective_to = $17,
+		updated_at = $18 WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+		r.TenantID, r.ID, r.RuleID, r.RuleName, r.Description, string(r.RuleType), r.RuleCategory, r.EntityType, r.EventType,
+		string(r.ConditionExpression), success, failure, r.Enabled, r.Priority, r.Version, r.EffectiveFrom, r.EffectiveTo, r.UpdatedAt)
+}
+
+func deleteRule(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
+	return store.ExecOne(ctx, q, `UPDATE business_rules SET deleted_at = $3, updated_at = $3
+		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id, now)
+}
+
+// ruleSortColumns maps the rules list's sortField values.
+var ruleSortColumns = map[string]string{"ruleName": "rule_name", "priority": "priority", "createdAt": "created_at", "updatedAt": "updated_at"}
+
+func listRules(ctx context.Context, q store.Querier, sc store.Scope, f RuleFilter) ([]*Rule, int, error) {
+	d := q.Dialect()
+	c := visible(sc)
+	if f.Search != "" {
+		p := store.LikeContains(f.Search)
+		c.And("("+d.ContainsFold("rule_name", "?")+" OR "+d.ContainsFold("rule_id", "?")+")", p, p)
+	}
+	for col, v := range map[string]string{"rule_id": f.RuleID, "rule_type": string(f.RuleType), "entity_type": f.EntityType,
+		"event_type": f.EventType, "rule_category": f.RuleCategory} {
+		if v != "" {
+			c.And(col+" = ?", v)
+		}
+	}
+	if f.Enabled != nil {
+		c.And("enabled = ?", *f.Enabled)
+	}
+	var total int
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rules WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	col := ruleSortColumns[f.SortField]
+	if col == "" {
+		col = "created_at"
+	}
+	dir := " ASC"
+	if f.SortDesc {
+		dir = " DESC"
+	}
+	limit, offset := c.Add(f.Limit), c.Add(f.Offset)
+	items, err := store.Many(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules WHERE `+c.SQL()+
+		` ORDER BY `+col+dir+`, id`+dir+` LIMIT `+limit+` OFFSET `+offset, c.Values()...)
+	return items, total, err
+}
+
+const setColumns = `s.id, s.name, s.description, s.enabled, s.created_at, s.updated_at,
+	(SELECT count(*) FROM business_rule_set_members m JOIN business_rules r ON r.id = m.rule_uuid AND r.deleted_at IS NULL
+	 WHERE m.tenant_id = s.tenant_id AND m.set_id = s.id)`
+
+func scanSet(s store.Scanner) (*RuleSet, error) {
+	var rs RuleSet
+	return &rs, s.Scan(&rs.ID, &rs.Name, &rs.Description, &rs.Enabled, &rs.CreatedAt, &rs.UpdatedAt, &rs.MemberCount)
+}
+
+func getSet(ctx context.Context, q store.Querier, tenantID, id string) (*RuleSet, error) {
+	return store.One(ctx, q, scanSet, `SELECT `+setColumns+` FROM business_rule_sets s WHERE s.tenant_id = $1 AND s.id = $2`, tenantID, id)
+}
+
+func insertSet(ctx context.Context, q store.Querier, tenantID string, rs *RuleSet) error {
+	_, err := q.Exec(ctx, `INSERT INTO business_rule_sets (tenant_id, id, name, description, enabled, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, tenantID, rs.ID, rs.Name, rs.Description, rs.Enabled, rs.CreatedAt, rs.UpdatedAt)
+	return err
+}
+
+func updateSet(ctx context.Context, q store.Querier, tenantID string, rs *RuleSet) error {
+	return store.ExecOne(ctx, q, `UPDATE business_rule_sets SET name = $3, description = $4, enabled = $5, updated_at = $6
+		WHERE tenant_id = $1 AND id = $2`, tenantID, rs.ID, rs.Name, rs.Description, rs.Enabled, rs.UpdatedAt)
+}
+
+func deleteSet(ctx context.Context, q store.Querier, tenantID, id string) error {
+	if _, err := q.Exec(ctx, `DELETE FROM business_rule_set_members WHERE tenant_id = $1 AND set_id = $2`, tenantID, id); err != nil {
+		return err
+	}
+	return store.ExecOne(ctx, q, `DELETE FROM business_rule_sets WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+}
+
+func listSets(ctx context.Context, q store.Querier, tenantID string, f SetFilter) ([]*RuleSet, int, error) {
+	d := q.Dialect()
+	c := store.Where("s.tenant_id = ?", tenantID)
+	if f.Search != "" {
+		p := store.LikeContains(f.Search)
+		c.And("("+d.ContainsFold("s.name", "?")+" OR "+d.ContainsFold("s.description", "?")+")", p, p)
+	}
+	if f.Enabled != nil {
+		c.And("s.enabled = ?", *f.Enabled)
+	}
+	var total int
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rule_sets s WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	limit, offset := c.Add(f.Limit), c.Add(f.Offset)
+	items, err := store.Many(ctx, q, scanSet, `SELECT `+setColumns+` FROM business_rule_sets s WHERE `+c.SQL()+
+		` ORDER BY s.created_at, s.id LIMIT `+limit+` OFFSET `+offset, c.Values()...)
+	return items, total, err
+}
+
+const memberColumns = `m.set_id, r.rule_id, r.rule_name, r.rule_type, m.sequence, m.enabled, m.added_at, m.updated_at, m.rule_uuid`
+
+func scanMember(s store.Scanner) (*SetMember, error) {
+	var m SetMember
+	return &m, s.Scan(&m.SetID, &m.RuleID, &m.RuleName, &m.RuleType, &m.Sequence, &m.Enabled, &m.AddedAt, &m.UpdatedAt, &m.ruleUUID)
+}
+
+const memberFrom = ` FROM business_rule_set_members m JOIN business_rules r ON r.id = m.rule_uuid AND r.deleted_at IS NULL
+	WHERE m.tenant_id = $1 AND m.set_id = $2`
+
+// listMembers returns a set's members by sequence (then rule id).
+func listMembers(ctx context.Context, q store.Querier, tenantID, setID string) ([]*SetMember, error) {
+	return store.Many(ctx, q, scanMember, `SELECT `+memberColumns+memberFrom+` ORDER BY m.sequence, r.rule_id`, tenantID, setID)
+}
+
+func getMember(ctx context.Context, q store.Querier, tenantID, setID, ruleID string) (*SetMember, error) {
+	return store.One(ctx, q, scanMember, `SELECT `+memberColumns+memberFrom+` AND r.rule_id = $3`, tenantID, setID, ruleID)
+}
+
+func insertMember(ctx context.Context, q store.Querier, tenantID string, m *SetMember) error {
+	_, err := q.Exec(ctx, `INSERT INTO business_rule_set_members (tenant_id, set_id, rule_uuid, sequence, enabled, added_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, tenantID, m.SetID, m.ruleUUID, m.Sequence, m.Enabled, m.AddedAt)
+	return err
+}
+
+func updateMember(ctx context.Context, q store.Querier, tenantID string, m *SetMember) error {
+	return store.ExecOne(ctx, q, `UPDATE business_rule_set_members SET sequence = $4, enabled = $5, updated_at = $6
+		WHERE tenant_id = $1 AND set_id = $2 AND rule_uuid = $3`, tenantID, m.SetID, m.ruleUUID, m.Sequence, m.Enabled, m.UpdatedAt)
+}
+
+func deleteMember(ctx context.Context, q store.Querier, tenantID, setID, ruleUUID string) error {
+	return store.ExecOne(ctx, q, `DELETE FROM business_rule_set_members WHERE tenant_id = $1 AND set_id = $2 AND rule_uuid = $3`,
+		tenantID, setID, ruleUUID)
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
