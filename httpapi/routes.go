@@ -43,6 +43,9 @@ func (a *api) routes() []route {
 	if a.kit != nil && a.kit.Toggles != nil {
 		rs = append(rs, a.toggleRoutes()...)
 	}
+	if a.kit != nil && a.kit.Rules != nil {
+		rs = append(rs, a.ruleRoutes()...)
+	}
 	return rs
 }
 
