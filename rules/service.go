@@ -185,7 +185,7 @@ func (r *Rule) apply(in RuleInput) error {
 			v.Add(field, "is required")
 		case utf8.RuneCountInString(value) > limit:
 			v.Add(field, fmt.Sprintf("must be at most %d characters", limit))
-		case strings.ContainsRune(value, 0):
+		case store.HasNUL(value):
 			v.Add(field, "must not contain the NUL character")
 		}
 		return value
@@ -199,6 +199,12 @@ func (r *Rule) apply(in RuleInput) error {
 	r.RuleType = in.RuleType
 	if !slices.Contains(Types, in.RuleType) {
 		v.Add("ruleType", "must be one of GUARD, VALIDATION, CALCULATION, ACTION, ASSIGNMENT")
+	}
+	for field, raw := range map[string]json.RawMessage{"conditionExpression": in.ConditionExpression,
+		"successActions": in.SuccessActions, "failureActions": in.FailureActions} {
+		if store.JSONHasNUL(raw) {
+			v.Add(field, "must not contain the NUL character")
+		}
 	}
 	if len(in.ConditionExpression) == 0 || string(in.ConditionExpression) == "null" {
 		v.Add("conditionExpression", "is required")

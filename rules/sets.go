@@ -101,7 +101,7 @@ func validateSetText(v *store.ValidationError, rs *RuleSet) {
 		v.Add("description", fmt.Sprintf("must be at most %d characters", maxSetDescription))
 	}
 	for field, text := range map[string]string{"name": rs.Name, "description": rs.Description} {
-		if strings.ContainsRune(text, 0) {
+		if store.HasNUL(text) {
 			v.Add(field, "must not contain the NUL character")
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,13 +72,22 @@ func visible(sc store.Scope) *store.Conds {
 	return c
 }
 
+// Keys and search terms holding U+0000 match nothing, without a query:
+// PostgreSQL refuses them and SQLite's LIKE stops at them.
+
 func getRule(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Rule, error) {
+	if store.HasNUL(id) {
+		return nil, store.ErrNotFound
+	}
 	c := visible(sc)
 	c.And("id = ?", id)
 	return store.One(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules WHERE `+c.SQL(), c.Values()...)
 }
 
 func getRuleByRuleID(ctx context.Context, q store.Querier, sc store.Scope, ruleID string) (*Rule, error) {
+	if store.HasNUL(ruleID) {
+		return nil, store.ErrNotFound
+	}
 	c := visible(sc)
 	c.And("rule_id = ?", ruleID)
 	return store.One(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules WHERE `+c.SQL(), c.Values()...)
@@ -135,6 +145,9 @@ func deleteRule(ctx context.Context, q store.Querier, tenantID, id string, now t
 var ruleSortColumns = map[string]string{"ruleName": "rule_name", "priority": "priority", "createdAt": "created_at", "updatedAt": "updated_at"}
 
 func listRules(ctx context.Context, q store.Querier, sc store.Scope, f RuleFilter) ([]*Rule, int, error) {
+	if slices.ContainsFunc([]string{f.Search, f.RuleID, string(f.RuleType), f.EntityType, f.EventType, f.RuleCategory}, store.HasNUL) {
+		return nil, 0, nil
+	}
 	d := q.Dialect()
 	c := visible(sc)
 	if f.Search != "" {
@@ -178,6 +191,9 @@ func scanSet(s store.Scanner) (*RuleSet, error) {
 }
 
 func getSet(ctx context.Context, q store.Querier, tenantID, id string) (*RuleSet, error) {
+	if store.HasNUL(id) {
+		return nil, store.ErrNotFound
+	}
 	return store.One(ctx, q, scanSet, `SELECT `+setColumns+` FROM business_rule_sets s WHERE s.tenant_id = $1 AND s.id = $2`, tenantID, id)
 }
 
@@ -200,6 +216,9 @@ func deleteSet(ctx context.Context, q store.Querier, tenantID, id string) error 
 }
 
 func listSets(ctx context.Context, q store.Querier, tenantID string, f SetFilter) ([]*RuleSet, int, error) {
+	if store.HasNUL(f.Search) {
+		return nil, 0, nil
+	}
 	d := q.Dialect()
 	c := store.Where("s.tenant_id = ?", tenantID)
 	if f.Search != "" {
@@ -235,6 +254,9 @@ func listMembers(ctx context.Context, q store.Querier, tenantID, setID string) (
 }
 
 func getMember(ctx context.Context, q store.Querier, tenantID, setID, ruleID string) (*SetMember, error) {
+	if store.HasNUL(setID) || store.HasNUL(ruleID) {
+		return nil, store.ErrNotFound
+	}
 	return store.One(ctx, q, scanMember, `SELECT `+memberColumns+memberFrom+` AND r.rule_id = $3`, tenantID, setID, ruleID)
 }
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"log/slog"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -339,7 +338,7 @@ func validateFields(v *store.ValidationError, t *Toggle) {
 		v.Add("identifier", "must start with a lowercase letter and contain only lowercase letters, numbers, dots, dashes, and underscores")
 	}
 	for field, text := range map[string]string{"identifier": t.Identifier, "name": t.Name, "description": t.Description, "category": t.Category} {
-		if strings.ContainsRune(text, 0) {
+		if store.HasNUL(text) {
 			v.Add(field, "must not contain the NUL character")
 		}
 	}
@@ -370,12 +369,11 @@ func checkValue(t Type, raw json.RawMessage) string {
 	if string(raw) == "null" {
 		return ""
 	}
-	var x any
-	_ = json.Unmarshal(raw, &x)
-	if hasNUL(x) {
-		// PostgreSQL cannot store U+0000 in text or JSONB (events).
+	if store.JSONHasNUL(raw) {
 		return "must not contain the NUL character"
 	}
+	var x any
+	_ = json.Unmarshal(raw, &x)
 	ok := true
 	switch t {
 	case Boolean:
@@ -389,24 +387,6 @@ func checkValue(t Type, raw json.RawMessage) string {
 		return "must be a " + string(t) + " or null"
 	}
 	return ""
-}
-
-// hasNUL reports whether a decoded JSON value holds U+0000 in a string or
-// an object key.
-func hasNUL(x any) bool {
-	switch v := x.(type) {
-	case string:
-		return strings.ContainsRune(v, 0)
-	case []any:
-		return slices.ContainsFunc(v, hasNUL)
-	case map[string]any:
-		for k, e := range v {
-			if strings.ContainsRune(k, 0) || hasNUL(e) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // normalise turns an absent value into null and compacts JSON.

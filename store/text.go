@@ -1,0 +1,45 @@
+package store
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// HasNUL reports whether s holds U+0000, which PostgreSQL cannot store in
+// text or JSONB (and SQLite's LIKE stops at). Services refuse such input
+// with the field named, and treat such keys as matching nothing, so that
+// both engines answer alike.
+func HasNUL(s string) bool { return strings.ContainsRune(s, 0) }
+
+// JSONHasNUL reports whether any string or object key in the JSON text raw
+// holds U+0000. Invalid JSON reports false (its own validation refuses it).
+func JSONHasNUL(raw []byte) bool {
+	if !strings.Contains(string(raw), `\u0000`) {
+		return false
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	return valueHasNUL(v)
+}
+
+func valueHasNUL(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return HasNUL(t)
+	case []any:
+		for _, e := range t {
+			if valueHasNUL(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range t {
+			if HasNUL(k) || valueHasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
