@@ -3,9 +3,9 @@
 // rules) and their members. Subpackages condition and action parse,
 // validate and evaluate the two parts of a rule.
 //
-// Status: definitions (rules, sets, members) are built; executing rules
-// and sets, execution logs and the rule-set rate limits are not yet (issue
-// 4 continues).
+// Status: definitions (rules, sets, members) are built, served by httpapi
+// with the rule-set rate limits; executing rules and sets and execution
+// logs are not yet (issue 4 continues).
 //
 // # Scope
 //
@@ -27,7 +27,11 @@
 //     3339 date-time and are returned as UTC date-times; effectiveTo may
 //     not precede effectiveFrom.
 //   - Text fields are limited as the spec's Limits table says; NUL
-//     characters are refused (PostgreSQL cannot store them).
+//     characters are refused (PostgreSQL cannot store them), and keys or
+//     filters that could not be stored match nothing. version and member
+//     sequences fit in 32 bits.
+//   - createdBy is the acting user's id ("api_key:<id>" for an API key),
+//     from store.Scope.ActorID.
 //   - A set id is uppercase letters and underscores (≤ 50); a duplicate is
 //     SET_ALREADY_EXISTS (409). A member is added by the rule's business
 //     id, with a sequence (≥ 0, required) and enabled (default true).

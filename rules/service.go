@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -75,7 +76,7 @@ func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*Rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Rule{ID: store.NewID(), TenantID: sc.TenantID, OrganizationID: sc.OrganizationID}
+	r := &Rule{ID: store.NewID(), TenantID: sc.TenantID, OrganizationID: sc.OrganizationID, CreatedBy: sc.ActorID}
 	if err := r.apply(in); err != nil {
 		return nil, err
 	}
@@ -236,8 +237,8 @@ func (r *Rule) apply(in RuleInput) error {
 	switch {
 	case in.Version == nil:
 		v.Add("version", "is required")
-	case *in.Version < 1:
-		v.Add("version", "must be a positive integer")
+	case *in.Version < 1 || *in.Version > math.MaxInt32:
+		v.Add("version", "must be a positive integer (at most 2147483647)")
 	default:
 		r.Version = *in.Version
 	}

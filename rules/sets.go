@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -222,8 +223,8 @@ func (s *Service) AddMember(ctx context.Context, setID string, in MemberInput) (
 	}
 	if in.Sequence == nil {
 		v.Add("sequence", "is required")
-	} else if *in.Sequence < 0 {
-		v.Add("sequence", "must not be negative")
+	} else if msg := checkSequence(*in.Sequence); msg != "" {
+		v.Add("sequence", msg)
 	}
 	if err := v.Err(); err != nil {
 		return nil, err
@@ -269,8 +270,10 @@ func (s *Service) UpdateMember(ctx context.Context, setID, ruleID string, p Memb
 	if p.Sequence == nil && p.Enabled == nil {
 		return nil, store.Invalid("sequence", "sequence or enabled is required")
 	}
-	if p.Sequence != nil && *p.Sequence < 0 {
-		return nil, store.Invalid("sequence", "must not be negative")
+	if p.Sequence != nil {
+		if msg := checkSequence(*p.Sequence); msg != "" {
+			return nil, store.Invalid("sequence", msg)
+		}
 	}
 	var m *SetMember
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
@@ -327,6 +330,14 @@ func (s *Service) member(ctx context.Context, q store.Querier, tenantID, setID, 
 			Message: fmt.Sprintf("Rule %s is not a member of set %s", ruleID, setID)}
 	}
 	return m, err
+}
+
+// checkSequence returns why a member sequence is refused, or "".
+func checkSequence(n int) string {
+	if n < 0 || n > math.MaxInt32 {
+		return "must be an integer from 0 to 2147483647"
+	}
+	return ""
 }
 
 func setNotFound(err error, id string) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"slices"
 	"strings"
 	"time"
 
@@ -72,11 +71,12 @@ func visible(sc store.Scope) *store.Conds {
 	return c
 }
 
-// Keys and search terms holding U+0000 match nothing, without a query:
-// PostgreSQL refuses them and SQLite's LIKE stops at them.
+// Keys and search terms that are not storable (NUL, invalid UTF-8) match
+// nothing, without a query: PostgreSQL refuses them and SQLite's LIKE
+// stops at a NUL.
 
 func getRule(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Rule, error) {
-	if store.HasNUL(id) {
+	if !store.Storable(id) {
 		return nil, store.ErrNotFound
 	}
 	c := visible(sc)
@@ -85,7 +85,7 @@ func getRule(ctx context.Context, q store.Querier, sc store.Scope, id string) (*
 }
 
 func getRuleByRuleID(ctx context.Context, q store.Querier, sc store.Scope, ruleID string) (*Rule, error) {
-	if store.HasNUL(ruleID) {
+	if !store.Storable(ruleID) {
 		return nil, store.ErrNotFound
 	}
 	c := visible(sc)
@@ -145,7 +145,7 @@ func deleteRule(ctx context.Context, q store.Querier, tenantID, id string, now t
 var ruleSortColumns = map[string]string{"ruleName": "rule_name", "priority": "priority", "createdAt": "created_at", "updatedAt": "updated_at"}
 
 func listRules(ctx context.Context, q store.Querier, sc store.Scope, f RuleFilter) ([]*Rule, int, error) {
-	if slices.ContainsFunc([]string{f.Search, f.RuleID, string(f.RuleType), f.EntityType, f.EventType, f.RuleCategory}, store.HasNUL) {
+	if !allStorable(f.Search, f.RuleID, string(f.RuleType), f.EntityType, f.EventType, f.RuleCategory) {
 		return nil, 0, nil
 	}
 	d := q.Dialect()
@@ -191,7 +191,7 @@ func scanSet(s store.Scanner) (*RuleSet, error) {
 }
 
 func getSet(ctx context.Context, q store.Querier, tenantID, id string) (*RuleSet, error) {
-	if store.HasNUL(id) {
+	if !store.Storable(id) {
 		return nil, store.ErrNotFound
 	}
 	return store.One(ctx, q, scanSet, `SELECT `+setColumns+` FROM business_rule_sets s WHERE s.tenant_id = $1 AND s.id = $2`, tenantID, id)
@@ -216,7 +216,7 @@ func deleteSet(ctx context.Context, q store.Querier, tenantID, id string) error 
 }
 
 func listSets(ctx context.Context, q store.Querier, tenantID string, f SetFilter) ([]*RuleSet, int, error) {
-	if store.HasNUL(f.Search) {
+	if !store.Storable(f.Search) {
 		return nil, 0, nil
 	}
 	d := q.Dialect()
@@ -254,7 +254,7 @@ func listMembers(ctx context.Context, q store.Querier, tenantID, setID string) (
 }
 
 func getMember(ctx context.Context, q store.Querier, tenantID, setID, ruleID string) (*SetMember, error) {
-	if store.HasNUL(setID) || store.HasNUL(ruleID) {
+	if !allStorable(setID, ruleID) {
 		return nil, store.ErrNotFound
 	}
 	return store.One(ctx, q, scanMember, `SELECT `+memberColumns+memberFrom+` AND r.rule_id = $3`, tenantID, setID, ruleID)
@@ -274,6 +274,15 @@ func updateMember(ctx context.Context, q store.Querier, tenantID string, m *SetM
 func deleteMember(ctx context.Context, q store.Querier, tenantID, setID, ruleUUID string) error {
 	return store.ExecOne(ctx, q, `DELETE FROM business_rule_set_members WHERE tenant_id = $1 AND set_id = $2 AND rule_uuid = $3`,
 		tenantID, setID, ruleUUID)
+}
+
+func allStorable(ss ...string) bool {
+	for _, s := range ss {
+		if !store.Storable(s) {
+			return false
+		}
+	}
+	return true
 }
 
 func nullIfEmpty(s string) any {

@@ -17,6 +17,9 @@ type Scope struct {
 	// OrganizationIDs are the organizations the caller may read. Nil means
 	// every organization of the tenant.
 	OrganizationIDs []string
+	// ActorID names who acts, for the records that say who created them
+	// (a user id, or "api_key:<id>" for an API key). May be empty.
+	ActorID string
 }
 
 // AllowsOrganization reports whether the scope may read data of org. Data

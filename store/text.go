@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // HasNUL reports whether s holds U+0000, which PostgreSQL cannot store in
@@ -10,6 +11,12 @@ import (
 // with the field named, and treat such keys as matching nothing, so that
 // both engines answer alike.
 func HasNUL(s string) bool { return strings.ContainsRune(s, 0) }
+
+// Storable reports whether both engines can store and compare s: valid
+// UTF-8 without U+0000. JSON bodies always decode to valid UTF-8; paths and
+// query parameters may not, and a key that is not storable matches
+// nothing.
+func Storable(s string) bool { return utf8.ValidString(s) && !HasNUL(s) }
 
 // JSONHasNUL reports whether any string or object key in the JSON text raw
 // holds U+0000. Invalid JSON reports false (its own validation refuses it).

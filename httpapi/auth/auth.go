@@ -134,7 +134,11 @@ var System = &Identity{IsSuperAdmin: true}
 
 // Scope is the store scope the identity acts in.
 func (id *Identity) Scope() store.Scope {
-	return store.Scope{TenantID: id.TenantID, OrganizationID: id.OrganizationID, OrganizationIDs: id.OrganizationIDs}
+	sc := store.Scope{TenantID: id.TenantID, OrganizationID: id.OrganizationID, OrganizationIDs: id.OrganizationIDs, ActorID: id.UserID}
+	if sc.ActorID == "" && id.APIKeyID != "" {
+		sc.ActorID = "api_key:" + id.APIKeyID
+	}
+	return sc
 }
 
 // HasFeature reports whether the identity holds feature f. Super admins
