@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -100,12 +101,17 @@ func ruleIDTaken(ctx context.Context, q store.Querier, tenantID, ruleID, except 
 	return n > 0, err
 }
 
-func insertRule(ctx context.Context, q store.Querier, r *Rule) error {
-	success, err := actionsText(r.SuccessActions)
-	if err != nil {
-		return err
+// actionColumns is a rule's two action lists as stored: JSON text or NULL.
+func actionColumns(r *Rule) (success, failure any, err error) {
+	if success, err = actionsText(r.SuccessActions); err != nil {
+		return nil, nil, err
 	}
-	failure, err := actionsText(r.FailureActions)
+	failure, err = actionsText(r.FailureActions)
+	return success, failure, err
+}
+
+func insertRule(ctx context.Context, q store.Querier, r *Rule) error {
+	success, failure, err := actionColumns(r)
 	if err != nil {
 		return err
 	}
@@ -120,11 +126,7 @@ func insertRule(ctx context.Context, q store.Querier, r *Rule) error {
 }
 
 func updateRule(ctx context.Context, q store.Querier, r *Rule) error {
-	success, err := actionsText(r.SuccessActions)
-	if err != nil {
-		return err
-	}
-	failure, err := actionsText(r.FailureActions)
+	success, failure, err := actionColumns(r)
 	if err != nil {
 		return err
 	}
@@ -167,17 +169,8 @@ func listRules(ctx context.Context, q store.Querier, sc store.Scope, f RuleFilte
 	if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rules WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	col := ruleSortColumns[f.SortField]
-	if col == "" {
-		col = "created_at"
-	}
-	dir := " ASC"
-	if f.SortDesc {
-		dir = " DESC"
-	}
-	limit, offset := c.Add(f.Limit), c.Add(f.Offset)
-	items, err := store.Many(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules WHERE `+c.SQL()+
-		` ORDER BY `+col+dir+`, id`+dir+` LIMIT `+limit+` OFFSET `+offset, c.Values()...)
+	page := c.OrderPage(cmp.Or(ruleSortColumns[f.SortField], "created_at"), "id", f.SortDesc, f.Limit, f.Offset)
+	items, err := store.Many(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules WHERE `+c.SQL()+page, c.Values()...)
 	return items, total, err
 }
 
@@ -232,9 +225,8 @@ func listSets(ctx context.Context, q store.Querier, tenantID string, f SetFilter
 	if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rule_sets s WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	limit, offset := c.Add(f.Limit), c.Add(f.Offset)
-	items, err := store.Many(ctx, q, scanSet, `SELECT `+setColumns+` FROM business_rule_sets s WHERE `+c.SQL()+
-		` ORDER BY s.created_at, s.id LIMIT `+limit+` OFFSET `+offset, c.Values()...)
+	page := c.OrderPage("s.created_at", "s.id", false, f.Limit, f.Offset)
+	items, err := store.Many(ctx, q, scanSet, `SELECT `+setColumns+` FROM business_rule_sets s WHERE `+c.SQL()+page, c.Values()...)
 	return items, total, err
 }
 

@@ -141,6 +141,18 @@ func (c *Conds) And(fragment string, vals ...any) *Conds {
 	return c
 }
 
+// OrderPage returns " ORDER BY column, tiebreak LIMIT $n OFFSET $m", the
+// direction applied to both columns (tiebreak, a unique column, keeps pages
+// stable), adding limit and offset to the arguments. The columns must come
+// from the caller's own sort map, never from a request.
+func (c *Conds) OrderPage(column, tiebreak string, desc bool, limit, offset int) string {
+	dir := " ASC"
+	if desc {
+		dir = " DESC"
+	}
+	return " ORDER BY " + column + dir + ", " + tiebreak + dir + " LIMIT " + c.Add(limit) + " OFFSET " + c.Add(offset)
+}
+
 // SQL returns the fragments joined with AND (without the WHERE keyword).
 func (c *Conds) SQL() string {
 	if len(c.parts) == 0 {

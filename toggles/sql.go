@@ -88,20 +88,9 @@ func listToggles(ctx context.Context, q store.Querier, f ListFilter) ([]*Toggle,
 	if err := q.QueryRow(ctx, `SELECT count(*) FROM feature_toggles WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	page := orderAndPage(c, cmp.Or(sortColumns[f.SortField], "created_at"), "id", f.SortDesc, f.Limit, f.Offset)
+	page := c.OrderPage(cmp.Or(sortColumns[f.SortField], "created_at"), "id", f.SortDesc, f.Limit, f.Offset)
 	items, err := store.Many(ctx, q, scanToggle, `SELECT `+toggleColumns+` FROM feature_toggles WHERE `+c.SQL()+page, c.Values()...)
 	return items, total, err
-}
-
-// orderAndPage returns " ORDER BY column, tiebreak LIMIT … OFFSET …", the
-// direction applied to both columns, adding the paging values to c. column
-// comes from a sort map, never from the request.
-func orderAndPage(c *store.Conds, column, tiebreak string, desc bool, limit, offset int) string {
-	dir := " ASC"
-	if desc {
-		dir = " DESC"
-	}
-	return " ORDER BY " + column + dir + ", " + tiebreak + dir + " LIMIT " + c.Add(limit) + " OFFSET " + c.Add(offset)
 }
 
 const overrideColumns = `id, toggle_id, tenant_id, value, updated_at`
@@ -151,7 +140,7 @@ func listOverrides(ctx context.Context, q store.Querier, tenantID string, f Over
 	if err := q.QueryRow(ctx, `SELECT count(*)`+from, c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	page := orderAndPage(c, cmp.Or(overrideSortColumns[f.SortField], "t.identifier"), "t.id", f.SortDesc, f.Limit, f.Offset)
+	page := c.OrderPage(cmp.Or(overrideSortColumns[f.SortField], "t.identifier"), "t.id", f.SortDesc, f.Limit, f.Offset)
 	items, err := store.Many(ctx, q, func(s store.Scanner) (*OverrideItem, error) {
 		var it OverrideItem
 		var id, value *string
