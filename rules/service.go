@@ -105,6 +105,7 @@ func (s *Service) UpdateRule(ctx context.Context, id string, in RuleInput) (*Rul
 	}
 	var r *Rule
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
 		if r, err = getRule(ctx, tx, sc, id); err != nil {
 			return ruleNotFound(err)
 		}
@@ -118,7 +119,7 @@ func (s *Service) UpdateRule(ctx context.Context, id string, in RuleInput) (*Rul
 		if err := updateRule(ctx, tx, r); err != nil {
 			return conflictAsDuplicate(err, r.RuleID)
 		}
-		_, err := tx.EmitData(ctx, EventRuleUpdated, sc, r)
+		_, err = tx.EmitData(ctx, EventRuleUpdated, sc, r)
 		return err
 	})
 	if err != nil {

@@ -116,6 +116,7 @@ func (s *Service) UpdateSet(ctx context.Context, id string, p SetPatch) (*RuleSe
 	}
 	var rs *RuleSet
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
 		if rs, err = getSet(ctx, tx, sc.TenantID, id); err != nil {
 			return setNotFound(err, id)
 		}
@@ -137,7 +138,7 @@ func (s *Service) UpdateSet(ctx context.Context, id string, p SetPatch) (*RuleSe
 		if err := updateSet(ctx, tx, sc.TenantID, rs); err != nil {
 			return err
 		}
-		_, err := tx.EmitData(ctx, EventSetUpdated, sc, rs)
+		_, err = tx.EmitData(ctx, EventSetUpdated, sc, rs)
 		return err
 	})
 	if err != nil {
@@ -154,6 +155,7 @@ func (s *Service) GetSet(ctx context.Context, id string) (*RuleSet, error) {
 	}
 	var rs *RuleSet
 	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
+		var err error
 		if rs, err = getSet(ctx, tx, sc.TenantID, id); err != nil {
 			return setNotFound(err, id)
 		}
@@ -277,6 +279,7 @@ func (s *Service) UpdateMember(ctx context.Context, setID, ruleID string, p Memb
 	}
 	var m *SetMember
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
 		if m, err = s.member(ctx, tx, sc.TenantID, setID, ruleID); err != nil {
 			return err
 		}
