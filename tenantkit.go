@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/toggles"
+	"github.com/tenantkit/tenantkit/webhooks"
 )
 
 // Config configures a Kit. Either DatabaseURL or DB is required.
@@ -27,6 +29,11 @@ type Config struct {
 	SecretKey []byte
 	// Jobs tunes the background job engine.
 	Jobs jobs.Config
+	// Rules configures the business rules' background work: the execution
+	// log's retention and whether CALL_WEBHOOK may reach private addresses.
+	Rules rules.JobOptions
+	// Webhooks configures outbound webhooks (SecretKey is the Kit's).
+	Webhooks webhooks.Options
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -45,8 +52,11 @@ type Kit struct {
 	Logger *slog.Logger
 	// Toggles manages feature toggles and resolves them in-process.
 	Toggles *toggles.Service
-	// Rules manages business rules and rule sets.
+	// Rules manages business rules and rule sets, executes them and keeps
+	// the execution log.
 	Rules *rules.Service
+	// Webhooks manages outbound webhooks.
+	Webhooks *webhooks.Service
 
 	ownsDB bool
 }
@@ -54,7 +64,7 @@ type Kit struct {
 // Migrations lists the migration lines of every area on the Kit, in the
 // order Open applies them.
 func Migrations() []store.Migrations {
-	return []store.Migrations{toggles.Migrations, rules.Migrations}
+	return []store.Migrations{toggles.Migrations, rules.Migrations, webhooks.Migrations}
 }
 
 // Open opens (or adopts) the database, applies every area's migrations and
@@ -103,6 +113,15 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	if jobsCfg.Logger == nil {
 		jobsCfg.Logger = k.Logger
 	}
+	// Webhook deliveries mostly wait on their targets: more of them at once
+	// (30 unless the host says otherwise).
+	if _, ok := jobsCfg.Queues[webhooks.DeliveryQueue]; !ok {
+		jobsCfg.Queues = maps.Clone(jobsCfg.Queues)
+		if jobsCfg.Queues == nil {
+			jobsCfg.Queues = map[string]int{}
+		}
+		jobsCfg.Queues[webhooks.DeliveryQueue] = 30
+	}
 	var err error
 	if k.Jobs, err = jobs.New(ctx, k.DB, jobsCfg); err != nil {
 		return fmt.Errorf("tenantkit: jobs: %w", err)
@@ -111,6 +130,17 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("tenantkit: toggles: %w", err)
 	}
 	k.Rules = rules.New(k.DB)
+	if err := k.Rules.RegisterJobs(k.Jobs, cfg.Rules); err != nil {
+		return fmt.Errorf("tenantkit: rules: %w", err)
+	}
+	whOpts := cfg.Webhooks
+	whOpts.SecretKey = k.SecretKey
+	if k.Webhooks, err = webhooks.New(k.DB, whOpts); err != nil {
+		return fmt.Errorf("tenantkit: webhooks: %w", err)
+	}
+	if err := k.Webhooks.RegisterJobs(k.Jobs); err != nil {
+		return fmt.Errorf("tenantkit: webhooks: %w", err)
+	}
 	return nil
 }
 

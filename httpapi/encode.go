@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -33,7 +35,15 @@ func decode[T any](r *http.Request) (T, error) {
 	if r.Body == nil {
 		return v, store.Errorf(store.ErrInvalid, "Request body is required")
 	}
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return v, decodeError(err)
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would quietly replace the bad bytes with U+FFFD.
+		return v, invalidUTF8(body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&v); err != nil {
 		return v, decodeError(err)
 	}
@@ -44,6 +54,53 @@ func decode[T any](r *http.Request) (T, error) {
 		return v, decodeError(err)
 	}
 	return v, nil
+}
+
+// invalidUTF8 names the top-level field of a JSON object body whose key or
+// value holds the first byte that is not UTF-8.
+func invalidUTF8(body []byte) error {
+	bad := 0
+	for bad < len(body) {
+		r, size := utf8.DecodeRune(body[bad:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		bad += size
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	depth, key, expectKey := 0, "", false
+	for {
+		tok, err := dec.Token()
+		if err != nil || dec.InputOffset() > int64(bad) {
+			if depth == 1 && expectKey && err == nil {
+				key, _ = tok.(string) // the key itself is not UTF-8
+			}
+			break
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' || t == '[' {
+				depth++
+				expectKey = depth == 1 && t == '{'
+			} else if depth--; depth == 1 {
+				expectKey = true
+			}
+		case string:
+			if depth == 1 && expectKey {
+				key, expectKey = t, false
+			} else if depth == 1 {
+				expectKey = true
+			}
+		default:
+			if depth == 1 {
+				expectKey = true
+			}
+		}
+	}
+	if key == "" {
+		return store.Errorf(store.ErrInvalid, "Request body must be valid UTF-8")
+	}
+	return store.Invalid(key, "must be valid UTF-8 text")
 }
 
 func decodeError(err error) error {

@@ -45,7 +45,7 @@ func newTestEnv(t testing.TB, db *store.DB) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	superKey := "tk_test" + randomHex(24)
+	superKey := "tk_" + randomHex(24) // random from the start: keys are found by their first 11 characters
 	if _, err := svc.Bootstrap(ctx, auth.BootstrapInput{APIKey: superKey}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,13 +157,21 @@ func (e *testEnv) newTenant(name string) tenantFixture {
 // tenant and an API key with that role, and returns the key's secret.
 func (e *testEnv) newKey(tf tenantFixture, features ...string) string {
 	e.t.Helper()
+	secret, _ := e.newKeyWithID(tf, features...)
+	return secret
+}
+
+// newKeyWithID is newKey that also returns the key's id.
+func (e *testEnv) newKeyWithID(tf tenantFixture, features ...string) (secret, id string) {
+	e.t.Helper()
 	roleID := e.do("POST", "/api/auth/roles", e.superKey, map[string]string{"name": "role-" + randomHex(4), "tenantId": tf.ID}).expect(201).JSON()["id"].(string)
 	if features == nil {
 		features = []string{}
 	}
 	e.do("PUT", "/api/auth/roles/acl", e.superKey, map[string]any{"roleId": roleID, "features": features}).expect(200)
 	body := map[string]any{"name": "key", "tenantId": tf.ID, "organizationId": tf.OrgID, "roles": []string{roleID}}
-	return e.do("POST", "/api/api_keys/keys", e.superKey, body).expect(201).JSON()["secret"].(string)
+	k := e.do("POST", "/api/api_keys/keys", e.superKey, body).expect(201).JSON()
+	return k["secret"].(string), k["id"].(string)
 }
 
 // testMailer keeps the reset tokens sent to each email.

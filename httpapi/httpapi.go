@@ -81,8 +81,34 @@ func New(kit *tenantkit.Kit, opts Options) http.Handler {
 // serve builds the handler of a route table.
 func (a *api) serve(routes []route) http.Handler {
 	mux := http.NewServeMux()
+	shared := map[string][]route{} // routes that share a pattern, in order
+	var patterns []string
 	for _, rt := range routes {
-		mux.Handle(rt.Method+" "+a.base+rt.Path, a.handle(rt))
+		pattern := rt.Method + " " + a.base + rt.Path
+		if _, ok := shared[pattern]; !ok {
+			patterns = append(patterns, pattern)
+		}
+		shared[pattern] = append(shared[pattern], rt)
+	}
+	for _, pattern := range patterns {
+		rs := shared[pattern]
+		if len(rs) == 1 && rs[0].Match == nil {
+			mux.Handle(pattern, a.handle(rs[0]))
+			continue
+		}
+		handlers := make([]http.Handler, len(rs))
+		for i, rt := range rs {
+			handlers[i] = a.handle(rt)
+		}
+		mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			for i, rt := range rs {
+				if rt.Match == nil || rt.Match(r) {
+					handlers[i].ServeHTTP(w, r)
+					return
+				}
+			}
+			_ = encode(w, http.StatusNotFound, map[string]string{"error": http.StatusText(http.StatusNotFound)})
+		}))
 	}
 	mux.Handle(notFoundPattern, fallback(mux))
 	return a.recoverPanics(withRequestID(mux))

@@ -22,6 +22,9 @@ type rateLimit struct {
 	// PerTenant keys the limit by the caller's tenant (the spec's
 	// "per tenant" limits); a caller without a tenant is keyed by address.
 	PerTenant bool
+	// ByPathValue, when set, counts separately for each value of that path
+	// wildcard (an inbound endpoint), and within it by client.
+	ByPathValue string
 }
 
 // checkRouteLimit applies a route's limit, if it has one.
@@ -32,6 +35,9 @@ func (a *api) checkRouteLimit(r *http.Request, limit *rateLimit) error {
 	subject := a.opts.RateLimit.ClientKey(r)
 	if id := auth.IdentityFrom(r.Context()); limit.PerTenant && id != nil && id.TenantID != "" {
 		subject = "tenant:" + id.TenantID
+	}
+	if limit.ByPathValue != "" {
+		subject = r.PathValue(limit.ByPathValue) + ":" + subject
 	}
 	rule := ratelimit.Rule{Points: limit.Points, Duration: limit.Duration, BlockDuration: limit.BlockDuration}
 	return a.opts.RateLimit.Check(r.Context(), rule, limit.KeyPrefix, subject)

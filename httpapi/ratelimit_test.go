@@ -165,8 +165,14 @@ func TestResetConfirmIPLayer(t *testing.T) {
 	for range 5 {
 		confirm("203.0.113.20").expect(400)
 	}
-	// No block: refused until the 300 s window ends.
-	expectLimited(t, confirm("203.0.113.20"), 5, 300*time.Second)
+	// No block: refused until the 300 s window, which began with the first
+	// request, ends (a slow run may have used a second of it).
+	r := confirm("203.0.113.20")
+	if r.Header.Get("Retry-After") == "299" {
+		expectLimited(t, r, 5, 299*time.Second)
+	} else {
+		expectLimited(t, r, 5, 300*time.Second)
+	}
 	confirm("203.0.113.21").expect(400)
 }
 

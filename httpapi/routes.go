@@ -30,6 +30,11 @@ type route struct {
 	ErrorBody errorBodyFunc
 	// Handler serves the request once it is authorized.
 	Handler apiFunc
+	// Match, when set, lets routes share one pattern: a request goes to
+	// the first route of the pattern whose Match accepts it (404 when
+	// none does). It serves paths net/http cannot tell apart by pattern,
+	// such as /webhooks/{id}/test beside /webhooks/inbound/{endpointId}.
+	Match func(r *http.Request) bool
 }
 
 // routes lists every endpoint, grouped by area.
@@ -46,6 +51,9 @@ func (a *api) routes() []route {
 	if a.kit != nil && a.kit.Rules != nil {
 		rs = append(rs, a.ruleRoutes()...)
 	}
+	if a.kit != nil && a.kit.Webhooks != nil {
+		rs = append(rs, a.webhookRoutes()...)
+	}
 	return rs
 }
 
@@ -56,13 +64,16 @@ func checkRoutes(base string, rs []route) (err error) {
 	seen := map[string]bool{}
 	for _, rt := range rs {
 		pattern := rt.Method + " " + base + rt.Path
-		if seen[pattern] {
-			return fmt.Errorf("route %s declared twice", pattern)
-		}
-		seen[pattern] = true
 		if rt.Handler == nil {
 			return fmt.Errorf("route %s has no handler", pattern)
 		}
+		if seen[pattern] {
+			if rt.Match == nil {
+				return fmt.Errorf("route %s declared twice", pattern)
+			}
+			continue // shares the pattern (Match)
+		}
+		seen[pattern] = true
 		if err := register(mux, pattern); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/tenantkit/tenantkit/rules"
@@ -12,10 +13,12 @@ import (
 // Features of the rules routes. Rule-set routes need authentication only
 // (spec).
 const (
-	featureRulesView   = "business_rules.rules.view"
-	featureRulesCreate = "business_rules.rules.create"
-	featureRulesEdit   = "business_rules.rules.edit"
-	featureRulesDelete = "business_rules.rules.delete"
+	featureRulesView    = "business_rules.rules.view"
+	featureRulesCreate  = "business_rules.rules.create"
+	featureRulesEdit    = "business_rules.rules.edit"
+	featureRulesDelete  = "business_rules.rules.delete"
+	featureRulesExecute = "business_rules.rules.execute"
+	featureLogsView     = "business_rules.logs.view"
 )
 
 // The rule-set limits, per tenant per minute (spec): reads share one
@@ -23,10 +26,11 @@ const (
 var (
 	ruleSetReads  = &rateLimit{Points: 100, Duration: time.Minute, KeyPrefix: "business_rules-sets-read", PerTenant: true}
 	ruleSetWrites = &rateLimit{Points: 50, Duration: time.Minute, KeyPrefix: "business_rules-sets-write", PerTenant: true}
+	ruleSetRuns   = &rateLimit{Points: 200, Duration: time.Minute, KeyPrefix: "business_rules-sets-execute", PerTenant: true}
 )
 
-// ruleRoutes are the business rules and rule sets endpoints. Executing
-// rules and sets is not served yet.
+// ruleRoutes are the business rules, rule sets, execution and execution
+// log endpoints.
 func (a *api) ruleRoutes() []route {
 	h := ruleHandlers{svc: a.kit.Rules}
 	const sets, rulesPath = "/business_rules/sets", "/business_rules/rules"
@@ -42,12 +46,17 @@ func (a *api) ruleRoutes() []route {
 		set("POST", "/{setId}/members", "Add a rule to a set", ruleSetWrites, h.addMember),
 		set("PATCH", "/{setId}/members/{ruleId}", "Change a member's sequence or enabled flag", ruleSetWrites, h.updateMember),
 		set("DELETE", "/{setId}/members/{ruleId}", "Remove a rule from a set", ruleSetWrites, h.removeMember),
+		set("POST", "/{setId}/execute", "Execute a rule set", ruleSetRuns, h.executeSet),
 
 		{Method: "GET", Path: rulesPath, Summary: "List rules", Features: []string{featureRulesView}, Handler: h.listRules},
 		{Method: "POST", Path: rulesPath, Summary: "Create a rule", Features: []string{featureRulesCreate}, Handler: h.createRule},
 		{Method: "GET", Path: rulesPath + "/{id}", Summary: "Get a rule", Features: []string{featureRulesView}, Handler: h.getRule},
 		{Method: "PUT", Path: rulesPath, Summary: "Update a rule (id in the body)", Features: []string{featureRulesEdit}, Handler: h.updateRule},
 		{Method: "DELETE", Path: rulesPath, Summary: "Delete a rule (?id=)", Features: []string{featureRulesDelete}, Handler: h.deleteRule},
+		{Method: "POST", Path: rulesPath + "/{id}/execute", Summary: "Execute one rule", Features: []string{featureRulesExecute}, Handler: h.executeRule},
+		{Method: "POST", Path: "/business_rules/execute", Summary: "Execute the rules of an entity type and event", Features: []string{featureRulesExecute}, Handler: h.execute},
+		{Method: "GET", Path: "/business_rules/logs", Summary: "List execution log rows", Features: []string{featureLogsView}, Handler: h.listLogs},
+		{Method: "GET", Path: "/business_rules/logs/{id}", Summary: "Get an execution log row", Features: []string{featureLogsView}, Handler: h.getLog},
 	}
 }
 
@@ -194,15 +203,23 @@ func (h ruleHandlers) removeMember(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// ruleList is the rules list body.
-type ruleList struct {
-	Data       []*rules.Rule `json:"data"`
+// dataPage is the body of the rules and execution log lists: {data,
+// pagination: {page, pageSize, total, totalPages}}.
+type dataPage[T any] struct {
+	Data       []T `json:"data"`
 	Pagination struct {
 		Page       int `json:"page"`
 		PageSize   int `json:"pageSize"`
 		Total      int `json:"total"`
 		TotalPages int `json:"totalPages"`
 	} `json:"pagination"`
+}
+
+func newDataPage[T any](items []T, total int, p pageParams) dataPage[T] {
+	page := newPage(items, total, p)
+	out := dataPage[T]{Data: page.Items}
+	out.Pagination.Page, out.Pagination.PageSize, out.Pagination.Total, out.Pagination.TotalPages = page.Page, page.PageSize, page.Total, page.TotalPages
+	return out
 }
 
 var ruleSortFields = map[string]string{"ruleName": "ruleName", "priority": "priority", "createdAt": "createdAt", "updatedAt": "updatedAt"}
@@ -229,10 +246,7 @@ func (h ruleHandlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := newPage(items, total, p)
-	out := ruleList{Data: page.Items}
-	out.Pagination.Page, out.Pagination.PageSize, out.Pagination.Total, out.Pagination.TotalPages = page.Page, page.PageSize, page.Total, page.TotalPages
-	return encode(w, http.StatusOK, out)
+	return encode(w, http.StatusOK, newDataPage(items, total, p))
 }
 
 func (h ruleHandlers) createRule(w http.ResponseWriter, r *http.Request) error {
@@ -293,4 +307,98 @@ func (h ruleHandlers) deleteRule(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+func (h ruleHandlers) executeSet(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[rules.Input](r)
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.ExecuteSet(r.Context(), r.PathValue("setId"), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, res)
+}
+
+func (h ruleHandlers) execute(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[rules.Input](r)
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.Execute(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, res)
+}
+
+func (h ruleHandlers) executeRule(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if !store.IsID(id) {
+		return store.Errorf(store.ErrNotFound, "Rule not found")
+	}
+	in, err := decode[rules.Input](r)
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.ExecuteRule(r.Context(), id, in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, res)
+}
+
+func (h ruleHandlers) listLogs(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p, err := parsePage(q, 20, 100)
+	if err != nil {
+		return err
+	}
+	f := rules.LogFilter{RuleID: q.Get("ruleId"), EntityType: q.Get("entityType"), EntityID: q.Get("entityId"),
+		Result: rules.Status(q.Get("result")), Limit: p.PageSize, Offset: p.Offset()}
+	switch f.Result {
+	case "", rules.StatusSuccess, rules.StatusFailure, rules.StatusError:
+	default:
+		return store.Invalid("result", "must be SUCCESS, FAILURE or ERROR")
+	}
+	if f.From, err = parseInstant(q, "executedAtFrom", false); err != nil {
+		return err
+	}
+	if f.To, err = parseInstant(q, "executedAtTo", true); err != nil {
+		return err
+	}
+	items, total, err := h.svc.ListLogs(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, newDataPage(items, total, p))
+}
+
+func (h ruleHandlers) getLog(w http.ResponseWriter, r *http.Request) error {
+	l, err := h.svc.GetLog(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, l)
+}
+
+// parseInstant reads an RFC 3339 date-time or a date (the day's start, or
+// with endOfDay its last instant) from the query; absent is nil.
+func parseInstant(q url.Values, name string, endOfDay bool) (*time.Time, error) {
+	s := q.Get(name)
+	if s == "" {
+		return nil, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return &t, nil
+	}
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return nil, store.Invalid(name, "must be an ISO 8601 date (2025-01-31) or date-time")
+	}
+	if endOfDay {
+		t = t.Add(24*time.Hour - time.Microsecond)
+	}
+	return &t, nil
 }

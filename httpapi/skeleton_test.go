@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"mime/multipart"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -53,17 +54,19 @@ func TestLoginMultipart(t *testing.T) {
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
 		admin := e.newKey(acme, "auth.users.manage")
-		e.do("POST", "/api/auth/users", admin, map[string]any{"email": "bo@acme.test", "password": "bo-password", "organizationId": acme.OrgID}).expect(201)
+		// A fresh address per run: on PostgreSQL, runs share the users table.
+		email := "bo-" + randomHex(4) + "@acme.test"
+		e.do("POST", "/api/auth/users", admin, map[string]any{"email": email, "password": "bo-password", "organizationId": acme.OrgID}).expect(201)
 
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
-		_ = mw.WriteField("email", "BO@acme.test") // emails are case-insensitive
+		_ = mw.WriteField("email", strings.ToUpper(email)) // emails are case-insensitive
 		_ = mw.WriteField("password", "bo-password")
 		_ = mw.Close()
 		r := e.send("POST", "/api/login", body.Bytes(), func(r *http.Request) { r.Header.Set("Content-Type", mw.FormDataContentType()) })
 		is.Equal(r.expect(200).JSON()["ok"], true)
 		// JSON is accepted too.
-		e.do("POST", "/api/login", "", map[string]string{"email": "bo@acme.test", "password": "bo-password"}).expect(200)
+		e.do("POST", "/api/login", "", map[string]string{"email": email, "password": "bo-password"}).expect(200)
 		e.do("POST", "/api/login", "", `{"email": 5}`).expect(400)
 	})
 }

@@ -40,6 +40,10 @@ type Config struct {
 	JobTimeout time.Duration
 	// MaxAttempts is the default number of attempts. Defaults to 25.
 	MaxAttempts int
+	// RescueStuckAfter is how long a job may stay running before it is
+	// taken for stuck (its process died) and run again. It must exceed
+	// every worker's time limit. Defaults to River's: 1 hour.
+	RescueStuckAfter time.Duration
 	// Schema is the PostgreSQL schema of the job tables, kept apart from
 	// the application's so a host that uses River itself never clashes.
 	// Defaults to the store's schema followed by "_river" (public_river).
@@ -110,14 +114,15 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 		}
 	}
 	rcfg := &river.Config{
-		FetchCooldown:     cmp.Or(cfg.FetchCooldown, 2*time.Millisecond),
-		FetchPollInterval: poll,
-		JobTimeout:        cfg.JobTimeout,
-		MaxAttempts:       cfg.MaxAttempts,
-		Logger:            quiet(e.logger),
-		Workers:           e.workers,
-		Queues:            map[string]river.QueueConfig{},
-		Schema:            schema,
+		FetchCooldown:        cmp.Or(cfg.FetchCooldown, 2*time.Millisecond),
+		FetchPollInterval:    poll,
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.RescueStuckAfter,
+		MaxAttempts:          cfg.MaxAttempts,
+		Logger:               quiet(e.logger),
+		Workers:              e.workers,
+		Queues:               map[string]river.QueueConfig{},
+		Schema:               schema,
 	}
 	e.running = map[string]bool{}
 	for name, n := range e.queues {

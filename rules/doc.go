@@ -1,11 +1,84 @@
 // Package rules is the business-rules area: rules (a condition and the
 // actions its outcome calls for), rule sets (named, ordered groups of
-// rules) and their members. Subpackages condition and action parse,
-// validate and evaluate the two parts of a rule.
+// rules) and their members, executing them, and the execution log.
+// Subpackages condition and action parse, validate and evaluate the two
+// parts of a rule.
 //
-// Status: definitions (rules, sets, members) are built, served by httpapi
-// with the rule-set rate limits; executing rules and sets and execution
-// logs are not yet (issue 4 continues).
+// A host executes in-process, without HTTP:
+//
+//	res, err := kit.Rules.ExecuteSet(ctx, "ORDER_APPROVAL", rules.Input{
+//		EntityType: "order", EntityID: id, EventType: "beforeUpdate", Data: order})
+//	if err == nil && !res.Allowed { … a GUARD blocked … }
+//
+// # Execution
+//
+// ExecuteSet runs a set's enabled members by ascending sequence (then
+// ruleId); disabled members are not listed. Execute runs the enabled rules
+// of an entity type that apply to the event (a rule without an event type
+// applies to every event), highest priority first, ties by ruleId (more than
+// 100 is refused, as by the system the spec was written from); rules outside their effective window or of another organization
+// than the scope's active one do not apply there. ExecuteRule runs one
+// rule whatever its event type.
+//
+// Each rule's condition is evaluated against the data (a rule whose
+// condition cannot be evaluated is ERROR and calls for no actions); its
+// outcome calls for the success actions (the condition held) or the
+// failure actions. A set member that is disabled, outside its effective
+// window, or written for another entity or event type is SKIPPED with a
+// reason saying which.
+//
+// A GUARD blocks when the actions its outcome calls for include
+// BLOCK_TRANSITION, passes when they include ALLOW_TRANSITION, and
+// otherwise passes when its condition holds; a GUARD that errors blocks.
+// A blocking GUARD is FAILURE, the result's Allowed is false, and every
+// later rule is SKIPPED ("Previous rule blocked execution"). Other rule
+// types never change Allowed: SUCCESS when the condition holds, FAILURE
+// when not. (The system the spec was written from let a GUARD pass on a
+// true condition only; the issue's table above is the contract.)
+//
+// Without DryRun the actions take effect: SET_FIELD sets a field (a dot
+// path) in a copy of the data that later rules see and Result.Data returns
+// (the caller's map is never modified); NOTIFY and EMIT_EVENT emit
+// business_rules.notification.created and business_rules.event.emitted;
+// an ERROR emits business_rules.rule.execution_failed; CALL_WEBHOOK
+// becomes a durable job (WebhookCall). With DryRun the actions are only
+// planned: nothing is written, emitted or sent, and SET_FIELD does not
+// change the data.
+//
+// CALL_WEBHOOK sends JSON with the rule's method and headers through
+// internal/netguard: loopback, private and link-local destinations are
+// refused (after DNS resolution) unless JobOptions.AllowPrivateURLs,
+// redirects are not followed, 15 s per attempt, up to 8 attempts; a 4xx
+// other than 408 and 429 is not retried. The request is not signed yet:
+// it will be signed like outbound webhooks once that area exists.
+//
+// # Execution log
+//
+// A non-dry execution writes one row per evaluated (not skipped) rule:
+// the input (the data as that rule saw it, with secrets redacted by
+// Redact), the result, conditionResult, the planned and executed actions,
+// the time. The rows, events and jobs of an execution commit in one
+// transaction, shared with concurrent executions (group commit,
+// store.Batcher), before the call returns. What an execution's rules
+// share (entity, event, input, who, when) is stored once, in an execution
+// row; a rule row holds its own input only after a SET_FIELD changed the
+// data. Rows are readable by scopes that may read the organization they
+// were written in. An hourly job deletes rows older
+// than JobOptions.LogRetention (90 days by default).
+//
+// # Cached plans
+//
+// Executions read no rows: sets and entity types are compiled into plans,
+// cached per tenant, and compiled conditions are reused by rule id while
+// the rule's updatedAt is unchanged. Every change to rules, sets or
+// members bumps a version counter in its transaction: this process drops
+// its plans when the change commits; other processes on the same database
+// notice at the first execution after 250 ms, so their executions may use
+// rules up to about 250 ms old.
+//
+// An execution that is not a dry run commits its log through the group
+// committer and waits for it; on SQLite, do not run one inside a store
+// transaction of your own, which holds the single writer it needs.
 //
 // # Scope
 //

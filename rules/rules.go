@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/rules/action"
+	"github.com/tenantkit/tenantkit/store"
 )
 
 // Type is a rule's kind. Only GUARD changes an execution's outcome (it
@@ -88,6 +89,22 @@ const (
 	EventMemberRemoved = "business_rules.set_member.removed"
 )
 
+// EventTypes describes every event the area emits, for catalogues.
+var EventTypes = []store.EventType{
+	{ID: EventRuleCreated, Label: "Business rule created", Description: "A business rule was created."},
+	{ID: EventRuleUpdated, Label: "Business rule updated", Description: "A business rule was changed."},
+	{ID: EventRuleDeleted, Label: "Business rule deleted", Description: "A business rule was deleted."},
+	{ID: EventSetCreated, Label: "Rule set created", Description: "A rule set was created."},
+	{ID: EventSetUpdated, Label: "Rule set updated", Description: "A rule set's name, description or enabled flag changed."},
+	{ID: EventSetDeleted, Label: "Rule set deleted", Description: "A rule set was deleted (its members detached)."},
+	{ID: EventMemberAdded, Label: "Rule added to set", Description: "A rule became a member of a rule set."},
+	{ID: EventMemberUpdated, Label: "Rule set member updated", Description: "A member's sequence or enabled flag changed."},
+	{ID: EventMemberRemoved, Label: "Rule removed from set", Description: "A rule was removed from a rule set."},
+	{ID: EventNotificationCreated, Label: "Rule notification", Description: "A rule's NOTIFY action asks for a notification (recipients, subject, message)."},
+	{ID: EventEmitted, Label: "Rule event", Description: "A rule's EMIT_EVENT action emitted the event named in data.event."},
+	{ID: EventExecutionFailed, Label: "Rule execution failed", Description: "A rule's condition could not be evaluated during an execution."},
+}
+
 // Error codes of the rule-set API.
 const (
 	CodeSetNotFound      = "SET_NOT_FOUND"
@@ -96,6 +113,7 @@ const (
 	CodeSetHasMembers    = "SET_HAS_MEMBERS"
 	CodeSetExists        = "SET_ALREADY_EXISTS"
 	CodeMemberNotFound   = "MEMBER_NOT_FOUND"
+	CodeSetDisabled      = "SET_DISABLED"
 )
 
 // CodedError is a rule-set error with its code: errors.Is matches Kind

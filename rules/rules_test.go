@@ -1742,3 +1742,20 @@ func TestNULInLookups(t *testing.T) {
 		}
 	}, rules.Migrations)
 }
+
+// The event catalogue names every event the area emits, once.
+func TestEventTypes(t *testing.T) {
+	want := []string{rules.EventRuleCreated, rules.EventRuleUpdated, rules.EventRuleDeleted, rules.EventSetCreated,
+		rules.EventSetUpdated, rules.EventSetDeleted, rules.EventMemberAdded, rules.EventMemberUpdated, rules.EventMemberRemoved,
+		rules.EventNotificationCreated, rules.EventEmitted, rules.EventExecutionFailed}
+	var got []string
+	for _, et := range rules.EventTypes {
+		if et.Label == "" || et.Description == "" {
+			t.Errorf("%s has no label or description", et.ID)
+		}
+		got = append(got, et.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("EventTypes = %v, want %v", got, want)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/rules/action"
 	"github.com/tenantkit/tenantkit/rules/condition"
 	"github.com/tenantkit/tenantkit/store"
@@ -25,14 +26,72 @@ var migrationsFS embed.FS
 // Migrations creates the area's tables.
 var Migrations = store.Migrations{Line: "rules", FS: migrationsFS, Dir: "migrations"}
 
-// Service manages rules, rule sets and their members. Every method reads
-// the tenant (and organization) from the context's store.Scope.
+// Service manages rules, rule sets and their members, executes them and
+// keeps the execution log. Every method reads the tenant (and
+// organization) from the context's store.Scope.
 type Service struct {
-	db *store.DB
+	db      *store.DB
+	plans   *plans
+	commits *logWriter
 }
 
 // New returns the service over db, whose migrations include Migrations.
-func New(db *store.DB) *Service { return &Service{db: db} }
+// Executions work at once; CALL_WEBHOOK actions and the log retention need
+// a job engine (RegisterJobs).
+func New(db *store.DB) *Service {
+	return &Service{db: db, plans: newPlans(db, planCheckInterval), commits: newLogWriter(db)}
+}
+
+// planCheckInterval is how often an execution reads the version counter
+// to see changes made by other processes.
+const planCheckInterval = 250 * time.Millisecond
+
+// JobOptions configure the area's background work.
+type JobOptions struct {
+	// LogRetention is how long execution log rows are kept; zero means 90
+	// days, negative keeps them forever.
+	LogRetention time.Duration
+	// AllowPrivateURLs lets CALL_WEBHOOK reach loopback, private and
+	// link-local addresses (refused by default).
+	AllowPrivateURLs bool
+}
+
+// DefaultLogRetention is the execution log's retention by default.
+const DefaultLogRetention = 90 * 24 * time.Hour
+
+// RegisterJobs registers the CALL_WEBHOOK worker and the hourly log
+// retention job on e; call it before e starts.
+func (s *Service) RegisterJobs(e *jobs.Engine, opts JobOptions) error {
+	if err := jobs.Register(e, newWebhookWorker(opts.AllowPrivateURLs), &jobs.RegisterOpts{MaxAttempts: 8}); err != nil {
+		return err
+	}
+	s.commits.jobs = e
+	retention := opts.LogRetention
+	if retention == 0 {
+		retention = DefaultLogRetention
+	}
+	if retention < 0 {
+		return nil
+	}
+	if err := jobs.Register(e, &pruneWorker{svc: s, retention: retention}, nil); err != nil {
+		return err
+	}
+	e.Periodic(time.Hour, func() jobs.Args { return PruneLogs{} })
+	return nil
+}
+
+// record ends a change's transaction: it emits the change's event and
+// bumps the definitions version, which drops this process's cached plans
+// once the change commits (and other processes' at their next check).
+func (s *Service) record(ctx context.Context, tx *store.Tx, event string, sc store.Scope, data any) error {
+	v, err := bumpVersion(ctx, tx)
+	if err != nil {
+		return err
+	}
+	tx.AfterCommit(func() { s.plans.invalidate(v) })
+	_, err = tx.EmitData(ctx, event, sc, data)
+	return err
+}
 
 // Field limits (the spec's Limits table).
 const (
@@ -88,8 +147,7 @@ func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*Rule, error) {
 		if err := insertRule(ctx, tx, r); err != nil {
 			return conflictAsDuplicate(err, r.RuleID)
 		}
-		_, err := tx.EmitData(ctx, EventRuleCreated, sc, r)
-		return err
+		return s.record(ctx, tx, EventRuleCreated, sc, r)
 	})
 	if err != nil {
 		return nil, err
@@ -119,8 +177,7 @@ func (s *Service) UpdateRule(ctx context.Context, id string, in RuleInput) (*Rul
 		if err := updateRule(ctx, tx, r); err != nil {
 			return conflictAsDuplicate(err, r.RuleID)
 		}
-		_, err = tx.EmitData(ctx, EventRuleUpdated, sc, r)
-		return err
+		return s.record(ctx, tx, EventRuleUpdated, sc, r)
 	})
 	if err != nil {
 		return nil, err
@@ -152,8 +209,7 @@ func (s *Service) DeleteRule(ctx context.Context, id string) error {
 		if err := deleteRule(ctx, tx, sc.TenantID, id, tx.Now()); err != nil {
 			return err
 		}
-		_, err = tx.EmitData(ctx, EventRuleDeleted, sc, r)
-		return err
+		return s.record(ctx, tx, EventRuleDeleted, sc, r)
 	})
 }
 

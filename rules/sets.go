@@ -82,8 +82,7 @@ func (s *Service) CreateSet(ctx context.Context, in SetInput) (*RuleSet, error) 
 			}
 			return err
 		}
-		_, err := tx.EmitData(ctx, EventSetCreated, sc, rs)
-		return err
+		return s.record(ctx, tx, EventSetCreated, sc, rs)
 	})
 	if err != nil {
 		return nil, err
@@ -138,8 +137,7 @@ func (s *Service) UpdateSet(ctx context.Context, id string, p SetPatch) (*RuleSe
 		if err := updateSet(ctx, tx, sc.TenantID, rs); err != nil {
 			return err
 		}
-		_, err = tx.EmitData(ctx, EventSetUpdated, sc, rs)
-		return err
+		return s.record(ctx, tx, EventSetUpdated, sc, rs)
 	})
 	if err != nil {
 		return nil, err
@@ -197,8 +195,7 @@ func (s *Service) DeleteSet(ctx context.Context, id string, force bool) error {
 		if err := deleteSet(ctx, tx, sc.TenantID, id); err != nil {
 			return err
 		}
-		_, err = tx.EmitData(ctx, EventSetDeleted, sc, rs)
-		return err
+		return s.record(ctx, tx, EventSetDeleted, sc, rs)
 	})
 }
 
@@ -254,8 +251,7 @@ func (s *Service) AddMember(ctx context.Context, setID string, in MemberInput) (
 			}
 			return err
 		}
-		_, err = tx.EmitData(ctx, EventMemberAdded, sc, m)
-		return err
+		return s.record(ctx, tx, EventMemberAdded, sc, m)
 	})
 	if err != nil {
 		return nil, err
@@ -294,8 +290,7 @@ func (s *Service) UpdateMember(ctx context.Context, setID, ruleID string, p Memb
 		if err := updateMember(ctx, tx, sc.TenantID, m); err != nil {
 			return err
 		}
-		_, err = tx.EmitData(ctx, EventMemberUpdated, sc, m)
-		return err
+		return s.record(ctx, tx, EventMemberUpdated, sc, m)
 	})
 	if err != nil {
 		return nil, err
@@ -317,8 +312,7 @@ func (s *Service) RemoveMember(ctx context.Context, setID, ruleID string) error 
 		if err := deleteMember(ctx, tx, sc.TenantID, setID, m.ruleUUID); err != nil {
 			return err
 		}
-		_, err = tx.EmitData(ctx, EventMemberRemoved, sc, m)
-		return err
+		return s.record(ctx, tx, EventMemberRemoved, sc, m)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,9 +15,16 @@ import (
 
 // The SQL below serves both engines. Every query names the tenant first.
 
-const ruleColumns = `id, tenant_id, COALESCE(organization_id, ''), rule_id, rule_name, description, rule_type, rule_category,
-	entity_type, event_type, condition_expression, success_actions, failure_actions, enabled, priority, version,
-	effective_from, effective_to, COALESCE(created_by, ''), created_at, updated_at`
+// ruleColumns are the columns scanRule reads.
+var ruleColumns = ruleColumnsOf("")
+
+// ruleColumnsOf lists scanRule's columns, qualified with alias when given.
+func ruleColumnsOf(alias string) string {
+	return store.Columns(alias, []string{"organization_id", "created_by"}, "id", "tenant_id", "organization_id", "rule_id",
+		"rule_name", "description", "rule_type", "rule_category", "entity_type", "event_type", "condition_expression",
+		"success_actions", "failure_actions", "enabled", "priority", "version", "effective_from", "effective_to", "created_by",
+		"created_at", "updated_at")
+}
 
 func scanRule(s store.Scanner) (*Rule, error) {
 	var r Rule
@@ -53,23 +61,17 @@ func actionsText(as []action.Action) (any, error) {
 	return string(b), err
 }
 
-// visible is the predicate of the rules a scope may read: its tenant's,
-// of no organization or of one it may read.
+// visible is the predicate of the live rules a scope may read.
 func visible(sc store.Scope) *store.Conds {
-	c := store.Where("tenant_id = ?", sc.TenantID)
+	c := inScope(sc)
 	c.And("deleted_at IS NULL")
-	if sc.OrganizationIDs != nil {
-		placeholders := make([]string, len(sc.OrganizationIDs))
-		for i, id := range sc.OrganizationIDs {
-			placeholders[i] = c.Add(id)
-		}
-		if len(placeholders) == 0 {
-			c.And("organization_id IS NULL")
-		} else {
-			c.And("(organization_id IS NULL OR organization_id IN (" + strings.Join(placeholders, ", ") + "))")
-		}
-	}
 	return c
+}
+
+// inScope is the predicate of the rules a scope may read: its tenant's,
+// of no organization or of one it may read.
+func inScope(sc store.Scope) *store.Conds {
+	return sc.Readable("tenant_id", "organization_id")
 }
 
 // Keys and search terms that are not storable (NUL, invalid UTF-8) match
@@ -119,9 +121,9 @@ func insertRule(ctx context.Context, q store.Querier, r *Rule) error {
 		rule_category, entity_type, event_type, condition_expression, success_actions, failure_actions, enabled, priority, version,
 		effective_from, effective_to, created_by, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
-		r.ID, r.TenantID, nullIfEmpty(r.OrganizationID), r.RuleID, r.RuleName, r.Description, string(r.RuleType),
+		r.ID, r.TenantID, store.NullIfEmpty(r.OrganizationID), r.RuleID, r.RuleName, r.Description, string(r.RuleType),
 		r.RuleCategory, r.EntityType, r.EventType, string(r.ConditionExpression), success, failure, r.Enabled, r.Priority, r.Version,
-		r.EffectiveFrom, r.EffectiveTo, nullIfEmpty(r.CreatedBy), r.CreatedAt, r.UpdatedAt)
+		r.EffectiveFrom, r.EffectiveTo, store.NullIfEmpty(r.CreatedBy), r.CreatedAt, r.UpdatedAt)
 	return err
 }
 
@@ -242,7 +244,15 @@ const memberFrom = ` FROM business_rule_set_members m JOIN business_rules r ON r
 
 // listMembers returns a set's members by sequence (then rule id).
 func listMembers(ctx context.Context, q store.Querier, tenantID, setID string) ([]*SetMember, error) {
-	return store.Many(ctx, q, scanMember, `SELECT `+memberColumns+memberFrom+` ORDER BY m.sequence, r.rule_id`, tenantID, setID)
+	ms, err := store.Many(ctx, q, scanMember, `SELECT `+memberColumns+memberFrom, tenantID, setID)
+	slices.SortFunc(ms, func(a, b *SetMember) int { return bySequence(a.Sequence, a.RuleID, b.Sequence, b.RuleID) })
+	return ms, err
+}
+
+// bySequence orders members by sequence, then ruleId in byte order (in Go
+// rather than SQL, whose text order follows PostgreSQL's collation).
+func bySequence(seqA int, ruleA string, seqB int, ruleB string) int {
+	return cmp.Or(cmp.Compare(seqA, seqB), strings.Compare(ruleA, ruleB))
 }
 
 func getMember(ctx context.Context, q store.Querier, tenantID, setID, ruleID string) (*SetMember, error) {
@@ -277,9 +287,52 @@ func allStorable(ss ...string) bool {
 	return true
 }
 
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
+// readVersion reads the definitions version counter.
+func readVersion(ctx context.Context, q store.Querier) (int64, error) {
+	var v int64
+	err := q.QueryRow(ctx, `SELECT version FROM business_rules_version WHERE id = 1`).Scan(&v)
+	return v, err
+}
+
+// bumpVersion advances the version counter in a change's transaction and
+// returns the new version.
+func bumpVersion(ctx context.Context, tx *store.Tx) (int64, error) {
+	var v int64
+	err := tx.QueryRow(ctx, `UPDATE business_rules_version SET version = version + 1 WHERE id = 1 RETURNING version`).Scan(&v)
+	return v, err
+}
+
+// memberRule is an enabled member's rule and sequence.
+type memberRule struct {
+	rule     *Rule
+	sequence int
+}
+
+// listMemberRules returns a set's enabled members with their live rules,
+// by sequence, then ruleId.
+func listMemberRules(ctx context.Context, q store.Querier, tenantID, setID string) ([]memberRule, error) {
+	ms, err := store.Many(ctx, q, func(s store.Scanner) (memberRule, error) {
+		var m memberRule
+		var err error
+		m.rule, err = scanRule(store.ScanThen(s, &m.sequence))
+		return m, err
+	}, `SELECT `+ruleColumnsOf("r")+`, m.sequence FROM business_rule_set_members m
+		JOIN business_rules r ON r.id = m.rule_uuid AND r.deleted_at IS NULL
+		WHERE m.tenant_id = $1 AND m.set_id = $2 AND m.enabled`, tenantID, setID)
+	slices.SortFunc(ms, func(a, b memberRule) int { return bySequence(a.sequence, a.rule.RuleID, b.sequence, b.rule.RuleID) })
+	return ms, err
+}
+
+// listEntityRules returns the tenant's enabled live rules of an entity
+// type (every organization), highest priority first, ties by ruleId.
+func listEntityRules(ctx context.Context, q store.Querier, tenantID, entityType string) ([]*Rule, error) {
+	if !store.Storable(entityType) {
+		return nil, nil
 	}
-	return s
+	rs, err := store.Many(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules
+		WHERE tenant_id = $1 AND entity_type = $2 AND enabled AND deleted_at IS NULL`, tenantID, entityType)
+	slices.SortFunc(rs, func(a, b *Rule) int {
+		return cmp.Or(cmp.Compare(b.Priority, a.Priority), strings.Compare(a.RuleID, b.RuleID))
+	})
+	return rs, err
 }

@@ -48,6 +48,7 @@ type engine interface {
 	query(ctx context.Context, sql string, args []any) (Rows, error)
 	queryRow(ctx context.Context, sql string, args []any) Row
 	begin(ctx context.Context, readOnly bool) (txEngine, error)
+	prepare(ctx context.Context, sql string) error
 	lock(ctx context.Context, key int64) (unlock func(), err error)
 	ping(ctx context.Context) error
 	close() error
@@ -296,4 +297,14 @@ func lockKey(name string) int64 {
 		h *= 1099511628211
 	}
 	return int64(h)
+}
+
+// Prepare prepares a statement that write transactions will run often, so
+// that Tx.Exec of the same text skips parsing it: on SQLite preparing a
+// long statement can cost more than running it. It does nothing on
+// PostgreSQL, whose driver caches every statement itself. Call it outside
+// a transaction (on SQLite it needs the writer's one connection); it is
+// cheap once the text is prepared.
+func (db *DB) Prepare(ctx context.Context, sql string) error {
+	return db.dialect.Classify(db.eng.prepare(ctx, sql))
 }

@@ -25,6 +25,11 @@
 // Classify, the one function per engine that turns driver errors into the
 // kinds ErrNotFound, ErrConflict and ErrInvalid by error code.
 //
+// DB.Prepare prepares a statement that write transactions run often
+// (SQLite parses a long multi-row INSERT for longer than it takes to run
+// it); Tx.Exec of the same text then reuses it. PostgreSQL's driver caches
+// every statement itself, so there it does nothing.
+//
 // # Transactions and time
 //
 // DB.Tx runs a function in a write transaction, retrying a bounded number

@@ -148,3 +148,9 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// EventType describes an event type an area emits, for catalogues (the
+// webhooks area lists them): ID is the event name, "<module>.<entity>.<action>".
+type EventType struct {
+	ID, Label, Description string
+}

@@ -105,6 +105,9 @@ func (e *pgxEngine) queryRow(ctx context.Context, q string, args []any) Row {
 	return pgxRow{e.pool.QueryRow(ctx, q, args...)}
 }
 
+// prepare does nothing: pgx prepares and caches every statement it runs.
+func (e *pgxEngine) prepare(context.Context, string) error { return nil }
+
 func (e *pgxEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) {
 	opts := pgx.TxOptions{}
 	if readOnly {

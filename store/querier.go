@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -182,3 +183,43 @@ func escapeLike(s string) string {
 // engines: Unicode lower-casing, the same mapping PostgreSQL's lower() applies
 // under a UTF-8 locale and the one registered for SQLite.
 func FoldCase(s string) string { return strings.ToLower(s) }
+
+// Columns lists cols for a SELECT, each qualified with alias when alias is
+// not empty; the columns named in orEmpty (nullable text a scan reads into
+// a string) are read as COALESCE(col, ”). Store code keeps one column
+// list per table and qualifies it for joins.
+func Columns(alias string, orEmpty []string, cols ...string) string {
+	if alias != "" {
+		alias += "."
+	}
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = alias + c
+		if slices.Contains(orEmpty, c) {
+			out[i] = "COALESCE(" + alias + c + ", '')"
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// ScanThen returns a Scanner that scans a row's leading columns into the
+// destinations its caller gives (a scan function of one table) and the
+// trailing ones into then: a join's row read with each table's own scan
+// function.
+func ScanThen(s Scanner, then ...any) Scanner { return scanThen{s, then} }
+
+type scanThen struct {
+	Scanner
+	then []any
+}
+
+func (s scanThen) Scan(dest ...any) error { return s.Scanner.Scan(append(dest, s.then...)...) }
+
+// NullIfEmpty is s as a query argument, NULL when empty (nullable text
+// columns that the Go side keeps as "").
+func NullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"strings"
 )
 
 // Scope is the tenant (and organization) a call acts in. httpapi derives it
@@ -27,6 +28,26 @@ type Scope struct {
 // the tenant.
 func (s Scope) AllowsOrganization(org string) bool {
 	return org == "" || s.OrganizationIDs == nil || slices.Contains(s.OrganizationIDs, org)
+}
+
+// Readable starts a WHERE clause for the rows the scope may read, in a
+// table whose tenant and organization columns are tenantCol and orgCol:
+// the tenant's rows of no organization or of one AllowsOrganization
+// accepts.
+func (s Scope) Readable(tenantCol, orgCol string) *Conds {
+	c := Where(tenantCol+" = ?", s.TenantID)
+	if s.OrganizationIDs != nil {
+		placeholders := make([]string, len(s.OrganizationIDs))
+		for i, id := range s.OrganizationIDs {
+			placeholders[i] = c.Add(id)
+		}
+		if len(placeholders) == 0 {
+			c.And(orgCol + " IS NULL")
+		} else {
+			c.And("(" + orgCol + " IS NULL OR " + orgCol + " IN (" + strings.Join(placeholders, ", ") + "))")
+		}
+	}
+	return c
 }
 
 type scopeKey struct{}

@@ -16,6 +16,9 @@ type sqlEngine struct {
 	// process; across processes the immediate write transactions
 	// serialise.
 	mu *sync.Mutex
+	// prepared are statements prepared on the writer (DB.Prepare), by
+	// text; write transactions run those texts through them.
+	prepared sync.Map // string → *sql.Stmt
 }
 
 // fileLocks holds one WithLock mutex per database file.
@@ -57,7 +60,26 @@ func (e *sqlEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) 
 	if err != nil {
 		return nil, err
 	}
-	return sqlTx{tx}, nil
+	if readOnly {
+		return sqlTx{tx: tx}, nil
+	}
+	return sqlTx{tx: tx, prepared: &e.prepared}, nil
+}
+
+// prepare prepares q on the writer once. It must not run inside a write
+// transaction: the writer's one connection would be busy.
+func (e *sqlEngine) prepare(ctx context.Context, q string) error {
+	if _, ok := e.prepared.Load(q); ok {
+		return nil
+	}
+	stmt, err := e.write.PrepareContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	if _, loaded := e.prepared.LoadOrStore(q, stmt); loaded {
+		return stmt.Close()
+	}
+	return nil
 }
 
 func (e *sqlEngine) lock(ctx context.Context, _ int64) (func(), error) {
@@ -68,6 +90,10 @@ func (e *sqlEngine) lock(ctx context.Context, _ int64) (func(), error) {
 func (e *sqlEngine) ping(ctx context.Context) error { return e.write.PingContext(ctx) }
 
 func (e *sqlEngine) close() error {
+	e.prepared.Range(func(_, v any) bool {
+		_ = v.(*sql.Stmt).Close()
+		return true
+	})
 	err := e.write.Close()
 	if e.read != e.write {
 		if rerr := e.read.Close(); err == nil {
@@ -77,14 +103,35 @@ func (e *sqlEngine) close() error {
 	return err
 }
 
-type sqlTx struct{ tx *sql.Tx }
+type sqlTx struct {
+	tx       *sql.Tx
+	prepared *sync.Map // the engine's prepared statements; nil when read-only
+}
 
 func (t sqlTx) exec(ctx context.Context, q string, args []any) (int64, error) {
-	res, err := t.tx.ExecContext(ctx, q, args...)
+	var res sql.Result
+	var err error
+	if stmt, ok := t.preparedStmt(q); ok {
+		res, err = t.tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	} else {
+		res, err = t.tx.ExecContext(ctx, q, args...)
+	}
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// preparedStmt returns q's statement prepared with DB.Prepare, if any.
+func (t sqlTx) preparedStmt(q string) (*sql.Stmt, bool) {
+	if t.prepared == nil {
+		return nil, false
+	}
+	v, ok := t.prepared.Load(q)
+	if !ok {
+		return nil, false
+	}
+	return v.(*sql.Stmt), true
 }
 
 func (t sqlTx) query(ctx context.Context, q string, args []any) (Rows, error) {

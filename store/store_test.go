@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -387,4 +388,39 @@ func TestValidationError(t *testing.T) {
 	var ve *store.ValidationError
 	is.True(errors.As(err, &ve))
 	is.Equal(ve.Fields["name"], "is required")
+}
+
+// A prepared statement runs in later write transactions like any other:
+// same results, same error kinds, and rollbacks still undo it.
+func TestPrepare(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx, sc := storetest.NewScope(t)
+		const insert = `INSERT INTO widgets (tenant_id, id, name, enabled, data, parent_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+		is.NoErr(db.Prepare(ctx, insert))
+		is.NoErr(db.Prepare(ctx, insert)) // again: a no-op
+		id := store.NewID()
+		for i := range 3 { // the statement is reused across transactions
+			err := db.Tx(ctx, func(tx *store.Tx) error {
+				_, err := tx.Exec(ctx, insert, sc.TenantID, store.NewID(), fmt.Sprint("w", i), true, `{}`, nil, tx.Now())
+				return err
+			})
+			is.NoErr(err)
+		}
+		err := db.Tx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, insert, sc.TenantID, id, "x", true, `{}`, nil, tx.Now()); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, insert, sc.TenantID, id, "dup", true, `{}`, nil, tx.Now())
+			return err
+		})
+		is.True(errors.Is(err, store.ErrConflict)) // classified as usual, and the transaction rolled back
+		var n int
+		is.NoErr(db.QueryRow(ctx, `SELECT count(*) FROM widgets WHERE tenant_id = $1`, sc.TenantID).Scan(&n))
+		is.Equal(n, 3)
+		if db.Dialect().Name() == "sqlite" { // PostgreSQL prepares nothing up front
+			is.True(db.Prepare(ctx, `INSERT INTO no_such_table VALUES (1)`) != nil)
+		}
+	}, widgets)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/tenantkit/tenantkit/store"
 )
 
 // Type is the type of a toggle's values.
@@ -98,16 +100,14 @@ const (
 
 // EventTypes describes every event the area emits, for catalogues.
 var EventTypes = []EventType{
-	{EventToggleCreated, "Feature toggle created", "A global feature toggle was created."},
-	{EventToggleUpdated, "Feature toggle updated", "A global feature toggle's definition or default value changed."},
-	{EventToggleDeleted, "Feature toggle deleted", "A global feature toggle was deleted."},
-	{EventOverrideUpdated, "Feature toggle override updated", "A tenant's override of a toggle was set or removed."},
+	{ID: EventToggleCreated, Label: "Feature toggle created", Description: "A global feature toggle was created."},
+	{ID: EventToggleUpdated, Label: "Feature toggle updated", Description: "A global feature toggle's definition or default value changed."},
+	{ID: EventToggleDeleted, Label: "Feature toggle deleted", Description: "A global feature toggle was deleted."},
+	{ID: EventOverrideUpdated, Label: "Feature toggle override updated", Description: "A tenant's override of a toggle was set or removed."},
 }
 
 // EventType describes one event type.
-type EventType struct {
-	ID, Label, Description string
-}
+type EventType = store.EventType
 
 // ErrMissingToggle is returned when no toggle has the identifier.
 var ErrMissingToggle = errors.New("toggles: toggle not found")

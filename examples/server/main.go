@@ -50,8 +50,20 @@
 //	                              limits apply only to requests sending
 //	                              "x-app-test-rate-limit: on".
 //
-// APP_WEBHOOKS_ALLOW_PRIVATE_URLS is reserved for outbound webhooks, not
-// built yet; it is currently ignored.
+// Business rules:
+//
+//	BUSINESS_RULES_LOG_RETENTION_DAYS  execution log retention in whole days
+//	                                   (default 90; 0 keeps the log forever).
+//	APP_WEBHOOKS_ALLOW_PRIVATE_URLS    true lets webhooks and CALL_WEBHOOK
+//	                                   actions target private and loopback
+//	                                   addresses.
+//	JOBS_TIMEOUT, JOBS_RESCUE_STUCK_AFTER  background jobs' time limit (60 s)
+//	                                   and how long a job may stay running
+//	                                   before it is run again as stuck
+//	                                   (3600 s), in seconds.
+//	APP_INBOUND_WEBHOOKS               inbound endpoints: a JSON object of
+//	                                   endpoint id → {"adapter":"standard",
+//	                                   "secret":"whsec_…", "tenantId"?}.
 //
 // Password-reset tokens are not mailed: the server logs them (with the
 // email address) at INFO level.
@@ -73,6 +85,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -87,6 +100,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -94,7 +108,10 @@ import (
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/ratelimit"
+	"github.com/tenantkit/tenantkit/rules"
+	"github.com/tenantkit/tenantkit/webhooks"
 )
 
 func main() {
@@ -115,6 +132,54 @@ const (
 // minBootstrapKey is the length below which BOOTSTRAP_API_KEY draws a
 // warning (it is still accepted: the contract says "exactly this secret").
 const minBootstrapKey = 16
+
+// rulesFromEnv reads the business rules' settings:
+// BUSINESS_RULES_LOG_RETENTION_DAYS (whole days, default 90, 0 keeps the
+// execution log forever) and APP_WEBHOOKS_ALLOW_PRIVATE_URLS (CALL_WEBHOOK
+// may reach private addresses).
+func rulesFromEnv(getenv func(string) string) (rules.JobOptions, error) {
+	var opts rules.JobOptions
+	if v := getenv("BUSINESS_RULES_LOG_RETENTION_DAYS"); v != "" {
+		days, err := strconv.Atoi(v)
+		if err != nil || days < 0 {
+			return opts, fmt.Errorf("BUSINESS_RULES_LOG_RETENTION_DAYS: want a whole number of days (0 keeps logs forever), got %q", v)
+		}
+		opts.LogRetention = time.Duration(days) * 24 * time.Hour
+		if days == 0 {
+			opts.LogRetention = -1
+		}
+	}
+	if v := getenv("APP_WEBHOOKS_ALLOW_PRIVATE_URLS"); v != "" {
+		allow, err := strconv.ParseBool(v)
+		if err != nil {
+			return opts, fmt.Errorf("APP_WEBHOOKS_ALLOW_PRIVATE_URLS: want true or false, got %q", v)
+		}
+		opts.AllowPrivateURLs = allow
+	}
+	return opts, nil
+}
+
+// jobsFromEnv reads the job engine's time limits: JOBS_TIMEOUT (seconds
+// one attempt of a job may run, default 60) and JOBS_RESCUE_STUCK_AFTER
+// (seconds after which a job still running is taken for stuck, its
+// process gone, and run again; default 3600; it must exceed
+// JOBS_TIMEOUT and every worker's own limit, 90 s for webhook deliveries).
+func jobsFromEnv(getenv func(string) string) (jobs.Config, error) {
+	var cfg jobs.Config
+	for name, dst := range map[string]*time.Duration{"JOBS_TIMEOUT": &cfg.JobTimeout, "JOBS_RESCUE_STUCK_AFTER": &cfg.RescueStuckAfter} {
+		if v := getenv(name); v != "" {
+			secs, err := strconv.Atoi(v)
+			if err != nil || secs <= 0 {
+				return cfg, fmt.Errorf("%s: want a whole number of seconds, got %q", name, v)
+			}
+			*dst = time.Duration(secs) * time.Second
+		}
+	}
+	if cfg.RescueStuckAfter != 0 && cfg.RescueStuckAfter <= cmp.Or(cfg.JobTimeout, time.Minute) {
+		return cfg, errors.New("JOBS_RESCUE_STUCK_AFTER must exceed JOBS_TIMEOUT (60 s by default)")
+	}
+	return cfg, nil
+}
 
 // secretKeyFile is the name of the generated key in DATA_DIR.
 const secretKeyFile = "secret.key"
@@ -165,8 +230,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger.Info("rate limiting", "enabled", limitCfg.Enabled, "strategy", limitCfg.Strategy,
 		"trustProxyDepth", limitCfg.TrustProxyDepth, "authOptIn", limitCfg.AuthOptIn)
 
+	rulesCfg, err := rulesFromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	jobsCfg, err := jobsFromEnv(getenv)
+	if err != nil {
+		return err
+	}
+
+	inbound, err := webhooks.ParseInboundEndpoints(getenv("APP_INBOUND_WEBHOOKS"))
+	if err != nil {
+		return fmt.Errorf("APP_INBOUND_WEBHOOKS: %w", err)
+	}
+
 	logger.Info("opening database", describeDatabase(databaseURL)...)
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger})
+	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger, Rules: rulesCfg,
+		Webhooks: webhooks.Options{AllowPrivateURLs: rulesCfg.AllowPrivateURLs}, Jobs: jobsCfg})
 	if err != nil {
 		return err
 	}
@@ -174,6 +254,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainJobs)
 		defer cancel()
 		return kit.Close(cctx)
+	}
+
+	for id, ep := range inbound {
+		kit.Webhooks.AddEndpoint(id, ep)
 	}
 
 	// auth registers its reset-mail job on kit.Jobs, so it opens before

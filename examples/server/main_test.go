@@ -254,6 +254,10 @@ func TestConfigErrors(t *testing.T) {
 		"unknown database": {map[string]string{"DATABASE_URL": "mysql://localhost/x"}, "mysql"},
 		"unknown strategy": {map[string]string{"RATE_LIMIT_STRATEGY": "memcached"}, "RATE_LIMIT_STRATEGY"},
 		"redis, no URL":    {map[string]string{"RATE_LIMIT_STRATEGY": "redis"}, "REDIS_URL"},
+		"bad retention":    {map[string]string{"BUSINESS_RULES_LOG_RETENTION_DAYS": "ninety"}, "BUSINESS_RULES_LOG_RETENTION_DAYS"},
+		"negative days":    {map[string]string{"BUSINESS_RULES_LOG_RETENTION_DAYS": "-1"}, "BUSINESS_RULES_LOG_RETENTION_DAYS"},
+		"bad private URLs": {map[string]string{"APP_WEBHOOKS_ALLOW_PRIVATE_URLS": "maybe"}, "APP_WEBHOOKS_ALLOW_PRIVATE_URLS"},
+		"bad inbound":      {map[string]string{"APP_INBOUND_WEBHOOKS": `{"x":{"adapter":"svix","secret":"whsec_AAAA"}}`}, "APP_INBOUND_WEBHOOKS"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

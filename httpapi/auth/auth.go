@@ -33,6 +33,20 @@ const (
 	EventAPIKeyDeleted       = "api_keys.key.deleted"
 )
 
+// EventTypes describes every event the package emits, for catalogues.
+var EventTypes = []store.EventType{
+	{ID: EventTenantCreated, Label: "Tenant created", Description: "A tenant was created."},
+	{ID: EventTenantDeleted, Label: "Tenant deleted", Description: "A tenant was deleted."},
+	{ID: EventOrganizationCreated, Label: "Organization created", Description: "An organization was created."},
+	{ID: EventOrganizationDeleted, Label: "Organization deleted", Description: "An organization was deleted."},
+	{ID: EventRoleCreated, Label: "Role created", Description: "A role was created."},
+	{ID: EventRoleUpdated, Label: "Role updated", Description: "A role's name or features changed."},
+	{ID: EventUserCreated, Label: "User created", Description: "A user was created."},
+	{ID: EventUserPasswordReset, Label: "Password reset", Description: "A user's password was reset."},
+	{ID: EventAPIKeyCreated, Label: "API key created", Description: "An API key was created (never its secret)."},
+	{ID: EventAPIKeyDeleted, Label: "API key deleted", Description: "An API key was deleted."},
+}
+
 // Features that guard identity management within a tenant. Super admins
 // need none of them.
 const (

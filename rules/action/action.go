@@ -267,13 +267,17 @@ type Context struct {
 // for it: the type and the action's resolved settings.
 type Outcome map[string]any
 
+// severities are the SHOW_* actions' severities.
+var severities = map[Type]string{ShowError: "error", ShowWarning: "warning", ShowInfo: "info"}
+
 // Plan resolves an action's placeholders and returns what it amounts to:
 // the message to show, the field and value to set, the request to send,
 // the event to emit. It has no side effects; an engine carries the
 // outcome out (or, in a dry run, only lists it).
 func Plan(a Action, c *Context) Outcome {
 	cfg := a.Config
-	out := Outcome{"type": string(a.Type)}
+	out := make(Outcome, 6) // one allocation: no outcome has more than six keys
+	out["type"] = string(a.Type)
 	str := func(key, def string) string {
 		s, _ := cfg[key].(string)
 		if s == "" {
@@ -289,12 +293,15 @@ func Plan(a Action, c *Context) Outcome {
 	case Log:
 		out["level"], out["message"] = str("level", "info"), str("message", "")
 	case ShowError, ShowWarning, ShowInfo:
-		out["severity"] = strings.ToLower(strings.TrimPrefix(string(a.Type), "SHOW_"))
+		out["severity"] = severities[a.Type]
 		out["message"] = str("message", "")
 	case Notify:
-		rs := recipients(cfg["recipients"])
-		for i := range rs {
-			rs[i] = Interpolate(rs[i], c)
+		rs := []string{}
+		for _, r := range recipients(cfg["recipients"]) {
+			// a placeholder may resolve to blank text: no recipient
+			if r = strings.TrimSpace(Interpolate(r, c)); r != "" {
+				rs = append(rs, r)
+			}
 		}
 		out["recipients"], out["subject"], out["message"] = rs, str("subject", ""), str("message", "")
 		if t, ok := cfg["template"].(string); ok {

@@ -1,0 +1,243 @@
+package httpapi
+
+import (
+	"cmp"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/rules"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/toggles"
+	"github.com/tenantkit/tenantkit/webhooks"
+)
+
+// Features of the webhook routes (spec).
+const (
+	featureWebhooksView    = "webhooks.view"
+	featureWebhooksManage  = "webhooks.manage"
+	featureWebhooksSecrets = "webhooks.secrets"
+	featureWebhooksTest    = "webhooks.test"
+)
+
+// webhookRoutes are the outbound webhook endpoints: CRUD, secret
+// rotation, test sends, the delivery log and the event catalogue.
+func (a *api) webhookRoutes() []route {
+	h := webhookHandlers{svc: a.kit.Webhooks}
+	const base = "/webhooks"
+	return []route{
+		{Method: "GET", Path: base, Summary: "List webhooks", Features: []string{featureWebhooksView}, Handler: h.list},
+		{Method: "POST", Path: base, Summary: "Create a webhook (its secret is shown this one time)", Features: []string{featureWebhooksManage}, Handler: h.create},
+		{Method: "GET", Path: base + "/{id}", Summary: "Get a webhook", Features: []string{featureWebhooksView}, Handler: h.get},
+		{Method: "PUT", Path: base + "/{id}", Summary: "Update a webhook (fields left out are kept)", Features: []string{featureWebhooksManage}, Handler: h.update},
+		{Method: "DELETE", Path: base + "/{id}", Summary: "Delete a webhook", Features: []string{featureWebhooksManage}, Handler: h.delete},
+		// POST /webhooks/inbound/{endpointId} and POST /webhooks/{id}/test
+		// (or /rotate-secret) are the same pattern to net/http: one
+		// pattern, told apart by Match.
+		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Receive an inbound webhook (POST /webhooks/inbound/{endpointId}; the signature is the credential)",
+			Public: true, RateLimit: inboundLimit, MaxBodyBytes: maxInboundBody, Match: pathIs("id", "inbound"), ErrorBody: inboundErrorBody,
+			Handler: h.inbound},
+		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Rotate a webhook's signing secret (POST /webhooks/{id}/rotate-secret; the new one is shown this one time)",
+			Features: []string{featureWebhooksSecrets}, Match: pathIs("action", "rotate-secret"), Handler: h.rotate},
+		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Send a signed test delivery now (POST /webhooks/{id}/test)",
+			Features: []string{featureWebhooksTest}, Match: pathIs("action", "test"), Handler: h.test},
+		{Method: "GET", Path: base + "/deliveries", Summary: "List deliveries (?webhookId, eventType, status)", Features: []string{featureWebhooksView}, Handler: h.listDeliveries},
+		{Method: "GET", Path: base + "/deliveries/{id}", Summary: "Get a delivery with its payload and response", Features: []string{featureWebhooksView}, Handler: h.getDelivery},
+		{Method: "POST", Path: base + "/deliveries/{id}/retry", Summary: "Give a failed or expired delivery one more attempt", Features: []string{featureWebhooksManage}, Handler: h.retry},
+		{Method: "GET", Path: base + "/events", Summary: "The event types webhooks can subscribe to", Features: []string{featureWebhooksView}, Handler: h.events},
+	}
+}
+
+type webhookHandlers struct{ svc *webhooks.Service }
+
+// pathIs matches requests whose path wildcard name has value.
+func pathIs(name, value string) func(*http.Request) bool {
+	return func(r *http.Request) bool { return r.PathValue(name) == value }
+}
+
+// inboundLimit limits each inbound endpoint per client address, as the
+// system the spec was written from does (60 a minute).
+var inboundLimit = &rateLimit{Points: 60, Duration: time.Minute, KeyPrefix: "webhooks-inbound", ByPathValue: "action"}
+
+// inboundErrorBody is the inbound receiver's error body: {error} only.
+func inboundErrorBody(_ int, _ error, message string, _ map[string]string) any {
+	return map[string]string{"error": message}
+}
+
+// maxInboundBody bounds an inbound message, whatever the API's body limit.
+const maxInboundBody = 1 << 20
+
+func (h webhookHandlers) inbound(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(r.Body) // bounded by the route's MaxBodyBytes
+	if err != nil {
+		return decodeError(err)
+	}
+	duplicate, err := h.svc.Receive(r.Context(), r.PathValue("action"), r.Header, body)
+	switch {
+	case errors.Is(err, webhooks.ErrUnknownEndpoint):
+		return store.Errorf(store.ErrNotFound, "Webhook endpoint not found")
+	case errors.Is(err, webhooks.ErrVerification):
+		return store.Errorf(store.ErrInvalid, "Verification failed")
+	case err != nil:
+		return err
+	case duplicate:
+		return encode(w, http.StatusOK, map[string]bool{"ok": true, "duplicate": true})
+	}
+	return encode(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+func (h webhookHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p, err := parsePage(q, 50, 100)
+	if err != nil {
+		return err
+	}
+	active, err := parseBool(q, "isActive")
+	if err != nil {
+		return err
+	}
+	items, total, err := h.svc.List(r.Context(), webhooks.Filter{Search: q.Get("search"), IsActive: active, Limit: p.PageSize, Offset: p.Offset()})
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, newPage(items, total, p))
+}
+
+func (h webhookHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[webhooks.Input](r)
+	if err != nil {
+		return err
+	}
+	wh, secret, err := h.svc.Create(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, struct {
+		*webhooks.Webhook
+		Secret string `json:"secret"`
+	}{wh, secret})
+}
+
+func (h webhookHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	wh, err := h.svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, wh)
+}
+
+func (h webhookHandlers) update(w http.ResponseWriter, r *http.Request) error {
+	p, err := decode[webhooks.Patch](r)
+	if err != nil {
+		return err
+	}
+	wh, err := h.svc.Update(r.Context(), r.PathValue("id"), p)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, wh)
+}
+
+func (h webhookHandlers) delete(w http.ResponseWriter, r *http.Request) error {
+	if err := h.svc.Delete(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h webhookHandlers) rotate(w http.ResponseWriter, r *http.Request) error {
+	rot, err := h.svc.RotateSecret(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, rot)
+}
+
+func (h webhookHandlers) test(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.svc.Test(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, d)
+}
+
+// deliveryStatuses are the values of the status filter.
+var deliveryStatuses = []string{webhooks.StatusPending, webhooks.StatusSending, webhooks.StatusDelivered, webhooks.StatusFailed, webhooks.StatusExpired}
+
+func (h webhookHandlers) listDeliveries(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p, err := parsePage(q, 50, 100)
+	if err != nil {
+		return err
+	}
+	f := webhooks.DeliveryFilter{WebhookID: q.Get("webhookId"), EventType: q.Get("eventType"), Status: q.Get("status"),
+		Limit: p.PageSize, Offset: p.Offset()}
+	if f.Status != "" && !slices.Contains(deliveryStatuses, f.Status) {
+		return store.Invalid("status", "must be one of "+strings.Join(deliveryStatuses, ", "))
+	}
+	items, total, err := h.svc.ListDeliveries(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, newPage(items, total, p))
+}
+
+func (h webhookHandlers) getDelivery(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.svc.GetDelivery(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, d)
+}
+
+func (h webhookHandlers) retry(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.svc.Retry(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, d)
+}
+
+// catalogueEvent is one entry of GET /webhooks/events.
+type catalogueEvent struct {
+	ID          string `json:"id"`
+	Label       string `json:"label"`
+	Description string `json:"description"`
+	// Category is crud (created, updated, deleted) or lifecycle.
+	Category string `json:"category"`
+	// Module is the event name's first segment.
+	Module string `json:"module"`
+}
+
+// eventCatalogue lists the event types the areas (and the built-in
+// identity) declare, by id. The webhooks area's own events are left out,
+// as a webhook subscribed to them would only echo its own changes.
+func eventCatalogue() []catalogueEvent {
+	var out []catalogueEvent
+	for _, list := range [][]store.EventType{auth.EventTypes, toggles.EventTypes, rules.EventTypes} {
+		for _, et := range list {
+			action := et.ID[strings.LastIndexByte(et.ID, '.')+1:]
+			category := "lifecycle"
+			if action == "created" || action == "updated" || action == "deleted" {
+				category = "crud"
+			}
+			out = append(out, catalogueEvent{ID: et.ID, Label: et.Label, Description: et.Description, Category: category,
+				Module: et.ID[:strings.IndexByte(et.ID, '.')]})
+		}
+	}
+	slices.SortFunc(out, func(a, b catalogueEvent) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+func (h webhookHandlers) events(w http.ResponseWriter, r *http.Request) error {
+	events := eventCatalogue()
+	return encode(w, http.StatusOK, struct {
+		Data  []catalogueEvent `json:"data"`
+		Total int              `json:"total"`
+	}{events, len(events)})
+}

@@ -1,0 +1,244 @@
+package rules
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tenantkit/tenantkit/rules/action"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Events of executions (not in a dry run).
+const (
+	// EventNotificationCreated is a NOTIFY action carried out.
+	EventNotificationCreated = "business_rules.notification.created"
+	// EventEmitted is an EMIT_EVENT action carried out; data.event is the
+	// event name the rule gave.
+	EventEmitted = "business_rules.event.emitted"
+	// EventExecutionFailed is a rule whose condition could not be
+	// evaluated.
+	EventExecutionFailed = "business_rules.rule.execution_failed"
+)
+
+// writes are an execution's durable effects: its execution log rows,
+// events and webhook calls, committed together in one transaction (with
+// other executions' writes, see logWriter).
+type writes struct {
+	scope     store.Scope
+	execution executionRow
+	logs      []logRow
+	events    []pendingEvent
+	calls     []WebhookCall
+	// input is the redacted data as JSON, reused by log rows until a
+	// SET_FIELD changes the data.
+	input string
+}
+
+type pendingEvent struct {
+	typ  string
+	data any
+}
+
+// ruleEventData identifies the rule and execution in an event.
+type ruleEventData struct {
+	RuleID     string `json:"ruleId"`
+	RuleName   string `json:"ruleName"`
+	EntityType string `json:"entityType"`
+	EntityID   string `json:"entityId"`
+	EventType  string `json:"eventType"`
+}
+
+func (x *execution) ruleEvent(c *action.Context) ruleEventData {
+	return ruleEventData{c.RuleID, c.RuleName, x.in.EntityType, x.in.EntityID, x.in.EventType}
+}
+
+// carryOut performs a planned action outside a dry run. What has a
+// durable effect (events, webhook calls) is added to the execution's
+// writes; SET_FIELD changes the execution's copy of the data.
+func (x *execution) carryOut(o action.Outcome, c *action.Context) ActionResult {
+	typ := action.Type(o["type"].(string))
+	res := ActionResult{Type: typ, Success: true}
+	var err error
+	switch typ {
+	case action.SetField:
+		err = x.setField(o["field"].(string), o["value"])
+		c.Data = x.data
+	case action.Notify:
+		rs, _ := o["recipients"].([]string)
+		if len(rs) == 0 {
+			err = errors.New("NOTIFY needs at least one recipient")
+			break
+		}
+		template, _ := o["template"].(string)
+		x.writes.events = append(x.writes.events, pendingEvent{EventNotificationCreated, struct {
+			ruleEventData
+			Recipients []string `json:"recipients"`
+			Subject    string   `json:"subject"`
+			Message    string   `json:"message"`
+			Template   string   `json:"template,omitempty"`
+		}{x.ruleEvent(c), rs, o["subject"].(string), o["message"].(string), template}})
+	case action.EmitEvent:
+		x.writes.events = append(x.writes.events, pendingEvent{EventEmitted, struct {
+			ruleEventData
+			Event   string `json:"event"`
+			Payload any    `json:"payload"`
+		}{x.ruleEvent(c), o["event"].(string), o["payload"]}})
+	case action.CallWebhook:
+		call := WebhookCall{TenantID: x.sc.TenantID, RuleID: c.RuleID, ExecutionID: x.id, URL: o["url"].(string),
+			Method: o["method"].(string), Headers: o["headers"].(map[string]string), Body: o["body"]}
+		if err = checkWebhookURL(call.URL); err == nil {
+			x.writes.calls = append(x.writes.calls, call)
+		}
+	}
+	// ALLOW_TRANSITION, BLOCK_TRANSITION and SHOW_* are reported; LOG is
+	// written with the rule's log row.
+	if err != nil {
+		res.Success, res.Error = false, err.Error()
+	}
+	return res
+}
+
+// setField sets a field (a dot path, missing objects created) in the
+// execution's data, copying every object on the path first: the caller's
+// data is never modified.
+func (x *execution) setField(path string, value any) error {
+	steps := strings.Split(path, ".")
+	for _, s := range steps {
+		if s == "" || s == "__proto__" || s == "constructor" || s == "prototype" {
+			return errors.New("SET_FIELD field must be a dot path of names")
+		}
+	}
+	root := maps.Clone(x.data)
+	m := root
+	for _, s := range steps[:len(steps)-1] {
+		var next map[string]any
+		switch v := m[s].(type) {
+		case nil:
+			next = map[string]any{}
+		case map[string]any:
+			next = maps.Clone(v)
+		default:
+			return errors.New("SET_FIELD field " + path + " goes through a value that is not an object")
+		}
+		m[s] = next
+		m = next
+	}
+	m[steps[len(steps)-1]] = value
+	x.data = root
+	x.writes.input = "" // later log rows show the changed data
+	return nil
+}
+
+// checkWebhookURL refuses what can never be sent: not http(s), no host.
+// Private addresses are refused when the call is made (after resolution).
+func checkWebhookURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("CALL_WEBHOOK url must be an http or https URL")
+	}
+	return nil
+}
+
+// rowID is the id of an execution's i-th rule log row: the execution id
+// (a UUIDv7 ending in 0000) with i in its last four hex digits, so that
+// the rows of one execution sort in the order their rules ran. (Past
+// 65,535 rows an execution's ids are only unique.)
+func rowID(executionID string, i int) string {
+	if i > 0xffff {
+		return store.NewID()
+	}
+	return executionID[:len(executionID)-4] + fmt.Sprintf("%04x", i)
+}
+
+// executionID is the execution a rule log row id belongs to.
+func executionID(rowID string) string {
+	return rowID[:len(rowID)-4] + "0000"
+}
+
+// executionRow is what an execution's log rows share: the entity and
+// event, the input, who and when.
+type executionRow struct {
+	id, tenantID, organizationID, setID string
+	entityType, entityID, eventType     string
+	input, executedBy                   string
+	at                                  time.Time
+}
+
+// logRow is one rule's execution log row. An empty input means the
+// execution's.
+type logRow struct {
+	id, tenantID, ruleUUID, ruleID, ruleName, ruleType string
+	result, input, output, errorMessage                string
+	ms                                                 float64
+}
+
+// inputContext is the log rows' input: the data as the next rule sees it
+// (secrets redacted), the entity and event, and the acting user. Data that
+// JSON cannot hold (NaN, infinities, channels) or that holds NUL characters
+// (PostgreSQL refuses them) is a validation error on data.
+func (w *writes) inputContext(x *execution) (string, error) {
+	if w.input == "" {
+		b, err := json.Marshal(map[string]any{"data": Redact(x.data), "entityType": x.in.EntityType, "entityId": x.in.EntityID,
+			"eventType": x.in.EventType, "user": map[string]any{"id": x.sc.ActorID}})
+		if err := storableJSON("data", b, err); err != nil {
+			return "", err
+		}
+		w.input = string(b)
+	}
+	return w.input, nil
+}
+
+// storableJSON checks the JSON of an input field (err is its marshalling
+// error): the log and events can hold only JSON without NUL characters.
+func storableJSON(field string, b []byte, err error) error {
+	switch {
+	case err != nil:
+		return store.Invalid(field, "must be JSON data (no NaN, infinities, channels or functions)")
+	case store.JSONHasNUL(b):
+		return store.Invalid(field, "must not contain the NUL character")
+	}
+	return nil
+}
+
+// log adds the rule's log row and, for an evaluation that failed, the
+// failure event; it returns the row's id.
+func (w *writes) log(x *execution, c *compiledRule, res *RuleResult, input string) string {
+	executed := res.ActionsExecuted
+	if executed == nil {
+		executed = []ActionResult{}
+	}
+	out, _ := json.Marshal(struct {
+		ConditionResult bool             `json:"conditionResult"`
+		ActionsPlanned  []action.Outcome `json:"actionsPlanned"`
+		ActionsExecuted []ActionResult   `json:"actionsExecuted"`
+	}{res.ConditionResult, res.ActionsPlanned, executed})
+	if len(w.logs) == 0 {
+		entityID := x.in.EntityID
+		if entityID == "" {
+			entityID = "unknown"
+		}
+		w.execution = executionRow{id: x.id, tenantID: x.sc.TenantID, organizationID: x.sc.OrganizationID, setID: x.setID,
+			entityType: x.in.EntityType, entityID: entityID, eventType: x.in.EventType, input: input, executedBy: x.sc.ActorID, at: x.now}
+	}
+	rowInput := input
+	if input == w.execution.input {
+		rowInput = "" // the execution's
+	}
+	row := logRow{id: rowID(x.id, len(w.logs)), tenantID: x.sc.TenantID, ruleUUID: c.rule.ID, ruleID: c.rule.RuleID,
+		ruleName: c.rule.RuleName, ruleType: string(c.rule.RuleType), result: string(res.Result), input: rowInput,
+		output: string(out), errorMessage: res.Error, ms: res.ExecutionTimeMs}
+	w.logs = append(w.logs, row)
+	if res.Result == StatusError {
+		w.events = append(w.events, pendingEvent{EventExecutionFailed, struct {
+			ruleEventData
+			Error string `json:"error"`
+			LogID string `json:"logId"`
+		}{ruleEventData{c.rule.RuleID, c.rule.RuleName, x.in.EntityType, x.in.EntityID, x.in.EventType}, res.Error, row.id}})
+	}
+	return row.id
+}

@@ -1,0 +1,56 @@
+package rules
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// Redact skips the copy only when the copy would be equal: checked against
+// redactMap (which always copies) on random nested data.
+func TestRedactSkipsOnlyUselessCopies(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	keys := []string{"id", "name", "password", "apiKey", "note", "items", "nested", "total"}
+	values := []any{"x", "4111 1111 1111 1111", "4111 1111 1111 1112", 12.5, true, nil}
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch n := r.IntN(6); {
+		case n == 0 && depth < 8:
+			m := map[string]any{}
+			for range r.IntN(4) {
+				m[keys[r.IntN(len(keys))]] = gen(depth + 1)
+			}
+			return m
+		case n == 1 && depth < 8:
+			s := make([]any, r.IntN(3))
+			for i := range s {
+				s[i] = gen(depth + 1)
+			}
+			return s
+		default:
+			return values[r.IntN(len(values))]
+		}
+	}
+	copies := 0
+	for i := range 5000 {
+		data := map[string]any{}
+		for range r.IntN(5) {
+			data[keys[r.IntN(len(keys))]] = gen(1)
+		}
+		before := fmt.Sprint(data)
+		got, want := Redact(data), redactMap(data, 0)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("case %d: Redact = %v, want %v", i, got, want)
+		}
+		if fmt.Sprint(data) != before {
+			t.Fatalf("case %d: Redact modified its input", i)
+		}
+		if reflect.ValueOf(got).Pointer() != reflect.ValueOf(data).Pointer() {
+			copies++
+		}
+	}
+	if copies == 0 || copies == 5000 {
+		t.Fatalf("%d of 5000 cases copied: the generator does not exercise both paths", copies)
+	}
+}

@@ -1,0 +1,89 @@
+package rules
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/tenantkit/tenantkit/internal/netguard"
+	"github.com/tenantkit/tenantkit/jobs"
+)
+
+// WebhookCall is the durable job of a CALL_WEBHOOK action: the request,
+// with its placeholders resolved, and where it came from.
+type WebhookCall struct {
+	TenantID    string            `json:"tenantId"`
+	RuleID      string            `json:"ruleId"`
+	ExecutionID string            `json:"executionId"`
+	URL         string            `json:"url"`
+	Method      string            `json:"method"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	Body        any               `json:"body,omitempty"`
+}
+
+// Kind names the job.
+func (WebhookCall) Kind() string { return "business_rules.call_webhook" }
+
+// webhookTimeout bounds one call.
+const webhookTimeout = 15 * time.Second
+
+// webhookWorker sends CALL_WEBHOOK requests. A 2xx answer completes the
+// job; a 4xx other than 408 and 429, or a destination netguard refuses,
+// ends it without retrying; anything else (5xx, 408, 429, network errors)
+// is retried on the job engine's schedule.
+type webhookWorker struct {
+	client *http.Client
+}
+
+func (w *webhookWorker) Work(ctx context.Context, job *jobs.Job[WebhookCall]) error {
+	call := job.Args
+	var body io.Reader
+	if call.Body != nil && call.Method != http.MethodGet {
+		b, err := json.Marshal(call.Body)
+		if err != nil {
+			return jobs.Cancel(err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, call.Method, call.URL, body)
+	if err != nil {
+		return jobs.Cancel(err)
+	}
+	for k, v := range call.Headers {
+		req.Header.Set(k, v)
+	}
+	if body != nil && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("User-Agent", "tenantkit-business-rules")
+	resp, err := w.client.Do(req)
+	if errors.Is(err, netguard.ErrBlocked) {
+		return jobs.Cancel(err) // a refused destination stays refused: no retries
+	}
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	switch s := resp.StatusCode; {
+	case s >= 200 && s < 300:
+		return nil
+	case s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests:
+		return jobs.Cancel(fmt.Errorf("CALL_WEBHOOK %s %s: status %d", call.Method, call.URL, s))
+	default:
+		return fmt.Errorf("CALL_WEBHOOK %s %s: status %d", call.Method, call.URL, s)
+	}
+}
+
+func (w *webhookWorker) Timeout(*jobs.Job[WebhookCall]) time.Duration {
+	return webhookTimeout + 5*time.Second
+}
+
+func newWebhookWorker(allowPrivate bool) *webhookWorker {
+	return &webhookWorker{client: netguard.Client(netguard.Options{Timeout: webhookTimeout, AllowPrivate: allowPrivate})}
+}

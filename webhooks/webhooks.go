@@ -1,0 +1,108 @@
+package webhooks
+
+import (
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Webhook is an outbound endpoint: where matching domain events are
+// delivered, and how. Its signing secret is never part of it; reads show
+// MaskedSecret.
+type Webhook struct {
+	ID                   string            `json:"id"`
+	Name                 string            `json:"name"`
+	Description          string            `json:"description"`
+	URL                  string            `json:"url"`
+	SubscribedEvents     []string          `json:"subscribedEvents"`
+	HTTPMethod           string            `json:"httpMethod"`
+	CustomHeaders        map[string]string `json:"customHeaders"`
+	MaxRetries           int               `json:"maxRetries"`
+	TimeoutMs            int               `json:"timeoutMs"`
+	RateLimitPerMinute   int               `json:"rateLimitPerMinute"`
+	AutoDisableThreshold int               `json:"autoDisableThreshold"`
+	IsActive             bool              `json:"isActive"`
+	ConsecutiveFailures  int               `json:"consecutiveFailures"`
+	LastSuccessAt        *time.Time        `json:"lastSuccessAt"`
+	LastFailureAt        *time.Time        `json:"lastFailureAt"`
+	// MaskedSecret shows that a secret exists, not what it is.
+	MaskedSecret string `json:"maskedSecret"`
+	// PreviousSecretSetAt is when the secret was last rotated;
+	// PreviousSecretExpiresAt is when the previous secret stops signing.
+	// Both are nil when no previous secret signs.
+	PreviousSecretSetAt     *time.Time `json:"previousSecretSetAt"`
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
+	TenantID                string     `json:"tenantId"`
+	OrganizationID          string     `json:"organizationId,omitempty"`
+	CreatedAt               time.Time  `json:"createdAt"`
+	UpdatedAt               time.Time  `json:"updatedAt"`
+
+	// Read for deliveries only (loadDelivery).
+	deleted                      bool
+	sealedSecret, sealedPrevious string
+}
+
+// MaskedSecret is what reads show in place of a secret.
+const MaskedSecret = "whsec_••••••••"
+
+// HTTP methods a webhook may deliver with.
+var Methods = []string{"POST", "PUT", "PATCH"}
+
+// Defaults and bounds of the settings.
+const (
+	DefaultMaxRetries           = 10
+	DefaultTimeoutMs            = 15000
+	DefaultAutoDisableThreshold = 100
+	DefaultRotationPeriod       = 24 * time.Hour
+
+	maxName             = 255
+	maxDescription      = 1000
+	maxURL              = 2048
+	maxEvents           = 100
+	maxEventPattern     = 200
+	maxHeaders          = 50
+	maxHeaderValue      = 1000
+	maxMaxRetries       = 30
+	minTimeoutMs        = 1000
+	maxTimeoutMs        = 60000
+	maxRateLimit        = 10000
+	maxDisableThreshold = 1000
+)
+
+// eventPattern is a subscription: "*", or dot-separated segments of
+// lowercase letters, digits and '_', optionally ending in ".*".
+var eventPattern = regexp.MustCompile(`^(\*|[a-z0-9_]+(\.[a-z0-9_]+)*(\.\*)?)$`)
+
+// Matches reports whether the event type matches the subscription pattern:
+// "*" matches everything, "<prefix>.*" every event under the prefix (at
+// any depth), anything else only itself.
+func Matches(pattern, eventType string) bool {
+	if pattern == "*" {
+		return true
+	}
+	if prefix, ok := strings.CutSuffix(pattern, ".*"); ok {
+		return strings.HasPrefix(eventType, prefix+".")
+	}
+	return pattern == eventType
+}
+
+// The event types the area emits.
+const (
+	EventWebhookCreated       = "webhooks.webhook.created"
+	EventWebhookUpdated       = "webhooks.webhook.updated"
+	EventWebhookDeleted       = "webhooks.webhook.deleted"
+	EventWebhookSecretRotated = "webhooks.webhook.secret_rotated"
+	// EventWebhookDisabled (delivery.go)
+)
+
+// EventTypes describes every event the area emits, for catalogues.
+var EventTypes = []store.EventType{
+	{ID: EventWebhookCreated, Label: "Webhook created", Description: "An outbound webhook was created."},
+	{ID: EventWebhookUpdated, Label: "Webhook updated", Description: "An outbound webhook's settings changed."},
+	{ID: EventWebhookDeleted, Label: "Webhook deleted", Description: "An outbound webhook was deleted."},
+	{ID: EventWebhookSecretRotated, Label: "Webhook secret rotated", Description: "An outbound webhook's signing secret was rotated."},
+	{ID: EventWebhookDisabled, Label: "Webhook disabled", Description: "An outbound webhook was disabled by its deliveries (a 410 answer, or too many failures in a row)."},
+	{ID: EventInboundReceived, Label: "Inbound webhook received", Description: "An inbound endpoint accepted and processed a message (endpointId, messageId, type, payload)."},
+}
