@@ -129,10 +129,6 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	if k.Toggles, err = toggles.New(ctx, k.DB, toggles.Options{Logger: k.Logger}); err != nil {
 		return fmt.Errorf("tenantkit: toggles: %w", err)
 	}
-	k.Rules = rules.New(k.DB)
-	if err := k.Rules.RegisterJobs(k.Jobs, cfg.Rules); err != nil {
-		return fmt.Errorf("tenantkit: rules: %w", err)
-	}
 	whOpts := cfg.Webhooks
 	whOpts.SecretKey = k.SecretKey
 	if k.Webhooks, err = webhooks.New(k.DB, whOpts); err != nil {
@@ -140,6 +136,16 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	}
 	if err := k.Webhooks.RegisterJobs(k.Jobs); err != nil {
 		return fmt.Errorf("tenantkit: webhooks: %w", err)
+	}
+	k.Rules = rules.New(k.DB)
+	rulesOpts := cfg.Rules
+	if rulesOpts.Signer == nil {
+		// CALL_WEBHOOK calls are signed like deliveries, with the secrets
+		// of the tenant's webhook registered for the call's URL.
+		rulesOpts.Signer = k.Webhooks
+	}
+	if err := k.Rules.RegisterJobs(k.Jobs, rulesOpts); err != nil {
+		return fmt.Errorf("tenantkit: rules: %w", err)
 	}
 	return nil
 }
@@ -158,6 +164,9 @@ func (k *Kit) Start(ctx context.Context) error {
 // it.
 func (k *Kit) Close(ctx context.Context) error {
 	err := k.Jobs.Stop(ctx)
+	if k.Webhooks != nil {
+		k.Webhooks.Wait()
+	}
 	if k.Toggles != nil {
 		err = errors.Join(err, k.Toggles.Close())
 	}

@@ -42,7 +42,9 @@ type Config struct {
 	MaxAttempts int
 	// RescueStuckAfter is how long a job may stay running before it is
 	// taken for stuck (its process died) and run again. It must exceed
-	// every worker's time limit. Defaults to River's: 1 hour.
+	// every worker's time limit. Defaults to DefaultRescueStuckAfter, or
+	// JobTimeout plus a minute when that is longer. (River's own default,
+	// an hour, would hold up the events of a killed process that long.)
 	RescueStuckAfter time.Duration
 	// Schema is the PostgreSQL schema of the job tables, kept apart from
 	// the application's so a host that uses River itself never clashes.
@@ -55,6 +57,10 @@ type Config struct {
 	// Logger receives the engine's warnings. Defaults to the store's.
 	Logger *slog.Logger
 }
+
+// DefaultRescueStuckAfter is Config.RescueStuckAfter's default: above
+// every tenantkit worker's time limit (webhook drains: 100 s).
+const DefaultRescueStuckAfter = 5 * time.Minute
 
 // Engine runs durable background jobs stored in the tenantkit database,
 // on River. Jobs are enqueued inside the caller's transaction, so they
@@ -117,7 +123,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 		FetchCooldown:        cmp.Or(cfg.FetchCooldown, 2*time.Millisecond),
 		FetchPollInterval:    poll,
 		JobTimeout:           cfg.JobTimeout,
-		RescueStuckJobsAfter: cfg.RescueStuckAfter,
+		RescueStuckJobsAfter: rescueAfter(cfg),
 		MaxAttempts:          cfg.MaxAttempts,
 		Logger:               quiet(e.logger),
 		Workers:              e.workers,
@@ -325,4 +331,12 @@ func (e *Engine) Stop(ctx context.Context) error {
 		return e.client.stopAndCancel(hard)
 	}
 	return err
+}
+
+// rescueAfter is cfg's RescueStuckAfter or its default.
+func rescueAfter(cfg Config) time.Duration {
+	if cfg.RescueStuckAfter != 0 {
+		return cfg.RescueStuckAfter
+	}
+	return max(DefaultRescueStuckAfter, cmp.Or(cfg.JobTimeout, time.Minute)+time.Minute)
 }

@@ -49,8 +49,15 @@
 // internal/netguard: loopback, private and link-local destinations are
 // refused (after DNS resolution) unless JobOptions.AllowPrivateURLs,
 // redirects are not followed, 15 s per attempt, up to 8 attempts; a 4xx
-// other than 408 and 429 is not retried. The request is not signed yet:
-// it will be signed like outbound webhooks once that area exists.
+// other than 408 and 429 is not retried. It is signed by
+// JobOptions.Signer: in a Kit, like an outbound webhook delivery
+// (Standard Webhooks headers) with the secrets of the tenant's active
+// webhook registered for exactly the call's URL, so a receiver verifies
+// it as it verifies deliveries, and its secret is managed (rotated,
+// masked) through the webhooks API. The webhook-id is the call's
+// MessageID, the same on every retry. A call to a URL the tenant has not
+// registered goes unsigned (decision: refusing it would break every rule
+// written before its target was registered).
 //
 // # Execution log
 //

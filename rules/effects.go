@@ -90,7 +90,7 @@ func (x *execution) carryOut(o action.Outcome, c *action.Context) ActionResult {
 		}{x.ruleEvent(c), o["event"].(string), o["payload"]}})
 	case action.CallWebhook:
 		call := WebhookCall{TenantID: x.sc.TenantID, RuleID: c.RuleID, ExecutionID: x.id, URL: o["url"].(string),
-			Method: o["method"].(string), Headers: o["headers"].(map[string]string), Body: o["body"]}
+			Method: o["method"].(string), Headers: o["headers"].(map[string]string), Body: o["body"], MessageID: newCallMessageID()}
 		if err = checkWebhookURL(call.URL); err == nil {
 			x.writes.calls = append(x.writes.calls, call)
 		}

@@ -54,6 +54,10 @@ type JobOptions struct {
 	// AllowPrivateURLs lets CALL_WEBHOOK reach loopback, private and
 	// link-local addresses (refused by default).
 	AllowPrivateURLs bool
+	// Signer signs CALL_WEBHOOK requests; nil sends them unsigned. The Kit
+	// sets the webhooks area's, which signs a call with the secrets of the
+	// tenant's active webhook registered for the call's URL.
+	Signer CallSigner
 }
 
 // DefaultLogRetention is the execution log's retention by default.
@@ -62,7 +66,7 @@ const DefaultLogRetention = 90 * 24 * time.Hour
 // RegisterJobs registers the CALL_WEBHOOK worker and the hourly log
 // retention job on e; call it before e starts.
 func (s *Service) RegisterJobs(e *jobs.Engine, opts JobOptions) error {
-	if err := jobs.Register(e, newWebhookWorker(opts.AllowPrivateURLs), &jobs.RegisterOpts{MaxAttempts: 8}); err != nil {
+	if err := jobs.Register(e, newWebhookWorker(opts.AllowPrivateURLs, opts.Signer), &jobs.RegisterOpts{MaxAttempts: 8}); err != nil {
 		return err
 	}
 	s.commits.jobs = e

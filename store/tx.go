@@ -15,6 +15,7 @@ type Tx struct {
 	now         time.Time
 	readOnly    bool
 	afterCommit []func()
+	onceKeys    map[string]bool // AfterCommitOnce's keys
 	events      []Event
 }
 
@@ -53,6 +54,20 @@ func (tx *Tx) DB() *DB { return tx.db }
 // never runs for a rolled-back transaction, nor for an attempt that is
 // retried.
 func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
+
+// AfterCommitOnce is AfterCommit for the first fn registered under key in
+// this transaction; later ones are dropped. An emit hook uses it to act
+// once per transaction however many events it sees.
+func (tx *Tx) AfterCommitOnce(key string, fn func()) {
+	if tx.onceKeys[key] {
+		return
+	}
+	if tx.onceKeys == nil {
+		tx.onceKeys = map[string]bool{}
+	}
+	tx.onceKeys[key] = true
+	tx.AfterCommit(fn)
+}
 
 // Driver returns the engine's own transaction: *sql.Tx on SQLite, pgx.Tx on
 // PostgreSQL. It exists for adapters that must join the transaction (the

@@ -53,3 +53,34 @@ func TestTxRetriesTransientConflicts(t *testing.T) {
 		t.Fatal("Tx on a cancelled context succeeded")
 	}
 }
+
+func TestAfterCommitOnce(t *testing.T) {
+	t.Parallel()
+	db, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "x.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var ran []string
+	attempts := 0
+	err = db.Tx(t.Context(), func(tx *Tx) error {
+		attempts++
+		tx.AfterCommitOnce("a", func() { ran = append(ran, "a1") })
+		tx.AfterCommitOnce("a", func() { ran = append(ran, "a2") }) // dropped: "a" is taken
+		tx.AfterCommitOnce("b", func() { ran = append(ran, "b") })
+		if attempts == 1 { // a retried attempt starts with no keys
+			return withKind(errRetryable, errors.New("database is locked"))
+		}
+		return nil
+	})
+	if err != nil || len(ran) != 2 || ran[0] != "a1" || ran[1] != "b" {
+		t.Fatalf("err=%v ran=%v, want [a1 b]", err, ran)
+	}
+	_ = db.Tx(t.Context(), func(tx *Tx) error {
+		tx.AfterCommitOnce("a", func() { ran = append(ran, "rolled back") })
+		return errors.New("roll back")
+	})
+	if len(ran) != 2 {
+		t.Fatalf("a rolled-back transaction ran %v", ran[2:])
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/tenantkit/tenantkit/internal/netguard"
-	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -76,18 +75,10 @@ const (
 	maxResponseHeaders = 50
 )
 
-// DeliverJob is the durable job of one delivery attempt.
-type DeliverJob struct {
-	TenantID   string `json:"tenantId"`
-	DeliveryID string `json:"deliveryId"`
-}
-
-// Kind names the job.
-func (DeliverJob) Kind() string { return "webhooks.deliver" }
-
-// DeliveryQueue is the job queue of deliveries, apart from other work so
-// that neither waits behind the other (jobs.Config.Queues sets its
-// workers).
+// DeliveryQueue is the job queue of the webhooks' drains (DrainJob),
+// apart from other work so that neither waits behind the other; each
+// drain holds a worker while it sends one webhook's deliveries
+// (jobs.Config.Queues sets how many).
 const DeliveryQueue = "webhooks"
 
 // retryDelays are the waits after each failed attempt (the first attempt
@@ -103,48 +94,49 @@ func retryDelay(attempt int) time.Duration {
 	return 14*time.Hour + time.Duration(rand.Int64N(int64(10*time.Hour)))
 }
 
-// dispatch turns a committed domain event into one delivery (and its job)
-// per active webhook of the event's tenant that subscribes to it. An
-// event of an organization reaches the tenant's webhooks of no
-// organization and of that one. A repeated event creates nothing more.
-func (s *Service) dispatch(ctx context.Context, ev store.Event) error {
-	if ev.TenantID == "" {
+// dispatch runs inside every transaction that emits a domain event (a
+// store emit hook): it adds one pending delivery per active webhook of the
+// event's tenant that subscribes to it, so that the deliveries commit (or
+// vanish) with the event. An event of an organization reaches the
+// tenant's webhooks of no organization and of that one. The area's own
+// events are not delivered (a webhook would echo its own changes).
+//
+// Once the transaction has committed, the webhooks' queues are woken
+// (once per webhook and transaction), outside it: a transaction that
+// emits events never waits on a queue's row. Should the process die in
+// between, the sweep wakes them.
+func (s *Service) dispatch(ctx context.Context, tx *store.Tx, ev store.Event) error {
+	if ev.TenantID == "" || strings.HasPrefix(ev.Type, "webhooks.") {
 		return nil
 	}
-	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		hooks, err := activeWebhooks(ctx, tx, ev.TenantID)
-		if err != nil {
-			return err
-		}
-		payload, err := json.Marshal(struct {
-			Type      string          `json:"type"`
-			Timestamp time.Time       `json:"timestamp"`
-			Data      json.RawMessage `json:"data"`
-		}{ev.Type, ev.OccurredAt, ev.Data})
-		if err != nil {
-			return err
-		}
-		var deliveries []jobs.Args
-		for _, w := range hooks {
-			if w.OrganizationID != "" && ev.OrganizationID != "" && w.OrganizationID != ev.OrganizationID || !w.subscribes(ev.Type) {
-				continue
-			}
-			d := newDelivery(w, ev.ID, ev.Type, payload, tx.Now())
-			d.OrganizationID = ev.OrganizationID
-			inserted, err := insertDelivery(ctx, tx, d)
-			if err != nil {
-				return err
-			}
-			if inserted {
-				deliveries = append(deliveries, DeliverJob{TenantID: d.TenantID, DeliveryID: d.ID})
-			}
-		}
-		if len(deliveries) == 0 {
-			return nil
-		}
-		_, err = s.jobs.EnqueueManyTx(ctx, tx, deliveries, nil)
+	hooks, err := activeWebhooks(ctx, tx, ev.TenantID)
+	if err != nil || len(hooks) == 0 {
 		return err
-	})
+	}
+	payload, err := json.Marshal(struct {
+		Type      string          `json:"type"`
+		Timestamp time.Time       `json:"timestamp"`
+		Data      json.RawMessage `json:"data"`
+	}{ev.Type, ev.OccurredAt, ev.Data})
+	if err != nil {
+		return err
+	}
+	for _, w := range hooks {
+		if w.OrganizationID != "" && ev.OrganizationID != "" && w.OrganizationID != ev.OrganizationID || !w.subscribes(ev.Type) {
+			continue
+		}
+		d := newDelivery(w, ev.ID, ev.Type, payload, tx.Now())
+		d.OrganizationID = ev.OrganizationID
+		inserted, err := insertDelivery(ctx, tx, d)
+		if err != nil {
+			return err
+		}
+		if inserted {
+			q := queueKey{w.TenantID, w.ID}
+			tx.AfterCommitOnce("webhooks.wake:"+q.webhookID, func() { s.waker.add(q) })
+		}
+	}
+	return nil
 }
 
 func (w *Webhook) subscribes(eventType string) bool {
@@ -162,29 +154,16 @@ func newDelivery(w *Webhook, eventID, eventType string, payload []byte, now time
 		Payload: payload, EnqueuedAt: now, TenantID: w.TenantID, OrganizationID: w.OrganizationID, CreatedAt: now, UpdatedAt: now}
 }
 
-// deliverWorker runs delivery attempts.
-type deliverWorker struct{ svc *Service }
-
-func (w deliverWorker) Work(ctx context.Context, job *jobs.Job[DeliverJob]) error {
-	_, err := w.svc.attempt(ctx, job.Args.TenantID, job.Args.DeliveryID, true)
-	return err
-}
-
-// Timeout leaves room for the longest webhook timeout.
-func (deliverWorker) Timeout(*jobs.Job[DeliverJob]) time.Duration {
-	return time.Duration(maxTimeoutMs)*time.Millisecond + 30*time.Second
-}
-
 // limiters enforce each webhook's rateLimitPerMinute in this process.
 type limiters struct {
 	mu sync.Mutex
 	m  map[string]*rate.Limiter
 }
 
-// delay reserves a send for the webhook and returns how long to wait for
-// it (zero: send now). A reservation that must wait is given back.
-func (l *limiters) delay(webhookID string, perMinute int) time.Duration {
+// limiter returns webhookID's limiter at perMinute.
+func (l *limiters) limiter(webhookID string, perMinute int) *rate.Limiter {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	lim := l.m[webhookID]
 	limit := rate.Every(time.Minute / time.Duration(perMinute))
 	if lim == nil {
@@ -193,65 +172,61 @@ func (l *limiters) delay(webhookID string, perMinute int) time.Duration {
 	} else if lim.Limit() != limit {
 		lim.SetLimit(limit)
 	}
-	l.mu.Unlock()
-	r := lim.Reserve()
+	return lim
+}
+
+// peek returns how long the webhook's next send would wait, reserving
+// nothing.
+func (l *limiters) peek(webhookID string, perMinute int) time.Duration {
+	lim := l.limiter(webhookID, perMinute)
+	tokens := lim.Tokens()
+	if tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - tokens) / float64(lim.Limit()) * float64(time.Second))
+}
+
+// wait reserves the webhook's next send, sleeping for it when that takes
+// at most maxWait, and returns 0; a longer wait is given back and
+// returned.
+func (l *limiters) wait(ctx context.Context, webhookID string, perMinute int, maxWait time.Duration) time.Duration {
+	r := l.limiter(webhookID, perMinute).Reserve()
 	d := r.Delay()
-	if d > 0 {
+	if d == 0 {
+		return 0
+	}
+	if d > maxWait {
+		r.Cancel()
+		return d
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 		r.Cancel()
 	}
-	return d
+	return 0
 }
 
-// attempt makes a delivery's next attempt and records its outcome; when
-// retries is set, a retryable failure schedules the next attempt as a new
-// job (in the transaction that records the failure). It returns the
-// delivery as recorded.
-func (s *Service) attempt(ctx context.Context, tenantID, id string, retries bool) (*Delivery, error) {
-	d, w, err := loadDelivery(ctx, s.db, tenantID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil // gone: nothing to send
-	}
-	if err != nil {
-		return nil, err
-	}
-	switch d.Status {
-	case StatusDelivered, StatusFailed, StatusExpired:
-		return d, nil // a repeated job: already settled
-	}
-	switch {
-	case w.deleted:
-		return d, s.settle(ctx, d, StatusExpired, "Webhook was deleted")
-	case !w.IsActive:
-		return d, s.settle(ctx, d, StatusExpired, "Webhook is inactive")
-	case !s.Enabled():
-		return d, s.settle(ctx, d, StatusExpired, store.PublicMessage(ErrDisabled))
-	}
-	if w.RateLimitPerMinute > 0 && retries {
-		if wait := s.limits.delay(w.ID, w.RateLimitPerMinute); wait > 0 {
-			return d, jobs.Snooze(wait)
-		}
-	}
-	return s.sendAndRecord(ctx, w, d, retries, true)
-}
-
-// sendAndRecord makes one attempt of d to w and records it (see record
-// for retries and count).
-func (s *Service) sendAndRecord(ctx context.Context, w *Webhook, d *Delivery, retries, count bool) (*Delivery, error) {
+// sendOnce makes a test send's one attempt of d to w and records it,
+// without retries and without counting against the webhook.
+func (s *Service) sendOnce(ctx context.Context, w *Webhook, d *Delivery) error {
 	secrets, err := s.secretsOf(w)
 	if err != nil {
-		return d, err
+		return err
 	}
 	d.Attempt++
 	start := s.opts.Now().UTC()
 	d.LastAttemptAt, d.Status = &start, StatusSending
 	if err := s.batch.Do(func(ctx context.Context, tx *store.Tx) error { return markSending(ctx, tx, d) }); err != nil {
-		return d, err
+		return err
 	}
 	out := s.send(ctx, w, d, secrets)
-	ms := s.opts.Now().Sub(start).Milliseconds()
-	d.DurationMs, d.ResponseStatus, d.ResponseBody, d.ResponseHeaders, d.ErrorMessage = &ms, out.status, out.body, out.headers, out.errText
-	return d, s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
-		return s.record(ctx, tx, w, d, out, retries, count)
+	out.took = s.opts.Now().Sub(start)
+	return s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
+		s.applyOutcome(d, out, false, tx.Now())
+		return updateDelivery(ctx, tx, d)
 	})
 }
 
@@ -264,7 +239,10 @@ type outcome struct {
 	retryable  bool
 	gone       bool          // 410: the target asks not to be called again
 	retryAfter time.Duration // from a 429 or 503
+	took       time.Duration // how long the attempt took
 }
+
+func (o outcome) delivered() bool { return o.status != nil && *o.status >= 200 && *o.status < 300 }
 
 // send makes the HTTP request of one attempt.
 func (s *Service) send(ctx context.Context, w *Webhook, d *Delivery, secrets []string) outcome {
@@ -321,48 +299,22 @@ func (s *Service) send(ctx context.Context, w *Webhook, d *Delivery, secrets []s
 	return out
 }
 
-// record stores an attempt's outcome: the delivery's status, the next
-// attempt's job when retries allow one, and when count is set the
-// webhook's success or failure count (disabling it at a 410 or at its
-// threshold; test sends do not count).
-func (s *Service) record(ctx context.Context, tx *store.Tx, w *Webhook, d *Delivery, out outcome, retries, count bool) error {
-	now := tx.Now()
-	d.UpdatedAt, d.NextRetryAt = now, nil
-	delivered := out.status != nil && *out.status >= 200 && *out.status < 300
+// applyOutcome sets d's status from its attempt's outcome: delivered;
+// pending with its next attempt's time, when the outcome is retryable,
+// retries is set and attempts remain; failed otherwise.
+func (s *Service) applyOutcome(d *Delivery, out outcome, retries bool, now time.Time) {
+	ms := out.took.Milliseconds()
+	d.DurationMs, d.ResponseStatus, d.ResponseBody, d.ResponseHeaders, d.ErrorMessage = &ms, out.status, out.body, out.headers, out.errText
+	d.UpdatedAt, d.NextRetryAt, d.DeliveredAt = now, nil, nil
 	switch {
-	case delivered:
+	case out.delivered():
 		d.Status, d.DeliveredAt = StatusDelivered, &now
 	case out.retryable && retries && d.Attempt < d.MaxAttempts:
-		wait := max(s.opts.RetryDelay(d.Attempt), out.retryAfter)
-		next := now.Add(wait)
+		next := now.Add(max(s.opts.RetryDelay(d.Attempt), out.retryAfter))
 		d.Status, d.NextRetryAt = StatusPending, &next
-		if _, err := s.jobs.EnqueueTx(ctx, tx, DeliverJob{TenantID: d.TenantID, DeliveryID: d.ID}, &jobs.Opts{ScheduledAt: next}); err != nil {
-			return err
-		}
 	default:
 		d.Status = StatusFailed
 	}
-	if err := updateDelivery(ctx, tx, d); err != nil {
-		return err
-	}
-	if !count {
-		return nil
-	}
-	disable, err := recordResult(ctx, tx, w, delivered, out.gone, now)
-	if err != nil || !disable {
-		return err
-	}
-	w.IsActive = false
-	_, err = tx.EmitData(ctx, EventWebhookDisabled, store.Scope{TenantID: w.TenantID, OrganizationID: w.OrganizationID}, w)
-	return err
-}
-
-// settle ends a delivery without sending it.
-func (s *Service) settle(ctx context.Context, d *Delivery, status, reason string) error {
-	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		d.Status, d.ErrorMessage, d.NextRetryAt, d.UpdatedAt = status, reason, nil, tx.Now()
-		return updateDelivery(ctx, tx, d)
-	})
 }
 
 // secretsOf opens the secrets that sign w's deliveries now.
@@ -409,24 +361,20 @@ func (s *Service) Test(ctx context.Context, id string) (*Delivery, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.attemptActive(ctx, d); err != nil {
+	// The webhook with its secrets, as a drain loads it.
+	full, err := loadQueueWebhook(ctx, s.db, w.TenantID, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.sendOnce(ctx, full, d); err != nil {
 		return nil, err
 	}
 	return s.GetDelivery(ctx, d.ID)
 }
 
-// attemptActive makes a test send's one attempt, even to an inactive
-// webhook, without retries and without counting against it.
-func (s *Service) attemptActive(ctx context.Context, d *Delivery) (*Delivery, error) {
-	_, w, err := loadDelivery(ctx, s.db, d.TenantID, d.ID)
-	if err != nil {
-		return nil, err
-	}
-	return s.sendAndRecord(ctx, w, d, false, false)
-}
-
-// Retry gives a failed or expired delivery one more attempt, as a new job
-// (the same message id). Other statuses are store.ErrConflict.
+// Retry gives a failed or expired delivery one more attempt (the same
+// message id), queued with the webhook's other deliveries in order of its
+// event. Other statuses are store.ErrConflict.
 func (s *Service) Retry(ctx context.Context, id string) (*Delivery, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {
@@ -448,8 +396,7 @@ func (s *Service) Retry(ctx context.Context, id string) (*Delivery, error) {
 		if err := updateDelivery(ctx, tx, d); err != nil {
 			return err
 		}
-		_, err = s.jobs.EnqueueTx(ctx, tx, DeliverJob{TenantID: d.TenantID, DeliveryID: d.ID}, nil)
-		return err
+		return s.wake(ctx, tx, d.TenantID, d.WebhookID)
 	})
 	if err != nil {
 		return nil, err

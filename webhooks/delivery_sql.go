@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"time"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -93,17 +92,11 @@ func insertDelivery(ctx context.Context, q store.Querier, d *Delivery) (bool, er
 	return n == 1, err
 }
 
-// loadDelivery returns a delivery and its webhook (deleted or not, with
-// its secrets).
-func loadDelivery(ctx context.Context, q store.Querier, tenantID, id string) (*Delivery, *Webhook, error) {
-	var x deliveryWebhookScan
-	d, err := store.One(ctx, q, func(s store.Scanner) (*Delivery, error) { return scanDelivery(store.ScanThen(s, x.dest()...)) },
-		`SELECT `+deliveryColumns+`, `+webhookColumnsForDeliveryOf("w")+deliveryFrom+`d.tenant_id = $1 AND d.id = $2`, tenantID, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	w, err := x.finish()
-	return d, w, err
+// loadQueueWebhook returns a webhook, deleted or not, with its sealed
+// secrets: what sending its deliveries needs.
+func loadQueueWebhook(ctx context.Context, q store.Querier, tenantID, id string) (*Webhook, error) {
+	return store.One(ctx, q, scanWebhookForDelivery, `SELECT `+webhookColumnsForDeliveryOf("")+` FROM webhooks
+		WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 }
 
 func getDelivery(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Delivery, error) {
@@ -135,38 +128,6 @@ func updateDelivery(ctx context.Context, q store.Querier, d *Delivery) error {
 		last_attempt_at = $12, delivered_at = $13, updated_at = $14 WHERE tenant_id = $1 AND id = $2`,
 		d.TenantID, d.ID, d.Status, d.Attempt, d.MaxAttempts, d.ResponseStatus, store.NullIfEmpty(d.ResponseBody), headers,
 		store.NullIfEmpty(d.ErrorMessage), d.DurationMs, d.NextRetryAt, d.LastAttemptAt, d.DeliveredAt, d.UpdatedAt)
-}
-
-// recordResult counts an attempt against its webhook: a success resets
-// the consecutive failures (lastSuccessAt is kept to the second); a
-// failure adds one, and a 410 or reaching the
-// threshold (when it is not 0) disables the webhook. It reports whether
-// this attempt disabled it.
-func recordResult(ctx context.Context, tx *store.Tx, w *Webhook, delivered, gone bool, now time.Time) (bool, error) {
-	if delivered {
-		// Every success of a busy webhook would write its row; only a
-		// success that ends a failure streak, or the first in a second,
-		// does (rows not written are not locked, so deliveries of one
-		// webhook do not queue on its row).
-		w.ConsecutiveFailures, w.LastSuccessAt = 0, &now
-		_, err := tx.Exec(ctx, `UPDATE webhooks SET consecutive_failures = 0, last_success_at = $3
-			WHERE tenant_id = $1 AND id = $2 AND (consecutive_failures <> 0 OR last_success_at IS NULL OR last_success_at < $4)`,
-			w.TenantID, w.ID, now, now.Add(-time.Second))
-		return false, err
-	}
-	var failures int
-	var active bool
-	err := tx.QueryRow(ctx, `UPDATE webhooks SET consecutive_failures = consecutive_failures + 1, last_failure_at = $3
-		WHERE tenant_id = $1 AND id = $2 RETURNING consecutive_failures, is_active`, w.TenantID, w.ID, now).Scan(&failures, &active)
-	if err != nil {
-		return false, err
-	}
-	w.ConsecutiveFailures, w.LastFailureAt = failures, &now
-	if !active || !gone && (w.AutoDisableThreshold == 0 || failures < w.AutoDisableThreshold) {
-		return false, nil
-	}
-	return true, store.ExecOne(ctx, tx, `UPDATE webhooks SET is_active = FALSE, updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
-		w.TenantID, w.ID, now)
 }
 
 func listDeliveries(ctx context.Context, db *store.DB, sc store.Scope, f DeliveryFilter) ([]*Delivery, int, error) {

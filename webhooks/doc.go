@@ -1,22 +1,47 @@
 // Package webhooks is the outbound and inbound webhooks area.
 //
 // Status: built: outbound endpoints (create, read, update, soft delete,
-// list, secret rotation), delivery of domain events with retries, test
-// sends, the delivery log, the inbound receiver, and the global switch
-// (SetEnabled; Options.Disabled). Not yet: delivering one webhook's
-// events in order (issue 7 continues). Deliveries cut short by a crash are
-// retried, with the same message id, once the job engine rescues their
-// jobs (jobs.Config.RescueStuckAfter; River's default is an hour).
+// list, secret rotation), ordered delivery of domain events with retries,
+// test sends, the delivery log, signing of business rules' CALL_WEBHOOK
+// calls (SignCall), the inbound receiver, and the global switch
+// (SetEnabled; Options.Disabled).
 //
 // # Delivery
 //
-// RegisterJobs subscribes to every committed domain event (except the
-// area's own). For each active webhook of the event's tenant whose
-// patterns match (a webhook of an organization only gets that
-// organization's events and the tenant's), the subscriber stores a
-// pending delivery and its job in one transaction; a repeated event
-// creates nothing more (one delivery per webhook and event). Deliveries
-// have their own job queue.
+// RegisterJobs installs a store emit hook: inside every transaction that
+// emits a domain event (except the area's own), each active webhook of
+// the event's tenant whose patterns match (a webhook of an organization
+// only gets that organization's events and the tenant's) gets a pending
+// delivery. The deliveries commit or vanish with the event, so no
+// committed event is ever without them; a repeated event creates nothing
+// more (one delivery per webhook and event).
+//
+// Each webhook has a delivery queue, drained by one DrainJob at a time
+// (on its own job queue, DeliveryQueue). The drain holds a lease on the
+// queue (renewed every 5 s, lost after 15 s without renewal), claims the
+// webhook's due deliveries 50 at a time in order of their events, sends
+// them one after the other and records their outcomes together. So:
+//
+//   - One webhook's deliveries are sent in the order of their events' ids
+//     (the order they were emitted in, within a process). Events of
+//     transactions committing concurrently can commit out of that order;
+//     a delivery committed after the drain has passed its place is sent
+//     next, not skipped.
+//   - A delivery waiting for a retry does not hold back the webhook's
+//     later deliveries: order holds "as far as retries allow".
+//   - Different webhooks drain on different workers: a slow target holds
+//     only its own queue. A drain yields its worker after 10 s of sends
+//     (queuing a follow-up behind the other webhooks' drains).
+//
+// New deliveries wake their webhook's queue once the emitting transaction
+// has committed: a flag on the queue row, and a drain job when none is
+// waiting and no drain holds the lease; a drain that is running sees the
+// flag before it lets go. A drain killed with its process leaves its
+// lease to expire; the periodic sweep (every 15 s) restarts every queue
+// with due deliveries and no live lease, and deliveries the dead drain
+// had claimed are sent again as the same attempt, with the same message
+// id. Crash to resend is therefore about 15–45 s, whatever the job
+// engine's stuck-job rescue is set to.
 //
 // An attempt POSTs (or PUTs or PATCHes) the body {type, timestamp, data}
 // with content-type application/json, the custom headers, and the
@@ -29,25 +54,40 @@
 // up to 50 response headers, and the attempt's duration.
 //
 //   - 2xx: delivered; the webhook's consecutive failures go back to 0.
-//   - 408, 429, 5xx and network errors: retried, as a new job scheduled
-//     after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then 14–24 h (±10%
-//     jitter), or after Retry-After when a 429 or 503 asks for longer,
-//     until maxRetries attempts (at least one) have been made; then failed.
+//   - 408, 429, 5xx and network errors: retried after about 5 s, 5 min,
+//     30 min, 2 h, 5 h, 10 h, then 14–24 h (±10% jitter), or after
+//     Retry-After when a 429 or 503 asks for longer, until maxRetries
+//     attempts (at least one) have been made; then failed. A drain job is
+//     scheduled for the webhook's earliest retry.
 //   - Other 4xx and refused addresses: failed at once. 410 also disables
 //     the webhook.
 //   - Every failed attempt counts: reaching autoDisableThreshold in a row
 //     (0: never) disables the webhook. Disabling emits
 //     webhooks.webhook.disabled.
 //   - A delivery whose webhook was disabled or deleted before an attempt
-//     expires unsent.
-//   - rateLimitPerMinute > 0 spaces a webhook's attempts in each process
-//     (golang.org/x/time/rate); an attempt that must wait is snoozed, not
-//     counted.
+//     expires unsent, and so do its webhook's other deliveries still to
+//     send (retries included) when its queue is next drained.
+//   - rateLimitPerMinute > 0 spaces a webhook's sends
+//     (golang.org/x/time/rate, in the process holding the queue's lease,
+//     which is the only one sending for that webhook): a wait of up to a
+//     second is slept; a longer one ends the drain with a follow-up
+//     scheduled for when the next send is allowed. A wait is not an
+//     attempt.
 //
-// Test sends (Test) make one signed attempt at once, to an inactive
-// webhook too, without retries and without counting against the webhook.
-// Retry gives a failed or expired delivery one more attempt with the same
-// message id.
+// Test sends (Test) make one signed attempt at once, outside the queue,
+// to an inactive webhook too, without retries and without counting
+// against the webhook. Retry gives a failed or expired delivery one more
+// attempt with the same message id, through the queue (in its event's
+// place).
+//
+// # Signing other calls
+//
+// SignCall signs a request that is not a delivery, a business rule's
+// CALL_WEBHOOK, with the secrets of the tenant's oldest active webhook
+// registered for exactly its URL (nil headers when there is none: the
+// call goes unsigned). The Kit hands the service to the rules area as its
+// signer, so a receiver verifies rule calls as it verifies deliveries,
+// and rotating that webhook's secret rotates theirs.
 //
 // # Decisions where the spec is silent
 //

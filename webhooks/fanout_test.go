@@ -30,7 +30,11 @@ import (
 // otherwise; TENANTKIT_FANOUT_WORKERS sets the delivery workers, 10 by
 // default here, 30 in a Kit). It reports
 // deliveries per second from the first event's commit to the last
-// delivery's arrival, and the event-to-arrival latency p50/p99.
+// delivery's arrival, the event-to-arrival latency p50/p99 (of a
+// backlog: the events are committed faster than they can be sent), how
+// many deliveries arrived before an earlier event's delivery to the same
+// webhook, and then the latency p50/p99 of 200 events committed one at a
+// time, 50 per second, once the backlog is gone.
 func TestFanOut(t *testing.T) {
 	events, _ := strconv.Atoi(os.Getenv("TENANTKIT_FANOUT_EVENTS"))
 	if events <= 0 {
@@ -43,17 +47,28 @@ func TestFanOut(t *testing.T) {
 		latencies := make([]time.Duration, 0, want)
 		done := make(chan struct{})
 		seen := map[string]bool{}
+		last := map[string]int{} // webhook (path) → the highest event number it got
+		outOfOrder := 0
+		var paced []time.Duration // latencies of the paced phase
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			var p struct {
 				Timestamp time.Time `json:"timestamp"`
+				Data      struct {
+					N int `json:"n"`
+				} `json:"data"`
 			}
 			_ = json.Unmarshal(body, &p)
 			mu.Lock()
 			if id := r.Header.Get("webhook-id"); !seen[id] {
 				seen[id] = true
-				latencies = append(latencies, time.Since(p.Timestamp))
-				if len(latencies) == want {
+				if p.Data.N < last[r.URL.Path] {
+					outOfOrder++
+				}
+				last[r.URL.Path] = max(last[r.URL.Path], p.Data.N)
+				if p.Data.N >= events {
+					paced = append(paced, time.Since(p.Timestamp))
+				} else if latencies = append(latencies, time.Since(p.Timestamp)); len(latencies) == want {
 					close(done)
 				}
 			}
@@ -76,7 +91,8 @@ func TestFanOut(t *testing.T) {
 		}
 		ctx, sc := storetest.NewScope(t)
 		for i := range hooks {
-			if _, _, err := svc.Create(ctx, webhooks.Input{Name: "h" + strconv.Itoa(i), URL: srv.URL, SubscribedEvents: []string{"orders.*"}}); err != nil {
+			if _, _, err := svc.Create(ctx, webhooks.Input{Name: "h" + strconv.Itoa(i), URL: srv.URL + "/h" + strconv.Itoa(i),
+				SubscribedEvents: []string{"orders.*"}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -140,8 +156,45 @@ func TestFanOut(t *testing.T) {
 		slices.Sort(latencies)
 		p50, p99 := latencies[len(latencies)/2], latencies[len(latencies)*99/100]
 		mu.Unlock()
-		t.Logf("%s: %d events, %d per transaction (emitted in %v) → %d deliveries in %v: %.0f deliveries/s; event-to-arrival p50 %v, p99 %v",
+		t.Logf("%s: %d events, %d per transaction (emitted in %v) → %d deliveries in %v: %.0f deliveries/s; event-to-arrival p50 %v, p99 %v; %d arrived before an earlier event's",
 			db.Dialect().Name(), events, perTx, emitted.Round(time.Millisecond), want, elapsed.Round(time.Millisecond),
-			float64(want)/elapsed.Seconds(), p50.Round(time.Millisecond), p99.Round(time.Millisecond))
+			float64(want)/elapsed.Seconds(), p50.Round(time.Millisecond), p99.Round(time.Millisecond), outOfOrder)
+
+		// Paced: 200 events one at a time, 50 per second.
+		const pacedEvents = 200
+		for i := range pacedEvents {
+			emitOne(t, db, ctx, sc, events+i)
+			time.Sleep(20 * time.Millisecond)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			mu.Lock()
+			n := len(paced)
+			mu.Unlock()
+			if n == pacedEvents*hooks {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("paced: %d of %d deliveries arrived", n, pacedEvents*hooks)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		mu.Lock()
+		slices.Sort(paced)
+		t.Logf("%s paced: %d events at 50/s → %d deliveries; event-to-arrival p50 %v, p99 %v; %d out of order in all",
+			db.Dialect().Name(), pacedEvents, len(paced), paced[len(paced)/2].Round(time.Millisecond),
+			paced[len(paced)*99/100].Round(time.Millisecond), outOfOrder)
+		mu.Unlock()
 	}, webhooks.Migrations)
+}
+
+func emitOne(t *testing.T, db *store.DB, ctx context.Context, sc store.Scope, n int) {
+	t.Helper()
+	err := db.Tx(ctx, func(tx *store.Tx) error {
+		_, err := tx.EmitData(ctx, "orders.order.created", sc, map[string]int{"n": n})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -69,6 +69,7 @@ type Service struct {
 	endpoints map[string]Endpoint
 
 	disabled atomic.Bool
+	waker    waker // wakes queues after the transactions that fed them
 }
 
 // ErrDisabled is returned by test sends, retries and inbound receives
@@ -104,6 +105,7 @@ func New(db *store.DB, opts Options) (*Service, error) {
 	svc := &Service{db: db, box: box, opts: opts, client: client, limits: &limiters{m: map[string]*rate.Limiter{}},
 		batch: store.NewBatcher(db), endpoints: map[string]Endpoint{}}
 	svc.disabled.Store(opts.Disabled)
+	svc.waker.svc = svc
 	return svc, nil
 }
 
@@ -333,17 +335,24 @@ func (w dropWorker) Work(ctx context.Context, _ *jobs.Job[DropExpiredSecretsJob]
 	return err
 }
 
-// RegisterJobs registers the area's background work on e (before e
-// starts): the subscriber that turns every committed domain event into
-// deliveries, the delivery worker (its own queue, so deliveries never wait
-// behind other work), the inbound message worker, and an hourly job that drops previous secrets whose
+// RegisterJobs hooks the area into the store and e (before e starts):
+// an emit hook that turns every domain event into deliveries in the
+// event's own transaction; the drains that send each webhook's
+// deliveries (their own job queue, so deliveries never wait behind other
+// work); the sweep that restarts queues whose drain died; the inbound
+// message worker; and an hourly job that drops previous secrets whose
 // rotation period ended (until then, Secrets already leaves them out).
-// Deliveries, test sends, retries and inbound messages need it.
+// Deliveries, test sends, retries and inbound messages need it. Call it
+// once per Service.
 func (s *Service) RegisterJobs(e *jobs.Engine) error {
 	s.jobs = e
-	if err := jobs.Register(e, deliverWorker{s}, &jobs.RegisterOpts{Queue: DeliveryQueue, MaxAttempts: 5}); err != nil {
+	if err := jobs.Register(e, drainWorker{s}, &jobs.RegisterOpts{Queue: DeliveryQueue, MaxAttempts: 5}); err != nil {
 		return err
 	}
+	if err := jobs.Register(e, sweepWorker{s}, nil); err != nil {
+		return err
+	}
+	e.Periodic(sweepEvery, func() jobs.Args { return SweepJob{} })
 	if err := jobs.Register(e, dropWorker{s}, nil); err != nil {
 		return err
 	}
@@ -351,11 +360,14 @@ func (s *Service) RegisterJobs(e *jobs.Engine) error {
 		return err
 	}
 	e.Periodic(time.Hour, func() jobs.Args { return DropExpiredSecretsJob{} })
-	// The area's own events are not delivered: a webhook would echo its
-	// own changes.
-	return e.Subscribe(jobs.Subscription{Name: "webhooks.dispatch", Handle: s.dispatch,
-		Match: func(eventType string) bool { return !strings.HasPrefix(eventType, "webhooks.") }})
+	s.db.OnEmit(s.dispatch)
+	return nil
 }
+
+// Wait waits for the queue wake-ups this process has started (after the
+// transactions that emitted events committed) to finish. Call it before
+// closing the database.
+func (s *Service) Wait() { s.waker.wait() }
 
 // NewSecret returns a new signing secret: "whsec_" and the base64 of 32
 // random bytes.

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/tenantkit/tenantkit/store"
 )
 
 // The Standard Webhooks headers of a delivery.
@@ -49,4 +52,23 @@ func SignatureHeaders(msgID string, at time.Time, body []byte, secrets []string)
 	h.Set(HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
 	h.Set(HeaderSignature, strings.Join(signatures, " "))
 	return h, nil
+}
+
+// SignCall signs a request that is not a delivery (a business rule's
+// CALL_WEBHOOK) like one: with the secrets (both, during a rotation) of
+// the tenant's oldest active webhook whose url is exactly url, as message
+// msgID sent now. With no such webhook it returns nil headers: the call
+// goes unsigned. The Kit hands the service to the rules area as its
+// rules.CallSigner.
+func (s *Service) SignCall(ctx context.Context, tenantID, url, msgID string, body []byte) (http.Header, error) {
+	hooks, err := store.Many(ctx, s.db, scanWebhookForDelivery, `SELECT `+webhookColumnsForDeliveryOf("")+` FROM webhooks
+		WHERE tenant_id = $1 AND url = $2 AND deleted_at IS NULL AND is_active ORDER BY created_at, id LIMIT 1`, tenantID, url)
+	if err != nil || len(hooks) == 0 {
+		return nil, err
+	}
+	secrets, err := s.secretsOf(hooks[0])
+	if err != nil {
+		return nil, err
+	}
+	return SignatureHeaders(msgID, s.opts.Now(), body, secrets)
 }

@@ -23,9 +23,11 @@ import (
 // to business-rule events, creates rules, kills the server with SIGKILL
 // while deliveries are under way, starts it again on the same data, and
 // creates more: every created rule's event arrives at least once, signed,
-// and a repeated delivery carries the same webhook-id. (The server runs
-// with short job limits, so that deliveries cut short are rescued within
-// seconds rather than River's default hour.)
+// and a repeated delivery carries the same webhook-id. Deliveries cut
+// short are sent again once the dead drain's lease has expired (15 s) and
+// the sweep has run; the server runs with short job limits so that event
+// jobs cut short are rescued within seconds rather than the default 5
+// minutes.
 func TestWebhooksSurviveSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a server process")

@@ -60,7 +60,7 @@
 //	JOBS_TIMEOUT, JOBS_RESCUE_STUCK_AFTER  background jobs' time limit (60 s)
 //	                                   and how long a job may stay running
 //	                                   before it is run again as stuck
-//	                                   (3600 s), in seconds.
+//	                                   (300 s), in seconds.
 //	APP_INBOUND_WEBHOOKS               inbound endpoints: a JSON object of
 //	                                   endpoint id → {"adapter":"standard",
 //	                                   "secret":"whsec_…", "tenantId"?}.
@@ -162,8 +162,8 @@ func rulesFromEnv(getenv func(string) string) (rules.JobOptions, error) {
 // jobsFromEnv reads the job engine's time limits: JOBS_TIMEOUT (seconds
 // one attempt of a job may run, default 60) and JOBS_RESCUE_STUCK_AFTER
 // (seconds after which a job still running is taken for stuck, its
-// process gone, and run again; default 3600; it must exceed
-// JOBS_TIMEOUT and every worker's own limit, 90 s for webhook deliveries).
+// process gone, and run again; default 300; it must exceed
+// JOBS_TIMEOUT and every worker's own limit, 100 s for webhook drains).
 func jobsFromEnv(getenv func(string) string) (jobs.Config, error) {
 	var cfg jobs.Config
 	for name, dst := range map[string]*time.Duration{"JOBS_TIMEOUT": &cfg.JobTimeout, "JOBS_RESCUE_STUCK_AFTER": &cfg.RescueStuckAfter} {

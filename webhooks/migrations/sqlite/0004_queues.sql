@@ -1,0 +1,17 @@
+-- webhooks 0004: one delivery queue per webhook. A webhook's deliveries
+-- are sent by one drain at a time, in order of their events; this row says
+-- who drains it (owner, until lease_until, renewed while it works) and
+-- whether work arrived that no drain has looked at yet (queued).
+CREATE TABLE webhook_queues (
+    webhook_id TEXT PRIMARY KEY REFERENCES webhooks (id),
+    tenant_id TEXT NOT NULL,
+    owner TEXT,
+    lease_until TIMESTAMP,
+    queued BOOLEAN NOT NULL DEFAULT FALSE,
+    queued_at TIMESTAMP,
+    -- When a drain job is scheduled for the earliest future retry.
+    wake_at TIMESTAMP
+);
+-- The deliveries still to send, in the order they are sent.
+CREATE INDEX webhook_deliveries_queue_idx ON webhook_deliveries (webhook_id, event_id, id)
+    WHERE status IN ('pending', 'sending');
