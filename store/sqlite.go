@@ -40,6 +40,11 @@ var sqlitePragmas = []string{
 	"journal_mode(WAL)",
 	"foreign_keys(1)",
 	"synchronous(NORMAL)",
+	// Statement journals (kept while a statement of a transaction runs,
+	// so that it can be undone alone) live in memory rather than in a
+	// temporary file: writing them was a quarter of a multi-row INSERT's
+	// time.
+	"temp_store(MEMORY)",
 }
 
 // openSQLite opens sqlite:PATH or sqlite::memory:.

@@ -16,7 +16,23 @@ type Tx struct {
 	readOnly    bool
 	afterCommit []func()
 	onceKeys    map[string]bool // AfterCommitOnce's keys
+	values      map[any]any     // SetValue's
 	events      []Event
+}
+
+// Value returns what SetValue stored under key in this transaction, or
+// nil.
+func (tx *Tx) Value(key any) any { return tx.values[key] }
+
+// SetValue keeps v under key for the rest of the transaction (an attempt
+// that is retried starts without). An emit hook uses it to look something
+// up once per transaction rather than once per event; use a key of an
+// unexported type, as with context values.
+func (tx *Tx) SetValue(key, v any) {
+	if tx.values == nil {
+		tx.values = map[any]any{}
+	}
+	tx.values[key] = v
 }
 
 // Exec runs a statement in the transaction.

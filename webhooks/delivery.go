@@ -109,7 +109,7 @@ func (s *Service) dispatch(ctx context.Context, tx *store.Tx, ev store.Event) er
 	if ev.TenantID == "" || strings.HasPrefix(ev.Type, "webhooks.") {
 		return nil
 	}
-	hooks, err := activeWebhooks(ctx, tx, ev.TenantID)
+	hooks, err := s.activeWebhooksOnce(ctx, tx, ev.TenantID)
 	if err != nil || len(hooks) == 0 {
 		return err
 	}
@@ -121,22 +121,45 @@ func (s *Service) dispatch(ctx context.Context, tx *store.Tx, ev store.Event) er
 	if err != nil {
 		return err
 	}
+	var ds []*Delivery
 	for _, w := range hooks {
 		if w.OrganizationID != "" && ev.OrganizationID != "" && w.OrganizationID != ev.OrganizationID || !w.subscribes(ev.Type) {
 			continue
 		}
 		d := newDelivery(w, ev.ID, ev.Type, payload, tx.Now())
 		d.OrganizationID = ev.OrganizationID
-		inserted, err := insertDelivery(ctx, tx, d)
-		if err != nil {
-			return err
-		}
-		if inserted {
-			q := queueKey{w.TenantID, w.ID}
-			tx.AfterCommitOnce("webhooks.wake:"+q.webhookID, func() { s.waker.add(q) })
-		}
+		ds = append(ds, d)
+		q := queueKey{w.TenantID, w.ID}
+		tx.AfterCommitOnce("webhooks.wake:"+q.webhookID, func() { s.waker.add(q) })
 	}
-	return nil
+	if len(ds) == 0 {
+		return nil
+	}
+	_, err = insertDeliveries(ctx, tx, ds)
+	return err
+}
+
+// activeWebhooksKey keeps a transaction's lookups of active webhooks
+// (Tx.SetValue): map[tenant id][]*Webhook.
+type activeWebhooksKey struct{}
+
+// activeWebhooksOnce returns the tenant's active webhooks, looked up once
+// per transaction however many events it emits.
+func (s *Service) activeWebhooksOnce(ctx context.Context, tx *store.Tx, tenantID string) ([]*Webhook, error) {
+	seen, _ := tx.Value(activeWebhooksKey{}).(map[string][]*Webhook)
+	if hooks, ok := seen[tenantID]; ok {
+		return hooks, nil
+	}
+	hooks, err := activeWebhooks(ctx, tx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	if seen == nil {
+		seen = map[string][]*Webhook{}
+		tx.SetValue(activeWebhooksKey{}, seen)
+	}
+	seen[tenantID] = hooks
+	return hooks, nil
 }
 
 func (w *Webhook) subscribes(eventType string) bool {

@@ -80,16 +80,24 @@ func scanDelivery(s store.Scanner) (*Delivery, error) {
 	return &d, nil
 }
 
-// insertDelivery adds d unless the webhook already has a delivery of its
-// event, and reports whether it did.
+// insertDelivery adds d and reports whether it did.
 func insertDelivery(ctx context.Context, q store.Querier, d *Delivery) (bool, error) {
-	n, err := q.Exec(ctx, `INSERT INTO webhook_deliveries (id, tenant_id, organization_id, webhook_id, event_id, event_type,
-		message_id, payload, status, attempt, max_attempts, target_url, enqueued_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, $10, $11, $12, $12, $12)
-		ON CONFLICT (webhook_id, event_id) WHERE event_id <> '' DO NOTHING`,
-		d.ID, d.TenantID, store.NullIfEmpty(d.OrganizationID), d.WebhookID, d.EventID, d.EventType, d.MessageID, string(d.Payload),
-		d.Status, d.MaxAttempts, d.TargetURL, d.CreatedAt)
+	n, err := insertDeliveries(ctx, q, []*Delivery{d})
 	return n == 1, err
+}
+
+// deliveryInserts writes new deliveries.
+var deliveryInserts = store.NewBatchInsert("webhook_deliveries", `id, tenant_id, organization_id, webhook_id, event_id,
+	event_type, message_id, payload, status, attempt, max_attempts, target_url, enqueued_at, created_at, updated_at`, "")
+
+// insertDeliveries adds ds and returns how many it added.
+func insertDeliveries(ctx context.Context, q store.Querier, ds []*Delivery) (int64, error) {
+	rows := make([][]any, len(ds))
+	for i, d := range ds {
+		rows[i] = []any{d.ID, d.TenantID, store.NullIfEmpty(d.OrganizationID), d.WebhookID, d.EventID, d.EventType, d.MessageID,
+			string(d.Payload), d.Status, 0, d.MaxAttempts, d.TargetURL, d.EnqueuedAt, d.CreatedAt, d.UpdatedAt}
+	}
+	return deliveryInserts.Insert(ctx, q, rows)
 }
 
 // loadQueueWebhook returns a webhook, deleted or not, with its sealed

@@ -13,8 +13,9 @@
 // the event's tenant whose patterns match (a webhook of an organization
 // only gets that organization's events and the tenant's) gets a pending
 // delivery. The deliveries commit or vanish with the event, so no
-// committed event is ever without them; a repeated event creates nothing
-// more (one delivery per webhook and event).
+// committed event is ever without them, and the hook runs once per event
+// (a transaction run again starts over), so an event never has two
+// deliveries to one webhook.
 //
 // Each webhook has a delivery queue, drained by one DrainJob at a time
 // (on its own job queue, DeliveryQueue). The drain holds a lease on the

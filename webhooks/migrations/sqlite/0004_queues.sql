@@ -12,6 +12,11 @@ CREATE TABLE webhook_queues (
     -- When a drain job is scheduled for the earliest future retry.
     wake_at TIMESTAMP
 );
+-- Deliveries are made in the transaction that emits their event (an emit
+-- hook), which runs once per event: the index that kept an event from
+-- being delivered twice to a webhook (from a subscriber job run again) has
+-- no work left, and each delivery written maintained it.
+DROP INDEX webhook_deliveries_event_idx;
 -- The deliveries still to send, in the order they are sent.
 CREATE INDEX webhook_deliveries_queue_idx ON webhook_deliveries (webhook_id, event_id, id)
     WHERE status IN ('pending', 'sending');

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"strings"
+)
+
+// BatchInsert writes rows into a table with multi-row INSERTs of up to 50
+// rows (chunks of 50, 10 and 1, the largest that fits first), so that only
+// a few statement texts exist and each is prepared once (Prepare). On
+// SQLite the parameters are anonymous (?): its driver looks numbered ones
+// ($n) up by name in a list, which makes binding hundreds of them
+// quadratic.
+type BatchInsert struct {
+	columns int
+	// statements by engine (sqlite: true) and chunk size
+	statements map[bool]map[int]string
+}
+
+// batchChunks are the row counts of BatchInsert's statements, largest
+// first; the last is 1.
+var batchChunks = []int{50, 10, 1}
+
+// NewBatchInsert returns the INSERT of columns (a comma-separated list)
+// into table, followed by suffix (for example an ON CONFLICT clause; may
+// be empty). The texts are ours, never input.
+func NewBatchInsert(table, columns, suffix string) *BatchInsert {
+	b := &BatchInsert{columns: strings.Count(columns, ",") + 1, statements: map[bool]map[int]string{true: {}, false: {}}}
+	for _, n := range batchChunks {
+		for _, sqlite := range []bool{true, false} {
+			var sql strings.Builder
+			sql.WriteString("INSERT INTO " + table + " (" + columns + ") VALUES ")
+			for i := range n {
+				if i > 0 {
+					sql.WriteString(", ")
+				}
+				sql.WriteByte('(')
+				for c := range b.columns {
+					if c > 0 {
+						sql.WriteString(", ")
+					}
+					if sqlite {
+						sql.WriteByte('?')
+					} else {
+						sql.WriteString("$" + strconv.Itoa(i*b.columns+c+1))
+					}
+				}
+				sql.WriteByte(')')
+			}
+			if suffix != "" {
+				sql.WriteString(" " + suffix)
+			}
+			b.statements[sqlite][n] = sql.String()
+		}
+	}
+	return b
+}
+
+// Prepare has the statements prepared (once; see DB.Prepare) before a
+// transaction takes the writer. A failure only costs speed: the
+// transaction runs them unprepared and reports real errors.
+func (b *BatchInsert) Prepare(ctx context.Context, db *DB) {
+	for _, q := range b.statements[db.Dialect().Name() == "sqlite"] {
+		_ = db.Prepare(ctx, q)
+	}
+}
+
+// Insert writes rows, each the columns' values in order, and returns how
+// many rows the statements reported (fewer than len(rows) when the suffix
+// skips some).
+func (b *BatchInsert) Insert(ctx context.Context, q Querier, rows [][]any) (int64, error) {
+	statements := b.statements[q.Dialect().Name() == "sqlite"]
+	var total int64
+	for len(rows) > 0 {
+		n := 1
+		for _, c := range batchChunks {
+			if len(rows) >= c {
+				n = c
+				break
+			}
+		}
+		args := make([]any, 0, n*b.columns)
+		for _, r := range rows[:n] {
+			if len(r) != b.columns {
+				panic("store: BatchInsert: a row has " + strconv.Itoa(len(r)) + " values for " + strconv.Itoa(b.columns) + " columns")
+			}
+			args = append(args, r...)
+		}
+		affected, err := q.Exec(ctx, statements[n], args...)
+		if err != nil {
+			return total, err
+		}
+		total += affected
+		rows = rows[n:]
+	}
+	return total, nil
+}
