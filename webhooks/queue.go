@@ -264,7 +264,7 @@ func (s *Service) drain(ctx context.Context, tenantID, webhookID string) error {
 			if time.Now().After(deadline) {
 				return s.yield(ctx, w, owner, 0)
 			}
-			sent, wait, err := s.drainBatch(ctx, w, deadline)
+			sent, wait, err := s.drainBatch(ctx, w, owner, deadline)
 			if err != nil {
 				return err
 			}
@@ -298,7 +298,7 @@ func (s *Service) refusal(w *Webhook) string {
 // drainBatch claims the next due deliveries, sends them one after the
 // other, and records their outcomes together. It returns how many it
 // sent, and a wait when the webhook's rate limit stopped it.
-func (s *Service) drainBatch(ctx context.Context, w *Webhook, deadline time.Time) (int, time.Duration, error) {
+func (s *Service) drainBatch(ctx context.Context, w *Webhook, owner string, deadline time.Time) (int, time.Duration, error) {
 	size := claimSize
 	if w.RateLimitPerMinute > 0 {
 		// About what the limit lets through within the budget.
@@ -313,6 +313,10 @@ func (s *Service) drainBatch(ctx context.Context, w *Webhook, deadline time.Time
 	}
 	var batch []*claimed
 	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
+		if held, err := holds(ctx, tx, w.ID, owner); err != nil || !held {
+			batch = nil
+			return err
+		}
 		batch, err = claim(ctx, tx, w, tx.Now(), size)
 		return err
 	})
@@ -347,9 +351,26 @@ func (s *Service) drainBatch(ctx context.Context, w *Webhook, deadline time.Time
 		}
 	}
 	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
+		// A drain that lost its lease records nothing: the queue's new
+		// drain sends what this one claimed again.
+		if held, err := holds(ctx, tx, w.ID, owner); err != nil || !held {
+			return err
+		}
 		return s.recordBatch(ctx, tx, w, batch, outs)
 	})
 	return len(outs), wait, err
+}
+
+// holds reports whether owner still holds the queue's lease. (It reads
+// without locking: queue rows are locked in id order only, see waker. A
+// drain whose lease expired unnoticed can at worst record a batch the new
+// drain also sends, which at-least-once delivery allows.)
+func holds(ctx context.Context, tx *store.Tx, webhookID, owner string) (bool, error) {
+	n, err := store.Many(ctx, tx, func(sc store.Scanner) (int, error) {
+		var one int
+		return one, sc.Scan(&one)
+	}, `SELECT 1 FROM webhook_queues WHERE webhook_id = $1 AND owner = $2 AND lease_until >= $3`, webhookID, owner, tx.Now())
+	return len(n) == 1, err
 }
 
 // claim returns the next n due deliveries of w, in order of their events,
