@@ -19,7 +19,7 @@ import (
 // /rotate-secret, which share its pattern, keep their features.
 func TestInboundRoute(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		e := newTestEnv(t, db)
 		e.start()
 		secret := webhooks.NewSecret()

@@ -20,3 +20,7 @@ DROP INDEX webhook_deliveries_event_idx;
 -- The deliveries still to send, in the order they are sent.
 CREATE INDEX webhook_deliveries_queue_idx ON webhook_deliveries (webhook_id, event_id, id)
     WHERE status IN ('pending', 'sending');
+-- The body sent is kept as the bytes signed, as on SQLite: JSONB would
+-- store (and resend) PostgreSQL's rendering of it instead, which is why
+-- the column is text, and writing it parses nothing.
+ALTER TABLE webhook_deliveries ALTER COLUMN payload TYPE TEXT;

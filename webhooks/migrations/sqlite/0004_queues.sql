@@ -20,3 +20,4 @@ DROP INDEX webhook_deliveries_event_idx;
 -- The deliveries still to send, in the order they are sent.
 CREATE INDEX webhook_deliveries_queue_idx ON webhook_deliveries (webhook_id, event_id, id)
     WHERE status IN ('pending', 'sending');
+-- (PostgreSQL's payload column becomes TEXT here, as SQLite's already is.)
