@@ -386,7 +386,6 @@ func claim(ctx context.Context, tx *store.Tx, w *Webhook, now time.Time, n int) 
 		return nil, err
 	}
 	var ids store.Args
-	ids.Add(w.TenantID)
 	ids.Add(now)
 	marks := make([]string, len(ds))
 	out := make([]*claimed, len(ds))
@@ -398,8 +397,10 @@ func claim(ctx context.Context, tx *store.Tx, w *Webhook, now time.Time, n int) 
 		d.Status, d.LastAttemptAt, d.UpdatedAt = StatusSending, &now, now
 		marks[i], out[i] = ids.Add(d.ID), c
 	}
+	// By id alone (they are the tenant's, just read): with tenant_id too,
+	// SQLite would walk the tenant's index rather than look the ids up.
 	_, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET attempt = attempt + (CASE WHEN status = 'pending' THEN 1 ELSE 0 END),
-		status = 'sending', last_attempt_at = $2, updated_at = $2 WHERE tenant_id = $1 AND id IN (`+strings.Join(marks, ", ")+`)`,
+		status = 'sending', last_attempt_at = $1, updated_at = $1 WHERE id IN (`+strings.Join(marks, ", ")+`)`,
 		ids.Values()...)
 	return out, err
 }
