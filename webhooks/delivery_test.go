@@ -307,12 +307,13 @@ func TestDeliveryExpires(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := deliveryEnv(t, db)
+		// The retry waits 3 s, so the webhook is disabled before it.
+		svc := queueEnv(t, db, 3*time.Second)
 		ctx, sc := storetest.NewScope(t)
 		rcv := newReceiver(t, 500, 200)
 		hook, _ := createHook(t, svc, ctx, rcv.URL, webhooks.Input{SubscribedEvents: []string{"orders.expire"}})
 		emit(t, db, sc, "orders.expire", map[string]any{})
-		<-rcv.arrived // the first attempt failed; the retry waits 50 ms
+		<-rcv.arrived // the first attempt failed
 		off := false
 		_, err := svc.Update(ctx, hook.ID, webhooks.Patch{IsActive: &off})
 		is.NoErr(err)

@@ -448,15 +448,11 @@ func (s *Service) recordBatch(ctx context.Context, tx *store.Tx, w *Webhook, bat
 }
 
 // unclaim puts a claimed delivery that was not sent back to pending,
-// giving back the attempt its claim started (a delivery cut short before
-// keeps the attempt it had).
+// giving back the attempt under way: its next claim starts that attempt
+// again (for one cut short before, the same attempt it had).
 func unclaim(ctx context.Context, tx *store.Tx, c *claimed) error {
-	attempt := c.Attempt
-	if c.fresh {
-		attempt--
-	}
 	return store.ExecOne(ctx, tx, `UPDATE webhook_deliveries SET status = 'pending', attempt = $3, updated_at = $4
-		WHERE tenant_id = $1 AND id = $2`, c.TenantID, c.ID, attempt, tx.Now())
+		WHERE tenant_id = $1 AND id = $2`, c.TenantID, c.ID, max(0, c.Attempt-1), tx.Now())
 }
 
 // countResults stores the webhook's consecutive failures after a batch
@@ -495,14 +491,26 @@ func (s *Service) expireQueue(ctx context.Context, w *Webhook, reason string) er
 	})
 }
 
-// release lets the lease go unless work arrived since the drain took it
-// (the flag), in which case it clears the flag and reports more (the
-// drain goes on). Letting go, it schedules a drain for the earliest
-// future retry, if no earlier one is scheduled.
+// release lets the lease go unless the queue has due deliveries (a
+// retry that came due since the last claim, or work committed since) or
+// work arrived since the drain took it (the flag): then it clears the
+// flag and reports more (the drain goes on). Letting go, it schedules a
+// drain for the earliest future retry, if no earlier one is scheduled.
 func (s *Service) release(ctx context.Context, w *Webhook, owner string) (more bool, err error) {
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		n, err := tx.Exec(ctx, `UPDATE webhook_queues SET owner = NULL, lease_until = NULL
-			WHERE webhook_id = $1 AND owner = $2 AND NOT queued`, w.ID, owner)
+		due, err := store.Many(ctx, tx, func(sc store.Scanner) (int, error) {
+			var one int
+			return one, sc.Scan(&one)
+		}, `SELECT 1 FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND status IN ('pending', 'sending')
+			AND (next_retry_at IS NULL OR next_retry_at <= $3) LIMIT 1`, w.TenantID, w.ID, tx.Now())
+		if err != nil {
+			return err
+		}
+		n := int64(0)
+		if len(due) == 0 {
+			n, err = tx.Exec(ctx, `UPDATE webhook_queues SET owner = NULL, lease_until = NULL
+				WHERE webhook_id = $1 AND owner = $2 AND NOT queued`, w.ID, owner)
+		}
 		if err != nil {
 			return err
 		}
@@ -510,6 +518,7 @@ func (s *Service) release(ctx context.Context, w *Webhook, owner string) (more b
 			more = false
 			return s.scheduleNextRetry(ctx, tx, w)
 		}
+		// Due work or the flag: drain on, if the lease is still ours.
 		n, err = tx.Exec(ctx, `UPDATE webhook_queues SET queued = FALSE, queued_at = NULL WHERE webhook_id = $1 AND owner = $2`,
 			w.ID, owner)
 		more = n == 1 // otherwise the lease was lost: the queue is another drain's
@@ -561,8 +570,10 @@ func (s *Service) scheduleNextRetry(ctx context.Context, tx *store.Tx, w *Webhoo
 }
 
 // sweep restarts the queues that have due deliveries but no live lease
-// and no drain waiting (or one flagged long ago): their drain died with
-// its process, or its wake-up was lost.
+// and no drain waiting: their drain died with its process (an owner
+// whose lease expired: the flag may have been set meanwhile, by work that
+// found the lease still live), or their wake-up was lost (a flag set long
+// ago with no owner, whose drain job never came).
 func (s *Service) sweep(ctx context.Context) error {
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
@@ -573,7 +584,8 @@ func (s *Service) sweep(ctx context.Context) error {
 		}, `SELECT DISTINCT d.tenant_id, d.webhook_id FROM webhook_deliveries d
 			LEFT JOIN webhook_queues q ON q.webhook_id = d.webhook_id
 			WHERE d.status IN ('pending', 'sending') AND (d.next_retry_at IS NULL OR d.next_retry_at <= $1)
-			AND (q.webhook_id IS NULL OR (q.lease_until IS NULL OR q.lease_until < $1) AND (NOT q.queued OR q.queued_at < $2))
+			AND (q.webhook_id IS NULL OR (q.lease_until IS NULL OR q.lease_until < $1)
+				AND (NOT q.queued OR q.owner IS NOT NULL OR q.queued_at < $2))
 			ORDER BY d.webhook_id`, // queue rows are locked in one order (see waker)
 			now, now.Add(-staleQueued))
 		if err != nil {
