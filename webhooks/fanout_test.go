@@ -9,9 +9,12 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
@@ -50,6 +53,32 @@ func TestFanOut(t *testing.T) {
 		last := map[string]int{} // webhook (path) → the highest event number it got
 		outOfOrder := 0
 		var paced []time.Duration // latencies of the paced phase
+		// The receiver verifies every request with the Standard Webhooks
+		// library: with the webhook's secret, and for the webhooks rotated
+		// halfway through, with each of the two secrets a request is signed
+		// with.
+		secrets := map[string][]*standardwebhooks.Webhook{} // path → verifiers, current first
+		unverified, verifiedTwice := 0, 0
+		verify := func(path string, body []byte, h http.Header) {
+			vs := secrets[path]
+			if strings.Contains(h.Get("webhook-signature"), " ") { // both secrets during a rotation
+				if len(vs) < 2 {
+					unverified++
+					return
+				}
+				for _, v := range vs {
+					if v.Verify(body, h) != nil {
+						unverified++
+						return
+					}
+				}
+				verifiedTwice++
+				return
+			}
+			if vs[len(vs)-1].Verify(body, h) != nil { // signed before the rotation: the first secret
+				unverified++
+			}
+		}
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			var p struct {
@@ -60,6 +89,7 @@ func TestFanOut(t *testing.T) {
 			}
 			_ = json.Unmarshal(body, &p)
 			mu.Lock()
+			verify(r.URL.Path, body, r.Header)
 			if id := r.Header.Get("webhook-id"); !seen[id] {
 				seen[id] = true
 				if p.Data.N < last[r.URL.Path] {
@@ -90,10 +120,37 @@ func TestFanOut(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, sc := storetest.NewScope(t)
+		ids := make([]string, hooks)
 		for i := range hooks {
-			if _, _, err := svc.Create(ctx, webhooks.Input{Name: "h" + strconv.Itoa(i), URL: srv.URL + "/h" + strconv.Itoa(i),
-				SubscribedEvents: []string{"orders.*"}}); err != nil {
+			path := "/h" + strconv.Itoa(i)
+			w, secret, err := svc.Create(ctx, webhooks.Input{Name: "h" + strconv.Itoa(i), URL: srv.URL + path,
+				SubscribedEvents: []string{"orders.*"}})
+			if err != nil {
 				t.Fatal(err)
+			}
+			v, err := standardwebhooks.NewWebhook(secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[i], secrets[path] = w.ID, []*standardwebhooks.Webhook{v}
+		}
+		// rotate gives the first half of the webhooks a new secret; the
+		// receiver learns it before any delivery can carry it.
+		rotate := func() {
+			for i := range hooks / 2 {
+				path := "/h" + strconv.Itoa(i)
+				mu.Lock()
+				r, err := svc.RotateSecret(ctx, ids[i])
+				if err == nil {
+					var v *standardwebhooks.Webhook
+					if v, err = standardwebhooks.NewWebhook(r.Secret); err == nil {
+						secrets[path] = append([]*standardwebhooks.Webhook{v}, secrets[path]...)
+					}
+				}
+				mu.Unlock()
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		if err := e.Start(t.Context()); err != nil {
@@ -133,6 +190,9 @@ func TestFanOut(t *testing.T) {
 		}
 		start := time.Now()
 		for i := 0; i < events; i += perTx {
+			if i == events/2/perTx*perTx {
+				rotate()
+			}
 			err := db.Tx(ctx, func(tx *store.Tx) error {
 				for j := i; j < min(i+perTx, events); j++ {
 					if _, err := tx.EmitData(ctx, "orders.order.created", sc, map[string]int{"n": j}); err != nil {
@@ -156,9 +216,12 @@ func TestFanOut(t *testing.T) {
 		slices.Sort(latencies)
 		p50, p99 := latencies[len(latencies)/2], latencies[len(latencies)*99/100]
 		mu.Unlock()
-		t.Logf("%s: %d events, %d per transaction (emitted in %v) → %d deliveries in %v: %.0f deliveries/s; event-to-arrival p50 %v, p99 %v; %d arrived before an earlier event's",
+		t.Logf("%s: %d events, %d per transaction (emitted in %v) → %d deliveries in %v: %.0f deliveries/s; event-to-arrival p50 %v, p99 %v; %d arrived before an earlier event's; %d verified with both secrets of a rotation, %d did not verify",
 			db.Dialect().Name(), events, perTx, emitted.Round(time.Millisecond), want, elapsed.Round(time.Millisecond),
-			float64(want)/elapsed.Seconds(), p50.Round(time.Millisecond), p99.Round(time.Millisecond), outOfOrder)
+			float64(want)/elapsed.Seconds(), p50.Round(time.Millisecond), p99.Round(time.Millisecond), outOfOrder, verifiedTwice, unverified)
+		if unverified > 0 || verifiedTwice == 0 {
+			t.Errorf("%d deliveries did not verify, %d verified with both secrets (want 0 and some)", unverified, verifiedTwice)
+		}
 
 		// Paced: 200 events one at a time, 50 per second.
 		const pacedEvents = 200
