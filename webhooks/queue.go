@@ -235,22 +235,31 @@ func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 
 // drain sends the webhook's due deliveries, in order of their events,
 // while it holds the queue's lease and its budget lasts.
-func (s *Service) drain(ctx context.Context, tenantID, webhookID string) error {
+func (s *Service) drain(ctx context.Context, tenantID, webhookID string) (err error) {
 	owner := store.NewID()
 	got, err := s.acquire(ctx, tenantID, webhookID, owner)
 	if err != nil || !got {
 		return err
 	}
+	jobCtx := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	go s.heartbeat(ctx, cancel, webhookID, owner, done)
 	defer cancel(nil)
 	defer close(done)
+	defer func() {
+		if err != nil || jobCtx.Err() != nil {
+			// Failed, or out of time: hand the queue on now rather than
+			// when the lease expires (the job's retry, or a new drain,
+			// takes it).
+			s.handOn(tenantID, webhookID, owner)
+		}
+	}()
 
 	deadline := time.Now().Add(drainBudget)
 	for {
 		if ctx.Err() != nil {
-			return nil // lease lost, or the job's time is up: the queue is another drain's
+			return nil // lease lost, or the job's time is up (handed on above)
 		}
 		w, err := loadQueueWebhook(ctx, s.db, tenantID, webhookID)
 		if err != nil {
@@ -279,6 +288,16 @@ func (s *Service) drain(ctx context.Context, tenantID, webhookID string) error {
 		if err != nil || !more {
 			return err
 		}
+	}
+}
+
+// handOn lets owner's lease go with the flag set and a drain enqueued, on
+// a context of its own (the drain's may be over).
+func (s *Service) handOn(tenantID, webhookID, owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.yield(ctx, &Webhook{ID: webhookID, TenantID: tenantID}, owner, 0); err != nil {
+		s.db.Logger().Warn("webhooks: hand a delivery queue on (the sweep will)", "webhook", webhookID, "err", err)
 	}
 }
 
