@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 
+	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
@@ -57,6 +58,8 @@ type Kit struct {
 	Rules *rules.Service
 	// Webhooks manages outbound webhooks.
 	Webhooks *webhooks.Service
+	// Entities manages custom entities and custom field definitions.
+	Entities *entities.Service
 
 	ownsDB bool
 }
@@ -64,7 +67,7 @@ type Kit struct {
 // Migrations lists the migration lines of every area on the Kit, in the
 // order Open applies them.
 func Migrations() []store.Migrations {
-	return []store.Migrations{toggles.Migrations, rules.Migrations, webhooks.Migrations}
+	return []store.Migrations{toggles.Migrations, rules.Migrations, webhooks.Migrations, entities.Migrations}
 }
 
 // Open opens (or adopts) the database, applies every area's migrations and
@@ -137,6 +140,7 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	if err := k.Webhooks.RegisterJobs(k.Jobs); err != nil {
 		return fmt.Errorf("tenantkit: webhooks: %w", err)
 	}
+	k.Entities = entities.New(k.DB)
 	k.Rules = rules.New(k.DB)
 	rulesOpts := cfg.Rules
 	if rulesOpts.Signer == nil {

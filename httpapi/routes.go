@@ -54,6 +54,9 @@ func (a *api) routes() []route {
 	if a.kit != nil && a.kit.Webhooks != nil {
 		rs = append(rs, a.webhookRoutes()...)
 	}
+	if a.kit != nil && a.kit.Entities != nil {
+		rs = append(rs, a.entityRoutes()...)
+	}
 	return rs
 }
 

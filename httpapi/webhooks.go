@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/httpapi/auth"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
@@ -219,7 +220,7 @@ type catalogueEvent struct {
 // as a webhook subscribed to them would only echo its own changes.
 func eventCatalogue() []catalogueEvent {
 	var out []catalogueEvent
-	for _, list := range [][]store.EventType{auth.EventTypes, toggles.EventTypes, rules.EventTypes} {
+	for _, list := range [][]store.EventType{auth.EventTypes, toggles.EventTypes, rules.EventTypes, entities.EventTypes} {
 		for _, et := range list {
 			action := et.ID[strings.LastIndexByte(et.ID, '.')+1:]
 			category := "lifecycle"

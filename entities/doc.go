@@ -1,0 +1,117 @@
+// Package entities is the custom entities and custom fields area.
+//
+// Status (issue 6, started): custom entities (upsert, soft delete, list,
+// sidebar list); custom field definitions across scopes (define, batch
+// with field sets, delete as a tombstone, restore, the resolved view, the
+// manage view, a cache kept fresh across processes); records (create,
+// batch create, update, soft delete, list with filters, sorting, search
+// and export, value validation by kind and rule, an index per filterable
+// field); relation options; their routes. See the issue note for what is
+// measured and what is left.
+//
+// # Entities
+//
+// An entity id is "module.name" (the spec's form) or "module:name" (the
+// form of the system the spec was written from): lowercase letters,
+// digits and '_' on each side. Both name the same entity; it is stored
+// and returned in the dotted form. A custom entity belongs to the
+// caller's scope: its organization's when the caller acts in one, the
+// tenant's otherwise. A caller sees the tenant's entities and its
+// organization's, the organization's winning for the same id. Deleting
+// one sets deletedAt (and isActive false); upserting the id again makes
+// a new one.
+//
+// # Definitions and scopes
+//
+// A field definition lives at one scope: global (tenant_id NULL, made
+// by the host through DefineGlobal), a tenant's, or an organization's.
+// For a caller in tenant T and organization O the candidates of a key
+// are the global row, T's row and O's row; the most specific wins
+// (organization over tenant over global), ties going to the newest.
+// Definitions with isActive false (not deleted) are not candidates: a
+// disabled field lets a wider scope's definition show, and its history
+// is kept.
+//
+// DELETE tombstones the key at the caller's scope: the row stays with
+// deletedAt set, and as a candidate it wins like any other, so the key is
+// hidden at that scope and in narrower ones that do not define it again.
+// A key defined only in a wider scope gets a tombstone row at the
+// caller's scope (decision: a tenant deleting a global field hides it for
+// itself only). Restore lifts the tombstone: a deleted definition is
+// active again, a tombstone-only row goes. Defining a deleted key again
+// lifts its tombstone too.
+//
+// Batch writes an entity's definitions at the caller's scope in the
+// given order, configJson.priority being each one's index, and stores
+// its field sets and singleFieldsetPerRecord at that scope; keys the
+// batch leaves out are kept (decision: a batch adds and updates, and
+// DELETE removes).
+//
+// Kinds: text, multiline, integer, float, boolean, select, currency,
+// relation, attachment, dictionary, phone, date, datetime; the spec's
+// "string" and "enum" are stored as text and select. Keys are
+// snake_case, at most 100 characters. configJson keys the service knows
+// are checked (label, description, options, optionsUrl, multi, editor,
+// input, filterable, formEditable, listVisible, priority, encrypted,
+// relatedEntityId, dictionaryId, dictionaryInlineCreate, validation,
+// fieldset, group, defaultValue); others pass through. Normalised: label
+// defaults to the key, formEditable and listVisible to true; a currency
+// field's options come from /api/currencies/currencies/options; a
+// multiline field's editor defaults to markdown; a dictionary field needs
+// a dictionaryId. Validation rules: required, date, integer, float, lt,
+// lte, gt, gte (numeric param), eq, ne (any param), regex (a pattern that
+// compiles, at most 500 characters); at most 32.
+//
+// # Cache
+//
+// Resolved definitions are cached per tenant, organization and entity.
+// Every change bumps a version counter in its transaction: the process
+// that made it drops its cache on commit, and other processes read the
+// counter at most every 250 ms, so they see a change within that (the
+// issue allows a second).
+//
+// # Records
+//
+// Records of every entity share one table; a record's values are one JSON
+// object (JSONB on PostgreSQL) keyed by field key, without the cf_
+// prefix (which input may carry). Values are checked against the
+// definitions that apply to the caller: an undeclared key is refused
+// ("Unknown custom field"); each kind type-checks (decision: unlike the
+// system the spec was written from, kind alone refuses "abc" for an
+// integer, as the issue asks), and stores its canonical form: numbers
+// for integer, float and currency (numeric text accepted), booleans
+// (true/false text accepted), dates as YYYY-MM-DD, date-times as RFC
+// 3339 in UTC, select values within the options, lists for multi and
+// attachment fields. Then the field's validation rules apply, the first
+// failing one giving the message. Any failure refuses the whole write,
+// naming each field as "cf_<key>". Update merges: values given replace
+// the stored ones, null clears one, others stay. Reserved keys (id,
+// createdAt, …) are dropped from input and cannot be field keys.
+//
+// Lists filter with cf_<key>=value (coerced by the field's kind; a comma
+// makes it a list), cf_<key>In, and cf_<key>Gt|Gte|Lt|Lte for integer,
+// float, currency, date and datetime fields; keys without a definition are
+// ignored. Sorting is by id (default; ids this service makes are UUIDv7,
+// so creation order), createdAt, updatedAt or any field. A field marked
+// filterable gets an expression index, created and dropped with its
+// definitions: (tenant, value, id) over the entity's live records
+// (json_extract on SQLite, the jsonb value on PostgreSQL). Filters and
+// sorting on it read one tenant's matching records only, and an equality
+// filter's page in id order reads just that page. The entity id is written
+// into the list statement (it is a checked identifier) so that the
+// engines can match the indexes' predicate. Creating the index locks the
+// table for writes while it builds (PostgreSQL builds it inside the
+// definition's transaction, not CONCURRENTLY).
+//
+// Relation options page through an entity's records in id order with an
+// opaque cursor; the label is labelField's value (the request's, else the
+// entity's), else name, title, code or email, else the id.
+//
+// # Events
+//
+// entities.entity.created|updated|deleted with the entity,
+// entities.definition.created|updated|deleted|restored with the
+// definition, and entities.record.created|updated|deleted with the record
+// and its values, each carrying tenantId and organizationId (global
+// definitions' events have no tenant and reach no webhook).
+package entities
