@@ -3,8 +3,10 @@ package entities
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -236,6 +238,10 @@ func (in *DefinitionInput) normalize(prefix string) *store.ValidationError {
 	}
 	// Round-trip through JSON so that numbers are float64 and the value
 	// is what will be stored.
+	if path := badText(cfg, prefix+"configJson"); path != "" {
+		v.Add(path, "must be valid text")
+		return &v
+	}
 	b, err := json.Marshal(cfg)
 	if err != nil || store.JSONHasNUL(b) {
 		v.Add(prefix+"configJson", "must be a JSON object of storable values")
@@ -460,4 +466,32 @@ func checkFieldsets(v *store.ValidationError, sets []FieldSet) {
 			checkText(v, fmt.Sprintf("%s.groups[%d].hint", f, j), g.Hint, 0, 500)
 		}
 	}
+}
+
+// badText returns the path (under path) of the first string or object
+// key of a decoded JSON value that is not valid UTF-8 or holds NUL, or "":
+// encoding/json would quietly replace bad bytes when storing it.
+func badText(x any, path string) string {
+	switch v := x.(type) {
+	case string:
+		if !store.Storable(v) {
+			return path
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if !store.Storable(k) {
+				return path
+			}
+			if p := badText(v[k], path+"."+k); p != "" {
+				return p
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p := badText(e, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }

@@ -94,7 +94,7 @@ func (s *Service) UpsertEntity(ctx context.Context, in EntityInput) (*Entity, er
 		return nil, err
 	}
 	var out *Entity
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+	err = txRacingFirstSave(ctx, s.db, func(tx *store.Tx) error {
 		now := tx.Now()
 		e, err := liveEntityAt(ctx, tx, sc.TenantID, sc.OrganizationID, in.EntityID)
 		event := EventEntityUpdated
@@ -279,9 +279,32 @@ func (s *Service) Definitions(ctx context.Context, entityIDs ...string) ([]*Defi
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, defs...)
+		for _, d := range defs { // copies: the cache's own stay as they are
+			c := *d
+			c.ConfigJSON = cloneJSON(d.ConfigJSON).(map[string]any)
+			out = append(out, &c)
+		}
 	}
 	return out, nil
+}
+
+// cloneJSON deep-copies a decoded JSON value.
+func cloneJSON(x any) any {
+	switch v := x.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = cloneJSON(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, e := range v {
+			l[i] = cloneJSON(e)
+		}
+		return l
+	}
+	return x
 }
 
 // Settings returns the field settings (field sets,
@@ -360,7 +383,7 @@ func (s *Service) define(ctx context.Context, tenantID, orgID string, in Definit
 		return nil, err
 	}
 	var out *Definition
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+	err := txRacingFirstSave(ctx, s.db, func(tx *store.Tx) error {
 		d, err := s.upsertDefinition(ctx, tx, tenantID, orgID, in)
 		if err != nil {
 			return err
@@ -370,6 +393,17 @@ func (s *Service) define(ctx context.Context, tenantID, orgID string, in Definit
 		return err
 	})
 	return out, err
+}
+
+// txRacingFirstSave runs an upsert's transaction, and once more when it
+// lost a race with another first save of the same row (a unique-index
+// conflict on insert): the second run finds that row and updates it.
+func txRacingFirstSave(ctx context.Context, db *store.DB, fn func(tx *store.Tx) error) error {
+	err := db.Tx(ctx, fn)
+	if errors.Is(err, store.ErrConflict) {
+		err = db.Tx(ctx, fn)
+	}
+	return err
 }
 
 // upsertDefinition writes in at the scope and emits its event.
@@ -427,10 +461,12 @@ func (s *Service) Batch(ctx context.Context, in BatchInput) (int64, error) {
 		d := &in.Definitions[i]
 		d.EntityID = id
 		prefix := "definitions[" + strconv.Itoa(i) + "]."
-		if d.ConfigJSON == nil {
-			d.ConfigJSON = map[string]any{}
+		cfg := map[string]any{}
+		for k, x := range d.ConfigJSON { // the caller's map is left as it was
+			cfg[k] = x
 		}
-		d.ConfigJSON["priority"] = float64(i)
+		cfg["priority"] = float64(i)
+		d.ConfigJSON = cfg
 		for f, msg := range d.normalize(prefix).Fields {
 			v.Add(f, msg)
 		}
@@ -444,7 +480,7 @@ func (s *Service) Batch(ctx context.Context, in BatchInput) (int64, error) {
 		return 0, err
 	}
 	var version int64
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+	err = txRacingFirstSave(ctx, s.db, func(tx *store.Tx) error {
 		for _, d := range in.Definitions {
 			if _, err := s.upsertDefinition(ctx, tx, sc.TenantID, sc.OrganizationID, d); err != nil {
 				return err
@@ -495,8 +531,8 @@ func (s *Service) DeleteDefinition(ctx context.Context, entityID, key string) (i
 			err = updateDefinition(ctx, tx, d)
 		case errors.Is(err, store.ErrNotFound):
 			// Defined only in a wider scope: tombstone it here.
-			rows, err := visibleDefinitions(ctx, tx, sc.TenantID, sc.OrganizationID, []string{id})
-			if err != nil {
+			var rows []*Definition
+			if rows, err = visibleDefinitions(ctx, tx, sc.TenantID, sc.OrganizationID, []string{id}); err != nil {
 				return err
 			}
 			w := winners(rows, true)[id+"\x00"+key]
