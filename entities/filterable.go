@@ -2,6 +2,7 @@ package entities
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 
@@ -45,19 +46,34 @@ func indexName(entityID, key string) string {
 // equality filter's page in id order (the default) reads just that page. Entity ids and keys
 // are checked identifiers, so they are written into the statement.
 func syncFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string) error {
-	var n int
-	err := tx.QueryRow(ctx, `SELECT count(*) FROM custom_field_definitions WHERE entity_id = $1 AND field_key = $2
-		AND deleted_at IS NULL AND is_active AND config_json LIKE '%"filterable":true%'`, entityID, key).Scan(&n)
+	configs, err := store.Many(ctx, tx, func(sc store.Scanner) (string, error) {
+		var cfg string
+		return cfg, sc.Scan(&cfg)
+	}, `SELECT config_json FROM custom_field_definitions WHERE entity_id = $1 AND field_key = $2
+		AND deleted_at IS NULL AND is_active`, entityID, key)
 	if err != nil {
 		return err
 	}
+	filterable := false
+	for _, c := range configs {
+		var cfg struct {
+			Filterable bool `json:"filterable"`
+		}
+		if json.Unmarshal([]byte(c), &cfg) == nil && cfg.Filterable {
+			filterable = true
+		}
+	}
 	name := indexName(entityID, key)
-	if n == 0 {
+	if !filterable {
 		_, err = tx.Exec(ctx, `DROP INDEX IF EXISTS `+name)
 		return err
 	}
 	dialect := tx.Dialect().Name()
-	_, err = tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+name+` ON custom_entity_records (tenant_id, `+valueExpr(dialect, key)+`, id)
+	value := valueExpr(dialect, key)
+	if dialect == "postgres" {
+		value += " NULLS FIRST" // records without the value first, as on SQLite (see recordOrder)
+	}
+	_, err = tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+name+` ON custom_entity_records (tenant_id, `+value+`, id)
 		WHERE entity_id = '`+entityID+`' AND deleted_at IS NULL`)
 	return err
 }

@@ -146,6 +146,9 @@ func (s *Service) UpdateRecord(ctx context.Context, in RecordInput) (*Record, er
 				r.Values[k] = v
 			}
 		}
+		if len(r.Values) > maxRecordFields {
+			return store.Invalid("_customFields", "Too many custom fields (at most "+strconv.Itoa(maxRecordFields)+")")
+		}
 		if err := missingRequired(defs, r.Values); err != nil {
 			return err
 		}
@@ -316,6 +319,22 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 			continue
 		}
 		expr := valueExpr(dialect, key)
+		if multi(d) && (f.Op == OpEq || f.Op == OpIn) {
+			// A list value matches when it holds any of the values (no
+			// index serves this).
+			var anyOf []string
+			var args []any
+			for _, x := range vals {
+				if dialect == "postgres" {
+					b, _ := json.Marshal([]any{x})
+					anyOf, args = append(anyOf, expr+" @> ?::jsonb"), append(args, string(b))
+				} else {
+					anyOf, args = append(anyOf, "EXISTS (SELECT 1 FROM json_each(data, '$."+key+"') WHERE value = ?)"), append(args, x)
+				}
+			}
+			c.And("("+strings.Join(anyOf, " OR ")+")", args...)
+			continue
+		}
 		switch f.Op {
 		case OpEq, OpIn:
 			marks := make([]string, len(vals))
@@ -342,11 +361,10 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 		}
 	}
 	if q.Search != "" {
-		text := "data"
-		if dialect == "postgres" {
-			text = "data::text"
+		if !store.Storable(q.Search) {
+			return nil, 0, store.Invalid("search", "must be valid text")
 		}
-		c.And(s.db.Dialect().ContainsFold(text, "?"), store.LikeContains(store.FoldCase(q.Search)))
+		c.And(valuesContain(s.db.Dialect(), "?"), store.LikeContains(store.FoldCase(q.Search)))
 	}
 	order, err := recordOrder(dialect, defs, q.SortField, q.SortDir)
 	if err != nil {
@@ -376,6 +394,16 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 		return err
 	})
 	return items, total, err
+}
+
+// valuesContain is a predicate holding when one of a record's values (not
+// its keys; lists and objects as their JSON text), case-folded, matches
+// the LIKE pattern in param.
+func valuesContain(d store.Dialect, param string) string {
+	if d.Name() == "postgres" {
+		return "EXISTS (SELECT 1 FROM jsonb_each_text(data) v WHERE " + d.ContainsFold("v.value", param) + ")"
+	}
+	return "EXISTS (SELECT 1 FROM json_each(data) v WHERE " + d.ContainsFold("v.value", param) + ")"
 }
 
 func rangeKind(kind string) bool {
@@ -445,7 +473,14 @@ func recordOrder(dialect string, defs map[string]*Definition, field, dir string)
 	if defs[key] == nil {
 		return "", store.Invalid("sortField", "must be id, createdAt, updatedAt or a field of the entity")
 	}
-	return " ORDER BY " + valueExpr(dialect, key) + d + ", id" + d, nil
+	// Records without the value come first ascending and last descending,
+	// on both engines (SQLite's own order; the PostgreSQL indexes are
+	// built NULLS FIRST to match).
+	nulls := " NULLS FIRST"
+	if desc {
+		nulls = " NULLS LAST"
+	}
+	return " ORDER BY " + valueExpr(dialect, key) + d + nulls + ", id" + d, nil
 }
 
 // Option is one choice of a relation field: a record's id and label.
@@ -502,11 +537,10 @@ func (s *Service) RelationOptions(ctx context.Context, q OptionsQuery) ([]Option
 		c.And("id > ?", after)
 	}
 	if q.Q != "" {
-		text := "data"
-		if s.db.Dialect().Name() == "postgres" {
-			text = "data::text"
+		if !store.Storable(q.Q) {
+			return nil, "", store.Invalid("q", "must be valid text")
 		}
-		c.And(s.db.Dialect().ContainsFold(text, "?"), store.LikeContains(store.FoldCase(q.Q)))
+		c.And(valuesContain(s.db.Dialect(), "?"), store.LikeContains(store.FoldCase(q.Q)))
 	}
 	recs, err := store.Many(ctx, s.db, scanRecord, `SELECT `+recordColumns+` FROM custom_entity_records WHERE `+c.SQL()+
 		` ORDER BY id LIMIT `+c.Add(size+1), c.Values()...)

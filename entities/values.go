@@ -93,7 +93,7 @@ func coerce(d *Definition, x any) (any, string) {
 		return nil, ""
 	}
 	if multi(d) || d.Kind == "attachment" {
-		list, ok := x.([]any)
+		list, ok := asList(x)
 		if !ok {
 			list = []any{x}
 		}
@@ -107,10 +107,36 @@ func coerce(d *Definition, x any) (any, string) {
 		}
 		return out, ""
 	}
-	if _, isList := x.([]any); isList {
+	if _, isList := asList(x); isList {
 		return nil, "Must be a single value"
 	}
 	return coerceOne(d, x)
+}
+
+// asList reads a list value: a decoded JSON list, or a Go slice of
+// strings or numbers from a Go caller.
+func asList(x any) ([]any, bool) {
+	switch v := x.(type) {
+	case []any:
+		return v, true
+	case []string:
+		return toAny(v), true
+	case []float64:
+		return toAny(v), true
+	case []int:
+		return toAny(v), true
+	case []int64:
+		return toAny(v), true
+	}
+	return nil, false
+}
+
+func toAny[T any](list []T) []any {
+	out := make([]any, len(list))
+	for i, e := range list {
+		out[i] = e
+	}
+	return out
 }
 
 func coerceOne(d *Definition, x any) (any, string) {
@@ -145,6 +171,11 @@ func coerceOne(d *Definition, x any) (any, string) {
 		}
 		return nil, "Must be true or false"
 	case "select":
+		if f, ok := number(x); ok {
+			if _, isStr := x.(string); !isStr {
+				x = f
+			}
+		}
 		switch x.(type) {
 		case string, float64:
 		default:
@@ -153,8 +184,12 @@ func coerceOne(d *Definition, x any) (any, string) {
 		if s, ok := x.(string); ok && !store.Storable(s) {
 			return nil, "Must be valid text"
 		}
-		if opts, ok := d.ConfigJSON["options"].([]any); ok && len(opts) > 0 && !optionMatches(opts, x) {
-			return nil, "Must be one of the options"
+		if opts, ok := d.ConfigJSON["options"].([]any); ok && len(opts) > 0 {
+			o, found := matchOption(opts, x)
+			if !found {
+				return nil, "Must be one of the options"
+			}
+			return o, "" // stored as the option is written, so filters find it
 		}
 		return x, ""
 	case "date":
@@ -176,7 +211,7 @@ func coerceOne(d *Definition, x any) (any, string) {
 		if !ok {
 			return nil, "Must be a date and time (RFC 3339)"
 		}
-		return t.UTC().Format(time.RFC3339Nano), ""
+		return t.UTC().Format(datetimeLayout), ""
 	default: // text, multiline, phone, relation, attachment, dictionary
 		s, ok := x.(string)
 		if !ok {
@@ -195,11 +230,25 @@ func coerceOne(d *Definition, x any) (any, string) {
 	}
 }
 
-// number reads a JSON number or a numeric string.
+// number reads a JSON number, a Go number or a numeric string.
 func number(x any) (float64, bool) {
 	switch n := x.(type) {
 	case float64:
 		return n, !math.IsNaN(n) && !math.IsInf(n, 0)
+	case float32:
+		return number(float64(n))
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case uint:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case uint32:
+		return float64(n), true
 	case string:
 		f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
 		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
@@ -207,18 +256,21 @@ func number(x any) (float64, bool) {
 	return 0, false
 }
 
-func optionMatches(opts []any, x any) bool {
+// matchOption returns the option x stands for ("5" stands for the option
+// 5 and the other way round).
+func matchOption(opts []any, x any) (any, bool) {
 	for _, o := range opts {
-		if o == x {
-			return true
-		}
-		// "5" matches the option 5 and the other way round.
-		if fmt.Sprint(o) == fmt.Sprint(x) {
-			return true
+		if o == x || fmt.Sprint(o) == fmt.Sprint(x) {
+			return o, true
 		}
 	}
-	return false
+	return nil, false
 }
+
+// datetimeLayout is how datetime values are stored: RFC 3339 in UTC with
+// a fixed six-digit fraction, so that text order is time order (filters
+// and sorting compare the stored text).
+const datetimeLayout = "2006-01-02T15:04:05.000000Z"
 
 // parseDate reads YYYY-MM-DD or an RFC 3339 date-time.
 func parseDate(s string) (time.Time, bool) {
