@@ -40,8 +40,8 @@ func indexName(entityID, key string) string {
 
 // syncFilterableIndex makes the expression index of (entityID, key) when
 // some definition of the key (at any scope, not deleted) is filterable,
-// and drops it when none is. Index: the tenant, the value, then the id,
-// over the entity's live records, so that an equality, In or range
+// and drops it when none is. Index: the tenant, the value, then the id
+// (and the organization, for counts), over the entity's live records, so that an equality, In or range
 // filter, and sorting, read one tenant's matching records only, and an
 // equality filter's page in id order (the default) reads just that page. Entity ids and keys
 // are checked identifiers, so they are written into the statement.
@@ -68,12 +68,14 @@ func syncFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string
 		_, err = tx.Exec(ctx, `DROP INDEX IF EXISTS `+name)
 		return err
 	}
-	dialect := tx.Dialect().Name()
-	value := valueExpr(dialect, key)
-	if dialect == "postgres" {
-		value += " NULLS FIRST" // records without the value first, as on SQLite (see recordOrder)
+	// organization_id rides along (the lists' scope predicate reads it),
+	// so that counting a filter's matches reads the index alone.
+	columns := "tenant_id, " + valueExpr("sqlite", key) + ", id, organization_id"
+	if tx.Dialect().Name() == "postgres" {
+		// Records without the value first, as on SQLite (see recordOrder).
+		columns = "tenant_id, " + valueExpr("postgres", key) + " NULLS FIRST, id) INCLUDE (organization_id"
 	}
-	_, err = tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+name+` ON custom_entity_records (tenant_id, `+value+`, id)
+	_, err = tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+name+` ON custom_entity_records (`+columns+`)
 		WHERE entity_id = '`+entityID+`' AND deleted_at IS NULL`)
 	return err
 }

@@ -326,20 +326,32 @@ func (s *Service) drainBatch(ctx context.Context, w *Webhook, owner string, dead
 			return 0, wait, nil
 		}
 	}
-	secrets, err := s.secretsOf(w)
-	if err != nil {
-		return 0, 0, err
-	}
 	var batch []*claimed
-	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
+	err := s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		if held, err := holds(ctx, tx, w.ID, owner); err != nil || !held {
 			batch = nil
 			return err
 		}
-		batch, err = claim(ctx, tx, w, tx.Now(), size)
+		var err error
+		if batch, err = claim(ctx, tx, w, tx.Now(), size); err != nil || len(batch) == 0 {
+			return err
+		}
+		// The webhook read after its deliveries: a change committed before
+		// a claimed delivery (a secret rotated, a URL changed) is seen.
+		fresh, err := loadQueueWebhook(ctx, tx, w.TenantID, w.ID)
+		if err == nil {
+			*w = *fresh
+		}
 		return err
 	})
 	if err != nil || len(batch) == 0 {
+		return 0, 0, err
+	}
+	if s.refusal(w) != "" { // disabled or deleted meanwhile: the drain's next round expires them
+		return 0, 0, s.batch.Do(func(ctx context.Context, tx *store.Tx) error { return s.recordBatch(ctx, tx, w, batch, nil) })
+	}
+	secrets, err := s.secretsOf(w)
+	if err != nil {
 		return 0, 0, err
 	}
 	var wait time.Duration
