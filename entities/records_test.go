@@ -1116,6 +1116,43 @@ func TestRecordFilterableIndex(t *testing.T) {
 			if !strings.Contains(plan.String(), name) {
 				t.Errorf("plan does not use %s:\n%s", name, plan.String())
 			}
+			// A range filter and sorting by the field use it too, the sort
+			// without a Sort step.
+			base := `tenant_id = $1 AND entity_id = '` + eid + `' AND deleted_at IS NULL`
+			for _, c := range []struct {
+				q      string
+				sorted bool
+			}{
+				{`SELECT id FROM custom_entity_records WHERE ` + base + ` AND (data -> 'code') >= $2::jsonb LIMIT 50`, false},
+				{`SELECT id FROM custom_entity_records WHERE ` + base + ` AND $2::jsonb IS NOT NULL
+					ORDER BY (data -> 'code') ASC NULLS FIRST, id ASC LIMIT 50`, true},
+				{`SELECT id FROM custom_entity_records WHERE ` + base + ` AND $2::jsonb IS NOT NULL
+					ORDER BY (data -> 'code') DESC NULLS LAST, id DESC LIMIT 50`, true},
+			} {
+				var plan strings.Builder
+				err := db.Tx(t.Context(), func(tx *store.Tx) error {
+					if _, err := tx.Exec(t.Context(), `SET LOCAL enable_seqscan = off`); err != nil {
+						return err
+					}
+					rows, err := tx.Query(t.Context(), `EXPLAIN `+c.q, sc.TenantID, `"C07"`)
+					if err != nil {
+						return err
+					}
+					defer rows.Close()
+					for rows.Next() {
+						var line string
+						if err := rows.Scan(&line); err != nil {
+							return err
+						}
+						plan.WriteString(line + "\n")
+					}
+					return rows.Err()
+				})
+				is.NoErr(err)
+				if !strings.Contains(plan.String(), name) || c.sorted && strings.Contains(plan.String(), "Sort") {
+					t.Errorf("plan of\n%s\ndoes not use %s (without a Sort step):\n%s", c.q, name, plan.String())
+				}
+			}
 		}
 		if db.Dialect().Name() == "sqlite" {
 			// The statement ListRecords makes (see records.go).
@@ -1128,6 +1165,25 @@ func TestRecordFilterableIndex(t *testing.T) {
 				plan := recPlan(t, db, q, sc.TenantID, "C07", 50, 0)
 				if !strings.Contains(plan, "INDEX "+name) {
 					t.Errorf("plan of\n%s\ndoes not use %s:\n%s", q, name, plan)
+				}
+			}
+			// A range filter, and sorting by the field (ascending and
+			// descending, records without it first ascending): the index
+			// serves them, with no sorting step for the sort.
+			base := `tenant_id = $1 AND entity_id = '` + eid + `' AND deleted_at IS NULL`
+			for _, c := range []struct {
+				q      string
+				sorted bool
+			}{
+				{`SELECT id FROM custom_entity_records WHERE ` + base + ` AND json_extract(data, '$.code') >= $2 LIMIT 50`, false},
+				{`SELECT id FROM custom_entity_records WHERE ` + base + ` AND $2 = $2
+					ORDER BY json_extract(data, '$.code') ASC NULLS FIRST, id ASC LIMIT 50`, true},
+				{`SELECT id FROM custom_entity_records WHERE ` + base + ` AND $2 = $2
+					ORDER BY json_extract(data, '$.code') DESC NULLS LAST, id DESC LIMIT 50`, true},
+			} {
+				plan := recPlan(t, db, c.q, sc.TenantID, "C07")
+				if !strings.Contains(plan, "INDEX "+name) || c.sorted && strings.Contains(plan, "TEMP B-TREE") {
+					t.Errorf("plan of\n%s\ndoes not use %s (without a sort step):\n%s", c.q, name, plan)
 				}
 			}
 		}
