@@ -57,19 +57,27 @@ func (s *Service) fieldsOf(ctx context.Context, sc store.Scope, entityID string)
 	return out, nil
 }
 
+// writeContext returns what a write of entityID's records needs: the
+// caller's scope, the entity id in stored form, and the definitions that
+// apply, by key.
+func (s *Service) writeContext(ctx context.Context, entityID string) (store.Scope, string, map[string]*Definition, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return sc, "", nil, err
+	}
+	id, ok := NormalizeEntityID(entityID)
+	if !ok {
+		return sc, "", nil, store.Invalid("entityId", entityIDMessage)
+	}
+	defs, err := s.fieldsOf(ctx, sc, id)
+	return sc, id, defs, err
+}
+
 // CreateRecord validates in.Values against the entity's field definitions
 // and stores a new record. A recordId that is not a UUID is ignored and
 // a new id made; a UUID is used as the id.
 func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, error) {
-	sc, err := store.ScopeFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, ok := NormalizeEntityID(in.EntityID)
-	if !ok {
-		return nil, store.Invalid("entityId", entityIDMessage)
-	}
-	defs, err := s.fieldsOf(ctx, sc, id)
+	sc, id, defs, err := s.writeContext(ctx, in.EntityID)
 	if err != nil {
 		return nil, err
 	}
@@ -117,15 +125,7 @@ func (s *Service) UpdateRecord(ctx context.Context, in RecordInput) (*Record, er
 		in.RecordID = ""
 		return s.CreateRecord(ctx, in)
 	}
-	sc, err := store.ScopeFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, ok := NormalizeEntityID(in.EntityID)
-	if !ok {
-		return nil, store.Invalid("entityId", entityIDMessage)
-	}
-	defs, err := s.fieldsOf(ctx, sc, id)
+	sc, id, defs, err := s.writeContext(ctx, in.EntityID)
 	if err != nil {
 		return nil, err
 	}
@@ -605,18 +605,10 @@ const maxBatchRecords = 1000
 // ValidationError whose fields are prefixed with the record's index
 // ("[3].cf_total"), and nothing is written.
 func (s *Service) CreateRecords(ctx context.Context, entityID string, values []map[string]any) ([]string, error) {
-	sc, err := store.ScopeFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, ok := NormalizeEntityID(entityID)
-	if !ok {
-		return nil, store.Invalid("entityId", entityIDMessage)
-	}
 	if len(values) > maxBatchRecords {
 		return nil, store.Invalid("records", "must be at most 1000 records")
 	}
-	defs, err := s.fieldsOf(ctx, sc, id)
+	sc, id, defs, err := s.writeContext(ctx, entityID)
 	if err != nil {
 		return nil, err
 	}

@@ -1560,3 +1560,44 @@ func TestRecordRelationOptionsPaging(t *testing.T) {
 		is.Equal(next, "")
 	}, entities.Migrations)
 }
+
+// CreateRecords writes a batch in order, each record validated like
+// CreateRecord, with one created event each; one bad record refuses the
+// batch, naming it by index, and writes nothing.
+func TestRecordCreateRecordsBatch(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		svc := entities.New(db)
+		ctx, sc := storetest.NewScope(t)
+		eid := recEntityID()
+		recDefineAll(t, svc, ctx, eid, recDef(eid, "n", "integer", nil),
+			recDef(eid, "name", "text", map[string]any{"validation": []any{map[string]any{"rule": "required"}}}))
+
+		ids, err := svc.CreateRecords(ctx, eid, []map[string]any{{"n": "1", "name": "a"}, {"cf_n": 2, "name": "b"}, {"n": 3.0, "name": "c"}})
+		is.NoErr(err)
+		is.Equal(len(ids), 3)
+		for i, id := range ids {
+			r, err := svc.GetRecord(ctx, eid, id, false)
+			is.NoErr(err)
+			is.Equal(r.Values["n"], float64(i+1)) // coerced like CreateRecord
+			is.Equal(r.TenantID, sc.TenantID)
+		}
+		evs, err := store.ListEvents(t.Context(), db, store.EventFilter{TenantID: sc.TenantID, Limit: 100})
+		is.NoErr(err)
+		created := 0
+		for _, ev := range evs {
+			if ev.Type == entities.EventRecordCreated {
+				created++
+			}
+		}
+		is.Equal(created, 3)
+
+		_, err = svc.CreateRecords(ctx, eid, []map[string]any{{"n": 4, "name": "d"}, {"n": "x", "name": "e"}, {"n": 6}})
+		recWantFields(t, err, map[string]string{"[1].cf_n": "Must be a whole number", "[2].cf_name": "This field is required"})
+		is.Equal(recTotal(t, svc, ctx, eid), 3) // nothing of the bad batch
+
+		_, err = svc.CreateRecords(ctx, eid, make([]map[string]any, 1001))
+		recWantFields(t, err, map[string]string{"records": "must be at most 1000 records"})
+	}, entities.Migrations)
+}
