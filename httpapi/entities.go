@@ -385,18 +385,19 @@ func (h entityHandlers) updateRecord(w http.ResponseWriter, r *http.Request) err
 	return encode(w, http.StatusOK, map[string]any{"ok": true, "item": map[string]string{"entityId": rec.EntityID, "recordId": rec.ID}})
 }
 
+// recordRef names a record: DELETE /entities/records takes it from the
+// query or, when the query names neither, from a JSON body.
+type recordRef struct {
+	EntityID string `json:"entityId"`
+	RecordID string `json:"recordId"`
+}
+
 func (h entityHandlers) deleteRecord(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	ref := struct {
-		EntityID string `json:"entityId"`
-		RecordID string `json:"recordId"`
-	}{q.Get("entityId"), q.Get("recordId")}
+	ref := recordRef{q.Get("entityId"), q.Get("recordId")}
 	if ref.EntityID == "" && ref.RecordID == "" && r.ContentLength != 0 {
 		var err error
-		if ref, err = decode[struct {
-			EntityID string `json:"entityId"`
-			RecordID string `json:"recordId"`
-		}](r); err != nil {
+		if ref, err = decode[recordRef](r); err != nil {
 			return err
 		}
 	}
