@@ -1093,28 +1093,8 @@ func TestRecordFilterableIndex(t *testing.T) {
 			where := `tenant_id = $1 AND entity_id = '` + eid + `' AND deleted_at IS NULL AND (data -> 'code') = $2::jsonb`
 			q := `SELECT id, entity_id, data, tenant_id, COALESCE(organization_id, ''), created_at, updated_at, deleted_at
 				FROM custom_entity_records WHERE ` + where + ` ORDER BY id ASC LIMIT $3 OFFSET $4`
-			var plan strings.Builder
-			err := db.Tx(t.Context(), func(tx *store.Tx) error {
-				if _, err := tx.Exec(t.Context(), `SET LOCAL enable_seqscan = off`); err != nil {
-					return err
-				}
-				rows, err := tx.Query(t.Context(), `EXPLAIN `+q, sc.TenantID, `"C07"`, 50, 0)
-				if err != nil {
-					return err
-				}
-				defer rows.Close()
-				for rows.Next() {
-					var line string
-					if err := rows.Scan(&line); err != nil {
-						return err
-					}
-					plan.WriteString(line + "\n")
-				}
-				return rows.Err()
-			})
-			is.NoErr(err)
-			if !strings.Contains(plan.String(), name) {
-				t.Errorf("plan does not use %s:\n%s", name, plan.String())
+			if plan := recPGPlan(t, db, q, sc.TenantID, `"C07"`, 50, 0); !strings.Contains(plan, name) {
+				t.Errorf("plan does not use %s:\n%s", name, plan)
 			}
 			// A range filter and sorting by the field use it too, the sort
 			// without a Sort step.
@@ -1129,28 +1109,9 @@ func TestRecordFilterableIndex(t *testing.T) {
 				{`SELECT id FROM custom_entity_records WHERE ` + base + ` AND $2::jsonb IS NOT NULL
 					ORDER BY (data -> 'code') DESC NULLS LAST, id DESC LIMIT 50`, true},
 			} {
-				var plan strings.Builder
-				err := db.Tx(t.Context(), func(tx *store.Tx) error {
-					if _, err := tx.Exec(t.Context(), `SET LOCAL enable_seqscan = off`); err != nil {
-						return err
-					}
-					rows, err := tx.Query(t.Context(), `EXPLAIN `+c.q, sc.TenantID, `"C07"`)
-					if err != nil {
-						return err
-					}
-					defer rows.Close()
-					for rows.Next() {
-						var line string
-						if err := rows.Scan(&line); err != nil {
-							return err
-						}
-						plan.WriteString(line + "\n")
-					}
-					return rows.Err()
-				})
-				is.NoErr(err)
-				if !strings.Contains(plan.String(), name) || c.sorted && strings.Contains(plan.String(), "Sort") {
-					t.Errorf("plan of\n%s\ndoes not use %s (without a Sort step):\n%s", c.q, name, plan.String())
+				plan := recPGPlan(t, db, c.q, sc.TenantID, `"C07"`)
+				if !strings.Contains(plan, name) || c.sorted && strings.Contains(plan, "Sort") {
+					t.Errorf("plan of\n%s\ndoes not use %s (without a Sort step):\n%s", c.q, name, plan)
 				}
 			}
 		}
@@ -1216,6 +1177,36 @@ func TestRecordFilterableIndex(t *testing.T) {
 			Filters: []entities.Filter{{Key: "code", Op: entities.OpEq, Values: []string{"C07"}}}})
 		is.Equal(total, 30)
 	}, entities.Migrations)
+}
+
+// recPGPlan returns PostgreSQL's EXPLAIN of q planned with sequential
+// scans off (so that it shows whether an index can serve q at all), one
+// line a step.
+func recPGPlan(t *testing.T, db *store.DB, q string, args ...any) string {
+	t.Helper()
+	var plan strings.Builder
+	err := db.Tx(t.Context(), func(tx *store.Tx) error {
+		if _, err := tx.Exec(t.Context(), `SET LOCAL enable_seqscan = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(t.Context(), `EXPLAIN `+q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			plan.WriteString(line + "\n")
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
 }
 
 // recPlan returns SQLite's EXPLAIN QUERY PLAN of q, one step a line.
