@@ -6,8 +6,8 @@
 // manage view, a cache kept fresh across processes); records (create,
 // batch create, update, soft delete, list with filters, sorting, search
 // and export, value validation by kind and rule, an index per filterable
-// field); relation options; their routes. See the issue note for what is
-// measured and what is left.
+// field, exact totals from kept counts); relation options; their routes.
+// See the issue note for what is measured and what is left.
 //
 // # Entities
 //
@@ -102,6 +102,29 @@
 // engines can match the indexes' predicate. Creating the index locks the
 // table for writes while it builds (PostgreSQL builds it inside the
 // definition's transaction, not CONCURRENTLY).
+//
+// A filterable field's value is at most 1,500 bytes (a text's bytes, or
+// the JSON text of a list): PostgreSQL cannot index an entry of more than
+// about 2,700 bytes, and without the bound such a write would fail there
+// only. Making a field filterable while records hold longer values is
+// refused ("filterable").
+//
+// # Totals
+//
+// A list's total is exact. Counting the matches of a filter costs time in
+// proportion to their number, even from an index, and PostgreSQL cannot
+// count from an expression index without reading each matching record.
+// So the service keeps, for every filterable field, how many live records
+// of each tenant hold each scalar value, by organization (table
+// custom_entity_value_counts), written in the transaction of every record
+// write and rebuilt or dropped with the field's index. A list with one
+// equality or In filter on such a field, and no search, takes its total
+// from them: a value held by 10,000 records costs what one held by 10
+// does. Other lists count their matches. On PostgreSQL a value's count is
+// spread over 8 rows (each transaction adds to one at random), so that
+// concurrent writers of one value seldom wait for each other; record
+// updates and deletes lock their row, so that concurrent changes of one
+// record apply in turn.
 //
 // Relation options page through an entity's records in id order with an
 // opaque cursor; the label is labelField's value (the request's, else the

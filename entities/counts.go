@@ -1,0 +1,257 @@
+package entities
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Value counts: how many live records of a tenant's entity hold each value
+// of a filterable field, by organization. A list filtered by equality (or
+// In) on one filterable field takes its exact total from them, so that
+// the total of a value held by 10,000 records costs what the total of one
+// held by 10 does; counting the matches instead grows with their number
+// (see doc.go). They are written in the transaction of every record
+// write, and rebuilt or dropped with the field's index (filterable.go).
+//
+// Only scalar values are counted (text, numbers, booleans): a filter's
+// equality never matches a list or an object, so those have no counts.
+
+// countSlots spreads one value's count over several rows on PostgreSQL,
+// each transaction adding to one chosen at random, so that concurrent
+// writers of the same value seldom wait for each other's commit. SQLite
+// has one writer at a time and uses one row.
+const countSlots = 8
+
+// maxFilterableValue bounds a filterable field's value (as JSON): an index
+// entry on PostgreSQL holds at most about 2,700 bytes, and a value there
+// too long would fail the write.
+const maxFilterableValue = 1500
+
+// filterableKeys returns the keys of entityID's fields that are
+// filterable at some scope (and so have an index and counts), as q sees
+// them.
+func filterableKeys(ctx context.Context, q store.Querier, entityID string) ([]string, error) {
+	return store.Many(ctx, q, func(sc store.Scanner) (string, error) {
+		var k string
+		return k, sc.Scan(&k)
+	}, `SELECT field_key FROM custom_entity_filterable_fields WHERE entity_id = $1 ORDER BY field_key`, entityID)
+}
+
+// writeFilterableKeys is filterableKeys for a transaction about to write
+// records: it first takes the lock a write of custom_entity_records takes
+// (on PostgreSQL; SQLite's writer holds it already). A definition change
+// making a key filterable holds a lock conflicting with it while it
+// builds the key's index and counts (syncFilterableIndex), so a record
+// write either commits before that change starts (and the rebuild counts
+// it) or reads the key after it commits (and counts itself).
+func writeFilterableKeys(ctx context.Context, tx *store.Tx, entityID string) ([]string, error) {
+	if tx.Dialect().Name() == "postgres" {
+		if _, err := tx.Exec(ctx, `LOCK TABLE custom_entity_records IN ROW EXCLUSIVE MODE`); err != nil {
+			return nil, err
+		}
+	}
+	return filterableKeys(ctx, tx, entityID)
+}
+
+// checkFilterableSizes refuses values of the filterable keys longer than
+// maxFilterableValue, naming each as prefix+"cf_<key>".
+func checkFilterableSizes(v *store.ValidationError, prefix string, values map[string]any, keys []string) {
+	for _, k := range keys {
+		if x, ok := values[k]; ok && x != nil && valueSize(x) > maxFilterableValue {
+			v.Add(prefix+fieldName(k), "Must be at most 1500 bytes in a filterable field")
+		}
+	}
+}
+
+// valueSize is the size of a value as an index holds it: a text's bytes,
+// or the JSON text of anything else.
+func valueSize(x any) int {
+	if s, ok := x.(string); ok {
+		return len(s)
+	}
+	b, _ := json.Marshal(x)
+	return len(b)
+}
+
+// countedValue returns x's canonical text (equal for values the engines
+// compare equal) and the parameter the counts table stores, or ok false
+// for a value that is not counted.
+func countedValue(dialect string, x any) (canon string, param any, ok bool) {
+	switch v := x.(type) {
+	case string:
+	case bool:
+	case float64:
+		if v == 0 {
+			x = 0.0 // -0 equals 0 in both engines
+		}
+	case int:
+		x = float64(v)
+	case int64:
+		x = float64(v)
+	default:
+		return "", nil, false
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return "", nil, false
+	}
+	param, _ = valueParam(dialect, x)
+	return string(b), param, true
+}
+
+type countKey struct{ key, value, org string }
+
+type countDelta struct {
+	param any
+	n     int64
+}
+
+// countDeltas gathers one transaction's changes to the counts of an
+// entity's values, to be written at once by flush.
+type countDeltas struct {
+	dialect string
+	keys    []string
+	m       map[countKey]*countDelta
+}
+
+func newCountDeltas(dialect string, keys []string) *countDeltas {
+	return &countDeltas{dialect: dialect, keys: keys, m: map[countKey]*countDelta{}}
+}
+
+// add counts (sign +1) or uncounts (-1) a record's values of the
+// filterable keys, for the record's organization.
+func (d *countDeltas) add(values map[string]any, org string, sign int64) {
+	for _, k := range d.keys {
+		canon, param, ok := countedValue(d.dialect, values[k])
+		if !ok {
+			continue
+		}
+		ck := countKey{k, canon, org}
+		if c := d.m[ck]; c != nil {
+			c.n += sign
+		} else {
+			d.m[ck] = &countDelta{param: param, n: sign}
+		}
+	}
+}
+
+var countUpserts = store.NewBatchInsert("custom_entity_value_counts",
+	"tenant_id, entity_id, field_key, value, organization_id, slot, n",
+	"ON CONFLICT (tenant_id, entity_id, field_key, value, organization_id, slot) DO UPDATE SET n = custom_entity_value_counts.n + excluded.n")
+
+// flush writes the gathered changes for (tenantID, entityID), in key
+// order (so that concurrent transactions lock shared rows in one order).
+func (d *countDeltas) flush(ctx context.Context, tx *store.Tx, tenantID, entityID string) error {
+	keys := make([]countKey, 0, len(d.m))
+	for k, c := range d.m {
+		if c.n != 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.SortFunc(keys, func(a, b countKey) int {
+		return strings.Compare(a.key+"\x00"+a.value+"\x00"+a.org, b.key+"\x00"+b.value+"\x00"+b.org)
+	})
+	slot := 0
+	if d.dialect == "postgres" {
+		slot = rand.IntN(countSlots)
+	}
+	rows := make([][]any, len(keys))
+	for i, k := range keys {
+		c := d.m[k]
+		rows[i] = []any{tenantID, entityID, k.key, c.param, k.org, slot, c.n}
+	}
+	_, err := countUpserts.Insert(ctx, tx, rows)
+	return err
+}
+
+// countedTotal returns the number of the caller's live records of
+// entityID whose key holds one of values, from the counts, with ok false
+// when key is not (or no longer) filterable, so that the caller counts
+// the records instead. It is one statement, so it sees one state of both
+// tables.
+func countedTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID, key string, values []any) (total int, ok bool, err error) {
+	dialect := q.Dialect().Name()
+	seen := map[string]bool{}
+	c := store.Where("tenant_id = ?", sc.TenantID)
+	c.And("entity_id = ?", entityID)
+	c.And("field_key = ?", key)
+	var marks []string
+	for _, x := range values {
+		canon, param, counted := countedValue(dialect, x)
+		if !counted {
+			return 0, false, nil
+		}
+		if seen[canon] {
+			continue
+		}
+		seen[canon] = true
+		_, cast := valueParam(dialect, x)
+		marks = append(marks, c.Add(param)+cast)
+	}
+	c.And("value IN (" + strings.Join(marks, ", ") + ")")
+	if sc.OrganizationIDs != nil {
+		orgs := []string{c.Add("")}
+		for _, id := range sc.OrganizationIDs {
+			orgs = append(orgs, c.Add(id))
+		}
+		c.And("organization_id IN (" + strings.Join(orgs, ", ") + ")")
+	}
+	filterable := c.Add(entityID)
+	filterableKey := c.Add(key)
+	var counted bool
+	var sum int64
+	err = q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM custom_entity_filterable_fields WHERE entity_id = `+filterable+
+		` AND field_key = `+filterableKey+`), COALESCE((SELECT SUM(n) FROM custom_entity_value_counts WHERE `+c.SQL()+`), 0)`,
+		c.Values()...).Scan(&counted, &sum)
+	return int(sum), counted, err
+}
+
+// rebuildCounts recounts (entityID, key)'s values over every tenant's live
+// records; dropCounts forgets them.
+func rebuildCounts(ctx context.Context, tx *store.Tx, entityID, key string) error {
+	if err := dropCounts(ctx, tx, entityID, key); err != nil {
+		return err
+	}
+	// Keys are checked identifiers, written into the statement as in the
+	// indexes (filterable.go).
+	value := valueExpr(tx.Dialect().Name(), key)
+	scalar := "jsonb_typeof(" + value + ") IN ('string', 'number', 'boolean')"
+	if tx.Dialect().Name() == "sqlite" {
+		scalar = "json_type(data, '$." + key + "') IN ('text', 'integer', 'real', 'true', 'false')"
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO custom_entity_value_counts (tenant_id, entity_id, field_key, value, organization_id, slot, n)
+		SELECT tenant_id, entity_id, '`+key+`', `+value+`, COALESCE(organization_id, ''), 0, count(*) FROM custom_entity_records
+		WHERE entity_id = $1 AND deleted_at IS NULL AND `+scalar+`
+		GROUP BY tenant_id, entity_id, `+value+`, COALESCE(organization_id, '')`, entityID)
+	return err
+}
+
+func dropCounts(ctx context.Context, tx *store.Tx, entityID, key string) error {
+	_, err := tx.Exec(ctx, `DELETE FROM custom_entity_value_counts WHERE entity_id = $1 AND field_key = $2`, entityID, key)
+	return err
+}
+
+// countsFor starts a record write's count changes: it reads the entity's
+// filterable keys (writeFilterableKeys) and refuses values of them
+// (written, or kept by an update: given is what the write sets) longer
+// than an index holds.
+func countsFor(ctx context.Context, tx *store.Tx, entityID string, given map[string]any) (*countDeltas, error) {
+	keys, err := writeFilterableKeys(ctx, tx, entityID)
+	if err != nil {
+		return nil, err
+	}
+	var v store.ValidationError
+	checkFilterableSizes(&v, "", given, keys)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	return newCountDeltas(tx.Dialect().Name(), keys), nil
+}
