@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -18,8 +19,9 @@ import (
 // (see doc.go). They are written in the transaction of every record
 // write, and rebuilt or dropped with the field's index (filterable.go).
 //
-// Only scalar values are counted (text, numbers, booleans): a filter's
-// equality never matches a list or an object, so those have no counts.
+// Only scalar values are counted (numbers, booleans, and text of at most
+// maxCountedText bytes, which the counts' key can hold): a filter by
+// another value counts the records.
 
 // countSlots spreads one value's count over several rows on PostgreSQL,
 // each transaction adding to one chosen at random, so that concurrent
@@ -27,10 +29,8 @@ import (
 // has one writer at a time and uses one row.
 const countSlots = 8
 
-// maxFilterableValue bounds a filterable field's value (as JSON): an index
-// entry on PostgreSQL holds at most about 2,700 bytes, and a value there
-// too long would fail the write.
-const maxFilterableValue = 1500
+// maxCountedText bounds the text values counted (bytes).
+const maxCountedText = 1500
 
 // filterableKeys returns the keys of entityID's fields that are
 // filterable at some scope (and so have an index and counts), as q sees
@@ -58,32 +58,15 @@ func writeFilterableKeys(ctx context.Context, tx *store.Tx, entityID string) ([]
 	return filterableKeys(ctx, tx, entityID)
 }
 
-// checkFilterableSizes refuses values of the filterable keys longer than
-// maxFilterableValue, naming each as prefix+"cf_<key>".
-func checkFilterableSizes(v *store.ValidationError, prefix string, values map[string]any, keys []string) {
-	for _, k := range keys {
-		if x, ok := values[k]; ok && x != nil && valueSize(x) > maxFilterableValue {
-			v.Add(prefix+fieldName(k), "Must be at most 1500 bytes in a filterable field")
-		}
-	}
-}
-
-// valueSize is the size of a value as an index holds it: a text's bytes,
-// or the JSON text of anything else.
-func valueSize(x any) int {
-	if s, ok := x.(string); ok {
-		return len(s)
-	}
-	b, _ := json.Marshal(x)
-	return len(b)
-}
-
 // countedValue returns x's canonical text (equal for values the engines
 // compare equal) and the parameter the counts table stores, or ok false
 // for a value that is not counted.
 func countedValue(dialect string, x any) (canon string, param any, ok bool) {
 	switch v := x.(type) {
 	case string:
+		if len(v) > maxCountedText {
+			return "", nil, false
+		}
 	case bool:
 	case float64:
 		if v == 0 {
@@ -223,9 +206,12 @@ func rebuildCounts(ctx context.Context, tx *store.Tx, entityID, key string) erro
 	// Keys are checked identifiers, written into the statement as in the
 	// indexes (filterable.go).
 	value := valueExpr(tx.Dialect().Name(), key)
-	scalar := "jsonb_typeof(" + value + ") IN ('string', 'number', 'boolean')"
+	// The values countedValue counts.
+	scalar := "(jsonb_typeof(" + value + ") IN ('number', 'boolean') OR jsonb_typeof(" + value + ") = 'string' AND octet_length(" +
+		value + " #>> '{}') <= " + strconv.Itoa(maxCountedText) + ")"
 	if tx.Dialect().Name() == "sqlite" {
-		scalar = "json_type(data, '$." + key + "') IN ('text', 'integer', 'real', 'true', 'false')"
+		scalar = "(json_type(data, '$." + key + "') IN ('integer', 'real', 'true', 'false') OR json_type(data, '$." + key +
+			"') = 'text' AND length(CAST(" + value + " AS BLOB)) <= " + strconv.Itoa(maxCountedText) + ")"
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO custom_entity_value_counts (tenant_id, entity_id, field_key, value, organization_id, slot, n)
 		SELECT tenant_id, entity_id, '`+key+`', `+value+`, COALESCE(organization_id, ''), 0, count(*) FROM custom_entity_records
@@ -240,17 +226,10 @@ func dropCounts(ctx context.Context, tx *store.Tx, entityID, key string) error {
 }
 
 // countsFor starts a record write's count changes: it reads the entity's
-// filterable keys (writeFilterableKeys) and refuses values of them
-// (written, or kept by an update: given is what the write sets) longer
-// than an index holds.
-func countsFor(ctx context.Context, tx *store.Tx, entityID string, given map[string]any) (*countDeltas, error) {
+// filterable keys (writeFilterableKeys).
+func countsFor(ctx context.Context, tx *store.Tx, entityID string) (*countDeltas, error) {
 	keys, err := writeFilterableKeys(ctx, tx, entityID)
 	if err != nil {
-		return nil, err
-	}
-	var v store.ValidationError
-	checkFilterableSizes(&v, "", given, keys)
-	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	return newCountDeltas(tx.Dialect().Name(), keys), nil

@@ -88,10 +88,12 @@
 // the stored ones, null clears one, others stay. Reserved keys (id,
 // createdAt, …) are dropped from input and cannot be field keys.
 //
-// Lists filter with cf_<key>=value (coerced by the field's kind; a comma
-// makes it a list), cf_<key>In, and cf_<key>Gt|Gte|Lt|Lte for integer,
-// float, currency, date and datetime fields; keys without a definition are
-// ignored. Sorting is by id (default; ids this service makes are UUIDv7,
+// Lists filter by id (the common filter; a comma makes it a list, at most
+// 100), by search (any value's text contains it, case-folded; booleans
+// read true and false on both engines), and with cf_<key>=value (coerced
+// by the field's kind; a comma makes it a list), cf_<key>In, and
+// cf_<key>Gt|Gte|Lt|Lte for integer, float, currency, date and datetime
+// fields; keys without a definition are ignored. Sorting is by id (default; ids this service makes are UUIDv7,
 // so creation order), createdAt, updatedAt or any field. A field marked
 // filterable gets an expression index, created and dropped with its
 // definitions: (tenant, value, id) over the entity's live records
@@ -103,11 +105,15 @@
 // table for writes while it builds (PostgreSQL builds it inside the
 // definition's transaction, not CONCURRENTLY).
 //
-// A filterable field's value is at most 1,500 bytes (a text's bytes, or
-// the JSON text of a list): PostgreSQL cannot index an entry of more than
-// about 2,700 bytes, and without the bound such a write would fail there
-// only. Making a field filterable while records hold longer values is
-// refused ("filterable").
+// PostgreSQL cannot index an entry of more than about 2,700 bytes, so its
+// filterable indexes hold a value only when its jsonb text is at most
+// 1,500 bytes, and NULL for a longer one (indexedExpr): any value can be
+// written, whoever marked the field filterable (the index of an entity id
+// serves every tenant that has it). An equality filter by a value of more
+// than 1,000 bytes reads the values themselves, and on PostgreSQL a value
+// over 1,500 bytes sorts as if empty. PostgreSQL's indexes are named
+// custom_entity_records_k_<md5 prefix>: migration 0003 rebuilt 0002's
+// indexes, which held the whole value, under those names.
 //
 // # Totals
 //
@@ -120,7 +126,9 @@
 // write and rebuilt or dropped with the field's index. A list with one
 // equality or In filter on such a field, and no search, takes its total
 // from them: a value held by 10,000 records costs what one held by 10
-// does. Other lists count their matches. On PostgreSQL a value's count is
+// does. Texts over 1,500 bytes are not counted (the counts' key could not
+// hold them); other lists, and filters by such a text, count their
+// matches. On PostgreSQL a value's count is
 // spread over 8 rows (each transaction adds to one at random), so that
 // concurrent writers of one value seldom wait for each other; record
 // updates and deletes lock their row, so that concurrent changes of one

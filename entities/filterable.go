@@ -2,6 +2,8 @@ package entities
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -10,9 +12,8 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// valueExpr is the SQL expression of field key's value in a record's data,
-// in the form filters, sorting and the filterable indexes share: SQLite's
-// json_extract (numbers compare as numbers, text as text) and
+// valueExpr is the SQL expression of field key's value in a record's data:
+// SQLite's json_extract (numbers compare as numbers, text as text) and
 // PostgreSQL's jsonb value (jsonb's own order: numbers numerically,
 // strings as text). key is a checked snake_case identifier.
 func valueExpr(dialect string, key string) string {
@@ -20,6 +21,33 @@ func valueExpr(dialect string, key string) string {
 		return "(data -> '" + key + "')"
 	}
 	return "json_extract(data, '$." + key + "')"
+}
+
+// maxIndexedValue bounds the values PostgreSQL's filterable indexes hold
+// (as jsonb text): an index entry there holds at most about 2,700 bytes,
+// and a longer value would fail the record's write.
+const maxIndexedValue = 1500
+
+// indexedExpr is the expression the filterable indexes hold, and that
+// range filters, short equality filters and sorting use so that the
+// engine reads them from the index: valueExpr on SQLite; on PostgreSQL
+// valueExpr when its text is at most maxIndexedValue bytes, else NULL
+// (so a long text sorts as if empty there, and equality with a long value
+// uses valueExpr: see shortFilterValue).
+func indexedExpr(dialect string, key string) string {
+	v := valueExpr(dialect, key)
+	if dialect == "postgres" {
+		return "(CASE WHEN octet_length(" + v + "::text) <= " + strconv.Itoa(maxIndexedValue) + " THEN " + v + " END)"
+	}
+	return v
+}
+
+// shortFilterValue reports whether a record's value equal to x is held by
+// the index (indexedExpr): x's JSON is at most 1,000 bytes, which jsonb's
+// text of an equal value cannot exceed by 500.
+func shortFilterValue(x any) bool {
+	b, _ := jsonMarshal(x)
+	return len(b) <= 1000
 }
 
 // valueParam is a filter value as the engine compares it with valueExpr:
@@ -32,8 +60,14 @@ func valueParam(dialect string, x any) (any, string) {
 	return x, ""
 }
 
-// indexName names the filterable index of (entityID, key).
-func indexName(entityID, key string) string {
+// indexName names the filterable index of (entityID, key). PostgreSQL's
+// are named by an md5 prefix, which its migration 0003 computes too when
+// it rebuilds the indexes of 0002 with indexedExpr.
+func indexName(dialect, entityID, key string) string {
+	if dialect == "postgres" {
+		sum := md5.Sum([]byte(entityID + ":" + key))
+		return "custom_entity_records_k_" + hex.EncodeToString(sum[:8])
+	}
 	h := fnv.New64a()
 	h.Write([]byte(entityID + "\x00" + key))
 	return fmt.Sprintf("custom_entity_records_f_%016x", h.Sum64())
@@ -78,7 +112,7 @@ func syncFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string
 	if err != nil {
 		return err
 	}
-	name := indexName(entityID, key)
+	name := indexName(tx.Dialect().Name(), entityID, key)
 	if !filterable {
 		if listed == 0 {
 			return nil
@@ -96,21 +130,10 @@ func syncFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string
 	}
 	// organization_id rides along (the lists' scope predicate reads it),
 	// so that counting a filter's matches reads the index alone.
-	columns := "tenant_id, " + valueExpr("sqlite", key) + ", id, organization_id"
-	size := "length(CAST(json_extract(data, '$." + key + "') AS BLOB))"
+	columns := "tenant_id, " + indexedExpr("sqlite", key) + ", id, organization_id"
 	if tx.Dialect().Name() == "postgres" {
 		// Records without the value first, as on SQLite (see recordOrder).
-		columns = "tenant_id, " + valueExpr("postgres", key) + " NULLS FIRST, id) INCLUDE (organization_id"
-		size = "CASE jsonb_typeof(" + valueExpr("postgres", key) + ") WHEN 'string' THEN octet_length(data ->> '" + key +
-			"') ELSE octet_length(" + valueExpr("postgres", key) + "::text) END"
-	}
-	var tooLong bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM custom_entity_records WHERE entity_id = $1 AND deleted_at IS NULL
-		AND `+size+` > `+strconv.Itoa(maxFilterableValue)+`)`, entityID).Scan(&tooLong); err != nil {
-		return err
-	}
-	if tooLong {
-		return store.Invalid("filterable", "Records hold values of this field longer than 1500 bytes, too long to be filterable")
+		columns = "tenant_id, " + indexedExpr("postgres", key) + " NULLS FIRST, id) INCLUDE (organization_id"
 	}
 	if _, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+name+` ON custom_entity_records (`+columns+`)
 		WHERE entity_id = '`+entityID+`' AND deleted_at IS NULL`); err != nil {

@@ -32,6 +32,21 @@ type Record struct {
 	DeletedAt      *time.Time     `json:"deletedAt,omitempty"`
 }
 
+// recordEvent is a record as its events carry it: organizationId is
+// always there, null for a record of the tenant's own.
+type recordEvent struct {
+	*Record
+	OrganizationID *string `json:"organizationId"`
+}
+
+func eventOf(r *Record) recordEvent {
+	e := recordEvent{Record: r}
+	if r.OrganizationID != "" {
+		e.OrganizationID = &r.OrganizationID
+	}
+	return e
+}
+
 // RecordInput is a record as created or updated. Value keys may carry
 // the "cf_" prefix.
 type RecordInput struct {
@@ -101,7 +116,7 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 		if err != nil {
 			return err
 		}
-		counts, err := countsFor(ctx, tx, id, values)
+		counts, err := countsFor(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -118,7 +133,7 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 			return err
 		}
 		out = r
-		_, err = tx.EmitData(ctx, EventRecordCreated, sc, r)
+		_, err = tx.EmitData(ctx, EventRecordCreated, sc, eventOf(r))
 		return err
 	})
 	return out, err
@@ -143,7 +158,7 @@ func (s *Service) UpdateRecord(ctx context.Context, in RecordInput) (*Record, er
 	}
 	var out *Record
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		counts, err := countsFor(ctx, tx, id, values)
+		counts, err := countsFor(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -179,7 +194,7 @@ func (s *Service) UpdateRecord(ctx context.Context, in RecordInput) (*Record, er
 			return err
 		}
 		out = r
-		_, err = tx.EmitData(ctx, EventRecordUpdated, store.Scope{TenantID: r.TenantID, OrganizationID: r.OrganizationID}, r)
+		_, err = tx.EmitData(ctx, EventRecordUpdated, store.Scope{TenantID: r.TenantID, OrganizationID: r.OrganizationID}, eventOf(r))
 		return err
 	})
 	return out, err
@@ -197,7 +212,7 @@ func (s *Service) DeleteRecord(ctx context.Context, entityID, recordID string) e
 		return recordNotFound
 	}
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		counts, err := countsFor(ctx, tx, id, nil)
+		counts, err := countsFor(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -214,7 +229,7 @@ func (s *Service) DeleteRecord(ctx context.Context, entityID, recordID string) e
 		if err := counts.flush(ctx, tx, r.TenantID, id); err != nil {
 			return err
 		}
-		_, err = tx.EmitData(ctx, EventRecordDeleted, store.Scope{TenantID: r.TenantID, OrganizationID: r.OrganizationID}, r)
+		_, err = tx.EmitData(ctx, EventRecordDeleted, store.Scope{TenantID: r.TenantID, OrganizationID: r.OrganizationID}, eventOf(r))
 		return err
 	})
 }
@@ -312,6 +327,9 @@ type RecordQuery struct {
 	// or without cf_); SortDir asc (default) or desc.
 	SortField, SortDir string
 	WithDeleted        bool
+	// IDs, when set, keeps the records with one of these ids (the common
+	// id filter; an id that is not a UUID matches nothing).
+	IDs []string
 	// Search matches records whose values contain it (case-insensitive).
 	Search  string
 	Filters []Filter
@@ -389,13 +407,20 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 			c.And("("+strings.Join(anyOf, " OR ")+")", args...)
 			continue
 		}
+		// Filters compare the indexed form of the value (indexedExpr), but
+		// for a value too long for PostgreSQL's index.
+		indexed := indexedExpr(dialect, key)
 		switch f.Op {
 		case OpEq, OpIn:
 			marks := make([]string, len(vals))
 			args := make([]any, len(vals))
+			expr = indexed
 			for i, x := range vals {
 				p, cast := valueParam(dialect, x)
 				marks[i], args[i] = "?"+cast, p
+				if !shortFilterValue(x) {
+					expr = valueExpr(dialect, key)
+				}
 			}
 			if len(marks) == 1 {
 				c.And(expr+" = "+marks[0], args...)
@@ -409,10 +434,20 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 			}
 			op := map[string]string{OpGt: ">", OpGte: ">=", OpLt: "<", OpLte: "<="}[f.Op]
 			p, cast := valueParam(dialect, vals[0])
-			c.And(expr+" "+op+" ?"+cast, p)
+			c.And(indexed+" "+op+" ?"+cast, p)
 		default:
 			v.Add(fieldName(key), "Unknown filter operator")
 		}
+	}
+	if len(q.IDs) > 0 {
+		if len(q.IDs) > 100 {
+			return nil, 0, store.Invalid("id", "must be at most 100 ids")
+		}
+		var marks []string
+		for _, rid := range q.IDs {
+			marks = append(marks, c.Add(strings.ToLower(strings.TrimSpace(rid))))
+		}
+		c.And("id IN (" + strings.Join(marks, ", ") + ")")
 	}
 	if q.Search != "" {
 		if !store.Storable(q.Search) {
@@ -427,7 +462,7 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 	if err := v.Err(); err != nil {
 		return nil, 0, err
 	}
-	if filters != 1 || q.Search != "" || q.WithDeleted {
+	if filters != 1 || len(q.IDs) > 0 || q.Search != "" || q.WithDeleted {
 		counted = nil
 	}
 	var items []*Record
@@ -469,7 +504,9 @@ func valuesContain(d store.Dialect, param string) string {
 	if d.Name() == "postgres" {
 		return "EXISTS (SELECT 1 FROM jsonb_each_text(data) v WHERE " + d.ContainsFold("v.value", param) + ")"
 	}
-	return "EXISTS (SELECT 1 FROM json_each(data) v WHERE " + d.ContainsFold("v.value", param) + ")"
+	// json_each gives booleans as 1 and 0: read them as PostgreSQL does.
+	return "EXISTS (SELECT 1 FROM json_each(data) v WHERE " +
+		d.ContainsFold("CASE v.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE v.value END", param) + ")"
 }
 
 func rangeKind(kind string) bool {
@@ -546,7 +583,7 @@ func recordOrder(dialect string, defs map[string]*Definition, field, dir string)
 	if desc {
 		nulls = " NULLS LAST"
 	}
-	return " ORDER BY " + valueExpr(dialect, key) + d + nulls + ", id" + d, nil
+	return " ORDER BY " + indexedExpr(dialect, key) + d + nulls + ", id" + d, nil
 }
 
 // Option is one choice of a relation field: a record's id and label.
@@ -704,17 +741,10 @@ func (s *Service) CreateRecords(ctx context.Context, entityID string, values []m
 	ids := make([]string, len(values))
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
-		keys, err := writeFilterableKeys(ctx, tx, id)
+		counts, err := countsFor(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		for i, c := range clean {
-			checkFilterableSizes(&v, "["+strconv.Itoa(i)+"].", c, keys)
-		}
-		if err := v.Err(); err != nil {
-			return err
-		}
-		counts := newCountDeltas(tx.Dialect().Name(), keys)
 		rows := make([][]any, len(clean))
 		for i, c := range clean {
 			counts.add(c, sc.OrganizationID, 1)
@@ -734,7 +764,7 @@ func (s *Service) CreateRecords(ctx context.Context, entityID string, values []m
 		for i, c := range clean {
 			r := &Record{ID: ids[i], EntityID: id, Values: c, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID,
 				CreatedAt: now, UpdatedAt: now}
-			if _, err := tx.EmitData(ctx, EventRecordCreated, sc, r); err != nil {
+			if _, err := tx.EmitData(ctx, EventRecordCreated, sc, eventOf(r)); err != nil {
 				return err
 			}
 		}

@@ -304,6 +304,9 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	rq := entities.RecordQuery{EntityID: entityID, Page: p.Page, PageSize: p.PageSize, All: format != "" && full,
 		SortField: q.Get("sortField"), SortDir: q.Get("sortDir"), WithDeleted: withDeleted != nil && *withDeleted,
 		Search: q.Get("search"), Filters: recordFilters(q)}
+	if id := q.Get("id"); id != "" {
+		rq.IDs = strings.Split(id, ",")
+	}
 	items, total, err := h.svc.ListRecords(r.Context(), rq)
 	if err != nil {
 		return err

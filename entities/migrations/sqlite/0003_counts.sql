@@ -33,5 +33,6 @@ WHERE deleted_at IS NULL AND is_active AND json_type(config_json, '$.filterable'
 INSERT INTO custom_entity_value_counts (tenant_id, entity_id, field_key, value, organization_id, slot, n)
 SELECT r.tenant_id, r.entity_id, f.field_key, json_extract(r.data, '$.' || f.field_key), COALESCE(r.organization_id, ''), 0, count(*)
 FROM custom_entity_records r JOIN custom_entity_filterable_fields f ON f.entity_id = r.entity_id
-WHERE r.deleted_at IS NULL AND json_type(r.data, '$.' || f.field_key) IN ('text', 'integer', 'real', 'true', 'false')
+WHERE r.deleted_at IS NULL AND (json_type(r.data, '$.' || f.field_key) IN ('integer', 'real', 'true', 'false')
+    OR json_type(r.data, '$.' || f.field_key) = 'text' AND length(CAST(json_extract(r.data, '$.' || f.field_key) AS BLOB)) <= 1500)
 GROUP BY r.tenant_id, r.entity_id, f.field_key, json_extract(r.data, '$.' || f.field_key), COALESCE(r.organization_id, '');
