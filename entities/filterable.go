@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -51,11 +52,22 @@ func shortFilterValue(x any) bool {
 }
 
 // valueParam is a filter value as the engine compares it with valueExpr:
-// as is on SQLite, as a jsonb literal on PostgreSQL.
+// a jsonb literal on PostgreSQL; on SQLite the value json_extract reads
+// from its JSON text (a number written without a fraction or exponent is
+// an INTEGER when it fits in 64 bits, as 2^60 is, which as a REAL would
+// compare unequal).
 func valueParam(dialect string, x any) (any, string) {
 	if dialect == "postgres" {
 		b, _ := jsonMarshal(x)
 		return string(b), "::jsonb"
+	}
+	if f, ok := x.(float64); ok {
+		b, _ := jsonMarshal(f)
+		if !strings.ContainsAny(string(b), ".eE") {
+			if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+				return n, ""
+			}
+		}
 	}
 	return x, ""
 }
