@@ -1,6 +1,7 @@
 package entities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
@@ -140,7 +141,7 @@ func (d *countDeltas) flush(ctx context.Context, tx *store.Tx, tenantID, entityI
 		return nil
 	}
 	slices.SortFunc(keys, func(a, b countKey) int {
-		return strings.Compare(a.key+"\x00"+a.value+"\x00"+a.org, b.key+"\x00"+b.value+"\x00"+b.org)
+		return cmp.Or(strings.Compare(a.key, b.key), strings.Compare(a.value, b.value), strings.Compare(a.org, b.org))
 	})
 	slot := 0
 	if d.dialect == "postgres" {

@@ -738,6 +738,7 @@ func (s *Service) CreateRecords(ctx context.Context, entityID string, values []m
 	// runs it), before the transaction takes the writer.
 	recordInserts.Prepare(ctx, s.db)
 	countUpserts.Prepare(ctx, s.db)
+	s.db.PrepareEmitMany(ctx)
 	ids := make([]string, len(values))
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
@@ -761,14 +762,18 @@ func (s *Service) CreateRecords(ctx context.Context, entityID string, values []m
 		if err := counts.flush(ctx, tx, sc.TenantID, id); err != nil {
 			return err
 		}
+		events := make([]store.Event, len(clean))
 		for i, c := range clean {
 			r := &Record{ID: ids[i], EntityID: id, Values: c, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID,
 				CreatedAt: now, UpdatedAt: now}
-			if _, err := tx.EmitData(ctx, EventRecordCreated, sc, eventOf(r)); err != nil {
+			data, err := json.Marshal(eventOf(r))
+			if err != nil {
 				return err
 			}
+			events[i] = store.Event{Type: EventRecordCreated, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID, Data: data}
 		}
-		return nil
+		_, err = tx.EmitMany(ctx, events)
+		return err
 	})
 	return ids, err
 }

@@ -254,6 +254,81 @@ func TestEmitHookAndCommitListener(t *testing.T) {
 	}, widgets)
 }
 
+// EmitMany writes every event (across multi-row INSERT chunks: 50, 10
+// and 1), fills in ids and times, runs the hooks for each in order and
+// hands all to the commit listeners; a refused or invalid event writes
+// none of them.
+func TestEmitMany(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx, sc := storetest.NewScope(t)
+		var mu sync.Mutex
+		var hooked, committed []string
+		db.OnEmit(func(ctx context.Context, tx *store.Tx, ev store.Event) error {
+			if ev.Type == "storetest.refused" {
+				return errors.New("hook refused")
+			}
+			mu.Lock()
+			hooked = append(hooked, string(ev.Data))
+			mu.Unlock()
+			return nil
+		})
+		db.OnCommit(func(ctx context.Context, events []store.Event) {
+			mu.Lock()
+			for _, ev := range events {
+				committed = append(committed, string(ev.Data))
+			}
+			mu.Unlock()
+		})
+		db.PrepareEmitMany(ctx)
+		var want []string
+		evs := make([]store.Event, 61)
+		for i := range evs {
+			data := fmt.Sprintf(`{"n":%d}`, i)
+			want = append(want, data)
+			evs[i] = store.Event{Type: "storetest.many", TenantID: sc.TenantID, Data: json.RawMessage(data)}
+		}
+		var out []store.Event
+		is.NoErr(db.Tx(ctx, func(tx *store.Tx) error {
+			var err error
+			out, err = tx.EmitMany(ctx, evs)
+			return err
+		}))
+		is.Equal(len(out), 61)
+		for _, ev := range out {
+			is.True(ev.ID != "")
+			is.True(!ev.OccurredAt.IsZero())
+		}
+		mu.Lock()
+		is.Equal(hooked, want)
+		is.Equal(committed, want)
+		mu.Unlock()
+		stored, err := store.ListEvents(ctx, db, store.EventFilter{TenantID: sc.TenantID, Limit: 100})
+		is.NoErr(err)
+		is.Equal(len(stored), 61)
+		is.Equal(stored[0].ID, out[0].ID)
+		var last struct{ N int }
+		is.NoErr(json.Unmarshal(stored[60].Data, &last))
+		is.Equal(last.N, 60)
+
+		for _, bad := range [][]store.Event{
+			{{Type: "storetest.many", TenantID: sc.TenantID}, {Type: "storetest.refused", TenantID: sc.TenantID}},
+			{{Type: "storetest.many", TenantID: sc.TenantID}, {Type: "", TenantID: sc.TenantID}},
+			{{Type: "storetest.many", TenantID: sc.TenantID}, {Type: "storetest.many", TenantID: sc.TenantID, Data: json.RawMessage("{")}},
+		} {
+			err := db.Tx(ctx, func(tx *store.Tx) error {
+				_, err := tx.EmitMany(ctx, bad)
+				return err
+			})
+			is.True(err != nil)
+		}
+		stored, err = store.ListEvents(ctx, db, store.EventFilter{TenantID: sc.TenantID, Limit: 100})
+		is.NoErr(err)
+		is.Equal(len(stored), 61) // nothing from the refused batches
+	}, widgets)
+}
+
 func TestContainsFoldNonASCII(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
