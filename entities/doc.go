@@ -21,6 +21,18 @@
 // one sets deletedAt (and isActive false); upserting the id again makes
 // a new one.
 //
+// The spec's generated entities are code entities: the host registers
+// its own entity types with RegisterEntity (process-wide, at start-up,
+// next to DefineGlobal for their global fields). Every tenant's list
+// shows them with source "code"; a custom entity of the same id, the
+// tenant's or an organization's, overrides how one shows (label,
+// description, labelField, defaultEditor, showInSidebar) for that scope
+// and keeps source "code"; deleting the override shows the code entity
+// again. Records of a code entity's id are stored like any other's
+// (decision: the system the spec was written from refuses records for
+// table-backed system entities; a host keeping its own tables simply does
+// not use the records routes for them).
+//
 // # Definitions and scopes
 //
 // A field definition lives at one scope: global (tenant_id NULL, made
@@ -84,7 +96,9 @@
 // 3339 in UTC, select values within the options, lists for multi and
 // attachment fields. Then the field's validation rules apply, the first
 // failing one giving the message. Any failure refuses the whole write,
-// naming each field as "cf_<key>". Update merges: values given replace
+// naming each field as "cf_<key>". Over HTTP the values come under
+// "values", under "customFields" (the shared custom-field convention) or
+// as top-level "cf_<key>" keys, merged in that order. Update merges: values given replace
 // the stored ones, null clears one, others stay. Reserved keys (id,
 // createdAt, …) are dropped from input and cannot be field keys.
 //

@@ -43,8 +43,9 @@ type EntityInput struct {
 	IsActive      *bool  `json:"isActive"`
 }
 
-// EntitySummary is one entry of ListEntities: a custom entity (source
-// "custom") with the number of active field keys it has for the caller.
+// EntitySummary is one entry of ListEntities: a code entity (source
+// "code") or a custom one ("custom") with the number of active field
+// keys it has for the caller.
 type EntitySummary struct {
 	EntityID      string     `json:"entityId"`
 	Source        string     `json:"source"`
@@ -55,6 +56,8 @@ type EntitySummary struct {
 	ShowInSidebar bool       `json:"showInSidebar"`
 	UpdatedAt     *time.Time `json:"updatedAt,omitempty"`
 	Count         int        `json:"count"`
+
+	active bool // a code entity, or an active custom one (the sidebar's)
 }
 
 // Scope names of a definition.

@@ -1598,3 +1598,67 @@ func TestDefinitionsResultNotShared(t *testing.T) {
 		is.Equal(again[0].Kind, "text")
 	}, entities.Migrations)
 }
+
+// Code entities (the spec's generated entities) are listed for every
+// tenant with source "code" and their field counts; a tenant's or an
+// organization's custom entity of the same id overrides how one is shown
+// (and keeps source "code"), for its own scope only; deleting the
+// override shows the code entity again.
+func TestCodeEntities(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		svc := entities.New(db)
+		orgCtx, tenantCtx, sc := scopes(t)
+		otherTenant, _ := storetest.NewScope(t)
+		code, custom := newEntityID(), newEntityID()
+		is.NoErr(svc.RegisterEntity(entities.CodeEntity{EntityID: strings.Replace(code, ".", ":", 1), Label: "Leads",
+			LabelField: "name", ShowInSidebar: true}))
+		is.True(svc.RegisterEntity(entities.CodeEntity{EntityID: "Bad Id", Label: "x"}) != nil)
+		is.True(svc.RegisterEntity(entities.CodeEntity{EntityID: newEntityID()}) != nil) // no label
+		_, err := svc.DefineGlobal(tenantCtx, entities.DefinitionInput{EntityID: code, Key: "score", Kind: "integer"})
+		is.NoErr(err)
+		define(t, svc, orgCtx, text(code, "org_note", "Note"))
+		upsert(t, svc, tenantCtx, entities.EntityInput{EntityID: custom, Label: "Tickets"})
+
+		byID := func(list []entities.EntitySummary) map[string]entities.EntitySummary {
+			m := map[string]entities.EntitySummary{}
+			for _, e := range list {
+				m[e.EntityID] = e
+			}
+			return m
+		}
+		// Every tenant sees the code entity.
+		other := byID(listEntities(t, svc, otherTenant))
+		is.Equal(other[code].Source, "code")
+		is.Equal(other[code].Label, "Leads")
+		is.Equal(other[code].LabelField, "name")
+		is.Equal(other[code].Count, 1) // the global field
+		is.True(other[code].UpdatedAt == nil)
+		is.Equal(len(other), 1) // not the other tenant's custom entity
+		org := byID(listEntities(t, svc, orgCtx))
+		is.Equal(org[code].Count, 2) // global + the organization's
+		is.Equal(org[custom].Source, "custom")
+		is.Equal(org[custom].Label, "Tickets")
+		is.Equal(len(sidebar(t, svc, orgCtx)), 1)
+
+		// The organization overrides how the code entity shows, for itself.
+		upsert(t, svc, orgCtx, entities.EntityInput{EntityID: code, Label: "Prospects", ShowInSidebar: ptr(false)})
+		org = byID(listEntities(t, svc, orgCtx))
+		is.Equal(org[code].Source, "code")
+		is.Equal(org[code].Label, "Prospects")
+		is.Equal(org[code].LabelField, "")
+		is.True(org[code].UpdatedAt != nil)
+		is.Equal(len(org), 2) // no second entry for the override
+		is.Equal(len(sidebar(t, svc, orgCtx)), 0)
+		is.Equal(byID(listEntities(t, svc, tenantCtx))[code].Label, "Leads")
+		is.Equal(byID(listEntities(t, svc, otherOrg(t, sc)))[code].Label, "Leads")
+
+		// Deleting the override shows the code entity again.
+		is.NoErr(svc.DeleteEntity(orgCtx, code))
+		org = byID(listEntities(t, svc, orgCtx))
+		is.Equal(org[code].Label, "Leads")
+		is.True(org[code].UpdatedAt == nil)
+		is.Equal(len(sidebar(t, svc, orgCtx)), 1)
+	}, entities.Migrations)
+}

@@ -56,6 +56,7 @@ var ErrNotFound = store.Errorf(store.ErrNotFound, "Not found")
 type Service struct {
 	db    *store.DB
 	cache *vcache.Cache[cacheKey, []*Definition]
+	code  codeEntities
 }
 
 type cacheKey struct{ tenantID, orgID, entityID string }
@@ -157,9 +158,11 @@ func (s *Service) DeleteEntity(ctx context.Context, entityID string) error {
 	})
 }
 
-// ListEntities returns the custom entities the caller sees (its
-// organization's winning over the tenant's of the same id), by entity id,
-// each with the number of active field keys it has for the caller.
+// ListEntities returns the entities the caller sees, by entity id: the
+// code entities (RegisterEntity; source "code") and the custom ones
+// (source "custom"; the organization's winning over the tenant's of the
+// same id, and overriding a code entity of that id), each with the
+// number of active field keys it has for the caller.
 func (s *Service) ListEntities(ctx context.Context) ([]EntitySummary, error) {
 	return s.entities(ctx, false)
 }
@@ -180,21 +183,16 @@ func (s *Service) entities(ctx context.Context, sidebar bool) ([]EntitySummary, 
 		return nil, err
 	}
 	out := []EntitySummary{}
-	for i, e := range list {
-		if i > 0 && list[i-1].EntityID == e.EntityID {
-			continue // the organization's comes first
-		}
-		if sidebar && (!e.ShowInSidebar || !e.IsActive) {
+	for _, sum := range summarize(s.codeList(), list) {
+		if sidebar && (!sum.ShowInSidebar || !sum.active) {
 			continue
 		}
-		fields, err := s.resolved(ctx, sc, e.EntityID)
+		fields, err := s.resolved(ctx, sc, sum.EntityID)
 		if err != nil {
 			return nil, err
 		}
-		updated := e.UpdatedAt
-		out = append(out, EntitySummary{EntityID: e.EntityID, Source: "custom", Label: e.Label, Description: e.Description,
-			LabelField: e.LabelField, DefaultEditor: e.DefaultEditor, ShowInSidebar: e.ShowInSidebar, UpdatedAt: &updated,
-			Count: len(fields)})
+		sum.Count = len(fields)
+		out = append(out, sum)
 	}
 	return out, nil
 }

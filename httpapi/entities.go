@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -358,8 +359,56 @@ func humanize(key string) string {
 	return strings.Join(words, " ")
 }
 
+// decodeRecord reads a record write's body: entityId, recordId, and the
+// values under "values", under "customFields" (the shared convention's
+// name) or as top-level "cf_<key>" keys, merged in that order.
+func decodeRecord(r *http.Request) (entities.RecordInput, error) {
+	var in entities.RecordInput
+	body, err := decode[map[string]json.RawMessage](r)
+	if err != nil {
+		return in, err
+	}
+	field := func(name string, dst any) error {
+		raw, ok := body[name]
+		if !ok || string(raw) == "null" {
+			return nil
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return store.Invalid(name, "has the wrong type")
+		}
+		return nil
+	}
+	var custom map[string]any
+	for name, dst := range map[string]any{"entityId": &in.EntityID, "recordId": &in.RecordID, "values": &in.Values,
+		"customFields": &custom} {
+		if err := field(name, dst); err != nil {
+			return in, err
+		}
+	}
+	for k, raw := range body {
+		if !strings.HasPrefix(k, "cf_") {
+			continue
+		}
+		var x any
+		if err := json.Unmarshal(raw, &x); err != nil {
+			return in, store.Invalid(k, "is not a value")
+		}
+		if custom == nil {
+			custom = map[string]any{}
+		}
+		custom[k] = x
+	}
+	if len(custom) > 0 && in.Values == nil {
+		in.Values = map[string]any{}
+	}
+	for k, x := range custom {
+		in.Values[k] = x
+	}
+	return in, nil
+}
+
 func (h entityHandlers) createRecord(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[entities.RecordInput](r)
+	in, err := decodeRecord(r)
 	if err != nil {
 		return err
 	}
@@ -374,7 +423,7 @@ func (h entityHandlers) createRecord(w http.ResponseWriter, r *http.Request) err
 }
 
 func (h entityHandlers) updateRecord(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[entities.RecordInput](r)
+	in, err := decodeRecord(r)
 	if err != nil {
 		return err
 	}

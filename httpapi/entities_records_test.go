@@ -14,6 +14,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -804,5 +805,53 @@ func TestEntityRecordsSearchUnstorable(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// Record bodies take values under "values", under "customFields" (the
+// shared custom-field convention) or as top-level cf_<key> keys, merged;
+// a wrongly typed part is a 400 naming it, and a code entity registered
+// by the host shows in GET /entities/entities with source "code".
+func TestEntityRecordsBodyForms(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		f := recSetup(t, db)
+		f.define(recField{Key: "a", Kind: "text"}, recField{Key: "b", Kind: "integer"}, recField{Key: "c", Kind: "text"})
+		body := f.e.do("POST", recRecords, f.key, map[string]any{"entityId": f.eid, "values": map[string]any{"a": "x"},
+			"customFields": map[string]any{"b": 2}, "cf_c": "z"}).expect(200).JSON()
+		id := body["item"].(map[string]any)["recordId"].(string)
+		rec := f.e.do("GET", recRecords+"?entityId="+f.eid+"&id="+id, f.key, nil).expect(200).JSON()
+		items := recItems(t, rec)
+		is.Equal(len(items), 1)
+		is.Equal(items[0]["a"], "x")
+		is.Equal(items[0]["b"], 2.0)
+		is.Equal(items[0]["c"], "z")
+		f.e.do("PUT", recRecords, f.key, map[string]any{"entityId": f.eid, "recordId": id, "cf_b": 3}).expect(200)
+		items = recItems(t, f.e.do("GET", recRecords+"?entityId="+f.eid+"&id="+id, f.key, nil).expect(200).JSON())
+		is.Equal(items[0]["b"], 3.0)
+		is.Equal(items[0]["a"], "x") // merged
+		f.e.do("POST", recRecords, f.key, map[string]any{"entityId": f.eid, "customFields": map[string]any{"b": "abc"}}).expect(400)
+		for _, bad := range []map[string]any{
+			{"entityId": f.eid, "values": "x"},
+			{"entityId": f.eid, "customFields": []any{1}},
+			{"entityId": 5, "values": map[string]any{}},
+		} {
+			f.e.do("POST", recRecords, f.key, bad).expect(400)
+		}
+
+		code := "host.leads_" + randomHex(3)
+		is.NoErr(f.e.kit.Entities.RegisterEntity(entities.CodeEntity{EntityID: code, Label: "Leads"}))
+		list := f.e.do("GET", "/api/entities/entities", f.key, nil).expect(200).JSON()
+		found := false
+		for _, x := range list["items"].([]any) {
+			if it := x.(map[string]any); it["entityId"] == code {
+				found = true
+				is.Equal(it["source"], "code")
+				is.Equal(it["label"], "Leads")
+				is.Equal(it["count"], 0.0)
+			}
+		}
+		is.True(found)
 	})
 }
