@@ -100,6 +100,7 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 	if err != nil {
 		return nil, err
 	}
+	dropNulls(values)
 	if err := missingRequired(defs, values); err != nil {
 		return nil, err
 	}
@@ -137,6 +138,16 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 		return err
 	})
 	return out, err
+}
+
+// dropNulls removes null values: a new record simply has no value there
+// (null means "clear" only to an update).
+func dropNulls(values map[string]any) {
+	for k, v := range values {
+		if v == nil {
+			delete(values, k)
+		}
+	}
 }
 
 // UpdateRecord validates in.Values and merges them into the record
@@ -719,6 +730,7 @@ func (s *Service) CreateRecords(ctx context.Context, entityID string, values []m
 	clean := make([]map[string]any, len(values))
 	for i, vals := range values {
 		c, err := cleanValues(defs, vals)
+		dropNulls(c)
 		if err == nil {
 			err = missingRequired(defs, c)
 		}

@@ -168,6 +168,21 @@ func TestRecordCreateGetUpdateDelete(t *testing.T) {
 		is.Equal(got.OrganizationID, sc.OrganizationID)
 		is.True(got.CreatedAt.Equal(r.CreatedAt))
 
+		// A null on create is no value (not a stored null), in a batch too.
+		n, err := svc.CreateRecord(ctx, entities.RecordInput{EntityID: eid, Values: map[string]any{"name": "N", "note": nil}})
+		is.NoErr(err)
+		is.Equal(recJSON(t, n.Values), `{"name":"N"}`)
+		got, err = svc.GetRecord(ctx, eid, n.ID, false)
+		is.NoErr(err)
+		is.Equal(recJSON(t, got.Values), `{"name":"N"}`)
+		ids, err := svc.CreateRecords(ctx, eid, []map[string]any{{"qty": nil, "name": "B"}})
+		is.NoErr(err)
+		got, err = svc.GetRecord(ctx, eid, ids[0], false)
+		is.NoErr(err)
+		is.Equal(recJSON(t, got.Values), `{"name":"B"}`)
+		is.NoErr(svc.DeleteRecord(ctx, eid, n.ID))
+		is.NoErr(svc.DeleteRecord(ctx, eid, ids[0]))
+
 		// The colon form names the same entity; ids are case-insensitive.
 		colon := strings.Replace(eid, ".", ":", 1)
 		got, err = svc.GetRecord(ctx, colon, strings.ToUpper(r.ID), false)
