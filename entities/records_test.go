@@ -168,20 +168,24 @@ func TestRecordCreateGetUpdateDelete(t *testing.T) {
 		is.Equal(got.OrganizationID, sc.OrganizationID)
 		is.True(got.CreatedAt.Equal(r.CreatedAt))
 
-		// A null on create is no value (not a stored null), in a batch too.
-		n, err := svc.CreateRecord(ctx, entities.RecordInput{EntityID: eid, Values: map[string]any{"name": "N", "note": nil}})
+		// A null on create is no value (not a stored null), in a batch
+		// and in an update that creates too.
+		other := recEntityID()
+		recDefineAll(t, svc, ctx, other, recDef(other, "name", "text", nil), recDef(other, "qty", "integer", nil))
+		n, err := svc.CreateRecord(ctx, entities.RecordInput{EntityID: other, Values: map[string]any{"name": "N", "qty": nil}})
 		is.NoErr(err)
 		is.Equal(recJSON(t, n.Values), `{"name":"N"}`)
-		got, err = svc.GetRecord(ctx, eid, n.ID, false)
+		got, err = svc.GetRecord(ctx, other, n.ID, false)
 		is.NoErr(err)
 		is.Equal(recJSON(t, got.Values), `{"name":"N"}`)
-		ids, err := svc.CreateRecords(ctx, eid, []map[string]any{{"qty": nil, "name": "B"}})
+		ids, err := svc.CreateRecords(ctx, other, []map[string]any{{"qty": nil, "name": "B"}})
 		is.NoErr(err)
-		got, err = svc.GetRecord(ctx, eid, ids[0], false)
+		got, err = svc.GetRecord(ctx, other, ids[0], false)
 		is.NoErr(err)
 		is.Equal(recJSON(t, got.Values), `{"name":"B"}`)
-		is.NoErr(svc.DeleteRecord(ctx, eid, n.ID))
-		is.NoErr(svc.DeleteRecord(ctx, eid, ids[0]))
+		u, err := svc.UpdateRecord(ctx, entities.RecordInput{EntityID: other, RecordID: "new", Values: map[string]any{"qty": nil}})
+		is.NoErr(err)
+		is.Equal(recJSON(t, u.Values), `{}`)
 
 		// The colon form names the same entity; ids are case-insensitive.
 		colon := strings.Replace(eid, ".", ":", 1)
