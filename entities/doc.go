@@ -1,13 +1,14 @@
 // Package entities is the custom entities and custom fields area.
 //
-// Status (issue 6, started): custom entities (upsert, soft delete, list,
-// sidebar list); custom field definitions across scopes (define, batch
-// with field sets, delete as a tombstone, restore, the resolved view, the
-// manage view, a cache kept fresh across processes); records (create,
-// batch create, update, soft delete, list with filters, sorting, search
-// and export, value validation by kind and rule, an index per filterable
-// field, exact totals from kept counts); relation options; their routes.
-// See the issue note for what is measured and what is left.
+// Status (issue 6): custom entities (upsert, soft delete, list, sidebar
+// list) and code entities registered by the host; custom field
+// definitions across scopes (define, batch with field sets, delete as a
+// tombstone, restore, the resolved view, the manage view, a cache kept
+// fresh across processes); records (create, batch create, update, soft
+// delete, list with filters, sorting, search and export, value validation
+// by kind and rule, an index per filterable field, exact totals from kept
+// counts); relation options; their routes. Measured in BENCHMARKS.md
+// ("Entities: records at scale").
 //
 // # Entities
 //
