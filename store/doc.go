@@ -28,7 +28,13 @@
 // DB.Prepare prepares a statement that write transactions run often
 // (SQLite parses a long multi-row INSERT for longer than it takes to run
 // it); Tx.Exec of the same text then reuses it. PostgreSQL's driver caches
-// every statement itself, so there it does nothing.
+// every statement itself, so there it does nothing. On SQLite, read
+// transactions keep every statement text they run (up to 1,024) prepared
+// on the reader pool: the first read of a text runs it unprepared and has
+// it prepared in the background (preparing on the pool from inside a read
+// could wait for a reader while holding one); later reads reuse it, each
+// reader connection preparing it once. Parsing was about a third of a
+// records list's time.
 //
 // # Transactions and time
 //

@@ -19,6 +19,66 @@ type sqlEngine struct {
 	// prepared are statements prepared on the writer (DB.Prepare), by
 	// text; write transactions run those texts through them.
 	prepared sync.Map // string → *sql.Stmt
+	// reads are statements read transactions ran, prepared on the reader
+	// pool, so that a read does not parse its statement again: parsing a
+	// records list's statements cost SQLite about a third of the list.
+	reads readStmts
+}
+
+// maxReadStmts bounds the statement texts readStmts keeps; past it, reads
+// run unprepared (texts are the service's own, a few per query shape).
+const maxReadStmts = 1024
+
+// readStmts caches statements prepared on the reader pool, by text. A
+// text is prepared on the pool in the background the first time a read
+// runs it (that read runs it unprepared): preparing on the pool from
+// inside a read transaction could wait for a reader connection while
+// holding one. Later reads reuse it, each reader connection preparing it
+// once on its own connection (sql.Tx.StmtContext).
+type readStmts struct {
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt // nil value: being prepared
+	closed bool
+}
+
+// get returns q's statement, or nil (not prepared yet, being prepared, or
+// the cache is full), starting its preparation on pool when new.
+func (c *readStmts) get(pool *sql.DB, q string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if stmt, ok := c.m[q]; ok || c.closed || len(c.m) >= maxReadStmts {
+		return stmt
+	}
+	if c.m == nil {
+		c.m = map[string]*sql.Stmt{}
+	}
+	c.m[q] = nil
+	go func() {
+		stmt, err := pool.PrepareContext(context.Background(), q)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		switch {
+		case err != nil:
+			delete(c.m, q) // a later read tries again
+		case c.closed:
+			_ = stmt.Close()
+		default:
+			c.m[q] = stmt
+		}
+	}()
+	return nil
+}
+
+func (c *readStmts) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, stmt := range c.m {
+		if stmt != nil {
+			_ = stmt.Close()
+		}
+	}
+	c.m = nil
 }
 
 // fileLocks holds one WithLock mutex per database file.
@@ -61,7 +121,10 @@ func (e *sqlEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) 
 		return nil, err
 	}
 	if readOnly {
-		return sqlTx{tx: tx}, nil
+		if e.read == e.write {
+			return sqlTx{tx: tx}, nil // one connection (in memory): nothing to share
+		}
+		return sqlTx{tx: tx, reads: &e.reads, pool: e.read}, nil
 	}
 	return sqlTx{tx: tx, prepared: &e.prepared}, nil
 }
@@ -94,6 +157,7 @@ func (e *sqlEngine) close() error {
 		_ = v.(*sql.Stmt).Close()
 		return true
 	})
+	e.reads.close()
 	err := e.write.Close()
 	if e.read != e.write {
 		if rerr := e.read.Close(); err == nil {
@@ -106,6 +170,8 @@ func (e *sqlEngine) close() error {
 type sqlTx struct {
 	tx       *sql.Tx
 	prepared *sync.Map // the engine's prepared statements; nil when read-only
+	reads    *readStmts // the reader pool's statements; nil when writing
+	pool     *sql.DB    // the reader pool, with reads
 }
 
 func (t sqlTx) exec(ctx context.Context, q string, args []any) (int64, error) {
@@ -134,11 +200,29 @@ func (t sqlTx) preparedStmt(q string) (*sql.Stmt, bool) {
 	return v.(*sql.Stmt), true
 }
 
+// readStmt returns q prepared on the reader pool for a read transaction,
+// or nil.
+func (t sqlTx) readStmt(ctx context.Context, q string) *sql.Stmt {
+	if t.reads == nil {
+		return nil
+	}
+	if stmt := t.reads.get(t.pool, q); stmt != nil {
+		return t.tx.StmtContext(ctx, stmt)
+	}
+	return nil
+}
+
 func (t sqlTx) query(ctx context.Context, q string, args []any) (Rows, error) {
+	if stmt := t.readStmt(ctx, q); stmt != nil {
+		return stmt.QueryContext(ctx, args...)
+	}
 	return t.tx.QueryContext(ctx, q, args...)
 }
 
 func (t sqlTx) queryRow(ctx context.Context, q string, args []any) Row {
+	if stmt := t.readStmt(ctx, q); stmt != nil {
+		return stmt.QueryRowContext(ctx, args...)
+	}
 	return t.tx.QueryRowContext(ctx, q, args...)
 }
 
