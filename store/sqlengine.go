@@ -169,7 +169,7 @@ func (e *sqlEngine) close() error {
 
 type sqlTx struct {
 	tx       *sql.Tx
-	prepared *sync.Map // the engine's prepared statements; nil when read-only
+	prepared *sync.Map  // the engine's prepared statements; nil when read-only
 	reads    *readStmts // the reader pool's statements; nil when writing
 	pool     *sql.DB    // the reader pool, with reads
 }
