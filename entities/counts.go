@@ -163,6 +163,7 @@ func (d *countDeltas) flush(ctx context.Context, tx *store.Tx, tenantID, entityI
 // tables.
 func countedTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID, key string, values []any) (total int, ok bool, err error) {
 	dialect := q.Dialect().Name()
+	_, cast := valueParam(dialect, "")
 	seen := map[string]bool{}
 	c := store.Where("tenant_id = ?", sc.TenantID)
 	c.And("entity_id = ?", entityID)
@@ -177,7 +178,6 @@ func countedTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID
 			continue
 		}
 		seen[canon] = true
-		_, cast := valueParam(dialect, x)
 		marks = append(marks, c.Add(param)+cast)
 	}
 	c.And("value IN (" + strings.Join(marks, ", ") + ")")

@@ -401,7 +401,6 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 		if (f.Op == OpEq || f.Op == OpIn) && !multi(d) {
 			counted = &countable{key, vals}
 		}
-		expr := valueExpr(dialect, key)
 		if multi(d) && (f.Op == OpEq || f.Op == OpIn) {
 			// A list value matches when it holds any of the values (no
 			// index serves this).
@@ -410,7 +409,7 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 			for _, x := range vals {
 				if dialect == "postgres" {
 					b, _ := json.Marshal([]any{x})
-					anyOf, args = append(anyOf, expr+" @> ?::jsonb"), append(args, string(b))
+					anyOf, args = append(anyOf, valueExpr(dialect, key)+" @> ?::jsonb"), append(args, string(b))
 				} else {
 					anyOf, args = append(anyOf, "EXISTS (SELECT 1 FROM json_each(data, '$."+key+"') WHERE value = ?)"), append(args, x)
 				}
@@ -419,13 +418,13 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 			continue
 		}
 		// Filters compare the indexed form of the value (indexedExpr), but
-		// for a value too long for PostgreSQL's index.
+		// equality with a value too long for PostgreSQL's index.
 		indexed := indexedExpr(dialect, key)
 		switch f.Op {
 		case OpEq, OpIn:
 			marks := make([]string, len(vals))
 			args := make([]any, len(vals))
-			expr = indexed
+			expr := indexed
 			for i, x := range vals {
 				p, cast := valueParam(dialect, x)
 				marks[i], args[i] = "?"+cast, p
