@@ -1,6 +1,7 @@
 package entities_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -9,6 +10,31 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
+
+// benchFields are the fields of the benchmarks' and the scale test's
+// entity: 10, 3 of them filterable.
+var benchFields = []entities.DefinitionInput{
+	{Key: "category", Kind: "text", ConfigJSON: map[string]any{"filterable": true}},
+	{Key: "code", Kind: "text", ConfigJSON: map[string]any{"filterable": true}},
+	{Key: "amount", Kind: "integer", ConfigJSON: map[string]any{"filterable": true}},
+	{Key: "title", Kind: "text"}, {Key: "notes", Kind: "multiline"}, {Key: "price", Kind: "float"},
+	{Key: "active", Kind: "boolean"}, {Key: "due", Kind: "date"}, {Key: "phone", Kind: "phone"}, {Key: "owner", Kind: "text"},
+}
+
+// defineBenchEntity defines benchFields on "bench.items".
+func defineBenchEntity(t testing.TB, svc *entities.Service, ctx context.Context) {
+	t.Helper()
+	if _, err := svc.Batch(ctx, entities.BatchInput{EntityID: "bench.items", Definitions: benchFields}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// benchItem is record n of the benchmarks' entity, with the amount given.
+func benchItem(n int, amount float64) map[string]any {
+	return map[string]any{"category": fmt.Sprintf("cat-%02d", n%100), "code": fmt.Sprintf("C%08d", n),
+		"amount": amount, "title": fmt.Sprintf("Item %d", n), "notes": "Some notes about this item",
+		"price": 12.5, "active": n%2 == 0, "due": "2026-11-22", "phone": "+48 600 000 000", "owner": "user-1"}
+}
 
 // BenchmarkCreateRecords inserts batches of 1,000 records of the scale
 // test's entity (10 fields, 3 filterable) through CreateRecords, against
@@ -22,24 +48,13 @@ func BenchmarkCreateRecords(b *testing.B) {
 	db := storetest.SQLite(b, entities.Migrations)
 	svc := entities.New(db)
 	ctx, sc := storetest.NewScope(b)
-	fields := []entities.DefinitionInput{
-		{Key: "category", Kind: "text", ConfigJSON: map[string]any{"filterable": true}},
-		{Key: "code", Kind: "text", ConfigJSON: map[string]any{"filterable": true}},
-		{Key: "amount", Kind: "integer", ConfigJSON: map[string]any{"filterable": true}},
-		{Key: "title", Kind: "text"}, {Key: "notes", Kind: "multiline"}, {Key: "price", Kind: "float"},
-		{Key: "active", Kind: "boolean"}, {Key: "due", Kind: "date"}, {Key: "phone", Kind: "phone"}, {Key: "owner", Kind: "text"},
-	}
-	if _, err := svc.Batch(ctx, entities.BatchInput{EntityID: "bench.items", Definitions: fields}); err != nil {
-		b.Fatal(err)
-	}
+	defineBenchEntity(b, svc, ctx)
 	n := 0
 	batch := func() []map[string]any {
 		out := make([]map[string]any, 1000)
 		for i := range out {
 			n++
-			out[i] = map[string]any{"category": fmt.Sprintf("cat-%02d", n%100), "code": fmt.Sprintf("C%08d", n),
-				"amount": float64(n % 100000), "title": fmt.Sprintf("Item %d", n), "notes": "Some notes about this item",
-				"price": 12.5, "active": n%2 == 0, "due": "2026-11-22", "phone": "+48 600 000 000", "owner": "user-1"}
+			out[i] = benchItem(n, float64(n%100000))
 		}
 		return out
 	}
@@ -82,23 +97,12 @@ func BenchmarkListRecords(b *testing.B) {
 	db := storetest.SQLite(b, entities.Migrations)
 	svc := entities.New(db)
 	ctx, _ := storetest.NewScope(b)
-	fields := []entities.DefinitionInput{
-		{Key: "category", Kind: "text", ConfigJSON: map[string]any{"filterable": true}},
-		{Key: "code", Kind: "text", ConfigJSON: map[string]any{"filterable": true}},
-		{Key: "amount", Kind: "integer", ConfigJSON: map[string]any{"filterable": true}},
-		{Key: "title", Kind: "text"}, {Key: "notes", Kind: "multiline"}, {Key: "price", Kind: "float"},
-		{Key: "active", Kind: "boolean"}, {Key: "due", Kind: "date"}, {Key: "phone", Kind: "phone"}, {Key: "owner", Kind: "text"},
-	}
-	if _, err := svc.Batch(ctx, entities.BatchInput{EntityID: "bench.items", Definitions: fields}); err != nil {
-		b.Fatal(err)
-	}
+	defineBenchEntity(b, svc, ctx)
 	for n := 0; n < 20000; n += 1000 {
 		batch := make([]map[string]any, 1000)
 		for i := range batch {
 			k := n + i
-			batch[i] = map[string]any{"category": fmt.Sprintf("cat-%02d", k%100), "code": fmt.Sprintf("C%08d", k),
-				"amount": float64(k % 2000), "title": fmt.Sprintf("Item %d", k), "notes": "Some notes about this item",
-				"price": 12.5, "active": k%2 == 0, "due": "2026-11-22", "phone": "+48 600 000 000", "owner": "user-1"}
+			batch[i] = benchItem(k, float64(k%2000))
 		}
 		if _, err := svc.CreateRecords(ctx, "bench.items", batch); err != nil {
 			b.Fatal(err)

@@ -38,17 +38,7 @@ func TestRecordsScale(t *testing.T) {
 		svc := entities.New(db)
 		ctx, _ := storetest.NewScope(t)
 		const entity = "bench.items"
-		fields := []entities.DefinitionInput{
-			{Key: "category", Kind: "text", ConfigJSON: map[string]any{"filterable": true}},
-			{Key: "code", Kind: "text", ConfigJSON: map[string]any{"filterable": true}},
-			{Key: "amount", Kind: "integer", ConfigJSON: map[string]any{"filterable": true}},
-			{Key: "title", Kind: "text"}, {Key: "notes", Kind: "multiline"}, {Key: "price", Kind: "float"},
-			{Key: "active", Kind: "boolean"}, {Key: "due", Kind: "date"}, {Key: "phone", Kind: "phone"},
-			{Key: "owner", Kind: "text"},
-		}
-		if _, err := svc.Batch(ctx, entities.BatchInput{EntityID: entity, Definitions: fields}); err != nil {
-			t.Fatal(err)
-		}
+		defineBenchEntity(t, svc, ctx)
 		rng := rand.New(rand.NewPCG(1, 2))
 		record := func(n int) map[string]any {
 			return map[string]any{"category": fmt.Sprintf("cat-%02d", n%100), "code": fmt.Sprintf("C%08d", n),
