@@ -379,9 +379,11 @@ func decodeRecord(r *http.Request) (entities.RecordInput, error) {
 		return nil
 	}
 	var custom map[string]any
-	for name, dst := range map[string]any{"entityId": &in.EntityID, "recordId": &in.RecordID, "values": &in.Values,
-		"customFields": &custom} {
-		if err := field(name, dst); err != nil {
+	for _, f := range []struct {
+		name string
+		dst  any
+	}{{"entityId", &in.EntityID}, {"recordId", &in.RecordID}, {"values", &in.Values}, {"customFields", &custom}} {
+		if err := field(f.name, f.dst); err != nil {
 			return in, err
 		}
 	}
