@@ -419,12 +419,20 @@ func testFailureDoesNotBlock(t *testing.T, db *store.DB, svc *webhooks.Service, 
 		full, err := svc.GetDelivery(ctx, d.ID)
 		is.NoErr(err)
 		is.NoErr(json.Unmarshal(full.Payload, &data))
+		want := 1
 		if data.Data.N == 3 {
-			is.Equal(d.Attempt, 2)
+			want = 2
 			is.Equal(d.MessageID, got[retry].msgID)
-		} else {
-			is.Equal(d.Attempt, 1)
 		}
+		if d.Attempt != want {
+			// Seen once under heavy load (event 3 delivered as attempt 1
+			// after two sends): the timeline, for whoever meets it next.
+			timeline(t, svc, ctx, hook.ID)
+			for i, a := range got {
+				t.Logf("arrival %2d: n=%2d at %s msg=%s", i+1, a.n, a.at.Format("15:04:05.000"), a.msgID)
+			}
+		}
+		is.Equal(d.Attempt, want)
 	}
 }
 
