@@ -39,6 +39,12 @@ type readStmts struct {
 	mu     sync.Mutex
 	m      map[string]*sql.Stmt // nil value: being prepared
 	closed bool
+	// preparing counts the background preparations, which close waits
+	// for (cancelling those still waiting for a connection), so that none
+	// touches the database after it is closed.
+	preparing sync.WaitGroup
+	cancel    context.CancelFunc
+	ctx       context.Context
 }
 
 // get returns q's statement, or nil (not prepared yet, being prepared, or
@@ -51,10 +57,13 @@ func (c *readStmts) get(pool *sql.DB, q string) *sql.Stmt {
 	}
 	if c.m == nil {
 		c.m = map[string]*sql.Stmt{}
+		c.ctx, c.cancel = context.WithCancel(context.Background())
 	}
 	c.m[q] = nil
+	c.preparing.Add(1)
 	go func() {
-		stmt, err := pool.PrepareContext(context.Background(), q)
+		defer c.preparing.Done()
+		stmt, err := pool.PrepareContext(c.ctx, q)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		switch {
@@ -71,8 +80,14 @@ func (c *readStmts) get(pool *sql.DB, q string) *sql.Stmt {
 
 func (c *readStmts) close() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closed = true
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.mu.Unlock()
+	c.preparing.Wait() // each closes its statement, seeing closed
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, stmt := range c.m {
 		if stmt != nil {
 			_ = stmt.Close()
