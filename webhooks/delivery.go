@@ -397,7 +397,8 @@ func (s *Service) Test(ctx context.Context, id string) (*Delivery, error) {
 
 // Retry gives a failed or expired delivery one more attempt (the same
 // message id), queued with the webhook's other deliveries in order of its
-// event. Other statuses are store.ErrConflict.
+// event, and returns it as queued (pending). Other statuses are
+// store.ErrConflict.
 func (s *Service) Retry(ctx context.Context, id string) (*Delivery, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {
@@ -406,11 +407,13 @@ func (s *Service) Retry(ctx context.Context, id string) (*Delivery, error) {
 	if !s.Enabled() {
 		return nil, ErrDisabled
 	}
+	var out *Delivery
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		d, err := getDelivery(ctx, tx, sc, id)
 		if err != nil {
 			return deliveryNotFound(err)
 		}
+		out = d
 		if d.Status != StatusFailed && d.Status != StatusExpired {
 			return store.Errorf(store.ErrConflict, "Only a failed or expired delivery can be retried (this one is %s)", d.Status)
 		}
@@ -424,7 +427,9 @@ func (s *Service) Retry(ctx context.Context, id string) (*Delivery, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.GetDelivery(ctx, id)
+	// As queued: a drain may already be sending it by the time a re-read
+	// would run.
+	return out, nil
 }
 
 // DeliveryFilter selects deliveries, newest first. Limit defaults to 50.
