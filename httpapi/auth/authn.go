@@ -141,7 +141,7 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identit
 	var claims sessionClaims
 	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return s.cfg.SecretKey, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(),
-		jwt.WithTimeFunc(s.db.Now))
+		jwt.WithTimeFunc(s.db.Now), jwt.WithStrictDecoding())
 	if err != nil {
 		return nil, ErrUnauthenticated
 	}
