@@ -198,6 +198,15 @@ func allDelivered(t *testing.T, svc *webhooks.Service, ctx context.Context, webh
 			t.Fatal(err)
 		}
 		if total == want && delivered == want {
+			// Read again: the list above may predate the last delivery
+			// (delivered is final, so this read is the settled state).
+			// Returning that older list made the attempt checks of
+			// TestQueueFailureDoesNotBlock and TestQueueRateLimitYields
+			// fail now and then under load.
+			ds, _, err = svc.ListDeliveries(ctx, webhooks.DeliveryFilter{WebhookID: webhookID, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
 			return ds
 		}
 		if time.Now().After(deadline) {
@@ -419,20 +428,12 @@ func testFailureDoesNotBlock(t *testing.T, db *store.DB, svc *webhooks.Service, 
 		full, err := svc.GetDelivery(ctx, d.ID)
 		is.NoErr(err)
 		is.NoErr(json.Unmarshal(full.Payload, &data))
-		want := 1
 		if data.Data.N == 3 {
-			want = 2
+			is.Equal(d.Attempt, 2)
 			is.Equal(d.MessageID, got[retry].msgID)
+		} else {
+			is.Equal(d.Attempt, 1)
 		}
-		if d.Attempt != want {
-			// Seen once under heavy load (event 3 delivered as attempt 1
-			// after two sends): the timeline, for whoever meets it next.
-			timeline(t, svc, ctx, hook.ID)
-			for i, a := range got {
-				t.Logf("arrival %2d: n=%2d at %s msg=%s", i+1, a.n, a.at.Format("15:04:05.000"), a.msgID)
-			}
-		}
-		is.Equal(d.Attempt, want)
 	}
 }
 
@@ -516,9 +517,6 @@ func TestQueueRateLimitYields(t *testing.T) {
 		is.NoErr(err)
 		ds := allDelivered(t, svc, ctx, hook.ID, 2)
 		for _, d := range ds {
-			if d.Attempt != 1 { // seen once under heavy load (attempt 0): the timeline, for whoever meets it next
-				timeline(t, svc, ctx, hook.ID)
-			}
 			is.Equal(d.Attempt, 1) // the unsent one's claim was given back
 		}
 		got := rcv.arrivals()
