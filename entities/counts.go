@@ -43,22 +43,6 @@ func filterableKeys(ctx context.Context, q store.Querier, entityID string) ([]st
 	}, `SELECT field_key FROM custom_entity_filterable_fields WHERE entity_id = $1 ORDER BY field_key`, entityID)
 }
 
-// writeFilterableKeys is filterableKeys for a transaction about to write
-// records: it first takes the lock a write of custom_entity_records takes
-// (on PostgreSQL; SQLite's writer holds it already). A definition change
-// making a key filterable holds a lock conflicting with it while it
-// builds the key's index and counts (syncFilterableIndex), so a record
-// write either commits before that change starts (and the rebuild counts
-// it) or reads the key after it commits (and counts itself).
-func writeFilterableKeys(ctx context.Context, tx *store.Tx, entityID string) ([]string, error) {
-	if tx.Dialect().Name() == "postgres" {
-		if _, err := tx.Exec(ctx, `LOCK TABLE custom_entity_records IN ROW EXCLUSIVE MODE`); err != nil {
-			return nil, err
-		}
-	}
-	return filterableKeys(ctx, tx, entityID)
-}
-
 // countedValue returns x's canonical text (equal for values the engines
 // compare equal) and the parameter the counts table stores, or ok false
 // for a value that is not counted.
@@ -226,10 +210,21 @@ func dropCounts(ctx context.Context, tx *store.Tx, entityID, key string) error {
 	return err
 }
 
-// countsFor starts a record write's count changes: it reads the entity's
-// filterable keys (writeFilterableKeys).
+// countsFor starts a record write's count changes with the entity's
+// filterable keys. It first takes the lock a write of
+// custom_entity_records takes (on PostgreSQL; SQLite's writer holds it
+// already): a definition change making a key filterable holds a lock
+// conflicting with it while it builds the key's index and counts
+// (syncFilterableIndex), so a record write either commits before that
+// change starts (and the rebuild counts it) or reads the key after it
+// commits (and counts itself).
 func countsFor(ctx context.Context, tx *store.Tx, entityID string) (*countDeltas, error) {
-	keys, err := writeFilterableKeys(ctx, tx, entityID)
+	if tx.Dialect().Name() == "postgres" {
+		if _, err := tx.Exec(ctx, `LOCK TABLE custom_entity_records IN ROW EXCLUSIVE MODE`); err != nil {
+			return nil, err
+		}
+	}
+	keys, err := filterableKeys(ctx, tx, entityID)
 	if err != nil {
 		return nil, err
 	}

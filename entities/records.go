@@ -371,8 +371,10 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 		c.And("deleted_at IS NULL")
 	}
 	var v store.ValidationError
-	// An equality or In filter alone may take its total from the value
-	// counts (counts.go).
+	// An equality or In filter alone on a field the caller sees as
+	// filterable may take its total from the value counts (counts.go);
+	// for others there are none to look up (or, defined filterable only
+	// at another scope, counting them gives the same total).
 	type countable struct {
 		key  string
 		vals []any
@@ -398,7 +400,7 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 			continue
 		}
 		filters++
-		if (f.Op == OpEq || f.Op == OpIn) && !multi(d) {
+		if (f.Op == OpEq || f.Op == OpIn) && !multi(d) && isFilterable(d) {
 			counted = &countable{key, vals}
 		}
 		if multi(d) && (f.Op == OpEq || f.Op == OpIn) {

@@ -80,6 +80,12 @@ func missingRequired(defs map[string]*Definition, values map[string]any) error {
 	return v.Err()
 }
 
+// isFilterable reports whether d marks its field filterable.
+func isFilterable(d *Definition) bool {
+	f, _ := d.ConfigJSON["filterable"].(bool)
+	return f
+}
+
 func multi(d *Definition) bool {
 	m, _ := d.ConfigJSON["multi"].(bool)
 	return m
