@@ -102,7 +102,7 @@ func TestDirectoryRolesAndKeys(t *testing.T) {
 		is.Equal(created["roles"], []any{map[string]any{"id": viewer, "name": "viewer"}})
 
 		// The secret is never listed again.
-		list := e.do("GET", "/api/api_keys/keys", secret, nil).expect(200)
+		list := e.do("GET", "/api/api_keys/keys", admin, nil).expect(200)
 		is.True(!strings.Contains(string(list.Body), secret))
 		is.True(!strings.Contains(string(list.Body), "secret"))
 		is.Equal(list.JSON()["total"], float64(2))
@@ -114,6 +114,11 @@ func TestDirectoryRolesAndKeys(t *testing.T) {
 				is.Equal(len(k["roles"].([]any)), 1) // the fixture key's one role
 			}
 		}
+
+		// The viewer, limited to Sales, lists Sales' keys only (not the admin's, in Acme's head organization).
+		viewed := e.do("GET", "/api/api_keys/keys", secret, nil).expect(200).JSON()
+		is.Equal(viewed["total"], float64(1))
+		is.Equal(viewed["items"].([]any)[0].(map[string]any)["id"], created["id"])
 
 		// The viewer key may read keys but not create them; 403 lists what is missing.
 		r := e.do("POST", "/api/api_keys/keys", secret, map[string]any{"name": "x"}).expect(403).JSON()

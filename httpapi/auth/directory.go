@@ -66,7 +66,9 @@ type OrganizationInput struct {
 }
 
 // CreateOrganization creates an organization in the actor's tenant (or,
-// for a super admin, the named one).
+// for a super admin, the named one). A caller limited to some
+// organizations creates only children of those (parentId is required and
+// must be one of them).
 func (s *Service) CreateOrganization(ctx context.Context, actor *Identity, in OrganizationInput) (*Organization, error) {
 	tenantID, err := actingTenant(actor, in.TenantID)
 	if err != nil {
@@ -88,6 +90,9 @@ func (s *Service) CreateOrganization(ctx context.Context, actor *Identity, in Or
 				return notFoundField(err, "parentId", "organization not found in this tenant")
 			}
 			o.ParentID = &in.ParentID
+		}
+		if !managesOrganization(actor, in.ParentID) {
+			return outOfOrganizationScope("parentId")
 		}
 		if err := insertOrg(ctx, tx, o); err != nil {
 			return err
@@ -122,8 +127,10 @@ func (s *Service) ListOrganizations(ctx context.Context, actor *Identity, tenant
 }
 
 // DeleteOrganization soft-deletes an organization of the actor's tenant (a
-// super admin's: any tenant). One with live children is a conflict; its
-// users and keys stop working.
+// super admin's: any tenant). The actor must manage the organization (else
+// it is not found) and every organization under it (else ErrForbidden);
+// one with live children is then a conflict. Its users and keys stop
+// working.
 func (s *Service) DeleteOrganization(ctx context.Context, actor *Identity, id string) error {
 	return s.tx(ctx, func(tx *store.Tx) error {
 		tenantID := actor.TenantID
@@ -136,11 +143,20 @@ func (s *Service) DeleteOrganization(ctx context.Context, actor *Identity, id st
 		if _, err := getOrg(ctx, tx, tenantID, id); err != nil {
 			return notFound(err, "organization not found")
 		}
-		n, err := countChildren(ctx, tx, tenantID, id)
+		if !managesOrganization(actor, id) {
+			return notFound(store.ErrNotFound, "organization not found")
+		}
+		orgs, err := listOrgs(ctx, tx, tenantID)
 		if err != nil {
 			return err
 		}
-		if n > 0 {
+		descendants := descendantsOf(orgs, id)
+		for _, d := range descendants {
+			if !managesOrganization(actor, d) {
+				return store.Errorf(store.ErrForbidden, "organization has descendants outside your access")
+			}
+		}
+		if n := countDirectChildren(orgs, id); n > 0 {
 			return store.Errorf(store.ErrConflict, "organization has %d child organizations; delete them first", n)
 		}
 		if err := deleteOrg(ctx, tx, tenantID, id, tx.Now()); err != nil {
@@ -149,6 +165,39 @@ func (s *Service) DeleteOrganization(ctx context.Context, actor *Identity, id st
 		_, err = tx.EmitData(ctx, EventOrganizationDeleted, store.Scope{TenantID: tenantID, OrganizationID: id}, map[string]string{"id": id})
 		return err
 	})
+}
+
+// descendantsOf returns the ids of the organizations under id in orgs (a
+// tenant's live organizations), at any depth.
+func descendantsOf(orgs []*Organization, id string) []string {
+	children := map[string][]string{}
+	for _, o := range orgs {
+		if o.ParentID != nil {
+			children[*o.ParentID] = append(children[*o.ParentID], o.ID)
+		}
+	}
+	var out []string
+	seen := map[string]bool{id: true}
+	for queue := []string{id}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range children[queue[0]] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}
+
+func countDirectChildren(orgs []*Organization, id string) int {
+	n := 0
+	for _, o := range orgs {
+		if o.ParentID != nil && *o.ParentID == id {
+			n++
+		}
+	}
+	return n
 }
 
 func orgTenant(ctx context.Context, q store.Querier, id string) (string, error) {

@@ -33,7 +33,9 @@ type APIKeyInput struct {
 }
 
 // CreateAPIKey creates an API key and returns it with its secret, which is
-// not stored and cannot be shown again.
+// not stored and cannot be shown again. The key's organization must be one
+// the actor manages (a caller limited to some organizations creates no
+// tenant-level key), and its roles ones the actor may grant (CheckGrant).
 func (s *Service) CreateAPIKey(ctx context.Context, actor *Identity, in APIKeyInput) (*APIKey, string, error) {
 	for attempt := 1; ; attempt++ {
 		secret := generateSecret()
@@ -94,6 +96,9 @@ func createAPIKeyTx(ctx context.Context, tx *store.Tx, actor *Identity, tenantID
 			return nil, notFoundField(err, "organizationId", "organization not found in this tenant")
 		}
 	}
+	if !managesOrganization(actor, orgID) {
+		return nil, outOfOrganizationScope("organizationId")
+	}
 	roles, err := resolveRoles(ctx, tx, actor, tenantID, "roles", in.Roles)
 	if err != nil {
 		return nil, err
@@ -124,13 +129,19 @@ func createAPIKeyTx(ctx context.Context, tx *store.Tx, actor *Identity, tenantID
 }
 
 // ListAPIKeys lists the live keys of the actor's tenant (or the named
-// one), newest first. Secrets are never listed.
+// one), newest first: for a caller limited to some organizations, the
+// tenant-level keys and those of its organizations. Secrets are never
+// listed.
 func (s *Service) ListAPIKeys(ctx context.Context, actor *Identity, tenantID string, offset, limit int) ([]*APIKey, int, error) {
 	tenantID, err := actingTenant(actor, tenantID)
 	if err != nil {
 		return nil, 0, err
 	}
-	rows, total, err := listKeys(ctx, s.db, tenantID, offset, limit)
+	sc := store.Scope{TenantID: tenantID}
+	if !actor.IsSuperAdmin {
+		sc.OrganizationIDs = actor.OrganizationIDs
+	}
+	rows, total, err := listKeys(ctx, s.db, sc, offset, limit)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -155,21 +166,39 @@ func (s *Service) ListAPIKeys(ctx context.Context, actor *Identity, tenantID str
 
 // DeleteAPIKey deletes a key of the actor's tenant (a super admin's: any);
 // it stops working at once in this process and within the cache TTL in
-// others.
+// others. A key outside the organizations the actor manages is not found;
+// a key whose roles the actor could not grant (CheckGrant) is
+// ErrEscalation: nobody revokes a credential above its own access.
 func (s *Service) DeleteAPIKey(ctx context.Context, actor *Identity, id string) error {
 	return s.tx(ctx, func(tx *store.Tx) error {
-		tenantID := actor.TenantID
-		if actor.IsSuperAdmin {
-			if err := tx.QueryRow(ctx, `SELECT tenant_id FROM auth_api_keys WHERE id = $1 AND deleted_at IS NULL`, id).Scan(&tenantID); err != nil {
-				return notFound(err, "API key not found")
-			}
+		k, err := getKey(ctx, tx, id)
+		if err == nil && !actor.IsSuperAdmin && (k.TenantID != actor.TenantID || !managesOrganization(actor, deref(k.OrganizationID))) {
+			err = store.ErrNotFound
+		}
+		if err != nil {
+			return notFound(err, "API key not found")
+		}
+		tenantID := k.TenantID
+		roles, err := rolesOf(ctx, tx, "auth_api_key_roles", "key_id", id)
+		if err != nil {
+			return err
+		}
+		if err := checkRoleGrants(actor, roles); err != nil {
+			return escalation("cannot delete a key with access you do not hold: %s", store.PublicMessage(err))
 		}
 		if err := deleteKey(ctx, tx, tenantID, id, tx.Now()); err != nil {
 			return notFound(err, "API key not found")
 		}
-		_, err := tx.EmitData(ctx, EventAPIKeyDeleted, store.Scope{TenantID: tenantID}, map[string]string{"id": id})
+		_, err = tx.EmitData(ctx, EventAPIKeyDeleted, store.Scope{TenantID: tenantID}, map[string]string{"id": id})
 		return err
 	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func prefixOf(secret string) string { return secret[:min(len(secret), keyPrefixLength)] }

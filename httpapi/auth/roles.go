@@ -16,7 +16,9 @@ import (
 var featurePattern = regexp.MustCompile(`^(\*|[a-z0-9_]+(\.[a-z0-9_]+)*(\.\*)?)$`)
 
 // CreateRole creates a role without features in the actor's tenant (or,
-// for a super admin, the named one).
+// for a super admin, the named one). A caller limited to some
+// organizations creates roles limited to the same ones, so that it can
+// then manage them (see CheckGrant).
 func (s *Service) CreateRole(ctx context.Context, actor *Identity, name, tenantID string) (*Role, error) {
 	tenantID, err := actingTenant(actor, tenantID)
 	if err != nil {
@@ -33,6 +35,9 @@ func (s *Service) CreateRole(ctx context.Context, actor *Identity, name, tenantI
 			return notFoundField(err, "tenantId", "tenant not found")
 		}
 		r = &Role{ID: store.NewID(), TenantID: tenantID, Name: name, Features: []string{}, CreatedAt: tx.Now(), UpdatedAt: tx.Now()}
+		if !actor.IsSuperAdmin && actor.OrganizationIDs != nil {
+			r.Organizations = slices.Clone(actor.OrganizationIDs)
+		}
 		if err := insertRole(ctx, tx, r); err != nil {
 			if isConflict(err) {
 				return store.Errorf(store.ErrConflict, "role %q already exists", name)
@@ -84,6 +89,11 @@ func (o *OptionalList) UnmarshalJSON(b []byte) error {
 
 // SetRoleACL replaces a role's features (and optionally its super-admin
 // flag and organizations).
+//
+// The caller must manage the role (its organization restriction lies
+// within the caller's, otherwise the role is not found), must be able to
+// grant what the role holds now (it cannot strip a role above its own
+// access), and must be able to grant what the role will hold (CheckGrant).
 func (s *Service) SetRoleACL(ctx context.Context, actor *Identity, in ACLInput) (*Role, error) {
 	v := &store.ValidationError{}
 	if in.RoleID == "" {
@@ -109,8 +119,11 @@ func (s *Service) SetRoleACL(ctx context.Context, actor *Identity, in ACLInput) 
 		if r, err = s.roleForActor(ctx, tx, actor, in.RoleID); err != nil {
 			return err
 		}
-		if (r.IsSuperAdmin || (in.IsSuperAdmin != nil && *in.IsSuperAdmin)) && !actor.IsSuperAdmin {
-			return store.Errorf(store.ErrForbidden, "only super admins may change super-admin roles")
+		if r.IsSuperAdmin && !actor.IsSuperAdmin {
+			return escalation("only super admins may change super-admin roles")
+		}
+		if err := CheckGrant(actor, AccessOf(r)); err != nil {
+			return escalation("the role holds access you do not: %s", store.PublicMessage(err))
 		}
 		r.Features = dedupe(in.Features)
 		if in.IsSuperAdmin != nil {
@@ -127,6 +140,9 @@ func (s *Service) SetRoleACL(ctx context.Context, actor *Identity, in ACLInput) 
 				}
 			}
 		}
+		if err := CheckGrant(actor, AccessOf(r)); err != nil {
+			return err
+		}
 		r.UpdatedAt = tx.Now()
 		if err := updateRoleACL(ctx, tx, r); err != nil {
 			return err
@@ -137,20 +153,24 @@ func (s *Service) SetRoleACL(ctx context.Context, actor *Identity, in ACLInput) 
 	return r, err
 }
 
-// roleForActor loads a role by id: in the actor's tenant, or any tenant
-// for a super admin. Another tenant's role is "not found".
+// roleForActor loads a role the actor manages by id: in the actor's
+// tenant, or any tenant for a super admin. Another tenant's role, and a
+// role outside the actor's organizations (managesRole), is "not found".
 func (s *Service) roleForActor(ctx context.Context, q store.Querier, actor *Identity, id string) (*Role, error) {
 	if actor.IsSuperAdmin {
 		r, err := store.One(ctx, q, scanRole, `SELECT `+roleColumns+` FROM auth_roles WHERE id = $1`, id)
 		return r, notFound(err, "role not found")
 	}
 	r, err := getRole(ctx, q, actor.TenantID, id)
+	if err == nil && !managesRole(actor, r) {
+		err = store.ErrNotFound
+	}
 	return r, notFound(err, "role not found")
 }
 
-// resolveRoles finds roles of a tenant by id or name. Unknown roles are a
-// validation error on field; super-admin roles may be granted by super
-// admins only.
+// resolveRoles finds the roles of a tenant that the actor hands to a
+// credential, by id or name. Unknown roles are a validation error on
+// field; a role the actor may not grant (CheckGrant) is ErrEscalation.
 func resolveRoles(ctx context.Context, q store.Querier, actor *Identity, tenantID, field string, refs []string) ([]*Role, error) {
 	var roles []*Role
 	for _, ref := range dedupe(refs) {
@@ -164,12 +184,9 @@ func resolveRoles(ctx context.Context, q store.Querier, actor *Identity, tenantI
 		if err != nil {
 			return nil, err
 		}
-		if r.IsSuperAdmin && !actor.IsSuperAdmin {
-			return nil, store.Errorf(store.ErrForbidden, "only super admins may grant the super-admin role %q", r.Name)
-		}
 		roles = append(roles, r)
 	}
-	return roles, nil
+	return roles, checkRoleGrants(actor, roles)
 }
 
 // UserInput creates a user.
@@ -181,7 +198,8 @@ type UserInput struct {
 }
 
 // CreateUser creates a user in the organization's tenant, which must be
-// the actor's unless the actor is a super admin.
+// the actor's unless the actor is a super admin. The organization must be
+// one the actor manages, and the roles ones it may grant (CheckGrant).
 func (s *Service) CreateUser(ctx context.Context, actor *Identity, in UserInput) (*User, error) {
 	v := &store.ValidationError{}
 	email := normalizeEmail(in.Email)
@@ -221,6 +239,9 @@ func createUserTx(ctx context.Context, tx *store.Tx, actor *Identity, in UserInp
 	}
 	if _, err := getOrg(ctx, tx, tenantID, in.OrganizationID); err != nil {
 		return nil, notFoundField(err, "organizationId", "organization not found")
+	}
+	if !managesOrganization(actor, in.OrganizationID) {
+		return nil, outOfOrganizationScope("organizationId")
 	}
 	roles, err := resolveRoles(ctx, tx, actor, tenantID, "roles", in.Roles)
 	if err != nil {

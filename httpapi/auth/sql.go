@@ -66,13 +66,6 @@ func listOrgs(ctx context.Context, q store.Querier, tenantID string) ([]*Organiz
 		WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY name, id`, tenantID)
 }
 
-func countChildren(ctx context.Context, q store.Querier, tenantID, id string) (int, error) {
-	var n int
-	err := q.QueryRow(ctx, `SELECT count(*) FROM auth_organizations
-		WHERE tenant_id = $1 AND parent_id = $2 AND deleted_at IS NULL`, tenantID, id).Scan(&n)
-	return n, err
-}
-
 func deleteOrg(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
 	return store.ExecOne(ctx, q, `UPDATE auth_organizations SET deleted_at = $3
 		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id, now)
@@ -260,14 +253,24 @@ func keyByPrefix(ctx context.Context, q store.Querier, prefix string) (k *keyRow
 	return k, live, err
 }
 
-func listKeys(ctx context.Context, q store.Querier, tenantID string, offset, limit int) ([]*keyRow, int, error) {
+// listKeys pages the live keys the scope may read: its tenant's, limited
+// to its organizations (and the tenant-level keys) when it has a list.
+func listKeys(ctx context.Context, q store.Querier, sc store.Scope, offset, limit int) ([]*keyRow, int, error) {
+	c := sc.Readable("tenant_id", "organization_id")
+	c.And("deleted_at IS NULL")
 	var total int
-	if err := q.QueryRow(ctx, `SELECT count(*) FROM auth_api_keys WHERE tenant_id = $1 AND deleted_at IS NULL`, tenantID).Scan(&total); err != nil {
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM auth_api_keys WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	items, err := store.Many(ctx, q, scanKey, `SELECT `+keyColumns+` FROM auth_api_keys
-		WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id LIMIT $2 OFFSET $3`, tenantID, limit, offset)
+	where := c.SQL()
+	page := c.OrderPage("created_at", "id", true, limit, offset)
+	items, err := store.Many(ctx, q, scanKey, `SELECT `+keyColumns+` FROM auth_api_keys WHERE `+where+page, c.Values()...)
 	return items, total, err
+}
+
+// getKey loads a live key by id, in any tenant.
+func getKey(ctx context.Context, q store.Querier, id string) (*keyRow, error) {
+	return store.One(ctx, q, scanKey, `SELECT `+keyColumns+` FROM auth_api_keys WHERE id = $1 AND deleted_at IS NULL`, id)
 }
 
 func deleteKey(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
