@@ -130,6 +130,27 @@
 // custom_entity_records_k_<md5 prefix>: migration 0003 rebuilt 0002's
 // indexes, which held the whole value, under those names.
 //
+// # Record ids
+//
+// A record's key is (tenant, id) (migration 0004): ids are unique within
+// a tenant, not across tenants. A create may name its id (a UUID); an id
+// that a record of another tenant holds is free for the caller, so the
+// create succeeds and answers exactly as for an unused id, and nothing
+// tells a tenant which ids other tenants use. Only a record of the
+// caller's own tenant with that id, deleted or not, of any entity and
+// organization, is a conflict (409 "A record with this id already
+// exists"). Every read, update and delete names the caller's tenant, so
+// two tenants' records of one id never touch. Batch creates always make
+// fresh ids. (Decision: the issue also allowed keeping one global key and
+// making a fresh id when the requested one belongs to another tenant;
+// that answer still differs from a free id's, since the id returned is
+// not the one asked for, so it keeps a weaker signal; scoping the key
+// removes it, and lookups already filtered by tenant.) Migration 0004
+// changes the key in place on PostgreSQL; SQLite cannot, so it rebuilds
+// custom_entity_records, and the service makes the filterable indexes
+// the rebuild dropped again before its first list (restoreIndexes). The
+// value counts hold no record ids and need no change.
+//
 // # Totals
 //
 // A list's total is exact. Counting the matches of a filter costs time in

@@ -124,12 +124,11 @@ func syncFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string
 	if err != nil {
 		return err
 	}
-	name := indexName(tx.Dialect().Name(), entityID, key)
 	if !filterable {
 		if listed == 0 {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
+		if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+indexName(tx.Dialect().Name(), entityID, key)); err != nil {
 			return err
 		}
 		return dropCounts(ctx, tx, entityID, key)
@@ -140,16 +139,102 @@ func syncFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string
 	if listed == 1 {
 		return nil // already filterable: its index and counts are kept up to date
 	}
-	// organization_id rides along (the lists' scope predicate reads it),
-	// so that counting a filter's matches reads the index alone.
-	columns := "tenant_id, " + indexedExpr("sqlite", key) + ", id, organization_id"
-	if tx.Dialect().Name() == "postgres" {
-		// Records without the value first, as on SQLite (see recordOrder).
-		columns = "tenant_id, " + indexedExpr("postgres", key) + " NULLS FIRST, id) INCLUDE (organization_id"
-	}
-	if _, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+name+` ON custom_entity_records (`+columns+`)
-		WHERE entity_id = '`+entityID+`' AND deleted_at IS NULL`); err != nil {
+	if err := createFilterableIndex(ctx, tx, entityID, key); err != nil {
 		return err
 	}
 	return rebuildCounts(ctx, tx, entityID, key)
+}
+
+// createFilterableIndex makes (entityID, key)'s index unless it exists.
+func createFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string) error {
+	dialect := tx.Dialect().Name()
+	// organization_id rides along (the lists' scope predicate reads it),
+	// so that counting a filter's matches reads the index alone.
+	columns := "tenant_id, " + indexedExpr("sqlite", key) + ", id, organization_id"
+	if dialect == "postgres" {
+		// Records without the value first, as on SQLite (see recordOrder).
+		columns = "tenant_id, " + indexedExpr("postgres", key) + " NULLS FIRST, id) INCLUDE (organization_id"
+	}
+	_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+indexName(dialect, entityID, key)+` ON custom_entity_records (`+columns+`)
+		WHERE entity_id = '`+entityID+`' AND deleted_at IS NULL`)
+	return err
+}
+
+// filterableField is a row of custom_entity_filterable_fields.
+type filterableField struct{ entityID, key string }
+
+// restoreIndexes makes, on SQLite, the filterable indexes that
+// custom_entity_filterable_fields lists and the database lacks: migration
+// 0004 rebuilt custom_entity_records (SQLite cannot change a primary key
+// in place), which drops the table's indexes, and SQL alone cannot name
+// them (indexName hashes). The lists call it first; it looks once per
+// service (one query, and a write transaction only when an index is
+// missing) and again after a failure. Without the indexes the lists are
+// right but read every record of the tenant's entity. PostgreSQL changed
+// the key in place and kept its indexes.
+func (s *Service) restoreIndexes(ctx context.Context) error {
+	if s.indexesRestored.Load() {
+		return nil
+	}
+	s.restoreMu.Lock()
+	defer s.restoreMu.Unlock()
+	if s.indexesRestored.Load() {
+		return nil
+	}
+	if s.db.Dialect().Name() != "sqlite" {
+		s.indexesRestored.Store(true)
+		return nil
+	}
+	missing := func(ctx context.Context, q store.Querier) ([]filterableField, error) {
+		listed, err := store.Many(ctx, q, func(sc store.Scanner) (filterableField, error) {
+			var f filterableField
+			return f, sc.Scan(&f.entityID, &f.key)
+		}, `SELECT entity_id, field_key FROM custom_entity_filterable_fields`)
+		if err != nil {
+			return nil, err
+		}
+		names, err := store.Many(ctx, q, func(sc store.Scanner) (string, error) {
+			var n string
+			return n, sc.Scan(&n)
+		}, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'custom_entity_records'`)
+		if err != nil {
+			return nil, err
+		}
+		have := make(map[string]bool, len(names))
+		for _, n := range names {
+			have[n] = true
+		}
+		var out []filterableField
+		for _, f := range listed {
+			if !have[indexName("sqlite", f.entityID, f.key)] {
+				out = append(out, f)
+			}
+		}
+		return out, nil
+	}
+	fs, err := missing(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if len(fs) > 0 {
+		// Read again under the writer, so that a key another process made
+		// plain meanwhile gets no index.
+		err = s.db.Tx(ctx, func(tx *store.Tx) error {
+			fs, err := missing(ctx, tx)
+			if err != nil {
+				return err
+			}
+			for _, f := range fs {
+				if err := createFilterableIndex(ctx, tx, f.entityID, f.key); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.indexesRestored.Store(true)
+	return nil
 }

@@ -90,7 +90,10 @@ func (s *Service) writeContext(ctx context.Context, entityID string) (store.Scop
 
 // CreateRecord validates in.Values against the entity's field definitions
 // and stores a new record. A recordId that is not a UUID is ignored and
-// a new id made; a UUID is used as the id.
+// a new id made; a UUID is used as the id. Record ids are unique per
+// tenant (the key is (tenant_id, id)): an id another tenant's record holds
+// is free for the caller, and only a record of the caller's own tenant
+// with that id is a conflict ("A record with this id already exists").
 func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, error) {
 	sc, id, defs, err := s.writeContext(ctx, in.EntityID)
 	if err != nil {
@@ -196,8 +199,8 @@ func (s *Service) UpdateRecord(ctx context.Context, in RecordInput) (*Record, er
 			return err
 		}
 		r.UpdatedAt = tx.Now()
-		if err := store.ExecOne(ctx, tx, `UPDATE custom_entity_records SET data = $2, updated_at = $3 WHERE id = $1`,
-			r.ID, string(data), r.UpdatedAt); err != nil {
+		if err := store.ExecOne(ctx, tx, `UPDATE custom_entity_records SET data = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`,
+			r.TenantID, r.ID, string(data), r.UpdatedAt); err != nil {
 			return err
 		}
 		counts.add(r.Values, r.OrganizationID, 1)
@@ -233,7 +236,8 @@ func (s *Service) DeleteRecord(ctx context.Context, entityID, recordID string) e
 		}
 		now := tx.Now()
 		r.DeletedAt, r.UpdatedAt = &now, now
-		if err := store.ExecOne(ctx, tx, `UPDATE custom_entity_records SET deleted_at = $2, updated_at = $2 WHERE id = $1`, r.ID, now); err != nil {
+		if err := store.ExecOne(ctx, tx, `UPDATE custom_entity_records SET deleted_at = $3, updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
+			r.TenantID, r.ID, now); err != nil {
 			return err
 		}
 		counts.add(r.Values, r.OrganizationID, -1)
@@ -359,6 +363,9 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 	}
 	defs, err := s.fieldsOf(ctx, sc, id)
 	if err != nil {
+		return nil, 0, err
+	}
+	if err := s.restoreIndexes(ctx); err != nil {
 		return nil, 0, err
 	}
 	dialect := s.db.Dialect().Name()

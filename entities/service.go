@@ -7,6 +7,8 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tenantkit/tenantkit/internal/vcache"
@@ -57,6 +59,10 @@ type Service struct {
 	db    *store.DB
 	cache *vcache.Cache[cacheKey, []*Definition]
 	code  codeEntities
+	// indexesRestored is set once restoreIndexes found every filterable
+	// index present (restoreMu serialises its look).
+	indexesRestored atomic.Bool
+	restoreMu       sync.Mutex
 }
 
 type cacheKey struct{ tenantID, orgID, entityID string }
