@@ -16,13 +16,36 @@
 //
 // # Authorization
 //
-// Roles grant features ("x.y.z", with "*" and "x.*" wildcards); super
-// admins hold every feature. Management methods take the acting identity
-// and enforce the model's own rules: only super admins manage tenants and
-// grant super-admin roles, and a caller manages only its own tenant. A
-// super admin acts in another tenant by sending SelectedTenantCookie; any
-// caller may narrow to an organization it can read with
-// SelectedOrganizationCookie.
+// Roles grant features ("x.y.z", with "*" and "x.*" wildcards) and may be
+// limited to some organizations of the tenant; a caller holds the union of
+// its roles' features, and is limited to the union of their organizations
+// unless one of its roles is unlimited. Super admins hold every feature in
+// every tenant. A super admin acts in another tenant by sending
+// SelectedTenantCookie; any caller may narrow to an organization it can
+// read with SelectedOrganizationCookie.
+//
+// Management methods take the acting identity and enforce these rules:
+//
+//   - Only super admins manage tenants, and a caller manages only its own
+//     tenant.
+//   - No escalation by delegation. CheckGrant is the one rule of every grant
+//     path (roles given to API keys and users, a role's ACL): a caller grants
+//     only features it holds itself, only organization limits at least as
+//     narrow as its own (a limited caller never grants "every
+//     organization"), and never super admin. A refused grant is
+//     ErrEscalation (403).
+//   - No reaching above one's own access: a caller changes only roles whose
+//     current access it could grant, and deletes only API keys whose roles it
+//     could grant.
+//   - Organization scope on identity writes. A caller limited to some
+//     organizations writes only inside them: it creates organizations only
+//     under one of them (parentId), API keys and users only in one of them
+//     (organizationId; no tenant-level keys), and the roles it creates are
+//     limited to its organizations. Organizations, keys and roles outside them
+//     are not found (404) to its writes; an organizationId or parentId in its
+//     own request body that is outside them is 403. Deleting an organization
+//     needs access to it and to every organization under it. Its key list
+//     shows the tenant-level keys and those of its organizations.
 //
 // # Sign-in and reset
 //

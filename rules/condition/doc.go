@@ -26,8 +26,7 @@
 //
 // # Semantics
 //
-// These follow the system the spec was written from
-// (../shared/reference/upstream-behaviour.md §1.2), which is JavaScript:
+// These follow the JavaScript rule engine whose API tenantkit reproduces:
 //
 //   - Paths use dots and [n] indices; a missing step is null; the keys
 //     __proto__, constructor and prototype are never followed, nor is an
