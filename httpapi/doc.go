@@ -44,8 +44,11 @@
 // # Lists and exports
 //
 // list.go parses page/pageSize and limit/offset paging, sortField/sortDir
-// against a fixed column map, and booleans; export.go writes csv, json,
-// xml and markdown with CSV formula cells neutralised.
+// against a fixed column map, and booleans, and refuses text filters
+// holding NUL or invalid UTF-8 (checkText: 400 naming each, "must be
+// valid text"; SQLite's LIKE stops at a NUL and would match everything);
+// export.go writes csv, json, xml and markdown with CSV formula cells
+// neutralised.
 //
 // # Feature toggles
 //
@@ -54,7 +57,8 @@
 // and updated_at as the spec's database-style text
 // ("2025-12-29 21:59:25.246+00", UTC, milliseconds) on both engines. A bad
 // id in a path or body is a 400 naming the field, a missing toggle 404
-// "Feature toggle not found". The check routes answer the spec's fields;
+// "Feature toggle not found". The lists' text filters (search,
+// identifier, name, category) go through checkText. The check routes answer the spec's fields;
 // a missing identifier is 400 "Missing required parameter: identifier", an
 // unknown toggle 404 {error, code:"MISSING_TOGGLE"}, a toggle asked through
 // another type's route 400 {error, code:"TYPE_MISMATCH"}.

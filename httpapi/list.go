@@ -176,3 +176,19 @@ func parseBool(q url.Values, name string) (*bool, error) {
 	}
 	return &b, nil
 }
+
+// checkText refuses the named text query parameters (search terms and
+// filters) that neither engine can compare: text holding NUL or invalid
+// UTF-8 (store.Storable). SQLite's LIKE stops at a NUL, so such a term
+// would match everything there, while PostgreSQL fails on it. Each bad
+// parameter is named in one *store.ValidationError, with the message the
+// record lists give ("must be valid text"). Lists call it before reading.
+func checkText(q url.Values, names ...string) error {
+	var v store.ValidationError
+	for _, name := range names {
+		if !store.Storable(q.Get(name)) {
+			v.Add(name, "must be valid text")
+		}
+	}
+	return v.Err()
+}

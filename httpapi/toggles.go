@@ -81,6 +81,9 @@ var toggleSortFields = map[string]string{
 
 func (h toggleHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
+	if err := checkText(q, "search", "identifier", "name", "category"); err != nil {
+		return err
+	}
 	p, err := parsePage(q, 50, 200)
 	if err != nil {
 		return err
@@ -206,6 +209,9 @@ var overrideSortFields = map[string]string{"identifier": "identifier", "name": "
 
 func (h toggleHandlers) listOverrides(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
+	if err := checkText(q, "identifier", "name", "category"); err != nil {
+		return err
+	}
 	p, err := parsePage(q, 25, 100)
 	if err != nil {
 		return err
