@@ -13,10 +13,15 @@
 //
 // # Middleware
 //
-// recover (a panic is a logged, opaque 500) → request id (the caller's
-// X-Request-Id when plain, else a process prefix plus a counter; echoed and
-// logged) → body limit (1 MiB unless the route says otherwise; 413 beyond)
-// → authenticate → authorize → scope (the tenant and organization of the
+// security headers (X-Content-Type-Options: nosniff on every response,
+// errors and 404s included) → recover (a panic is a logged, opaque 500)
+// → request id (the caller's X-Request-Id when plain, else a process
+// prefix plus a counter; echoed and logged) → no-store (a route marked
+// NoStore answers with Cache-Control: no-store, errors included: every
+// route whose response may carry a secret, such as a new API key, a
+// session token, a webhook's signing secret or its custom headers) →
+// body limit (1 MiB unless the route says otherwise; 413 beyond) →
+// authenticate → authorize → scope (the tenant and organization of the
 // credential go into the context as a store.Scope) → route rate limit →
 // handler. Unknown paths answer a JSON 404, known paths with another
 // method a JSON 405 with Allow, from a catch-all route.

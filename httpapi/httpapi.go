@@ -111,5 +111,5 @@ func (a *api) serve(routes []route) http.Handler {
 		}))
 	}
 	mux.Handle(notFoundPattern, fallback(mux))
-	return a.recoverPanics(withRequestID(mux))
+	return securityHeaders(a.recoverPanics(withRequestID(mux)))
 }

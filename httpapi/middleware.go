@@ -18,14 +18,19 @@ import (
 // route's chain writes it with the route's error format.
 type apiFunc func(w http.ResponseWriter, r *http.Request) error
 
-// handle builds a route's chain: body limit → authenticate → authorize →
-// scope → route rate limit → handler. Recovery and request ids wrap the whole mux.
+// handle builds a route's chain: no-store (for routes marked NoStore) →
+// body limit → authenticate → authorize → scope → route rate limit →
+// handler. Security headers, recovery and request ids wrap the whole mux.
 func (a *api) handle(rt route) http.Handler {
 	limit := a.opts.MaxBodyBytes
 	if rt.MaxBodyBytes > 0 {
 		limit = rt.MaxBodyBytes
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.NoStore {
+			// Before anything can answer, so that errors carry it too.
+			w.Header().Set("Cache-Control", "no-store")
+		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
@@ -84,6 +89,19 @@ func authorize(rt route, id *auth.Identity) error {
 		return &forbiddenError{features: missing}
 	}
 	return nil
+}
+
+// securityHeaders sets the headers every response carries, before
+// anything else runs, so that they are on every answer: routes' own and
+// their errors, the catch-all 404 and 405, 401s, rate-limit 429s and
+// panics turned into 500s. X-Content-Type-Options: nosniff stops browsers
+// from reading a response as another type than the one it declares (an
+// API answer shown as HTML, say).
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // recoverPanics turns a panic in a handler into a logged 500.

@@ -25,6 +25,12 @@ type route struct {
 	MaxBodyBytes int64
 	// RateLimit, if set, limits the route before its handler runs.
 	RateLimit *rateLimit
+	// NoStore marks a route whose responses may carry a secret (a new API
+	// key, a webhook signing secret, a session token, credentials in a
+	// webhook's custom headers): the chain sets "Cache-Control: no-store"
+	// on all of its responses, errors included, so that no browser or
+	// proxy cache keeps them. Set it on every such route.
+	NoStore bool
 	// ErrorBody formats error responses the way the area documents them;
 	// nil uses the default {error, details?} body.
 	ErrorBody errorBodyFunc

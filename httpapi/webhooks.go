@@ -31,10 +31,13 @@ func (a *api) webhookRoutes() []route {
 	h := webhookHandlers{svc: a.kit.Webhooks}
 	const base = "/webhooks"
 	return []route{
-		{Method: "GET", Path: base, Summary: "List webhooks", Features: []string{featureWebhooksView}, Handler: h.list},
-		{Method: "POST", Path: base, Summary: "Create a webhook (its secret is shown this one time)", Features: []string{featureWebhooksManage}, Handler: h.create},
-		{Method: "GET", Path: base + "/{id}", Summary: "Get a webhook", Features: []string{featureWebhooksView}, Handler: h.get},
-		{Method: "PUT", Path: base + "/{id}", Summary: "Update a webhook (fields left out are kept)", Features: []string{featureWebhooksManage}, Handler: h.update},
+		// NoStore: create and rotate-secret show a signing secret; the
+		// reads and the update show customHeaders in full, which commonly
+		// carry the receiver's credentials (an Authorization header).
+		{Method: "GET", Path: base, Summary: "List webhooks", Features: []string{featureWebhooksView}, NoStore: true, Handler: h.list},
+		{Method: "POST", Path: base, Summary: "Create a webhook (its secret is shown this one time)", Features: []string{featureWebhooksManage}, NoStore: true, Handler: h.create},
+		{Method: "GET", Path: base + "/{id}", Summary: "Get a webhook", Features: []string{featureWebhooksView}, NoStore: true, Handler: h.get},
+		{Method: "PUT", Path: base + "/{id}", Summary: "Update a webhook (fields left out are kept)", Features: []string{featureWebhooksManage}, NoStore: true, Handler: h.update},
 		{Method: "DELETE", Path: base + "/{id}", Summary: "Delete a webhook", Features: []string{featureWebhooksManage}, Handler: h.delete},
 		// POST /webhooks/inbound/{endpointId} and POST /webhooks/{id}/test
 		// (or /rotate-secret) are the same pattern to net/http: one
@@ -43,7 +46,7 @@ func (a *api) webhookRoutes() []route {
 			Public: true, RateLimit: inboundLimit, MaxBodyBytes: maxInboundBody, Match: pathIs("id", "inbound"), ErrorBody: inboundErrorBody,
 			Handler: h.inbound},
 		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Rotate a webhook's signing secret (POST /webhooks/{id}/rotate-secret; the new one is shown this one time)",
-			Features: []string{featureWebhooksSecrets}, Match: pathIs("action", "rotate-secret"), Handler: h.rotate},
+			Features: []string{featureWebhooksSecrets}, Match: pathIs("action", "rotate-secret"), NoStore: true, Handler: h.rotate},
 		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Send a signed test delivery now (POST /webhooks/{id}/test)",
 			Features: []string{featureWebhooksTest}, Match: pathIs("action", "test"), Handler: h.test},
 		{Method: "GET", Path: base + "/deliveries", Summary: "List deliveries (?webhookId, eventType, status)", Features: []string{featureWebhooksView}, Handler: h.listDeliveries},
