@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/netguard"
 	"github.com/tenantkit/tenantkit/rules/action"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -134,12 +134,13 @@ func (x *execution) setField(path string, value any) error {
 	return nil
 }
 
-// checkWebhookURL refuses what can never be sent: not http(s), no host.
-// Private addresses are refused when the call is made (after resolution).
+// checkWebhookURL refuses what can never be sent: not http(s), or a host
+// that is not valid once canonicalised (netguard.CheckURL). Private
+// addresses are refused when the call is made (after resolution). The
+// error, shown in the execution's results, is the same whatever the URL.
 func checkWebhookURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("CALL_WEBHOOK url must be an http or https URL")
+	if netguard.CheckURL(raw, true) != nil {
+		return errors.New("CALL_WEBHOOK url must be an http or https URL with a valid host")
 	}
 	return nil
 }

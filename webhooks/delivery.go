@@ -273,14 +273,14 @@ func (s *Service) send(ctx context.Context, w *Webhook, d *Delivery, secrets []s
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, w.HTTPMethod, w.URL, bytes.NewReader(d.Payload))
 	if err != nil {
-		return outcome{errText: err.Error()}
+		return s.failed(w, d, err, false)
 	}
 	for name, value := range w.CustomHeaders {
 		req.Header.Set(name, value)
 	}
 	signed, err := SignatureHeaders(d.MessageID, s.opts.Now(), d.Payload, secrets)
 	if err != nil {
-		return outcome{errText: err.Error()}
+		return s.failed(w, d, err, false)
 	}
 	for name, values := range signed {
 		req.Header[name] = values
@@ -291,7 +291,7 @@ func (s *Service) send(ctx context.Context, w *Webhook, d *Delivery, secrets []s
 	if err != nil {
 		// A refused address stays refused; a timeout or a broken
 		// connection may not.
-		return outcome{errText: err.Error(), retryable: !errors.Is(err, netguard.ErrBlocked)}
+		return s.failed(w, d, err, !errors.Is(err, netguard.ErrBlocked))
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
@@ -320,6 +320,19 @@ func (s *Service) send(ctx context.Context, w *Webhook, d *Delivery, secrets []s
 		out.errText = fmt.Sprintf("HTTP %d", code)
 	}
 	return out
+}
+
+// failed is the outcome of an attempt that got no response. The tenant
+// reads the delivery's error message, so it is only netguard.Reason's
+// generic text (blocked address, DNS failure, timeout, connection
+// refused, TLS failure, connection failed): the error itself, which may
+// name the server's resolver or the address a name resolved to, goes to
+// the server's log.
+func (s *Service) failed(w *Webhook, d *Delivery, err error, retryable bool) outcome {
+	reason := netguard.Reason(err)
+	s.db.Logger().Warn("webhooks: delivery attempt failed", "delivery", d.ID, "webhook", w.ID, "attempt", d.Attempt,
+		"reason", reason, "err", err)
+	return outcome{errText: reason, retryable: retryable}
 }
 
 // applyOutcome sets d's status from its attempt's outcome: delivered;

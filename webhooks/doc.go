@@ -50,9 +50,16 @@
 // on every attempt), webhook-timestamp and webhook-signature (one v1
 // signature per secret, so both during a rotation), through
 // internal/netguard (non-public addresses refused after DNS resolution
-// unless AllowPrivateURLs; no redirects followed), within the webhook's
+// unless AllowPrivateURLs, IPv6 addresses carrying a non-public IPv4
+// address included; no redirects followed), within the webhook's
 // timeout. It keeps the status, up to 4096 bytes of the response body,
-// up to 50 response headers, and the attempt's duration.
+// up to 50 response headers, and the attempt's duration. An attempt that
+// got no response records only a generic error message for the tenant
+// (netguard.Reason: "blocked address", "DNS failure", "timeout",
+// "connection refused", "TLS failure" or "connection failed"; a non-2xx
+// answer records "HTTP <status>"); the error itself, which may name the
+// server's resolver or the address a name resolved to, is logged (warn,
+// with the delivery and webhook ids).
 //
 //   - 2xx: delivered; the webhook's consecutive failures go back to 0.
 //   - 408, 429, 5xx and network errors: retried after about 5 s, 5 min,
@@ -110,12 +117,20 @@
 //   - Settings: maxRetries 0–30 (10), timeoutMs 1000–60000 (15000),
 //     rateLimitPerMinute 0–10000 (0, unlimited), autoDisableThreshold
 //     0–1000 (100; 0 never disables).
-//   - A target that is plainly not public is refused at create and update:
-//     IP literals of private, loopback, link-local and other non-public
-//     ranges, "localhost", single-label names and .local, .localhost and
-//     .internal names, unless Options.AllowPrivateURLs. Other names are
-//     not resolved then (a name's addresses can change): deliveries check
-//     the address they connect to (internal/netguard).
+//   - A target that is plainly not public is refused at create and update
+//     (netguard.CheckURL), unless Options.AllowPrivateURLs. The host is
+//     first canonicalised as a resolver reads it: IDNA mapping (full-width
+//     digits and dots become ASCII), lower case, trailing dots dropped, and
+//     a numeric host read in any inet_aton notation (127.1, 0x7f.1,
+//     0177.0.0.1, 127.000.000.001 and 2130706433 are all 127.0.0.1; a
+//     numeric host that is no IPv4 address is malformed). Refused then: IP
+//     literals of private, loopback, link-local and other non-public
+//     ranges, IPv6 literals carrying such an IPv4 address (IPv4-mapped,
+//     IPv4-compatible, NAT64, 6to4, Teredo; local-use NAT64 always),
+//     "localhost", single-label names and .local, .localhost, .internal
+//     and .home.arpa names. Other names are not resolved then (a name's
+//     addresses can change): deliveries check the address they connect to
+//     (internal/netguard).
 //   - Update is partial: fields left out keep their value (the body of
 //     PUT /webhooks/{id}).
 //   - Webhooks are stamped with the scope's organization and readable by

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -451,10 +450,12 @@ func (s *Service) apply(w *Webhook, p Patch) error {
 }
 
 // checkURL says what is wrong with a target URL, or "". Besides the
-// shape, a target that is plainly not public (an IP literal of a private,
-// loopback or link-local range, localhost, .local or .internal names) is
-// refused unless private URLs are allowed; names are checked again, after
-// DNS resolution, when a delivery connects.
+// shape, a target that is plainly not public once its host is
+// canonicalised (netguard.CheckURL: an IP literal of a non-public range in
+// any notation, IPv6 forms carrying one included, localhost, single-label,
+// .local, .localhost, .internal and .home.arpa names) is refused unless
+// private URLs are allowed; names are checked again, after DNS resolution,
+// when a delivery connects.
 func (s *Service) checkURL(raw string) string {
 	u, err := url.Parse(raw)
 	switch {
@@ -464,24 +465,19 @@ func (s *Service) checkURL(raw string) string {
 		return fmt.Sprintf("must be at most %d characters", maxURL)
 	case !store.Storable(raw):
 		return "must be valid UTF-8 text without NUL characters"
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil:
-		return "must be an http or https URL with a host (and no credentials)"
-	case s.opts.AllowPrivateURLs:
-		return ""
+	case err != nil || u.User != nil:
+		return msgURLShape
 	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if !netguard.Public(ip) {
-			return "must not target a private, loopback or link-local address"
-		}
-		return ""
-	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") ||
-		strings.HasSuffix(host, ".internal") || !strings.Contains(host, ".") {
+	switch err := netguard.CheckURL(raw, s.opts.AllowPrivateURLs); {
+	case errors.Is(err, netguard.ErrBlocked):
 		return "must not target a private, loopback or link-local address"
+	case err != nil:
+		return msgURLShape
 	}
 	return ""
 }
+
+const msgURLShape = "must be an http or https URL with a host (and no credentials)"
 
 // checkEvents says what is wrong with a subscription list, or "".
 func checkEvents(events []string) string {

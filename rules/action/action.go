@@ -2,6 +2,7 @@ package action
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tenantkit/tenantkit/internal/netguard"
 )
 
 // Type names what an action does.
@@ -65,15 +68,35 @@ func (e *Error) Error() string {
 	return e.Path + ": " + e.Message
 }
 
+// Options tune ValidateWith.
+type Options struct {
+	// AllowPrivateURLs accepts CALL_WEBHOOK urls whose host is plainly not
+	// public (see ValidateWith).
+	AllowPrivateURLs bool
+}
+
 // Validate checks an action list: known types, the config keys each type
 // requires (present and of the right kind; false, 0 and "" are values),
 // methods, levels and sizes. The first problem is returned as an *Error.
+//
+// It is ValidateWith with private URLs allowed: a CALL_WEBHOOK url must be
+// http or https with a valid host (canonicalised by netguard.CheckURL, so
+// a malformed numeric host such as 0x7f.1.2.3.4 is refused), and private
+// destinations are refused when the call connects.
 func Validate(actions []Action) error {
+	return ValidateWith(actions, Options{AllowPrivateURLs: true})
+}
+
+// ValidateWith is Validate with options. Unless opts.AllowPrivateURLs, a
+// CALL_WEBHOOK url whose host has no placeholder is also refused when
+// netguard.CheckURL finds it plainly not public (a non-public IP literal
+// in any notation, localhost, a single-label name, ...).
+func ValidateWith(actions []Action, opts Options) error {
 	if len(actions) > MaxActions {
 		return &Error{Message: fmt.Sprintf("at most %d actions", MaxActions)}
 	}
 	for i, a := range actions {
-		if err := validate(a); err != nil {
+		if err := validate(a, opts); err != nil {
 			err.Path = fmt.Sprintf("[%d]%s", i, err.Path)
 			return err
 		}
@@ -81,7 +104,7 @@ func Validate(actions []Action) error {
 	return nil
 }
 
-func validate(a Action) *Error {
+func validate(a Action, opts Options) *Error {
 	if !slices.Contains(Types, a.Type) {
 		return &Error{Path: ".type", Message: "must be one of " + typeList()}
 	}
@@ -141,7 +164,10 @@ func validate(a Action) *Error {
 		if err := text("url", true); err != nil {
 			return err
 		}
-		if !webhookURL(cfg["url"].(string)) {
+		switch err := webhookURL(cfg["url"].(string), opts.AllowPrivateURLs); {
+		case errors.Is(err, netguard.ErrBlocked):
+			return &Error{Path: ".config.url", Message: "must not target a private, loopback or link-local address"}
+		case err != nil:
 			return &Error{Path: ".config.url", Message: "must be an http or https URL with a host, or a {{placeholder}}"}
 		}
 		if m, ok := cfg["method"]; ok && m != nil {
@@ -178,15 +204,24 @@ func validate(a Action) *Error {
 	return nil
 }
 
-// webhookURL accepts an http or https URL with a host, placeholders
+// webhookURL accepts an http or https URL with a valid host, placeholders
 // included ("https://{{tenant.domain}}/hooks"), or a text that is wholly a
-// placeholder (checked once resolved, when the request is made).
-func webhookURL(s string) bool {
+// placeholder (checked once resolved, when the request is made). A host
+// with no placeholder is canonicalised and checked by netguard.CheckURL
+// (with allowPrivate); a host with one is checked once resolved.
+func webhookURL(s string, allowPrivate bool) error {
 	if _, whole := wholePlaceholder(s); whole {
-		return true
+		return nil
 	}
-	u, err := url.Parse(placeholders.ReplaceAllString(s, "x"))
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
+	x := placeholders.ReplaceAllString(s, "x")
+	u, err := url.Parse(x)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return netguard.ErrInvalidURL
+	}
+	if y, err := url.Parse(placeholders.ReplaceAllString(s, "y")); err != nil || y.Hostname() != u.Hostname() {
+		return nil // the host has a placeholder
+	}
+	return netguard.CheckURL(x, allowPrivate)
 }
 
 var placeholders = regexp.MustCompile(`\{\{[^{}]*\}\}`)

@@ -13,11 +13,21 @@
 //	NOTIFY                              message, recipients (an array or a comma-separated
 //	                                    text); subject, template optional
 //	SET_FIELD                           field, value (null, false, 0 and "" are values)
-//	CALL_WEBHOOK                        url (http or https with a host, placeholders allowed,
-//	                                    or wholly a placeholder); method GET|POST|PUT|PATCH|DELETE
-//	                                    (default POST), headers (text values), body
+//	CALL_WEBHOOK                        url (http or https with a valid host, placeholders
+//	                                    allowed, or wholly a placeholder); method
+//	                                    GET|POST|PUT|PATCH|DELETE (default POST), headers (text
+//	                                    values), body
 //	EMIT_EVENT                          eventName (or event), dot-separated lowercase segments;
 //	                                    payload optional
+//
+// A CALL_WEBHOOK url whose host has no placeholder is checked by
+// netguard.CheckURL: the host is canonicalised (IDNA, trailing dots, any
+// inet_aton notation of an IPv4 address), and a numeric host that is no
+// IPv4 address is refused. Validate leaves private destinations to the
+// connection, which refuses them unless the rules' jobs allow private
+// URLs; ValidateWith without Options.AllowPrivateURLs refuses a plainly
+// non-public host (an IP literal in any notation, localhost, a
+// single-label name, ...) when the rule is written.
 //
 // Decisions where the spec is silent: a required key is checked for
 // presence and kind, not truthiness (the system the spec was written from
