@@ -47,15 +47,7 @@ import (
 // name ("<part> <METHOD> <path>", as in the subtest names): the check is
 // skipped with "BUG: …" so the suite stays green and the bug stays
 // visible. Remove an entry once its bug is fixed.
-var permKnownBugs = map[string]string{
-	// The set's plan is cached per tenant and its members run whatever
-	// their organization: an org1 caller executing a tenant set that holds
-	// org2's rule gets that rule evaluated (its ruleId, name and result in
-	// the answer, its GUARD deciding "allowed", its actions applied outside
-	// a dry run), although it cannot read the rule (GET answers 404) and
-	// POST /business_rules/execute leaves it out.
-	"orgscope/POST /business_rules/sets/{setId}/execute": "POST /business_rules/sets/{setId}/execute runs a member rule of another organization for an org-restricted caller (200 with the rule's result), want it left out (not evaluated)",
-}
+var permKnownBugs = map[string]string{}
 
 // permIdentityPrefixes are the identity areas, left out of the org-scope
 // part (their organization behaviour is being changed elsewhere).

@@ -161,7 +161,8 @@ const (
 )
 
 // ExecuteSet runs the enabled members of an enabled set against in, in
-// ascending sequence. An unknown set is SET_NOT_FOUND (store.ErrNotFound),
+// ascending sequence. Members that are rules of another organization than
+// the scope's active one are left out, as Execute leaves them out. An unknown set is SET_NOT_FOUND (store.ErrNotFound),
 // a disabled one SET_DISABLED (store.ErrConflict). entityType, entityId,
 // eventType and data are required.
 //
@@ -189,6 +190,9 @@ func (s *Service) ExecuteSet(ctx context.Context, setID string, in Input) (*Resu
 	x.setID = plan.id
 	sequences := make([]int, len(plan.members)) // the results' own, not the cached plan's
 	for i := range plan.members {
+		if !appliesToOrganization(plan.members[i].rule.rule, sc) {
+			continue // another organization's rule: neither run nor shown
+		}
 		sequences[i] = plan.members[i].sequence
 		x.run(plan.members[i].rule, &sequences[i])
 	}

@@ -1000,9 +1000,23 @@ func TestOrganizationScope(t *testing.T) {
 
 		// A reader of O1 may add it to the tenant's set.
 		addMember(t, svc, scoped(store.Scope{TenantID: tenant, OrganizationIDs: []string{o1}}), "ORG_SET", "O1_RULE", 1)
+		addMember(t, svc, ctxWhole, "ORG_SET", "TENANT_RULE", 2)
 		rs, err := svc.GetSet(ctxWhole, "ORG_SET")
 		is.NoErr(err)
-		is.Equal(memberIDs(rs.Members), []string{"O1_RULE"})
+		is.Equal(memberIDs(rs.Members), []string{"O1_RULE", "TENANT_RULE"})
+
+		// Another organization's member is neither shown nor run.
+		rs, err = svc.GetSet(onlyO2, "ORG_SET")
+		is.NoErr(err)
+		is.Equal(memberIDs(rs.Members), []string{"TENANT_RULE"})
+		in := rules.Input{EntityType: "order", EntityID: "1", EventType: "created", Data: map[string]any{}, DryRun: true}
+		res, err := svc.ExecuteSet(onlyO2, "ORG_SET", in)
+		is.NoErr(err)
+		is.Equal(len(res.ExecutedRules), 1)
+		is.Equal(res.ExecutedRules[0].RuleID, "TENANT_RULE")
+		res, err = svc.ExecuteSet(ctxO1, "ORG_SET", in)
+		is.NoErr(err)
+		is.Equal(len(res.ExecutedRules), 2)
 	}, rules.Migrations)
 }
 

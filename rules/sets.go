@@ -145,7 +145,9 @@ func (s *Service) UpdateSet(ctx context.Context, id string, p SetPatch) (*RuleSe
 	return rs, nil
 }
 
-// GetSet returns a set with all its members, ordered by sequence.
+// GetSet returns a set with its members, ordered by sequence: those whose
+// rules the scope may read (a member that is another organization's rule
+// is left out, as ExecuteSet leaves it out).
 func (s *Service) GetSet(ctx context.Context, id string) (*RuleSet, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {
@@ -157,7 +159,7 @@ func (s *Service) GetSet(ctx context.Context, id string) (*RuleSet, error) {
 		if rs, err = getSet(ctx, tx, sc.TenantID, id); err != nil {
 			return setNotFound(err, id)
 		}
-		members, err := listMembers(ctx, tx, sc.TenantID, id)
+		members, err := listMembers(ctx, tx, sc, id)
 		if err != nil {
 			return err
 		}

@@ -242,9 +242,13 @@ func scanMember(s store.Scanner) (*SetMember, error) {
 const memberFrom = ` FROM business_rule_set_members m JOIN business_rules r ON r.id = m.rule_uuid AND r.deleted_at IS NULL
 	WHERE m.tenant_id = $1 AND m.set_id = $2`
 
-// listMembers returns a set's members by sequence (then rule id).
-func listMembers(ctx context.Context, q store.Querier, tenantID, setID string) ([]*SetMember, error) {
-	ms, err := store.Many(ctx, q, scanMember, `SELECT `+memberColumns+memberFrom, tenantID, setID)
+// listMembers returns the members of a set whose rules sc may read, by
+// sequence (then rule id).
+func listMembers(ctx context.Context, q store.Querier, sc store.Scope, setID string) ([]*SetMember, error) {
+	c := sc.Readable("m.tenant_id", "r.organization_id")
+	c.And("m.set_id = ?", setID)
+	ms, err := store.Many(ctx, q, scanMember, `SELECT `+memberColumns+` FROM business_rule_set_members m
+		JOIN business_rules r ON r.id = m.rule_uuid AND r.deleted_at IS NULL WHERE `+c.SQL(), c.Values()...)
 	slices.SortFunc(ms, func(a, b *SetMember) int { return bySequence(a.Sequence, a.RuleID, b.Sequence, b.RuleID) })
 	return ms, err
 }
