@@ -36,11 +36,11 @@ func identityRoutes(svc *auth.Service, limits *ratelimit.Policy) []route {
 
 		// API keys
 		{Method: "GET", Path: "/api_keys/keys", Summary: "List API keys", Features: []string{auth.FeatureAPIKeysView}, Handler: h.listKeys},
-		{Method: "POST", Path: "/api_keys/keys", Summary: "Create an API key (the secret is shown once)", Features: []string{auth.FeatureAPIKeysManage}, Handler: h.createKey},
+		{Method: "POST", Path: "/api_keys/keys", Summary: "Create an API key (the secret is shown once)", Features: []string{auth.FeatureAPIKeysManage}, NoStore: true, Handler: h.createKey},
 		{Method: "DELETE", Path: "/api_keys/keys", Summary: "Delete an API key (?id=)", Features: []string{auth.FeatureAPIKeysManage}, Handler: h.deleteKey},
 
 		// Sign-in (form bodies)
-		{Method: "POST", Path: "/login", Summary: "Sign in with email and password", Public: true, ErrorBody: okFalseBody, Handler: h.login},
+		{Method: "POST", Path: "/login", Summary: "Sign in with email and password", Public: true, NoStore: true, ErrorBody: okFalseBody, Handler: h.login},
 		{Method: "POST", Path: "/reset", Summary: "Request a password reset email", Public: true, ErrorBody: okFalseBody, Handler: h.requestReset},
 		{Method: "POST", Path: "/reset/confirm", Summary: "Set a new password with a reset token", Public: true, ErrorBody: okFalseBody, Handler: h.confirmReset},
 	}

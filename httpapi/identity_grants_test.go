@@ -221,3 +221,27 @@ func TestOrganizationScopeOnIdentityWrites(t *testing.T) {
 		e.do("DELETE", "/api/api_keys/keys?id="+adminKeyID, e.superKey, nil).expect(200)
 	})
 }
+
+// TestIdentitySecretsAreNotCached: the responses that carry an API key
+// secret or a session token answer Cache-Control: no-store; other identity
+// reads do not.
+func TestIdentitySecretsAreNotCached(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		e := newTestEnv(t, db)
+		acme := e.newTenant("NoStore")
+		created := e.do("POST", "/api/api_keys/keys", e.superKey, map[string]any{"name": "k", "tenantId": acme.ID, "organizationId": acme.OrgID}).expect(201)
+		is.Equal(created.Header.Get("Cache-Control"), "no-store")
+		e.do("POST", "/api/auth/users", e.superKey, map[string]any{"email": "nostore@acme.test", "password": "long enough password", "organizationId": acme.OrgID}).expect(201)
+		login := e.postForm("/api/login", map[string]string{"email": "nostore@acme.test", "password": "long enough password"}).expect(200)
+		is.Equal(login.Header.Get("Cache-Control"), "no-store")
+		is.True(login.JSON()["token"] != nil)
+		is.Equal(e.postForm("/api/login", map[string]string{"email": "nostore@acme.test", "password": "wrong password!"}).expect(401).Header.Get("Cache-Control"), "no-store")
+		for _, path := range []string{"/api/api_keys/keys", "/api/auth/me", "/api/auth/roles"} {
+			r := e.do("GET", path, e.superKey, nil).expect(200)
+			is.Equal(r.Header.Get("Cache-Control"), "")
+			is.Equal(r.Header.Get("X-Content-Type-Options"), "nosniff")
+		}
+	})
+}
