@@ -839,7 +839,7 @@ func TestRuleCreatedBy(t *testing.T) {
 		role := "rule-author-" + randomHex(3)
 		roleID := e.do("POST", "/api/auth/roles", e.superKey, map[string]string{"name": role, "tenantId": acme.ID}).expect(201).JSON()["id"].(string)
 		e.do("PUT", "/api/auth/roles/acl", e.superKey, map[string]any{"roleId": roleID, "features": []string{featureRulesCreate, featureRulesView}}).expect(200)
-		admin := e.newKey(acme, "auth.users.manage")
+		admin := e.newKey(acme, "auth.users.manage", featureRulesCreate, featureRulesView) // a caller grants only what it holds
 		email := "author." + randomHex(4) + "@acme.test"
 		userID := e.do("POST", "/api/auth/users", admin, map[string]any{"email": email, "password": "author-password",
 			"organizationId": acme.OrgID, "roles": []string{role}}).expect(201).JSON()["id"].(string)
