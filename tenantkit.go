@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/jobs"
@@ -115,15 +114,6 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	jobsCfg := cfg.Jobs
 	if jobsCfg.Logger == nil {
 		jobsCfg.Logger = k.Logger
-	}
-	// Webhook deliveries mostly wait on their targets: more of them at once
-	// (30 unless the host says otherwise).
-	if _, ok := jobsCfg.Queues[webhooks.DeliveryQueue]; !ok {
-		jobsCfg.Queues = maps.Clone(jobsCfg.Queues)
-		if jobsCfg.Queues == nil {
-			jobsCfg.Queues = map[string]int{}
-		}
-		jobsCfg.Queues[webhooks.DeliveryQueue] = 30
 	}
 	var err error
 	if k.Jobs, err = jobs.New(ctx, k.DB, jobsCfg); err != nil {

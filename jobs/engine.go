@@ -159,6 +159,10 @@ type RegisterOpts struct {
 	Queue string
 	// MaxAttempts for the kind's jobs. Defaults to the engine's.
 	MaxAttempts int
+	// Workers is how many of Queue's jobs this process works at once when
+	// neither Config.Queues nor an earlier Register set it; zero means 10.
+	// An area whose jobs mostly wait (webhook deliveries) asks for more.
+	Workers int
 }
 
 // Register adds the worker for jobs of kind T. It must be called before
@@ -174,12 +178,14 @@ func Register[T Args](e *Engine, w Worker[T], opts *RegisterOpts) error {
 		return fmt.Errorf("jobs: register %s: %w", zero.Kind(), err)
 	}
 	d := kindDefaults{queue: DefaultQueue}
+	workers := 10
 	if opts != nil {
 		d.queue = cmp.Or(opts.Queue, DefaultQueue)
 		d.maxAttempts = opts.MaxAttempts
+		workers = cmp.Or(opts.Workers, workers)
 	}
 	if _, ok := e.queues[d.queue]; !ok {
-		e.queues[d.queue] = 10
+		e.queues[d.queue] = workers
 	}
 	e.defaults[zero.Kind()] = d
 	return nil

@@ -345,7 +345,9 @@ func (w dropWorker) Work(ctx context.Context, _ *jobs.Job[DropExpiredSecretsJob]
 // once per Service.
 func (s *Service) RegisterJobs(e *jobs.Engine) error {
 	s.jobs = e
-	if err := jobs.Register(e, drainWorker{s}, &jobs.RegisterOpts{Queue: DeliveryQueue, MaxAttempts: 5}); err != nil {
+	// Deliveries mostly wait on their targets: 30 at once unless the host
+	// configures the queue.
+	if err := jobs.Register(e, drainWorker{s}, &jobs.RegisterOpts{Queue: DeliveryQueue, MaxAttempts: 5, Workers: 30}); err != nil {
 		return err
 	}
 	if err := jobs.Register(e, sweepWorker{s}, nil); err != nil {
