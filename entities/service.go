@@ -73,17 +73,16 @@ const cacheCheckInterval = 250 * time.Millisecond
 
 // New returns the service over db, whose migrations include Migrations.
 func New(db *store.DB) *Service {
-	return &Service{db: db, cache: vcache.New[cacheKey, []*Definition](db, readVersion, cacheCheckInterval, 10000)}
+	return &Service{db: db, cache: vcache.New[cacheKey, []*Definition](db, versionCounter, cacheCheckInterval, 10000)}
 }
 
-// changed bumps the definitions' version in tx and drops this process's
-// cache once tx commits.
+// versionCounter is the store version counter of the field definitions.
+const versionCounter = "entities.definitions"
+
+// changed bumps the definitions' version in tx, drops this process's cache
+// once tx commits, and returns the new version.
 func (s *Service) changed(ctx context.Context, tx *store.Tx) (int64, error) {
-	v, err := bumpVersion(ctx, tx)
-	if err == nil {
-		tx.AfterCommit(func() { s.cache.Invalidate(v) })
-	}
-	return v, err
+	return s.cache.Changed(ctx, tx)
 }
 
 func emitScope(tenantID, orgID string) store.Scope {

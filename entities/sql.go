@@ -201,15 +201,3 @@ func saveSettings(ctx context.Context, q store.Querier, tenantID, orgID, entityI
 		store.NullIfEmpty(tenantID), store.NullIfEmpty(orgID), entityID, string(sets), s.SingleFieldsetPerRecord, now)
 	return err
 }
-
-func readVersion(ctx context.Context, q store.Querier) (int64, error) {
-	var v int64
-	err := q.QueryRow(ctx, `SELECT version FROM custom_field_version WHERE id = 1`).Scan(&v)
-	return v, err
-}
-
-func bumpVersion(ctx context.Context, tx *store.Tx) (int64, error) {
-	var v int64
-	err := tx.QueryRow(ctx, `UPDATE custom_field_version SET version = version + 1 WHERE id = 1 RETURNING version`).Scan(&v)
-	return v, err
-}

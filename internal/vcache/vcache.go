@@ -1,10 +1,15 @@
-// Package vcache is a read-through cache kept fresh by a version counter
-// in the database: every change bumps the counter in its transaction; a
-// commit in this process drops the cache at once (Invalidate), and other
-// processes' commits are noticed by the first read after each check
-// interval, which reads the counter. A value is cached only if no newer
-// version was seen while it was loaded, so a slow load never publishes
-// stale data.
+// Package vcache is tenantkit's one cache of definitions: a read-through
+// cache kept fresh by a named version counter in the database (store's
+// Tx.BumpVersion and ReadVersion). Every change bumps the counter in its
+// transaction (Changed); a commit in this process drops the cache at once,
+// and other processes' commits are noticed by the first read after each
+// check interval, which reads the counter. A value is cached only if no
+// newer version was seen while it was loaded, so a slow load never
+// publishes stale data.
+//
+// Several caches may share one counter (an area caching two kinds of plan
+// over one set of definitions): a change bumps it once and invalidates
+// each with the new version.
 package vcache
 
 import (
@@ -18,10 +23,10 @@ import (
 
 // Cache caches values by key. The zero value is not usable; use New.
 type Cache[K comparable, V any] struct {
-	db          *store.DB
-	readVersion func(ctx context.Context, q store.Querier) (int64, error)
-	interval    time.Duration
-	max         int
+	db       *store.DB
+	counter  string
+	interval time.Duration
+	max      int
 
 	mu      sync.RWMutex
 	version int64 // the newest version seen
@@ -31,11 +36,23 @@ type Cache[K comparable, V any] struct {
 	checking  atomic.Bool
 }
 
-// New returns a cache over db whose version readVersion reads, checked at
-// most every interval, holding at most max values (past that it starts
-// over).
-func New[K comparable, V any](db *store.DB, readVersion func(context.Context, store.Querier) (int64, error), interval time.Duration, max int) *Cache[K, V] {
-	return &Cache[K, V]{db: db, readVersion: readVersion, interval: interval, max: max, m: map[K]V{}}
+// New returns a cache over db kept fresh by the named version counter,
+// checked at most every interval, holding at most max values (past that it
+// starts over).
+func New[K comparable, V any](db *store.DB, counter string, interval time.Duration, max int) *Cache[K, V] {
+	return &Cache[K, V]{db: db, counter: counter, interval: interval, max: max, m: map[K]V{}}
+}
+
+// Changed records, in tx, a change to what the cache holds: it bumps the
+// counter, and once tx commits drops this process's cache. It returns the
+// new version (for another cache on the same counter to Invalidate).
+func (c *Cache[K, V]) Changed(ctx context.Context, tx *store.Tx) (int64, error) {
+	v, err := tx.BumpVersion(ctx, c.counter)
+	if err != nil {
+		return 0, err
+	}
+	tx.AfterCommit(func() { c.Invalidate(v) })
+	return v, nil
 }
 
 // Invalidate records version v (read or made by a committed change) and
@@ -57,7 +74,7 @@ func (c *Cache[K, V]) refresh(ctx context.Context) {
 		return
 	}
 	defer c.checking.Store(false)
-	v, err := c.readVersion(ctx, c.db)
+	v, err := store.ReadVersion(ctx, c.db, c.counter)
 	if err != nil {
 		return // the next read tries again
 	}
@@ -78,7 +95,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K, load func(tx *store.Tx) (V
 	var version int64
 	err := c.db.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if version, err = c.readVersion(ctx, tx); err != nil {
+		if version, err = store.ReadVersion(ctx, tx, c.counter); err != nil {
 			return err
 		}
 		v, err = load(tx)

@@ -1,7 +1,6 @@
 package vcache_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -21,28 +20,11 @@ func TestCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(ctx, `CREATE TABLE v (id INTEGER PRIMARY KEY, version BIGINT NOT NULL)`); err != nil {
+	if err := db.Migrate(ctx); err != nil { // the store's own line: store_versions
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(ctx, `INSERT INTO v (id, version) VALUES (1, 0)`); err != nil {
-		t.Fatal(err)
-	}
-	read := func(ctx context.Context, q store.Querier) (int64, error) {
-		var v int64
-		err := q.QueryRow(ctx, `SELECT version FROM v WHERE id = 1`).Scan(&v)
-		return v, err
-	}
-	bump := func() int64 {
-		var v int64
-		err := db.Tx(ctx, func(tx *store.Tx) error {
-			return tx.QueryRow(ctx, `UPDATE v SET version = version + 1 WHERE id = 1 RETURNING version`).Scan(&v)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	c := vcache.New[string, int](db, read, 100*time.Millisecond, 2)
+	other := vcache.New[string, int](db, "test.counter", time.Hour, 2) // another process's cache, in effect
+	c := vcache.New[string, int](db, "test.counter", 100*time.Millisecond, 2)
 	loads := 0
 	get := func(key string) int {
 		v, err := c.Get(ctx, key, func(*store.Tx) (int, error) { loads++; return loads, nil })
@@ -54,11 +36,15 @@ func TestCache(t *testing.T) {
 	if get("a") != 1 || get("a") != 1 {
 		t.Fatal("the second Get loaded again")
 	}
-	c.Invalidate(bump()) // a change made by this process
-	if got := get("a"); got != 2 {
-		t.Fatalf("after Invalidate got %d, want a new load (2)", got)
+	if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := c.Changed(ctx, tx); return err }); err != nil { // a change made by this process
+		t.Fatal(err)
 	}
-	bump() // another process's change: seen after the interval
+	if got := get("a"); got != 2 {
+		t.Fatalf("after Changed got %d, want a new load (2)", got)
+	}
+	if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := other.Changed(ctx, tx); return err }); err != nil { // another process's change: seen after the interval
+		t.Fatal(err)
+	}
 	if got := get("a"); got != 2 {
 		t.Fatalf("within the interval got %d, want the cached 2", got)
 	}
