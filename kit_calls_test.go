@@ -49,7 +49,7 @@ func TestKitSignsRuleCalls(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	kit, err := tenantkit.Open(t.Context(), tenantkit.Config{DatabaseURL: "sqlite::memory:",
-		Rules: rules.JobOptions{AllowPrivateURLs: true}, Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+		Rules: rules.Options{AllowPrivateURLs: true}, Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 	is.NoErr(err)
 	is.NoErr(kit.Start(t.Context()))
 	t.Cleanup(func() {

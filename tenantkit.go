@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/jobs"
@@ -31,7 +32,7 @@ type Config struct {
 	Jobs jobs.Config
 	// Rules configures the business rules' background work: the execution
 	// log's retention and whether CALL_WEBHOOK may reach private addresses.
-	Rules rules.JobOptions
+	Rules rules.Options
 	// Webhooks configures outbound webhooks (SecretKey is the Kit's).
 	Webhooks webhooks.Options
 	// Logger defaults to slog.Default().
@@ -60,20 +61,50 @@ type Kit struct {
 	// Entities manages custom entities and custom field definitions.
 	Entities *entities.Service
 
+	areas  []Area
 	ownsDB bool
+}
+
+// Area is the part every area service plays in a Kit's lifecycle. The Kit
+// holds a list of areas and runs the same steps for each: Open applies
+// their migrations and registers their jobs, Start starts them, Close stops
+// them. Area constructors start nothing and read nothing, so the Kit
+// builds them all before the database is migrated.
+type Area interface {
+	// Name names the area in errors and logs ("rules").
+	Name() string
+	// Migrations returns the area's schema lines, applied in order.
+	Migrations() []store.Migrations
+	// EventTypes describes the domain events the area emits.
+	EventTypes() []store.EventType
+	// RegisterJobs registers the area's job workers, periodic jobs and
+	// event subscriptions on e, before e starts.
+	RegisterJobs(e *jobs.Engine) error
+	// Start starts the area's own background work (beyond its jobs), after
+	// the job engine has started. Cancelling ctx does not stop it.
+	Start(ctx context.Context) error
+	// Stop ends that work, after the job engine has stopped, waiting no
+	// longer than ctx allows. It is called even when Start was not.
+	Stop(ctx context.Context) error
 }
 
 // Migrations lists the migration lines of every area on the Kit, in the
 // order Open applies them.
 func Migrations() []store.Migrations {
-	return []store.Migrations{toggles.Migrations, rules.Migrations, webhooks.Migrations, entities.Migrations}
+	areas, err := newAreas(nil, Config{SecretKey: make([]byte, 32)})
+	if err != nil {
+		panic("tenantkit: " + err.Error()) // the zero configuration is valid
+	}
+	var lines []store.Migrations
+	for _, a := range areas {
+		lines = append(lines, a.Migrations()...)
+	}
+	return lines
 }
 
-// Open opens (or adopts) the database, applies every area's migrations and
-// the job engine's, and wires the areas together. It starts no background
-// work but the toggle cache's version check (one single-row read every
-// 250 ms, so that changes made by other processes show up); call Start for
-// the rest.
+// Open opens (or adopts) the database, builds the areas, applies their
+// migrations and the job engine's, and registers their jobs. It starts no
+// background work; call Start for that.
 func Open(ctx context.Context, cfg Config) (*Kit, error) {
 	k := &Kit{SecretKey: cfg.SecretKey, Logger: cfg.Logger, DB: cfg.DB}
 	if k.Logger == nil {
@@ -107,62 +138,107 @@ func Open(ctx context.Context, cfg Config) (*Kit, error) {
 	return k, nil
 }
 
+// newAreas builds the Kit's areas over db, in the order they migrate and
+// start. It is the one place that knows each area's constructor.
+func newAreas(db *store.DB, cfg Config) ([]Area, error) {
+	whOpts := cfg.Webhooks
+	whOpts.SecretKey = cfg.SecretKey
+	webhooksSvc, err := webhooks.New(db, whOpts)
+	if err != nil {
+		return nil, fmt.Errorf("tenantkit: webhooks: %w", err)
+	}
+	rulesOpts := cfg.Rules
+	if rulesOpts.Signer == nil {
+		// CALL_WEBHOOK calls are signed like deliveries, with the secrets
+		// of the tenant's webhook registered for the call's URL.
+		rulesOpts.Signer = webhooksSvc
+	}
+	return []Area{
+		toggles.New(db, toggles.Options{Logger: cfg.Logger}),
+		rules.New(db, rulesOpts),
+		webhooksSvc,
+		entities.New(db),
+	}, nil
+}
+
 func (k *Kit) open(ctx context.Context, cfg Config) error {
-	if err := k.DB.Migrate(ctx, Migrations()...); err != nil {
+	cfg.SecretKey, cfg.Logger = k.SecretKey, k.Logger
+	var err error
+	if k.areas, err = newAreas(k.DB, cfg); err != nil {
+		return err
+	}
+	for _, a := range k.areas {
+		switch svc := a.(type) {
+		case *toggles.Service:
+			k.Toggles = svc
+		case *rules.Service:
+			k.Rules = svc
+		case *webhooks.Service:
+			k.Webhooks = svc
+		case *entities.Service:
+			k.Entities = svc
+		}
+	}
+	var lines []store.Migrations
+	for _, a := range k.areas {
+		lines = append(lines, a.Migrations()...)
+	}
+	if err := k.DB.Migrate(ctx, lines...); err != nil {
 		return fmt.Errorf("tenantkit: migrate: %w", err)
 	}
 	jobsCfg := cfg.Jobs
 	if jobsCfg.Logger == nil {
 		jobsCfg.Logger = k.Logger
 	}
-	var err error
 	if k.Jobs, err = jobs.New(ctx, k.DB, jobsCfg); err != nil {
 		return fmt.Errorf("tenantkit: jobs: %w", err)
 	}
-	if k.Toggles, err = toggles.New(ctx, k.DB, toggles.Options{Logger: k.Logger}); err != nil {
-		return fmt.Errorf("tenantkit: toggles: %w", err)
-	}
-	whOpts := cfg.Webhooks
-	whOpts.SecretKey = k.SecretKey
-	if k.Webhooks, err = webhooks.New(k.DB, whOpts); err != nil {
-		return fmt.Errorf("tenantkit: webhooks: %w", err)
-	}
-	if err := k.Webhooks.RegisterJobs(k.Jobs); err != nil {
-		return fmt.Errorf("tenantkit: webhooks: %w", err)
-	}
-	k.Entities = entities.New(k.DB)
-	k.Rules = rules.New(k.DB)
-	rulesOpts := cfg.Rules
-	if rulesOpts.Signer == nil {
-		// CALL_WEBHOOK calls are signed like deliveries, with the secrets
-		// of the tenant's webhook registered for the call's URL.
-		rulesOpts.Signer = k.Webhooks
-	}
-	if err := k.Rules.RegisterJobs(k.Jobs, rulesOpts); err != nil {
-		return fmt.Errorf("tenantkit: rules: %w", err)
+	for _, a := range k.areas {
+		if err := a.RegisterJobs(k.Jobs); err != nil {
+			return fmt.Errorf("tenantkit: %s: %w", a.Name(), err)
+		}
 	}
 	return nil
 }
 
+// Areas returns the Kit's areas, in the order they migrate and start.
+func (k *Kit) Areas() []Area { return slices.Clone(k.areas) }
+
+// EventTypes describes every domain event the Kit's areas emit.
+func (k *Kit) EventTypes() []store.EventType {
+	var out []store.EventType
+	for _, a := range k.areas {
+		out = append(out, a.EventTypes()...)
+	}
+	return out
+}
+
 // Start starts the background workers (job engine, event delivery,
-// periodic clean-ups). Register extra workers and subscriptions on
-// k.Jobs, and open services that register their own (auth.Open with
-// Config.Jobs), before calling it. The workers run until Close; cancelling
-// ctx does not stop them.
+// periodic clean-ups), then each area's own background work. Register
+// extra workers and subscriptions on k.Jobs, and open services that
+// register their own (auth.Open with Config.Jobs), before calling it. The
+// workers run until Close; cancelling ctx does not stop them.
 func (k *Kit) Start(ctx context.Context) error {
-	return k.Jobs.Start(ctx)
+	if err := k.Jobs.Start(ctx); err != nil {
+		return err
+	}
+	for _, a := range k.areas {
+		if err := a.Start(ctx); err != nil {
+			return fmt.Errorf("tenantkit: %s: %w", a.Name(), err)
+		}
+	}
+	return nil
 }
 
 // Close stops the workers, waiting for running jobs until ctx ends (jobs
-// cut short run again later), then closes the database if the Kit opened
-// it.
+// cut short run again later), then stops the areas in reverse order and
+// closes the database if the Kit opened it.
 func (k *Kit) Close(ctx context.Context) error {
 	err := k.Jobs.Stop(ctx)
-	if k.Webhooks != nil {
-		k.Webhooks.Wait()
-	}
-	if k.Toggles != nil {
-		err = errors.Join(err, k.Toggles.Close())
+	for _, a := range slices.Backward(k.areas) {
+		if stopErr := a.Stop(ctx); stopErr != nil {
+			err = errors.Join(err, fmt.Errorf("tenantkit: %s: %w", a.Name(), stopErr))
+		}
 	}
 	if k.ownsDB {
 		err = errors.Join(err, k.DB.Close())

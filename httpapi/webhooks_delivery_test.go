@@ -69,7 +69,7 @@ func newDeliveryEnvRetrying(t *testing.T, db *store.DB, retryDelay time.Duration
 	_, _ = rand.Read(key)
 	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: db, SecretKey: key,
 		Webhooks: webhooks.Options{AllowPrivateURLs: true, RetryDelay: func(int) time.Duration { return retryDelay }},
-		Rules:    rules.JobOptions{AllowPrivateURLs: true}})
+		Rules:    rules.Options{AllowPrivateURLs: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,10 +47,10 @@
 //
 // CALL_WEBHOOK sends JSON with the rule's method and headers through
 // internal/netguard: loopback, private and link-local destinations are
-// refused (after DNS resolution) unless JobOptions.AllowPrivateURLs,
+// refused (after DNS resolution) unless Options.AllowPrivateURLs,
 // redirects are not followed, 15 s per attempt, up to 8 attempts; a 4xx
 // other than 408 and 429 is not retried. It is signed by
-// JobOptions.Signer: in a Kit, like an outbound webhook delivery
+// Options.Signer: in a Kit, like an outbound webhook delivery
 // (Standard Webhooks headers) with the secrets of the tenant's active
 // webhook registered for exactly the call's URL, so a receiver verifies
 // it as it verifies deliveries, and its secret is managed (rotated,
@@ -71,7 +71,7 @@
 // row; a rule row holds its own input only after a SET_FIELD changed the
 // data. Rows are readable by scopes that may read the organization they
 // were written in. An hourly job deletes rows older
-// than JobOptions.LogRetention (90 days by default).
+// than Options.LogRetention (90 days by default).
 //
 // # Cached plans
 //

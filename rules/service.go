@@ -31,23 +31,24 @@ var Migrations = store.Migrations{Line: "rules", FS: migrationsFS, Dir: "migrati
 // organization) from the context's store.Scope.
 type Service struct {
 	db      *store.DB
+	opts    Options
 	plans   *plans
 	commits *logWriter
 }
 
 // New returns the service over db, whose migrations include Migrations.
-// Executions work at once; CALL_WEBHOOK actions and the log retention need
-// a job engine (RegisterJobs).
-func New(db *store.DB) *Service {
-	return &Service{db: db, plans: newPlans(db, planCheckInterval), commits: newLogWriter(db)}
+// It starts nothing. Executions work at once; CALL_WEBHOOK actions and the
+// log retention need a job engine (RegisterJobs).
+func New(db *store.DB, opts Options) *Service {
+	return &Service{db: db, opts: opts, plans: newPlans(db, planCheckInterval), commits: newLogWriter(db)}
 }
 
 // planCheckInterval is how often an execution reads the version counter
 // to see changes made by other processes.
 const planCheckInterval = 250 * time.Millisecond
 
-// JobOptions configure the area's background work.
-type JobOptions struct {
+// Options configure the area. The zero value is ready to use.
+type Options struct {
 	// LogRetention is how long execution log rows are kept; zero means 90
 	// days, negative keeps them forever.
 	LogRetention time.Duration
@@ -65,7 +66,8 @@ const DefaultLogRetention = 90 * 24 * time.Hour
 
 // RegisterJobs registers the CALL_WEBHOOK worker and the hourly log
 // retention job on e; call it before e starts.
-func (s *Service) RegisterJobs(e *jobs.Engine, opts JobOptions) error {
+func (s *Service) RegisterJobs(e *jobs.Engine) error {
+	opts := s.opts
 	if err := jobs.Register(e, newWebhookWorker(opts.AllowPrivateURLs, opts.Signer), &jobs.RegisterOpts{MaxAttempts: 8}); err != nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*Rule, error) {
 		return nil, err
 	}
 	r := &Rule{ID: store.NewID(), TenantID: sc.TenantID, OrganizationID: sc.OrganizationID, CreatedBy: sc.ActorID}
-	if err := r.apply(in); err != nil {
+	if err := r.apply(in, action.Options{AllowPrivateURLs: s.opts.AllowPrivateURLs}); err != nil {
 		return nil, err
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
@@ -171,7 +173,7 @@ func (s *Service) UpdateRule(ctx context.Context, id string, in RuleInput) (*Rul
 		if r, err = getRule(ctx, tx, sc, id); err != nil {
 			return ruleNotFound(err)
 		}
-		if err := r.apply(in); err != nil {
+		if err := r.apply(in, action.Options{AllowPrivateURLs: s.opts.AllowPrivateURLs}); err != nil {
 			return err
 		}
 		if err := checkRuleIDFree(ctx, tx, r); err != nil {
@@ -238,8 +240,10 @@ func (s *Service) ListRules(ctx context.Context, f RuleFilter) ([]*Rule, int, er
 	return listRules(ctx, s.db, sc, f)
 }
 
-// apply validates in and writes it into r.
-func (r *Rule) apply(in RuleInput) error {
+// apply validates in and writes it into r. Unless opts allow private
+// URLs, a CALL_WEBHOOK url that is plainly not public is refused here, at
+// save time, as well as when the call connects.
+func (r *Rule) apply(in RuleInput, opts action.Options) error {
 	v := &store.ValidationError{}
 	text := func(field, value string, required bool, limit int) string {
 		switch {
@@ -276,10 +280,10 @@ func (r *Rule) apply(in RuleInput) error {
 		r.ConditionExpression = compact(in.ConditionExpression)
 	}
 	var err error
-	if r.SuccessActions, err = actions(in.SuccessActions); err != nil {
+	if r.SuccessActions, err = actions(in.SuccessActions, opts); err != nil {
 		v.Add("successActions", err.Error())
 	}
-	if r.FailureActions, err = actions(in.FailureActions); err != nil {
+	if r.FailureActions, err = actions(in.FailureActions, opts); err != nil {
 		v.Add("failureActions", err.Error())
 	}
 	if in.Enabled == nil {
@@ -312,7 +316,7 @@ func (r *Rule) apply(in RuleInput) error {
 }
 
 // actions decodes and validates an action list; null or absent is nil.
-func actions(raw json.RawMessage) ([]action.Action, error) {
+func actions(raw json.RawMessage, opts action.Options) ([]action.Action, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
@@ -320,7 +324,7 @@ func actions(raw json.RawMessage) ([]action.Action, error) {
 	if err := json.Unmarshal(raw, &as); err != nil {
 		return nil, errors.New("must be an array of actions {type, config}")
 	}
-	if err := action.Validate(as); err != nil {
+	if err := action.ValidateWith(as, opts); err != nil {
 		return nil, err
 	}
 	return as, nil

@@ -91,7 +91,14 @@ func (s *Service) lookup(ctx context.Context, identifier string) (*cachedToggle,
 	if err != nil {
 		return nil, "", err
 	}
-	c := s.cache.current.Load().byIdentifier[identifier]
+	snap := s.cache.current.Load()
+	if snap == nil { // the first check of this process
+		if err := s.cache.reload(ctx, false); err != nil {
+			return nil, "", err
+		}
+		snap = s.cache.current.Load()
+	}
+	c := snap.byIdentifier[identifier]
 	if c == nil {
 		return nil, "", &MissingToggleError{Identifier: identifier}
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -34,42 +35,60 @@ type Options struct {
 // Service manages toggles and overrides and resolves them from an
 // in-process cache.
 type Service struct {
-	db     *store.DB
-	cache  cache
-	logger *slog.Logger
-	stop   context.CancelFunc
-	done   chan struct{}
+	db       *store.DB
+	cache    cache
+	logger   *slog.Logger
+	interval time.Duration
+
+	mu   sync.Mutex
+	stop context.CancelFunc // the running poll's, nil when none runs
+	done chan struct{}
 }
 
-// New loads the cache and starts its version poll; Close stops it. The
-// area's migrations must have been applied.
-func New(ctx context.Context, db *store.DB, opts Options) (*Service, error) {
-	s := &Service{db: db, cache: cache{db: db}, logger: opts.Logger, done: make(chan struct{})}
+// New returns the service over db, whose migrations include Migrations.
+// It starts nothing and reads nothing: the cache loads on the first check,
+// and sees other processes' changes once Start runs its version poll.
+func New(db *store.DB, opts Options) *Service {
+	s := &Service{db: db, cache: cache{db: db}, logger: opts.Logger, interval: opts.PollInterval}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
-	if err := s.cache.reload(ctx, true); err != nil {
-		return nil, err
+	if s.interval <= 0 {
+		s.interval = 250 * time.Millisecond
 	}
-	interval := opts.PollInterval
-	if interval <= 0 {
-		interval = 250 * time.Millisecond
+	return s
+}
+
+// Start runs the cache's version poll until Stop, so that other
+// processes' changes show within the poll interval. Cancelling ctx does
+// not stop it. Starting a running poll does nothing.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		return nil
 	}
 	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	s.stop = stop
+	s.stop, s.done = stop, make(chan struct{})
+	done := s.done
 	go func() {
-		defer close(s.done)
-		s.cache.poll(pctx, interval, func(err error) {
+		defer close(done)
+		s.cache.poll(pctx, s.interval, func(err error) {
 			s.logger.Warn("toggles: cache reload failed; serving the previous values", "err", err)
 		})
 	}()
-	return s, nil
+	return nil
 }
 
-// Close stops the cache's version poll.
-func (s *Service) Close() error {
-	s.stop()
-	<-s.done
+// Stop stops the version poll, if it runs.
+func (s *Service) Stop(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		s.stop()
+		<-s.done
+		s.stop = nil
+	}
 	return nil
 }
 

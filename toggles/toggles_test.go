@@ -27,14 +27,14 @@ import (
 // second -count run would find its identifiers taken (deleted ones stay
 // reserved).
 
-// newService starts a Service on db, closed when the test ends.
+// newService starts a Service on db, stopped when the test ends.
 func newService(t *testing.T, db *store.DB, opts toggles.Options) *toggles.Service {
 	t.Helper()
-	svc, err := toggles.New(t.Context(), db, opts)
-	if err != nil {
-		t.Fatalf("toggles.New: %v", err)
+	svc := toggles.New(db, opts)
+	if err := svc.Start(t.Context()); err != nil {
+		t.Fatalf("Start: %v", err)
 	}
-	t.Cleanup(func() { svc.Close() })
+	t.Cleanup(func() { _ = svc.Stop(context.Background()) })
 	return svc
 }
 
@@ -1184,10 +1184,8 @@ func TestReloadFailureKeepsServing(t *testing.T) {
 		is.NoErr(err)
 		is.NoErr(db.Migrate(ctx, toggles.Migrations))
 		var logs syncBuffer
-		svc, err := toggles.New(ctx, db, toggles.Options{PollInterval: 10 * time.Millisecond,
+		svc := newService(t, db, toggles.Options{PollInterval: 10 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-		is.NoErr(err)
-		t.Cleanup(func() { svc.Close() })
 		create(t, svc, toggles.CreateInput{Identifier: "kept", Type: toggles.String, DefaultValue: raw(`"v"`)})
 
 		is.NoErr(db.Close()) // every reload fails from now on
@@ -1209,26 +1207,42 @@ func TestReloadFailureKeepsServing(t *testing.T) {
 	})
 }
 
-func TestNewWithoutMigrationsFails(t *testing.T) {
+// New reads nothing; the first check loads the cache, and fails without
+// the area's tables.
+func TestFirstCheckWithoutMigrationsFails(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t) // the store's own tables only
-	_, err := toggles.New(t.Context(), db, toggles.Options{})
-	if err == nil {
-		t.Fatal("New on a database without the toggles tables succeeded")
+	svc := toggles.New(db, toggles.Options{})
+	ctx, _ := storetest.NewScope(t)
+	_, err := svc.Bool(ctx, "anything")
+	var missing *toggles.MissingToggleError
+	if err == nil || errors.As(err, &missing) {
+		t.Fatalf("a check on a database without the toggles tables answered %v, want a load error", err)
 	}
 }
 
-func TestCloseIsIdempotent(t *testing.T) {
+func TestStartStop(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t, toggles.Migrations)
-	svc, err := toggles.New(t.Context(), db, toggles.Options{PollInterval: time.Millisecond})
-	if err != nil {
+	svc := toggles.New(db, toggles.Options{PollInterval: time.Millisecond})
+	ctx := t.Context()
+	if err := svc.Stop(ctx); err != nil { // never started
 		t.Fatal(err)
 	}
-	if err := svc.Close(); err != nil {
+	for range 2 { // Start twice runs one poll; Stop twice is fine
+		if err := svc.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := svc.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := svc.Start(ctx); err != nil { // and it starts again
 		t.Fatal(err)
 	}
-	if err := svc.Close(); err != nil {
+	if err := svc.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -137,8 +137,8 @@ const minBootstrapKey = 16
 // BUSINESS_RULES_LOG_RETENTION_DAYS (whole days, default 90, 0 keeps the
 // execution log forever) and APP_WEBHOOKS_ALLOW_PRIVATE_URLS (CALL_WEBHOOK
 // may reach private addresses).
-func rulesFromEnv(getenv func(string) string) (rules.JobOptions, error) {
-	var opts rules.JobOptions
+func rulesFromEnv(getenv func(string) string) (rules.Options, error) {
+	var opts rules.Options
 	if v := getenv("BUSINESS_RULES_LOG_RETENTION_DAYS"); v != "" {
 		days, err := strconv.Atoi(v)
 		if err != nil || days < 0 {

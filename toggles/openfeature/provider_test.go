@@ -28,11 +28,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	db := storetest.SQLite(t, toggles.Migrations)
-	svc, err := toggles.New(ctx, db, toggles.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := toggles.New(db, toggles.Options{})
 	f := &fixture{svc: svc, ids: map[string]string{}}
 
 	for _, c := range []struct {

@@ -1,0 +1,29 @@
+package entities
+
+import (
+	"context"
+
+	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// The Service plays its part in a Kit's lifecycle (tenantkit.Area); it has
+// no background work.
+
+// Name is the area's name in the Kit's errors and logs.
+func (s *Service) Name() string { return "entities" }
+
+// Migrations returns the area's schema lines.
+func (s *Service) Migrations() []store.Migrations { return []store.Migrations{Migrations} }
+
+// EventTypes describes the events the area emits.
+func (s *Service) EventTypes() []store.EventType { return EventTypes }
+
+// RegisterJobs registers nothing: entities have no background jobs.
+func (s *Service) RegisterJobs(*jobs.Engine) error { return nil }
+
+// Start does nothing: entities run no background work.
+func (s *Service) Start(context.Context) error { return nil }
+
+// Stop does nothing.
+func (s *Service) Stop(context.Context) error { return nil }

@@ -1,0 +1,27 @@
+package rules
+
+import (
+	"context"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// The Service plays its part in a Kit's lifecycle (tenantkit.Area): its
+// background work (CALL_WEBHOOK calls, log retention) runs as jobs
+// (RegisterJobs, service.go).
+
+// Name is the area's name in the Kit's errors and logs.
+func (s *Service) Name() string { return "rules" }
+
+// Migrations returns the area's schema lines.
+func (s *Service) Migrations() []store.Migrations { return []store.Migrations{Migrations} }
+
+// EventTypes describes the events the area emits.
+func (s *Service) EventTypes() []store.EventType { return EventTypes }
+
+// Start does nothing: the area's background work runs as jobs.
+func (s *Service) Start(context.Context) error { return nil }
+
+// Stop does nothing: an execution's log rows are written before it
+// returns, so nothing is pending.
+func (s *Service) Stop(context.Context) error { return nil }

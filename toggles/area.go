@@ -1,0 +1,21 @@
+package toggles
+
+import (
+	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// The Service plays its part in a Kit's lifecycle (tenantkit.Area): Start
+// and Stop run the cache's version poll (service.go).
+
+// Name is the area's name in the Kit's errors and logs.
+func (s *Service) Name() string { return "toggles" }
+
+// Migrations returns the area's schema lines.
+func (s *Service) Migrations() []store.Migrations { return []store.Migrations{Migrations} }
+
+// EventTypes describes the events the area emits.
+func (s *Service) EventTypes() []store.EventType { return EventTypes }
+
+// RegisterJobs registers nothing: toggles have no background jobs.
+func (s *Service) RegisterJobs(*jobs.Engine) error { return nil }
