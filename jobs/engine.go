@@ -115,7 +115,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 	poll := cfg.FetchPollInterval
 	if poll == 0 {
 		poll = time.Second
-		if db.Dialect().Name() == "sqlite" {
+		if !db.Dialect().Notifies() {
 			poll = 20 * time.Millisecond
 		}
 	}

@@ -12,6 +12,9 @@ type Dialect interface {
 	// matches the LIKE pattern in placeholder param (built with LikeContains
 	// or LikePrefix). It folds non-ASCII letters on both engines.
 	ContainsFold(col, param string) string
+	// Notifies reports whether the engine wakes listeners on commit
+	// (PostgreSQL's LISTEN/NOTIFY); without it, pollers poll more often.
+	Notifies() bool
 	// Classify maps a driver error to an error kind (ErrNotFound,
 	// ErrConflict, ErrInvalid, or retryable), keeping the driver error
 	// wrapped. It is the only place driver errors are interpreted, and it

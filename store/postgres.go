@@ -210,6 +210,8 @@ type postgresDialect struct{}
 
 func (postgresDialect) Name() string { return "postgres" }
 
+func (postgresDialect) Notifies() bool { return true }
+
 func (postgresDialect) JSONText(col, key string) string {
 	return "(" + col + " ->> '" + strings.ReplaceAll(key, "'", "''") + "')"
 }

@@ -133,6 +133,8 @@ type sqliteDialect struct{}
 
 func (sqliteDialect) Name() string { return "sqlite" }
 
+func (sqliteDialect) Notifies() bool { return false }
+
 func (sqliteDialect) JSONText(col, key string) string {
 	return "json_extract(" + col + ", '$." + strings.ReplaceAll(key, "'", "''") + "')"
 }
