@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
@@ -48,7 +48,7 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 	})
 	b.Run("httpapi-auth-me", func(b *testing.B) { benchServe(b, e.handler, key) })
 	b.Run("httpapi-auth-me-uncached", func(b *testing.B) {
-		uncached, err := auth.Open(b.Context(), e.kit.DB, auth.Config{SecretKey: e.kit.SecretKey, CacheTTL: -1})
+		uncached, err := identity.Open(b.Context(), e.kit.DB, identity.Config{SecretKey: e.kit.SecretKey, CacheTTL: -1})
 		if err != nil {
 			b.Fatal(err)
 		}

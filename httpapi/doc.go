@@ -29,7 +29,7 @@
 // # Errors
 //
 // Services return error kinds (store.ErrNotFound, ErrInvalid, ErrConflict,
-// ErrForbidden, ErrNoScope, auth.ErrUnauthenticated); statusTable in
+// ErrForbidden, ErrNoScope, identity.ErrUnauthenticated); statusTable in
 // errors.go is the one place they become statuses. The default body is
 // {error, details?} (details maps a field to its message); a route may
 // format its own (the sign-in routes answer {ok:false, error}, the toggle
@@ -58,7 +58,7 @@
 // # Feature toggles
 //
 // The admin routes need a super admin, who acts for another tenant by
-// selecting it (auth.SelectedTenantCookie). Toggle items show created_at
+// selecting it (identity.SelectedTenantCookie). Toggle items show created_at
 // and updated_at as the spec's database-style text
 // ("2025-12-29 21:59:25.246+00", UTC, milliseconds) on both engines. A bad
 // id in a path or body is a 400 naming the field, a missing toggle 404

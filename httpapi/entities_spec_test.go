@@ -17,7 +17,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/entities"
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -1387,8 +1387,8 @@ func TestEntitiesSpecRecordSearchValueTypes(t *testing.T) {
 // feature but no tenant reaches nothing.
 type specNoTenant struct{}
 
-func (specNoTenant) Authenticate(r *http.Request) (*auth.Identity, error) {
-	return &auth.Identity{UserID: "host-user", Features: []string{"*"}}, nil
+func (specNoTenant) Authenticate(r *http.Request) (*identity.Identity, error) {
+	return &identity.Identity{UserID: "host-user", Features: []string{"*"}}, nil
 }
 
 func TestEntitiesSpecNoTenant(t *testing.T) {

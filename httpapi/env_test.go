@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit"
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -24,7 +24,7 @@ import (
 type testEnv struct {
 	t        testing.TB
 	kit      *tenantkit.Kit
-	auth     *auth.Service
+	auth     *identity.Service
 	handler  http.Handler
 	superKey string
 	mail     *testMailer
@@ -41,12 +41,12 @@ func newTestEnv(t testing.TB, db *store.DB) *testEnv {
 	}
 	t.Cleanup(func() { _ = kit.Close(context.Background()) })
 	mail := &testMailer{tokens: map[string]chan string{}}
-	svc, err := auth.Open(ctx, db, auth.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
+	svc, err := identity.Open(ctx, db, identity.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	superKey := "tk_" + randomHex(24) // random from the start: keys are found by their first 11 characters
-	if _, err := svc.Bootstrap(ctx, auth.BootstrapInput{APIKey: superKey}); err != nil {
+	if _, err := svc.Bootstrap(ctx, identity.BootstrapInput{APIKey: superKey}); err != nil {
 		t.Fatal(err)
 	}
 	return &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -17,7 +17,7 @@ var statusTable = []struct {
 	kind   error
 	status int
 }{
-	{auth.ErrUnauthenticated, http.StatusUnauthorized},
+	{identity.ErrUnauthenticated, http.StatusUnauthorized},
 	{errBodyTooLarge, http.StatusRequestEntityTooLarge},
 	{store.ErrInvalid, http.StatusBadRequest},
 	{store.ErrNoScope, http.StatusForbidden},

@@ -7,16 +7,17 @@ import (
 	"strings"
 
 	"github.com/tenantkit/tenantkit"
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
 )
 
 // Authenticator identifies the caller of a request. It returns (nil, nil)
 // when the request carries no credential, and an error wrapping
-// auth.ErrUnauthenticated when it carries an invalid one. *auth.Service
-// implements it; a host with its own identity system plugs in its own.
+// identity.ErrUnauthenticated when it carries an invalid one. Options.Auth
+// gets one that reads the request's headers and cookies for an
+// *identity.Service; a host with its own identity system plugs in its own.
 type Authenticator interface {
-	Authenticate(r *http.Request) (*auth.Identity, error)
+	Authenticate(r *http.Request) (*identity.Identity, error)
 }
 
 // Options configures the handler. The zero value serves the area routes
@@ -28,7 +29,7 @@ type Options struct {
 	// Auth enables the built-in identity routes (directory, roles, users,
 	// API keys, login and password reset) and, unless Authenticator is
 	// set, authenticates requests.
-	Auth *auth.Service
+	Auth *identity.Service
 	// Authenticator replaces the built-in authentication.
 	Authenticator Authenticator
 	// MaxBodyBytes bounds request bodies (413 beyond). Defaults to 1 MiB.
@@ -63,7 +64,7 @@ type api struct {
 func New(kit *tenantkit.Kit, opts Options) http.Handler {
 	a := &api{kit: kit, opts: opts, authn: opts.Authenticator, logger: opts.Logger}
 	if a.authn == nil && opts.Auth != nil {
-		a.authn = opts.Auth
+		a.authn = serviceAuthenticator{opts.Auth}
 	}
 	if a.logger == nil {
 		a.logger = kit.Logger

@@ -8,36 +8,36 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
 )
 
 // identityRoutes are the built-in identity endpoints: directory, roles,
 // users, API keys, sign-in and password reset.
-func identityRoutes(svc *auth.Service, limits *ratelimit.Policy) []route {
+func identityRoutes(svc *identity.Service, limits *ratelimit.Policy) []route {
 	h := identityHandlers{svc: svc, limits: limits}
 	return []route{
 		// Directory
 		{Method: "GET", Path: "/directory/tenants", Summary: "List tenants", SuperAdmin: true, Handler: h.listTenants},
 		{Method: "POST", Path: "/directory/tenants", Summary: "Create a tenant", SuperAdmin: true, Handler: h.createTenant},
 		{Method: "DELETE", Path: "/directory/tenants", Summary: "Delete a tenant (?id=)", SuperAdmin: true, Handler: h.deleteTenant},
-		{Method: "GET", Path: "/directory/organizations", Summary: "List organizations", Features: []string{auth.FeatureOrganizationsView}, Handler: h.listOrganizations},
-		{Method: "POST", Path: "/directory/organizations", Summary: "Create an organization", Features: []string{auth.FeatureOrganizationsManage}, Handler: h.createOrganization},
-		{Method: "DELETE", Path: "/directory/organizations", Summary: "Delete an organization (?id=)", Features: []string{auth.FeatureOrganizationsManage}, Handler: h.deleteOrganization},
+		{Method: "GET", Path: "/directory/organizations", Summary: "List organizations", Features: []string{identity.FeatureOrganizationsView}, Handler: h.listOrganizations},
+		{Method: "POST", Path: "/directory/organizations", Summary: "Create an organization", Features: []string{identity.FeatureOrganizationsManage}, Handler: h.createOrganization},
+		{Method: "DELETE", Path: "/directory/organizations", Summary: "Delete an organization (?id=)", Features: []string{identity.FeatureOrganizationsManage}, Handler: h.deleteOrganization},
 		{Method: "GET", Path: "/directory/organization-switcher", Summary: "Organization tree the caller may access", Handler: h.switcher},
 
 		// Roles and users
-		{Method: "GET", Path: "/auth/roles", Summary: "List roles", Features: []string{auth.FeatureRolesView}, Handler: h.listRoles},
-		{Method: "POST", Path: "/auth/roles", Summary: "Create a role", Features: []string{auth.FeatureRolesManage}, Handler: h.createRole},
-		{Method: "PUT", Path: "/auth/roles/acl", Summary: "Set a role's features", Features: []string{auth.FeatureRolesManage}, Handler: h.setACL},
-		{Method: "POST", Path: "/auth/users", Summary: "Create a user", Features: []string{auth.FeatureUsersManage}, Handler: h.createUser},
+		{Method: "GET", Path: "/auth/roles", Summary: "List roles", Features: []string{identity.FeatureRolesView}, Handler: h.listRoles},
+		{Method: "POST", Path: "/auth/roles", Summary: "Create a role", Features: []string{identity.FeatureRolesManage}, Handler: h.createRole},
+		{Method: "PUT", Path: "/auth/roles/acl", Summary: "Set a role's features", Features: []string{identity.FeatureRolesManage}, Handler: h.setACL},
+		{Method: "POST", Path: "/auth/users", Summary: "Create a user", Features: []string{identity.FeatureUsersManage}, Handler: h.createUser},
 		{Method: "GET", Path: "/auth/me", Summary: "The caller's identity", Handler: h.me},
 
 		// API keys
-		{Method: "GET", Path: "/api_keys/keys", Summary: "List API keys", Features: []string{auth.FeatureAPIKeysView}, Handler: h.listKeys},
-		{Method: "POST", Path: "/api_keys/keys", Summary: "Create an API key (the secret is shown once)", Features: []string{auth.FeatureAPIKeysManage}, NoStore: true, Handler: h.createKey},
-		{Method: "DELETE", Path: "/api_keys/keys", Summary: "Delete an API key (?id=)", Features: []string{auth.FeatureAPIKeysManage}, Handler: h.deleteKey},
+		{Method: "GET", Path: "/api_keys/keys", Summary: "List API keys", Features: []string{identity.FeatureAPIKeysView}, Handler: h.listKeys},
+		{Method: "POST", Path: "/api_keys/keys", Summary: "Create an API key (the secret is shown once)", Features: []string{identity.FeatureAPIKeysManage}, NoStore: true, Handler: h.createKey},
+		{Method: "DELETE", Path: "/api_keys/keys", Summary: "Delete an API key (?id=)", Features: []string{identity.FeatureAPIKeysManage}, Handler: h.deleteKey},
 
 		// Sign-in (form bodies)
 		{Method: "POST", Path: "/login", Summary: "Sign in with email and password", Public: true, NoStore: true, ErrorBody: okFalseBody, Handler: h.login},
@@ -47,11 +47,11 @@ func identityRoutes(svc *auth.Service, limits *ratelimit.Policy) []route {
 }
 
 type identityHandlers struct {
-	svc    *auth.Service
+	svc    *identity.Service
 	limits *ratelimit.Policy
 }
 
-func actor(r *http.Request) *auth.Identity { return auth.IdentityFrom(r.Context()) }
+func actor(r *http.Request) *identity.Identity { return identity.IdentityFrom(r.Context()) }
 
 // listOf pages a list the service already loaded whole.
 func listOf[T any](w http.ResponseWriter, r *http.Request, all []T) error {
@@ -93,7 +93,7 @@ type idResponse struct {
 var okResponse = map[string]bool{"ok": true}
 
 func (h identityHandlers) listTenants(w http.ResponseWriter, r *http.Request) error {
-	return pagedList(w, r, func(offset, limit int) ([]*auth.Tenant, int, error) {
+	return pagedList(w, r, func(offset, limit int) ([]*identity.Tenant, int, error) {
 		return h.svc.ListTenants(r.Context(), actor(r), offset, limit)
 	})
 }
@@ -132,7 +132,7 @@ func (h identityHandlers) listOrganizations(w http.ResponseWriter, r *http.Reque
 }
 
 func (h identityHandlers) createOrganization(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[auth.OrganizationInput](r)
+	in, err := decode[identity.OrganizationInput](r)
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (h identityHandlers) switcher(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h identityHandlers) listRoles(w http.ResponseWriter, r *http.Request) error {
-	return pagedList(w, r, func(offset, limit int) ([]*auth.Role, int, error) {
+	return pagedList(w, r, func(offset, limit int) ([]*identity.Role, int, error) {
 		return h.svc.ListRoles(r.Context(), actor(r), r.URL.Query().Get("tenantId"), offset, limit)
 	})
 }
@@ -184,7 +184,7 @@ func (h identityHandlers) createRole(w http.ResponseWriter, r *http.Request) err
 }
 
 func (h identityHandlers) setACL(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[auth.ACLInput](r)
+	in, err := decode[identity.ACLInput](r)
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (h identityHandlers) setACL(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h identityHandlers) createUser(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[auth.UserInput](r)
+	in, err := decode[identity.UserInput](r)
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func optional(s string) *string {
 }
 
 func (h identityHandlers) listKeys(w http.ResponseWriter, r *http.Request) error {
-	return pagedList(w, r, func(offset, limit int) ([]*auth.APIKey, int, error) {
+	return pagedList(w, r, func(offset, limit int) ([]*identity.APIKey, int, error) {
 		return h.svc.ListAPIKeys(r.Context(), actor(r), r.URL.Query().Get("tenantId"), offset, limit)
 	})
 }
@@ -246,12 +246,12 @@ type createKeyResponse struct {
 	Secret         string         `json:"secret"`
 	TenantID       string         `json:"tenantId"`
 	OrganizationID *string        `json:"organizationId"`
-	Roles          []auth.RoleRef `json:"roles"`
+	Roles          []identity.RoleRef `json:"roles"`
 	ExpiresAt      *time.Time     `json:"expiresAt"`
 }
 
 func (h identityHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[auth.APIKeyInput](r)
+	in, err := decode[identity.APIKeyInput](r)
 	if err != nil {
 		return err
 	}
@@ -347,7 +347,7 @@ func (h identityHandlers) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	token, _, err := h.svc.Login(r.Context(), f["email"], f["password"], cmp.Or(f["tenantId"], f["tenant"]))
-	if errors.Is(err, auth.ErrInvalidLogin) {
+	if errors.Is(err, identity.ErrInvalidLogin) {
 		return loginFailed{}
 	}
 	if err != nil {
@@ -362,7 +362,7 @@ func (h identityHandlers) login(w http.ResponseWriter, r *http.Request) error {
 type loginFailed struct{}
 
 func (loginFailed) Error() string         { return "Invalid email or password" }
-func (loginFailed) Unwrap() error         { return auth.ErrUnauthenticated }
+func (loginFailed) Unwrap() error         { return identity.ErrUnauthenticated }
 func (loginFailed) PublicMessage() string { return "Invalid email or password" }
 
 func (h identityHandlers) requestReset(w http.ResponseWriter, r *http.Request) error {

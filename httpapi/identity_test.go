@@ -10,7 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -63,7 +63,7 @@ func TestCredentials(t *testing.T) {
 			me := r.JSON()
 			is.Equal(me["isSuperAdmin"], true)
 			is.True(me["apiKeyId"] != nil)
-			is.Equal(me["roles"], []any{auth.SuperAdminRole})
+			is.Equal(me["roles"], []any{identity.SuperAdminRole})
 		}
 	})
 }
@@ -126,7 +126,7 @@ func TestDirectoryRolesAndKeys(t *testing.T) {
 		is.Equal(r["required"], []any{"api_keys.manage"})
 		is.Equal(r["requiredFeatures"], []any{"api_keys.manage"})
 		r = e.do("GET", "/api/directory/tenants", secret, nil).expect(403).JSON()
-		is.Equal(r["requiredRoles"], []any{auth.SuperAdminRole})
+		is.Equal(r["requiredRoles"], []any{identity.SuperAdminRole})
 
 		// Deleting a key takes effect at once.
 		e.do("DELETE", "/api/api_keys/keys?id="+created["id"].(string), admin, nil).expect(200)
@@ -353,7 +353,7 @@ func TestOrganizationSwitcher(t *testing.T) {
 
 		sw := e.do("GET", "/api/directory/organization-switcher", eastKey, nil).expect(200).JSON()
 		is.Equal(sw["selectedId"], east)
-		is.Equal(sw["organizationCookie"], auth.SelectedOrganizationCookie)
+		is.Equal(sw["organizationCookie"], identity.SelectedOrganizationCookie)
 		items := sw["items"].([]any)
 		is.Equal(len(items), 1)
 		root := items[0].(map[string]any)
@@ -368,13 +368,13 @@ func TestOrganizationSwitcher(t *testing.T) {
 		withCookie := func(org string) func(*http.Request) {
 			return func(r *http.Request) {
 				r.Header.Set("X-Api-Key", admin)
-				r.AddCookie(&http.Cookie{Name: auth.SelectedOrganizationCookie, Value: org})
+				r.AddCookie(&http.Cookie{Name: identity.SelectedOrganizationCookie, Value: org})
 			}
 		}
 		is.Equal(e.send("GET", "/api/auth/me", nil, withCookie(west)).expect(200).JSON()["organizationId"], west)
 		eastCookie := func(r *http.Request) {
 			r.Header.Set("X-Api-Key", eastKey)
-			r.AddCookie(&http.Cookie{Name: auth.SelectedOrganizationCookie, Value: west})
+			r.AddCookie(&http.Cookie{Name: identity.SelectedOrganizationCookie, Value: west})
 		}
 		is.Equal(e.send("GET", "/api/directory/organization-switcher", nil, eastCookie).expect(200).JSON()["selectedId"], east)
 	})

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -44,7 +44,7 @@ func (a *api) handle(rt route) http.Handler {
 				a.writeError(w, r, rt, err)
 				return
 			}
-			ctx := auth.WithIdentity(r.Context(), id)
+			ctx := identity.WithIdentity(r.Context(), id)
 			ctx = store.WithScope(ctx, id.Scope())
 			r = r.WithContext(ctx)
 		}
@@ -58,16 +58,16 @@ func (a *api) handle(rt route) http.Handler {
 	})
 }
 
-func (a *api) authenticate(r *http.Request) (*auth.Identity, error) {
+func (a *api) authenticate(r *http.Request) (*identity.Identity, error) {
 	if a.authn == nil {
-		return nil, auth.ErrUnauthenticated
+		return nil, identity.ErrUnauthenticated
 	}
 	id, err := a.authn.Authenticate(r)
 	if err != nil {
 		return nil, err
 	}
 	if id == nil {
-		return nil, auth.ErrUnauthenticated
+		return nil, identity.ErrUnauthenticated
 	}
 	return id, nil
 }
@@ -81,9 +81,9 @@ type forbiddenError struct {
 func (e *forbiddenError) Error() string { return "forbidden" }
 func (e *forbiddenError) Unwrap() error { return store.ErrForbidden }
 
-func authorize(rt route, id *auth.Identity) error {
+func authorize(rt route, id *identity.Identity) error {
 	if rt.SuperAdmin && !id.IsSuperAdmin {
-		return &forbiddenError{features: rt.Features, roles: []string{auth.SuperAdminRole}}
+		return &forbiddenError{features: rt.Features, roles: []string{identity.SuperAdminRole}}
 	}
 	if missing := id.Missing(rt.Features...); len(missing) > 0 {
 		return &forbiddenError{features: missing}

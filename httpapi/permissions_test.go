@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/tenantkit/tenantkit"
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -468,12 +468,12 @@ func permNewEnv(t *testing.T, db *store.DB) *testEnv {
 	}
 	t.Cleanup(func() { _ = kit.Close(context.Background()) })
 	mail := &testMailer{tokens: map[string]chan string{}}
-	svc, err := auth.Open(ctx, db, auth.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
+	svc, err := identity.Open(ctx, db, identity.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	superKey := "tk_" + randomHex(24)
-	if _, err := svc.Bootstrap(ctx, auth.BootstrapInput{APIKey: superKey}); err != nil {
+	if _, err := svc.Bootstrap(ctx, identity.BootstrapInput{APIKey: superKey}); err != nil {
 		t.Fatal(err)
 	}
 	return &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}
@@ -661,8 +661,8 @@ func permForbidden(r *response, features []string, superAdmin bool) string {
 		return fmt.Sprintf("403 requiredFeatures %v, want %v; body: %s", body.RequiredFeatures, want, r.Body)
 	case !slices.Equal(slices.Sorted(slices.Values(body.Required)), want):
 		return fmt.Sprintf("403 required %v, want %v; body: %s", body.Required, want, r.Body)
-	case superAdmin && !slices.Contains(body.RequiredRoles, auth.SuperAdminRole):
-		return fmt.Sprintf("403 requiredRoles %v, want %s; body: %s", body.RequiredRoles, auth.SuperAdminRole, r.Body)
+	case superAdmin && !slices.Contains(body.RequiredRoles, identity.SuperAdminRole):
+		return fmt.Sprintf("403 requiredRoles %v, want %s; body: %s", body.RequiredRoles, identity.SuperAdminRole, r.Body)
 	}
 	return ""
 }

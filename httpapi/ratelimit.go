@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
 )
 
@@ -33,7 +33,7 @@ func (a *api) checkRouteLimit(r *http.Request, limit *rateLimit) error {
 		return nil
 	}
 	subject := a.opts.RateLimit.ClientKey(r)
-	if id := auth.IdentityFrom(r.Context()); limit.PerTenant && id != nil && id.TenantID != "" {
+	if id := identity.IdentityFrom(r.Context()); limit.PerTenant && id != nil && id.TenantID != "" {
 		subject = "tenant:" + id.TenantID
 	}
 	if limit.ByPathValue != "" {

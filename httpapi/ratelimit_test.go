@@ -387,7 +387,7 @@ func TestRouteLevelLimit(t *testing.T) {
 	acme, globex := e.newTenant("Acme"), e.newTenant("Globex")
 	acmeKey, globexKey := e.newKey(acme), e.newKey(globex)
 	a := &api{kit: e.kit, opts: Options{Auth: e.auth, MaxBodyBytes: defaultMaxBody, RateLimit: ratelimit.NewPolicy(behindProxy(), nil, nil)},
-		authn: e.auth, logger: e.kit.Logger, base: "/api"}
+		authn: serviceAuthenticator{e.auth}, logger: e.kit.Logger, base: "/api"}
 	ran := 0
 	ok := func(w http.ResponseWriter, r *http.Request) error {
 		ran++

@@ -9,7 +9,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -17,14 +17,14 @@ import (
 // headerAuthenticator is a host's own authentication: it trusts X-User.
 type headerAuthenticator struct{}
 
-func (headerAuthenticator) Authenticate(r *http.Request) (*auth.Identity, error) {
+func (headerAuthenticator) Authenticate(r *http.Request) (*identity.Identity, error) {
 	switch user := r.Header.Get("X-User"); user {
 	case "":
 		return nil, nil
 	case "mallory":
-		return nil, auth.ErrUnauthenticated
+		return nil, identity.ErrUnauthenticated
 	default:
-		return &auth.Identity{TenantID: "host-tenant", UserID: user, Features: []string{"api_keys.view"}}, nil
+		return &identity.Identity{TenantID: "host-tenant", UserID: user, Features: []string{"api_keys.view"}}, nil
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/toggles"
 )
@@ -235,7 +235,7 @@ func (h toggleHandlers) listOverrides(w http.ResponseWriter, r *http.Request) er
 	for i, it := range items {
 		out[i] = overrideItem{OverrideItem: it, TenantName: name}
 	}
-	id := auth.IdentityFrom(r.Context())
+	id := identity.IdentityFrom(r.Context())
 	return encode(w, http.StatusOK, struct {
 		pageResponse[overrideItem]
 		IsSuperAdmin bool `json:"isSuperAdmin"`

@@ -14,7 +14,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/toggles"
@@ -51,7 +51,7 @@ func (e *testEnv) superIn(tenantID, method, path string, body any) *response {
 	e.t.Helper()
 	return e.send(method, path, body, func(r *http.Request) {
 		r.Header.Set("X-Api-Key", e.superKey)
-		r.AddCookie(&http.Cookie{Name: auth.SelectedTenantCookie, Value: tenantID})
+		r.AddCookie(&http.Cookie{Name: identity.SelectedTenantCookie, Value: tenantID})
 	})
 }
 
@@ -513,7 +513,7 @@ func TestToggleAuthorization(t *testing.T) {
 			}
 			body := r.JSON()
 			is.Equal(body["error"], "Forbidden")
-			is.Equal(body["requiredRoles"], []any{auth.SuperAdminRole})
+			is.Equal(body["requiredRoles"], []any{identity.SuperAdminRole})
 		}
 		for _, path := range checks {
 			e.do("GET", togglesBase+path, "", nil).expect(401)
@@ -531,7 +531,7 @@ func TestToggleAuthorization(t *testing.T) {
 		// key still checks in its own tenant.
 		r := e.send("GET", togglesBase+checks[0], nil, func(r *http.Request) {
 			r.Header.Set("X-Api-Key", admin)
-			r.AddCookie(&http.Cookie{Name: auth.SelectedTenantCookie, Value: other.ID})
+			r.AddCookie(&http.Cookie{Name: identity.SelectedTenantCookie, Value: other.ID})
 		}).expect(200).JSON()
 		is.Equal(r["tenantId"], acme.ID)
 		// The super admin may check too, in its own or a selected tenant.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/entities"
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/toggles"
@@ -223,7 +223,7 @@ type catalogueEvent struct {
 // as a webhook subscribed to them would only echo its own changes.
 func eventCatalogue() []catalogueEvent {
 	var out []catalogueEvent
-	for _, list := range [][]store.EventType{auth.EventTypes, toggles.EventTypes, rules.EventTypes, entities.EventTypes} {
+	for _, list := range [][]store.EventType{identity.EventTypes, toggles.EventTypes, rules.EventTypes, entities.EventTypes} {
 		for _, et := range list {
 			action := et.ID[strings.LastIndexByte(et.ID, '.')+1:]
 			category := "lifecycle"

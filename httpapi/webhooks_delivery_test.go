@@ -20,7 +20,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/tenantkit/tenantkit"
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -75,12 +75,12 @@ func newDeliveryEnvRetrying(t *testing.T, db *store.DB, retryDelay time.Duration
 	}
 	t.Cleanup(func() { _ = kit.Close(context.Background()) })
 	mail := &testMailer{tokens: map[string]chan string{}}
-	svc, err := auth.Open(ctx, db, auth.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
+	svc, err := identity.Open(ctx, db, identity.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	superKey := "tk_" + randomHex(24)
-	if _, err := svc.Bootstrap(ctx, auth.BootstrapInput{APIKey: superKey}); err != nil {
+	if _, err := svc.Bootstrap(ctx, identity.BootstrapInput{APIKey: superKey}); err != nil {
 		t.Fatal(err)
 	}
 	e := &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}

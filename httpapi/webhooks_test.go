@@ -14,7 +14,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/tenantkit/tenantkit/entities"
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -602,7 +602,7 @@ func TestWebhookEventCatalogue(t *testing.T) {
 		is.Equal(len(slices.Compact(slices.Clone(ids))), len(ids))
 
 		// Every event the other areas declare can be subscribed to.
-		for _, list := range [][]store.EventType{auth.EventTypes, toggles.EventTypes, rules.EventTypes, entities.EventTypes} {
+		for _, list := range [][]store.EventType{identity.EventTypes, toggles.EventTypes, rules.EventTypes, entities.EventTypes} {
 			for _, et := range list {
 				ev, ok := byID[et.ID]
 				if !ok {

@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -16,46 +15,46 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// Authenticate reads the request's credential: X-Api-Key, Authorization:
-// ApiKey <key>, or Authorization: Bearer <key or session token>. It
-// returns (nil, nil) when the request carries none, and
-// ErrUnauthenticated when it carries one that is not valid.
-//
-// The selected-organization cookie switches the active organization to
-// another one the caller may access; a super admin's selected-tenant
-// cookie switches the tenant.
-func (s *Service) Authenticate(r *http.Request) (*Identity, error) {
-	cred, bearer := credential(r)
-	if cred == "" {
+// Credential is the secret a caller presents, and how it was presented.
+type Credential struct {
+	// Secret is an API key secret or a session token; "" is no credential.
+	Secret string
+	// Bearer is true for a secret sent as a bearer token, which may be a
+	// session token or an API key; otherwise the secret is an API key.
+	Bearer bool
+}
+
+// Selection is what a caller selected on earlier calls (over HTTP, the
+// SelectedTenantCookie and SelectedOrganizationCookie). An invalid
+// selection is ignored.
+type Selection struct {
+	// TenantID switches a super admin to another live tenant; ignored for
+	// everyone else.
+	TenantID string
+	// OrganizationID switches the active organization to another live one
+	// of the (selected) tenant that the caller may access.
+	OrganizationID string
+}
+
+// Authenticate verifies a credential (AuthenticateToken for a bearer
+// secret shaped like a session token, AuthenticateKey otherwise) and
+// applies the selection. It returns (nil, nil) for no credential and
+// ErrUnauthenticated for one that is not valid.
+func (s *Service) Authenticate(ctx context.Context, cred Credential, sel Selection) (*Identity, error) {
+	if cred.Secret == "" {
 		return nil, nil
 	}
-	ctx := r.Context()
 	var id *Identity
 	var err error
-	if bearer && looksLikeJWT(cred) {
-		id, err = s.AuthenticateToken(ctx, cred)
+	if cred.Bearer && looksLikeJWT(cred.Secret) {
+		id, err = s.AuthenticateToken(ctx, cred.Secret)
 	} else {
-		id, err = s.AuthenticateKey(ctx, cred)
+		id, err = s.AuthenticateKey(ctx, cred.Secret)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return s.applySelection(ctx, r, id)
-}
-
-func credential(r *http.Request) (cred string, bearer bool) {
-	if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
-		return k, false
-	}
-	scheme, value, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	value = strings.TrimSpace(value)
-	switch {
-	case strings.EqualFold(scheme, "ApiKey"):
-		return value, false
-	case strings.EqualFold(scheme, "Bearer"):
-		return value, true
-	}
-	return "", false
+	return s.applySelection(ctx, sel, id)
 }
 
 func looksLikeJWT(s string) bool { return strings.Count(s, ".") == 2 && strings.HasPrefix(s, "eyJ") }
@@ -69,20 +68,20 @@ func (s *Service) AuthenticateKey(ctx context.Context, secret string) (*Identity
 		return id, nil
 	}
 	hash := hex.EncodeToString(ck.sum[:]) // hashSecret(secret), the stored form
-	k, live, err := keyByPrefix(ctx, s.db, prefixOf(secret))
+	k, live, err := s.store.APIKeyByPrefix(ctx, s.db, prefixOf(secret))
 	if isNotFound(err) {
 		return nil, ErrUnauthenticated
 	}
 	if err != nil {
 		return nil, err
 	}
-	if subtle.ConstantTimeCompare([]byte(k.secretHash), []byte(hash)) != 1 || !live {
+	if subtle.ConstantTimeCompare([]byte(k.SecretHash), []byte(hash)) != 1 || !live {
 		return nil, ErrUnauthenticated
 	}
 	if k.ExpiresAt != nil && !k.ExpiresAt.After(s.db.Now()) {
 		return nil, ErrUnauthenticated
 	}
-	roles, err := rolesOf(ctx, s.db, "auth_api_key_roles", "key_id", k.ID)
+	roles, err := s.store.APIKeyRoles(ctx, s.db, k.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -145,23 +144,23 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identit
 	if err != nil {
 		return nil, ErrUnauthenticated
 	}
-	u, err := getUser(ctx, s.db, claims.Subject)
+	u, err := s.store.GetUser(ctx, s.db, claims.TenantID, claims.Subject)
 	if isNotFound(err) {
 		return nil, ErrUnauthenticated
 	}
 	if err != nil {
 		return nil, err
 	}
-	if claims.PasswordVersion != u.passwordChangedAt.UnixMicro() || u.TenantID != claims.TenantID {
+	if claims.PasswordVersion != u.PasswordChangedAt.UnixMicro() || u.TenantID != claims.TenantID {
 		return nil, ErrUnauthenticated
 	}
-	if t, err := getTenant(ctx, s.db, u.TenantID); err != nil || !t.IsActive {
+	if t, err := s.store.GetTenant(ctx, s.db, u.TenantID); err != nil || !t.IsActive {
 		return nil, ErrUnauthenticated
 	}
-	if _, err := getOrg(ctx, s.db, u.TenantID, claims.OrgID); err != nil {
+	if _, err := s.store.GetOrganization(ctx, s.db, u.TenantID, claims.OrgID); err != nil {
 		return nil, ErrUnauthenticated
 	}
-	roles, err := rolesOf(ctx, s.db, "auth_user_roles", "user_id", u.ID)
+	roles, err := s.store.UserRoles(ctx, s.db, u.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -177,13 +176,13 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identit
 // be named. Every failure is ErrInvalidLogin, in about the same time, so
 // the answer never tells whether the account exists.
 func (s *Service) Login(ctx context.Context, email, password, tenantID string) (string, *Identity, error) {
-	users, err := usersByEmail(ctx, s.db, normalizeEmail(email), tenantID)
+	users, err := s.store.UsersByEmail(ctx, s.db, normalizeEmail(email), tenantID, 2)
 	if err != nil {
 		return "", nil, err
 	}
 	hash := dummyHash
 	if len(users) == 1 {
-		hash = users[0].passwordHash
+		hash = users[0].PasswordHash
 	}
 	ok, err := verifyPassword(hash, password)
 	if err != nil {
@@ -194,7 +193,7 @@ func (s *Service) Login(ctx context.Context, email, password, tenantID string) (
 	}
 	u := users[0]
 	now := s.db.Now()
-	claims := sessionClaims{TenantID: u.TenantID, OrgID: u.OrganizationID, PasswordVersion: u.passwordChangedAt.UnixMicro(), RegisteredClaims: jwt.RegisteredClaims{
+	claims := sessionClaims{TenantID: u.TenantID, OrgID: u.OrganizationID, PasswordVersion: u.PasswordChangedAt.UnixMicro(), RegisteredClaims: jwt.RegisteredClaims{
 		Subject:   u.ID,
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(now.Add(s.cfg.SessionTTL)),
@@ -209,12 +208,12 @@ func (s *Service) Login(ctx context.Context, email, password, tenantID string) (
 }
 
 // RequestPasswordReset sends a reset token to every account with the email
-// through the Mailer: from a background job when Config.Jobs is set,
-// otherwise now. It reports success whether or not an account exists.
+// through the Mailer: from a background job once RegisterJobs (or Open
+// with Config.Jobs) has run, otherwise now. It reports success whether or not an account exists.
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
 	email = normalizeEmail(email)
-	if s.cfg.Jobs != nil {
-		_, err := s.cfg.Jobs.Enqueue(ctx, resetArgs{Email: email}, nil)
+	if s.jobs != nil {
+		_, err := s.jobs.Enqueue(ctx, resetArgs{Email: email}, nil)
 		return err
 	}
 	return s.sendResets(ctx, email)
@@ -225,6 +224,8 @@ type resetArgs struct {
 	Email string `json:"email"`
 }
 
+// Kind keeps the name from before the package moved, so that jobs queued
+// then still run.
 func (resetArgs) Kind() string { return "auth.password_reset" }
 
 func (s *Service) workReset(ctx context.Context, job *jobs.Job[resetArgs]) error {
@@ -235,20 +236,21 @@ func (s *Service) workReset(ctx context.Context, job *jobs.Job[resetArgs]) error
 // A mailer failure is logged, not retried: a retry would mail a second
 // token.
 func (s *Service) sendResets(ctx context.Context, email string) error {
-	users, err := usersByEmail(ctx, s.db, email, "")
+	users, err := s.store.UsersByEmail(ctx, s.db, email, "", 2)
 	if err != nil {
 		return err
 	}
 	for _, u := range users {
 		token := randomToken()
 		err := s.db.Tx(ctx, func(tx *store.Tx) error {
-			return insertReset(ctx, tx, hashSecret(token), u.ID, tx.Now().Add(s.cfg.ResetTTL), tx.Now())
+			return s.store.CreatePasswordReset(ctx, tx, &PasswordReset{TokenHash: hashSecret(token), UserID: u.ID,
+				ExpiresAt: tx.Now().Add(s.cfg.ResetTTL), CreatedAt: tx.Now()})
 		})
 		if err != nil {
 			return err
 		}
 		if err := s.cfg.Mailer.SendPasswordReset(ctx, u.Email, token); err != nil {
-			s.logger.ErrorContext(ctx, "auth: sending password reset failed", "err", err)
+			s.logger.ErrorContext(ctx, "identity: sending password reset failed", "err", err)
 		}
 	}
 	return nil
@@ -270,21 +272,14 @@ func (s *Service) ConfirmPasswordReset(ctx context.Context, token, password stri
 		return err
 	}
 	return s.tx(ctx, func(tx *store.Tx) error {
-		userID, err := consumeReset(ctx, tx, hashSecret(token), tx.Now())
+		u, err := s.store.ConsumePasswordReset(ctx, tx, hashSecret(token), tx.Now())
 		if isNotFound(err) {
 			return ErrInvalidResetToken
 		}
 		if err != nil {
 			return err
 		}
-		u, err := getUser(ctx, tx, userID)
-		if isNotFound(err) {
-			return ErrInvalidResetToken
-		}
-		if err != nil {
-			return err
-		}
-		if err := setPassword(ctx, tx, userID, hash, tx.Now()); err != nil {
+		if err := s.store.SetUserPassword(ctx, tx, u.TenantID, u.ID, hash, tx.Now()); err != nil {
 			return err
 		}
 		_, err = tx.EmitData(ctx, EventUserPasswordReset, store.Scope{TenantID: u.TenantID, OrganizationID: u.OrganizationID},
@@ -299,22 +294,22 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// applySelection honours the selection cookies: the active organization
-// (one the identity may access, in its tenant) and, for super admins, the
-// tenant. An invalid selection is ignored.
-func (s *Service) applySelection(ctx context.Context, r *http.Request, id *Identity) (*Identity, error) {
+// applySelection honours a selection: the active organization (one the
+// identity may access, in its tenant) and, for super admins, the tenant.
+// An invalid selection is ignored.
+func (s *Service) applySelection(ctx context.Context, sel Selection, id *Identity) (*Identity, error) {
 	tenantID, orgID := id.TenantID, id.OrganizationID
-	if c, err := r.Cookie(SelectedTenantCookie); err == nil && id.IsSuperAdmin && c.Value != "" && c.Value != tenantID {
-		if _, err := getTenant(ctx, s.db, c.Value); err == nil {
-			tenantID, orgID = c.Value, ""
+	if id.IsSuperAdmin && sel.TenantID != "" && sel.TenantID != tenantID {
+		if _, err := s.store.GetTenant(ctx, s.db, sel.TenantID); err == nil {
+			tenantID, orgID = sel.TenantID, ""
 		} else if !isNotFound(err) {
 			return nil, err
 		}
 	}
-	if c, err := r.Cookie(SelectedOrganizationCookie); err == nil && c.Value != "" && c.Value != orgID &&
-		(id.IsSuperAdmin || id.Scope().AllowsOrganization(c.Value)) {
-		if _, err := getOrg(ctx, s.db, tenantID, c.Value); err == nil {
-			orgID = c.Value
+	if sel.OrganizationID != "" && sel.OrganizationID != orgID &&
+		(id.IsSuperAdmin || id.Scope().AllowsOrganization(sel.OrganizationID)) {
+		if _, err := s.store.GetOrganization(ctx, s.db, tenantID, sel.OrganizationID); err == nil {
+			orgID = sel.OrganizationID
 		} else if !isNotFound(err) {
 			return nil, err
 		}

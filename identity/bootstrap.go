@@ -1,8 +1,9 @@
-package auth
+package identity
 
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -39,7 +40,7 @@ func (s *Service) Bootstrap(ctx context.Context, in BootstrapInput) (*BootstrapR
 	err := s.db.WithLock(ctx, "tenantkit.bootstrap", func() error {
 		return s.tx(ctx, func(tx *store.Tx) error {
 			*res = BootstrapResult{}
-			if err := ensureDefaults(ctx, tx, res); err != nil {
+			if err := s.ensureDefaults(ctx, tx, res); err != nil {
 				return err
 			}
 			if in.APIKey != "" {
@@ -61,12 +62,16 @@ func (s *Service) Bootstrap(ctx context.Context, in BootstrapInput) (*BootstrapR
 	return res, err
 }
 
-func ensureDefaults(ctx context.Context, tx *store.Tx, res *BootstrapResult) error {
-	t, err := store.One(ctx, tx, scanTenant, `SELECT `+tenantColumns+` FROM auth_tenants WHERE deleted_at IS NULL ORDER BY created_at, id LIMIT 1`)
+func (s *Service) ensureDefaults(ctx context.Context, tx *store.Tx, res *BootstrapResult) error {
+	var t *Tenant
+	oldest, _, err := s.store.ListTenants(ctx, tx, 0, 1)
+	if err == nil && len(oldest) == 0 {
+		err = store.ErrNotFound
+	}
 	switch {
 	case isNotFound(err):
 		t = &Tenant{ID: store.NewID(), Name: "Default", IsActive: true, CreatedAt: tx.Now()}
-		if err := insertTenant(ctx, tx, t); err != nil {
+		if err := s.store.CreateTenant(ctx, tx, t); err != nil {
 			return err
 		}
 		if _, err := tx.EmitData(ctx, EventTenantCreated, store.Scope{TenantID: t.ID}, t); err != nil {
@@ -75,14 +80,16 @@ func ensureDefaults(ctx context.Context, tx *store.Tx, res *BootstrapResult) err
 		res.FirstStart = true
 	case err != nil:
 		return err
+	default:
+		t = oldest[0]
 	}
 	res.TenantID = t.ID
 
-	o, err := store.One(ctx, tx, scanOrg, `SELECT `+orgColumns+` FROM auth_organizations WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY created_at, id LIMIT 1`, t.ID)
+	o, err := s.store.OldestOrganization(ctx, tx, t.ID)
 	switch {
 	case isNotFound(err):
 		o = &Organization{ID: store.NewID(), TenantID: t.ID, Name: "Default", IsActive: true, CreatedAt: tx.Now()}
-		if err := insertOrg(ctx, tx, o); err != nil {
+		if err := s.store.CreateOrganization(ctx, tx, o); err != nil {
 			return err
 		}
 		if _, err := tx.EmitData(ctx, EventOrganizationCreated, store.Scope{TenantID: t.ID, OrganizationID: o.ID}, o); err != nil {
@@ -93,19 +100,19 @@ func ensureDefaults(ctx context.Context, tx *store.Tx, res *BootstrapResult) err
 	}
 	res.OrganizationID = o.ID
 
-	r, err := getRoleByName(ctx, tx, t.ID, SuperAdminRole)
+	r, err := s.store.GetRoleByName(ctx, tx, t.ID, SuperAdminRole)
 	switch {
 	case isNotFound(err):
 		r = &Role{ID: store.NewID(), TenantID: t.ID, Name: SuperAdminRole, Features: []string{"*"}, IsSuperAdmin: true,
 			CreatedAt: tx.Now(), UpdatedAt: tx.Now()}
-		if err := insertRole(ctx, tx, r); err != nil {
+		if err := s.store.CreateRole(ctx, tx, r); err != nil {
 			return err
 		}
 	case err != nil:
 		return err
 	case !r.IsSuperAdmin:
 		r.IsSuperAdmin, r.UpdatedAt = true, tx.Now()
-		if err := updateRoleACL(ctx, tx, r); err != nil {
+		if err := s.store.UpdateRoleAccess(ctx, tx, r); err != nil {
 			return err
 		}
 	}
@@ -115,28 +122,31 @@ func ensureDefaults(ctx context.Context, tx *store.Tx, res *BootstrapResult) err
 
 // ensureKey makes the secret a live super-admin key of the default tenant.
 func (s *Service) ensureKey(ctx context.Context, tx *store.Tx, res *BootstrapResult, secret string) error {
-	k, _, err := keyByPrefix(ctx, tx, prefixOf(secret))
+	k, _, err := s.store.APIKeyByPrefix(ctx, tx, prefixOf(secret))
 	switch {
 	case isNotFound(err):
-		_, err := createAPIKeyTx(ctx, tx, System, res.TenantID, APIKeyInput{OrganizationID: res.OrganizationID,
+		_, err := s.createAPIKeyTx(ctx, tx, System, res.TenantID, APIKeyInput{OrganizationID: res.OrganizationID,
 			Roles: []string{res.RoleID}}, "Bootstrap key", secret)
 		return err
 	case err != nil:
 		return err
-	case k.secretHash != hashSecret(secret):
-		return fmt.Errorf("auth: bootstrap API key: its first %d characters are those of another key; choose another secret", keyPrefixLength)
+	case k.SecretHash != hashSecret(secret):
+		return fmt.Errorf("identity: bootstrap API key: its first %d characters are those of another key; choose another secret", keyPrefixLength)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE auth_api_keys SET deleted_at = NULL, expires_at = NULL WHERE id = $1`, k.ID); err != nil {
+	if err := s.store.RestoreAPIKey(ctx, tx, k.TenantID, k.ID); err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO auth_api_key_roles (key_id, role_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, k.ID, res.RoleID)
-	return err
+	roles, err := s.store.APIKeyRoles(ctx, tx, k.ID)
+	if err != nil || hasRole(roles, res.RoleID) {
+		return err
+	}
+	return s.store.LinkAPIKeyRoles(ctx, tx, k.ID, []string{res.RoleID})
 }
 
 // ensureAdmin makes email/password a super-admin user of the default
 // tenant.
 func (s *Service) ensureAdmin(ctx context.Context, tx *store.Tx, res *BootstrapResult, email, password string) error {
-	users, err := usersByEmail(ctx, tx, normalizeEmail(email), res.TenantID)
+	users, err := s.store.UsersByEmail(ctx, tx, normalizeEmail(email), res.TenantID, 2)
 	if err != nil {
 		return err
 	}
@@ -150,20 +160,27 @@ func (s *Service) ensureAdmin(ctx context.Context, tx *store.Tx, res *BootstrapR
 		if err != nil {
 			return err
 		}
-		_, err = createUserTx(ctx, tx, System, UserInput{OrganizationID: res.OrganizationID, Roles: []string{res.RoleID}},
+		_, err = s.createUserTx(ctx, tx, System, UserInput{OrganizationID: res.OrganizationID, Roles: []string{res.RoleID}},
 			normalizeEmail(email), hash)
 		return err
 	}
 	u := users[0]
-	if ok, err := verifyPassword(u.passwordHash, password); err != nil || !ok {
+	if ok, err := verifyPassword(u.PasswordHash, password); err != nil || !ok {
 		hash, err := hashPassword(password)
 		if err != nil {
 			return err
 		}
-		if err := setPassword(ctx, tx, u.ID, hash, tx.Now()); err != nil {
+		if err := s.store.SetUserPassword(ctx, tx, u.TenantID, u.ID, hash, tx.Now()); err != nil {
 			return err
 		}
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO auth_user_roles (user_id, role_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, u.ID, res.RoleID)
-	return err
+	roles, err := s.store.UserRoles(ctx, tx, u.ID)
+	if err != nil || hasRole(roles, res.RoleID) {
+		return err
+	}
+	return s.store.LinkUserRoles(ctx, tx, u.ID, []string{res.RoleID})
+}
+
+func hasRole(roles []*Role, id string) bool {
+	return slices.ContainsFunc(roles, func(r *Role) bool { return r.ID == id })
 }

@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -20,7 +20,7 @@ func (s *Service) CreateTenant(ctx context.Context, actor *Identity, name string
 	var t *Tenant
 	err := s.tx(ctx, func(tx *store.Tx) error {
 		t = &Tenant{ID: store.NewID(), Name: name, IsActive: true, CreatedAt: tx.Now()}
-		if err := insertTenant(ctx, tx, t); err != nil {
+		if err := s.store.CreateTenant(ctx, tx, t); err != nil {
 			return err
 		}
 		_, err := tx.EmitData(ctx, EventTenantCreated, store.Scope{TenantID: t.ID}, t)
@@ -34,7 +34,7 @@ func (s *Service) ListTenants(ctx context.Context, actor *Identity, offset, limi
 	if err := requireSuperAdmin(actor); err != nil {
 		return nil, 0, err
 	}
-	return listTenants(ctx, s.db, offset, limit)
+	return s.store.ListTenants(ctx, s.db, offset, limit)
 }
 
 // DeleteTenant soft-deletes a tenant; its keys and users stop working.
@@ -47,7 +47,7 @@ func (s *Service) DeleteTenant(ctx context.Context, actor *Identity, id string) 
 		return store.Errorf(store.ErrConflict, "a super admin cannot delete its own tenant")
 	}
 	return s.tx(ctx, func(tx *store.Tx) error {
-		if err := deleteTenant(ctx, tx, id, tx.Now()); err != nil {
+		if err := s.store.DeleteTenant(ctx, tx, id, tx.Now()); err != nil {
 			return notFound(err, "tenant not found")
 		}
 		_, err := tx.EmitData(ctx, EventTenantDeleted, store.Scope{TenantID: id}, map[string]string{"id": id})
@@ -81,12 +81,12 @@ func (s *Service) CreateOrganization(ctx context.Context, actor *Identity, in Or
 	}
 	var o *Organization
 	err = s.tx(ctx, func(tx *store.Tx) error {
-		if _, err := getTenant(ctx, tx, tenantID); err != nil {
+		if _, err := s.store.GetTenant(ctx, tx, tenantID); err != nil {
 			return notFoundField(err, "tenantId", "tenant not found")
 		}
 		o = &Organization{ID: store.NewID(), TenantID: tenantID, Name: name, IsActive: true, CreatedAt: tx.Now()}
 		if in.ParentID != "" {
-			if _, err := getOrg(ctx, tx, tenantID, in.ParentID); err != nil {
+			if _, err := s.store.GetOrganization(ctx, tx, tenantID, in.ParentID); err != nil {
 				return notFoundField(err, "parentId", "organization not found in this tenant")
 			}
 			o.ParentID = &in.ParentID
@@ -94,7 +94,7 @@ func (s *Service) CreateOrganization(ctx context.Context, actor *Identity, in Or
 		if !managesOrganization(actor, in.ParentID) {
 			return outOfOrganizationScope("parentId")
 		}
-		if err := insertOrg(ctx, tx, o); err != nil {
+		if err := s.store.CreateOrganization(ctx, tx, o); err != nil {
 			return err
 		}
 		_, err := tx.EmitData(ctx, EventOrganizationCreated, store.Scope{TenantID: tenantID, OrganizationID: o.ID}, o)
@@ -110,7 +110,7 @@ func (s *Service) ListOrganizations(ctx context.Context, actor *Identity, tenant
 	if err != nil {
 		return nil, err
 	}
-	orgs, err := listOrgs(ctx, s.db, tenantID)
+	orgs, err := s.store.ListOrganizations(ctx, s.db, tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -136,17 +136,17 @@ func (s *Service) DeleteOrganization(ctx context.Context, actor *Identity, id st
 		tenantID := actor.TenantID
 		if actor.IsSuperAdmin {
 			var err error
-			if tenantID, err = orgTenant(ctx, tx, id); err != nil {
+			if tenantID, err = s.store.OrganizationTenant(ctx, tx, id); err != nil {
 				return notFound(err, "organization not found")
 			}
 		}
-		if _, err := getOrg(ctx, tx, tenantID, id); err != nil {
+		if _, err := s.store.GetOrganization(ctx, tx, tenantID, id); err != nil {
 			return notFound(err, "organization not found")
 		}
 		if !managesOrganization(actor, id) {
 			return notFound(store.ErrNotFound, "organization not found")
 		}
-		orgs, err := listOrgs(ctx, tx, tenantID)
+		orgs, err := s.store.ListOrganizations(ctx, tx, tenantID)
 		if err != nil {
 			return err
 		}
@@ -159,7 +159,7 @@ func (s *Service) DeleteOrganization(ctx context.Context, actor *Identity, id st
 		if n := countDirectChildren(orgs, id); n > 0 {
 			return store.Errorf(store.ErrConflict, "organization has %d child organizations; delete them first", n)
 		}
-		if err := deleteOrg(ctx, tx, tenantID, id, tx.Now()); err != nil {
+		if err := s.store.DeleteOrganization(ctx, tx, tenantID, id, tx.Now()); err != nil {
 			return err
 		}
 		_, err = tx.EmitData(ctx, EventOrganizationDeleted, store.Scope{TenantID: tenantID, OrganizationID: id}, map[string]string{"id": id})
@@ -200,12 +200,6 @@ func countDirectChildren(orgs []*Organization, id string) int {
 	return n
 }
 
-func orgTenant(ctx context.Context, q store.Querier, id string) (string, error) {
-	var tenantID string
-	err := q.QueryRow(ctx, `SELECT tenant_id FROM auth_organizations WHERE id = $1 AND deleted_at IS NULL`, id).Scan(&tenantID)
-	return tenantID, err
-}
-
 // OrganizationNode is a node of the organization switcher's tree.
 type OrganizationNode struct {
 	ID       string  `json:"id"`
@@ -242,7 +236,7 @@ const (
 
 // OrganizationSwitcher returns the organization tree the actor may access.
 func (s *Service) OrganizationSwitcher(ctx context.Context, actor *Identity) (*Switcher, error) {
-	orgs, err := listOrgs(ctx, s.db, actor.TenantID)
+	orgs, err := s.store.ListOrganizations(ctx, s.db, actor.TenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +249,7 @@ func (s *Service) OrganizationSwitcher(ctx context.Context, actor *Identity) (*S
 		sw.SelectedID = &actor.OrganizationID
 	}
 	if actor.IsSuperAdmin {
-		if sw.Tenants, _, err = listTenants(ctx, s.db, 0, 1000); err != nil {
+		if sw.Tenants, _, err = s.store.ListTenants(ctx, s.db, 0, 1000); err != nil {
 			return nil, err
 		}
 	}
@@ -322,7 +316,7 @@ func notFoundField(err error, field, msg string) error {
 // TenantName returns the name of a live tenant (store.ErrNotFound
 // otherwise). Areas use it to label a tenant's rows.
 func (s *Service) TenantName(ctx context.Context, id string) (string, error) {
-	t, err := getTenant(ctx, s.db, id)
+	t, err := s.store.GetTenant(ctx, s.db, id)
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-// Package auth is the built-in identity of the standalone server: tenants,
+// Package identity is the built-in identity of the standalone server: tenants,
 // organizations (a tree per tenant), roles granting features, users with
 // passwords, API keys, session tokens and password reset. A host with its
 // own identity system replaces it by giving httpapi an Authenticator that
@@ -61,4 +61,4 @@
 // directory.tenant.*, directory.organization.*, auth.role.*, auth.user.*
 // and api_keys.key.* (see the Event constants), written in the transaction
 // of the change.
-package auth
+package identity

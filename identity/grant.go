@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 // ErrEscalation is the error (wrapped, with a message naming what is
 // refused) of a grant that would hand out more access than the caller
 // holds. It is a store.ErrForbidden (403 over HTTP).
-var ErrEscalation = errors.New("auth: grant exceeds the caller's own access")
+var ErrEscalation = errors.New("identity: grant exceeds the caller's own access")
 
 // Access is what a grant hands out: the features, super-admin flag and
 // organization restriction of a role, or of several roles together.

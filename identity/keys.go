@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -76,15 +76,15 @@ func (s *Service) createAPIKey(ctx context.Context, actor *Identity, in APIKeyIn
 	var key *APIKey
 	err = s.tx(ctx, func(tx *store.Tx) error {
 		var err error
-		key, err = createAPIKeyTx(ctx, tx, actor, tenantID, in, name, secret)
+		key, err = s.createAPIKeyTx(ctx, tx, actor, tenantID, in, name, secret)
 		return err
 	})
 	return key, err
 }
 
 // createAPIKeyTx stores a validated key in tx.
-func createAPIKeyTx(ctx context.Context, tx *store.Tx, actor *Identity, tenantID string, in APIKeyInput, name, secret string) (*APIKey, error) {
-	if _, err := getTenant(ctx, tx, tenantID); err != nil {
+func (s *Service) createAPIKeyTx(ctx context.Context, tx *store.Tx, actor *Identity, tenantID string, in APIKeyInput, name, secret string) (*APIKey, error) {
+	if _, err := s.store.GetTenant(ctx, tx, tenantID); err != nil {
 		return nil, notFoundField(err, "tenantId", "tenant not found")
 	}
 	orgID := in.OrganizationID
@@ -92,19 +92,19 @@ func createAPIKeyTx(ctx context.Context, tx *store.Tx, actor *Identity, tenantID
 		orgID = actor.OrganizationID
 	}
 	if orgID != "" {
-		if _, err := getOrg(ctx, tx, tenantID, orgID); err != nil {
+		if _, err := s.store.GetOrganization(ctx, tx, tenantID, orgID); err != nil {
 			return nil, notFoundField(err, "organizationId", "organization not found in this tenant")
 		}
 	}
 	if !managesOrganization(actor, orgID) {
 		return nil, outOfOrganizationScope("organizationId")
 	}
-	roles, err := resolveRoles(ctx, tx, actor, tenantID, "roles", in.Roles)
+	roles, err := s.resolveRoles(ctx, tx, actor, tenantID, "roles", in.Roles)
 	if err != nil {
 		return nil, err
 	}
-	row := &keyRow{APIKey: APIKey{ID: store.NewID(), TenantID: tenantID, Name: name, KeyPrefix: prefixOf(secret),
-		Roles: refs(roles), CreatedAt: tx.Now()}, secretHash: hashSecret(secret)}
+	row := &APIKeyRecord{APIKey: APIKey{ID: store.NewID(), TenantID: tenantID, Name: name, KeyPrefix: prefixOf(secret),
+		Roles: refs(roles), CreatedAt: tx.Now()}, SecretHash: hashSecret(secret)}
 	if orgID != "" {
 		row.OrganizationID = &orgID
 	}
@@ -115,13 +115,13 @@ func createAPIKeyTx(ctx context.Context, tx *store.Tx, actor *Identity, tenantID
 		t := in.ExpiresAt.UTC().Truncate(time.Microsecond)
 		row.ExpiresAt = &t
 	}
-	if err := insertKey(ctx, tx, row); err != nil {
+	if err := s.store.CreateAPIKey(ctx, tx, row); err != nil {
 		if isConflict(err) {
 			return nil, errPrefixTaken
 		}
 		return nil, err
 	}
-	if err := linkRoles(ctx, tx, "auth_api_key_roles", "key_id", row.ID, roles); err != nil {
+	if err := s.store.LinkAPIKeyRoles(ctx, tx, row.ID, roleIDs(roles)); err != nil {
 		return nil, err
 	}
 	_, err = tx.EmitData(ctx, EventAPIKeyCreated, store.Scope{TenantID: tenantID, OrganizationID: orgID}, &row.APIKey)
@@ -141,7 +141,7 @@ func (s *Service) ListAPIKeys(ctx context.Context, actor *Identity, tenantID str
 	if !actor.IsSuperAdmin {
 		sc.OrganizationIDs = actor.OrganizationIDs
 	}
-	rows, total, err := listKeys(ctx, s.db, sc, offset, limit)
+	rows, total, err := s.store.ListAPIKeys(ctx, s.db, sc, offset, limit)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -149,7 +149,7 @@ func (s *Service) ListAPIKeys(ctx context.Context, actor *Identity, tenantID str
 	for i, r := range rows {
 		ids[i] = r.ID
 	}
-	roles, err := roleRefsOfKeys(ctx, s.db, ids)
+	roles, err := s.store.APIKeyRoleRefs(ctx, s.db, ids)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -171,22 +171,29 @@ func (s *Service) ListAPIKeys(ctx context.Context, actor *Identity, tenantID str
 // ErrEscalation: nobody revokes a credential above its own access.
 func (s *Service) DeleteAPIKey(ctx context.Context, actor *Identity, id string) error {
 	return s.tx(ctx, func(tx *store.Tx) error {
-		k, err := getKey(ctx, tx, id)
-		if err == nil && !actor.IsSuperAdmin && (k.TenantID != actor.TenantID || !managesOrganization(actor, deref(k.OrganizationID))) {
+		tenantID := actor.TenantID
+		var err error
+		if actor.IsSuperAdmin {
+			tenantID, err = s.store.APIKeyTenant(ctx, tx, id)
+		}
+		var k *APIKeyRecord
+		if err == nil {
+			k, err = s.store.GetAPIKey(ctx, tx, tenantID, id)
+		}
+		if err == nil && !managesOrganization(actor, deref(k.OrganizationID)) {
 			err = store.ErrNotFound
 		}
 		if err != nil {
 			return notFound(err, "API key not found")
 		}
-		tenantID := k.TenantID
-		roles, err := rolesOf(ctx, tx, "auth_api_key_roles", "key_id", id)
+		roles, err := s.store.APIKeyRoles(ctx, tx, id)
 		if err != nil {
 			return err
 		}
 		if err := checkRoleGrants(actor, roles); err != nil {
 			return escalation("cannot delete a key with access you do not hold: %s", store.PublicMessage(err))
 		}
-		if err := deleteKey(ctx, tx, tenantID, id, tx.Now()); err != nil {
+		if err := s.store.DeleteAPIKey(ctx, tx, tenantID, id, tx.Now()); err != nil {
 			return notFound(err, "API key not found")
 		}
 		_, err = tx.EmitData(ctx, EventAPIKeyDeleted, store.Scope{TenantID: tenantID}, map[string]string{"id": id})

@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"crypto/rand"
@@ -38,7 +38,7 @@ func hashPassword(password string) (string, error) {
 func verifyPassword(encoded, password string) (bool, error) {
 	parts := strings.Split(encoded, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
-		return false, errors.New("auth: unknown password hash format")
+		return false, errors.New("identity: unknown password hash format")
 	}
 	var version int
 	var memory, time uint32

@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -31,14 +31,14 @@ func (s *Service) CreateRole(ctx context.Context, actor *Identity, name, tenantI
 	}
 	var r *Role
 	err = s.tx(ctx, func(tx *store.Tx) error {
-		if _, err := getTenant(ctx, tx, tenantID); err != nil {
+		if _, err := s.store.GetTenant(ctx, tx, tenantID); err != nil {
 			return notFoundField(err, "tenantId", "tenant not found")
 		}
 		r = &Role{ID: store.NewID(), TenantID: tenantID, Name: name, Features: []string{}, CreatedAt: tx.Now(), UpdatedAt: tx.Now()}
 		if !actor.IsSuperAdmin && actor.OrganizationIDs != nil {
 			r.Organizations = slices.Clone(actor.OrganizationIDs)
 		}
-		if err := insertRole(ctx, tx, r); err != nil {
+		if err := s.store.CreateRole(ctx, tx, r); err != nil {
 			if isConflict(err) {
 				return store.Errorf(store.ErrConflict, "role %q already exists", name)
 			}
@@ -56,7 +56,7 @@ func (s *Service) ListRoles(ctx context.Context, actor *Identity, tenantID strin
 	if err != nil {
 		return nil, 0, err
 	}
-	return listRoles(ctx, s.db, tenantID, offset, limit)
+	return s.store.ListRoles(ctx, s.db, tenantID, offset, limit)
 }
 
 // ACLInput replaces a role's access. Nil fields keep their current value.
@@ -134,7 +134,7 @@ func (s *Service) SetRoleACL(ctx context.Context, actor *Identity, in ACLInput) 
 			if in.Organizations.Value != nil {
 				r.Organizations = dedupe(in.Organizations.Value)
 				for _, id := range r.Organizations {
-					if _, err := getOrg(ctx, tx, r.TenantID, id); err != nil {
+					if _, err := s.store.GetOrganization(ctx, tx, r.TenantID, id); err != nil {
 						return notFoundField(err, "organizations", fmt.Sprintf("organization %s not found in this tenant", id))
 					}
 				}
@@ -144,7 +144,7 @@ func (s *Service) SetRoleACL(ctx context.Context, actor *Identity, in ACLInput) 
 			return err
 		}
 		r.UpdatedAt = tx.Now()
-		if err := updateRoleACL(ctx, tx, r); err != nil {
+		if err := s.store.UpdateRoleAccess(ctx, tx, r); err != nil {
 			return err
 		}
 		_, err = tx.EmitData(ctx, EventRoleUpdated, store.Scope{TenantID: r.TenantID}, r)
@@ -157,11 +157,14 @@ func (s *Service) SetRoleACL(ctx context.Context, actor *Identity, in ACLInput) 
 // tenant, or any tenant for a super admin. Another tenant's role, and a
 // role outside the actor's organizations (managesRole), is "not found".
 func (s *Service) roleForActor(ctx context.Context, q store.Querier, actor *Identity, id string) (*Role, error) {
+	tenantID := actor.TenantID
+	var err error
 	if actor.IsSuperAdmin {
-		r, err := store.One(ctx, q, scanRole, `SELECT `+roleColumns+` FROM auth_roles WHERE id = $1`, id)
-		return r, notFound(err, "role not found")
+		if tenantID, err = s.store.RoleTenant(ctx, q, id); err != nil {
+			return nil, notFound(err, "role not found")
+		}
 	}
-	r, err := getRole(ctx, q, actor.TenantID, id)
+	r, err := s.store.GetRole(ctx, q, tenantID, id)
 	if err == nil && !managesRole(actor, r) {
 		err = store.ErrNotFound
 	}
@@ -171,12 +174,12 @@ func (s *Service) roleForActor(ctx context.Context, q store.Querier, actor *Iden
 // resolveRoles finds the roles of a tenant that the actor hands to a
 // credential, by id or name. Unknown roles are a validation error on
 // field; a role the actor may not grant (CheckGrant) is ErrEscalation.
-func resolveRoles(ctx context.Context, q store.Querier, actor *Identity, tenantID, field string, refs []string) ([]*Role, error) {
+func (s *Service) resolveRoles(ctx context.Context, q store.Querier, actor *Identity, tenantID, field string, refs []string) ([]*Role, error) {
 	var roles []*Role
 	for _, ref := range dedupe(refs) {
-		r, err := getRole(ctx, q, tenantID, ref)
+		r, err := s.store.GetRole(ctx, q, tenantID, ref)
 		if isNotFound(err) {
-			r, err = getRoleByName(ctx, q, tenantID, ref)
+			r, err = s.store.GetRoleByName(ctx, q, tenantID, ref)
 		}
 		if isNotFound(err) {
 			return nil, store.Invalid(field, fmt.Sprintf("role %q not found", ref))
@@ -222,40 +225,40 @@ func (s *Service) CreateUser(ctx context.Context, actor *Identity, in UserInput)
 	var u *User
 	err = s.tx(ctx, func(tx *store.Tx) error {
 		var err error
-		u, err = createUserTx(ctx, tx, actor, in, email, hash)
+		u, err = s.createUserTx(ctx, tx, actor, in, email, hash)
 		return err
 	})
 	return u, err
 }
 
 // createUserTx stores a validated user in tx.
-func createUserTx(ctx context.Context, tx *store.Tx, actor *Identity, in UserInput, email, hash string) (*User, error) {
+func (s *Service) createUserTx(ctx context.Context, tx *store.Tx, actor *Identity, in UserInput, email, hash string) (*User, error) {
 	tenantID := actor.TenantID
 	if actor.IsSuperAdmin {
 		var err error
-		if tenantID, err = orgTenant(ctx, tx, in.OrganizationID); err != nil {
+		if tenantID, err = s.store.OrganizationTenant(ctx, tx, in.OrganizationID); err != nil {
 			return nil, notFoundField(err, "organizationId", "organization not found")
 		}
 	}
-	if _, err := getOrg(ctx, tx, tenantID, in.OrganizationID); err != nil {
+	if _, err := s.store.GetOrganization(ctx, tx, tenantID, in.OrganizationID); err != nil {
 		return nil, notFoundField(err, "organizationId", "organization not found")
 	}
 	if !managesOrganization(actor, in.OrganizationID) {
 		return nil, outOfOrganizationScope("organizationId")
 	}
-	roles, err := resolveRoles(ctx, tx, actor, tenantID, "roles", in.Roles)
+	roles, err := s.resolveRoles(ctx, tx, actor, tenantID, "roles", in.Roles)
 	if err != nil {
 		return nil, err
 	}
-	row := &userRow{User: User{ID: store.NewID(), TenantID: tenantID, OrganizationID: in.OrganizationID,
-		Email: email, Roles: refs(roles), CreatedAt: tx.Now()}, passwordHash: hash, passwordChangedAt: tx.Now()}
-	if err := insertUser(ctx, tx, row); err != nil {
+	row := &UserRecord{User: User{ID: store.NewID(), TenantID: tenantID, OrganizationID: in.OrganizationID,
+		Email: email, Roles: refs(roles), CreatedAt: tx.Now()}, PasswordHash: hash, PasswordChangedAt: tx.Now()}
+	if err := s.store.CreateUser(ctx, tx, row); err != nil {
 		if isConflict(err) {
 			return nil, store.Errorf(store.ErrConflict, "a user with this email already exists in the tenant")
 		}
 		return nil, err
 	}
-	if err := linkRoles(ctx, tx, "auth_user_roles", "user_id", row.ID, roles); err != nil {
+	if err := s.store.LinkUserRoles(ctx, tx, row.ID, roleIDs(roles)); err != nil {
 		return nil, err
 	}
 	_, err = tx.EmitData(ctx, EventUserCreated, store.Scope{TenantID: tenantID, OrganizationID: row.OrganizationID},
@@ -275,6 +278,14 @@ func checkPassword(v *store.ValidationError, field, password string) {
 }
 
 func normalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+func roleIDs(roles []*Role) []string {
+	out := make([]string, len(roles))
+	for i, r := range roles {
+		out[i] = r.ID
+	}
+	return out
+}
 
 func refs(roles []*Role) []RoleRef {
 	out := make([]RoleRef, len(roles))

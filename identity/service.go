@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -19,7 +19,9 @@ import (
 //go:embed migrations
 var migrationsFS embed.FS
 
-// Migrations creates the identity tables.
+// Migrations creates the identity tables of the SQL store. Its line keeps
+// the name "auth" (the package's former name) so that databases migrated
+// before the move keep working.
 var Migrations = store.Migrations{Line: "auth", FS: migrationsFS, Dir: "migrations"}
 
 // Mailer delivers password-reset tokens. The standalone server's mailer
@@ -46,14 +48,18 @@ type Config struct {
 	// Mailer receives password-reset tokens. Defaults to one that drops
 	// them with a warning.
 	Mailer Mailer
-	// Jobs, when set, sends password-reset mail from a durable background
-	// job, so that a reset request costs the same whether or not the
-	// account exists and survives a restart. Open registers the job's
-	// worker, so it must run before Jobs.Start. Without Jobs the mail is
-	// sent during the request.
+	// Jobs, when set, makes Open call RegisterJobs(Jobs), so that
+	// password-reset mail is sent from a durable background job (see
+	// RegisterJobs); Open must then run before Jobs.Start. A host that
+	// calls RegisterJobs itself (the Kit's area loop) leaves it nil.
+	// Without a job engine the mail is sent during the request.
 	Jobs *jobs.Engine
 	// Logger defaults to the store's logger.
 	Logger *slog.Logger
+	// Store holds the identity data. Defaults to NewSQLStore() over the
+	// tables of Migrations; a host with its own storage passes its own
+	// (identitytest.Run checks one).
+	Store Store
 }
 
 // Service manages tenants, organizations, roles, users and API keys, and
@@ -65,9 +71,11 @@ type Config struct {
 // super admins grant super-admin roles. Feature checks (who may manage
 // roles at all) are the HTTP layer's, from the route table.
 type Service struct {
-	db     *store.DB
+	db     *store.DB // transactions, locks and the clock
+	store  Store
 	cfg    Config
 	logger *slog.Logger
+	jobs   *jobs.Engine // set by RegisterJobs; reset mail goes through it
 
 	mu    sync.RWMutex
 	cache map[cacheKey]cached
@@ -92,10 +100,13 @@ type cached struct {
 // maxCached bounds the credential cache; it is emptied when full.
 const maxCached = 10_000
 
-// Open migrates the identity tables and returns the service.
-func Open(ctx context.Context, db *store.DB, cfg Config) (*Service, error) {
+// New returns the service over db without touching the database: the
+// host migrates Migrations() (unless its Store keeps the data elsewhere)
+// and calls RegisterJobs before the job engine starts. No goroutine
+// starts.
+func New(db *store.DB, cfg Config) (*Service, error) {
 	if len(cfg.SecretKey) < 32 {
-		return nil, errors.New("auth: SecretKey must be at least 32 bytes")
+		return nil, errors.New("identity: SecretKey must be at least 32 bytes")
 	}
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 8 * time.Hour
@@ -112,12 +123,24 @@ func Open(ctx context.Context, db *store.DB, cfg Config) (*Service, error) {
 	if cfg.Mailer == nil {
 		cfg.Mailer = dropMailer{cfg.Logger}
 	}
-	if err := db.Migrate(ctx, Migrations); err != nil {
+	if cfg.Store == nil {
+		cfg.Store = NewSQLStore()
+	}
+	return &Service{db: db, store: cfg.Store, cfg: cfg, logger: cfg.Logger, cache: map[cacheKey]cached{}}, nil
+}
+
+// Open is New, then the migrations, then RegisterJobs(cfg.Jobs) when
+// cfg.Jobs is set: the one call an embedder needs.
+func Open(ctx context.Context, db *store.DB, cfg Config) (*Service, error) {
+	s, err := New(db, cfg)
+	if err != nil {
 		return nil, err
 	}
-	s := &Service{db: db, cfg: cfg, logger: cfg.Logger, cache: map[cacheKey]cached{}}
+	if err := db.Migrate(ctx, s.Migrations()...); err != nil {
+		return nil, err
+	}
 	if cfg.Jobs != nil {
-		if err := jobs.Register(cfg.Jobs, jobs.WorkFunc[resetArgs](s.workReset), nil); err != nil {
+		if err := s.RegisterJobs(cfg.Jobs); err != nil {
 			return nil, err
 		}
 	}
@@ -127,7 +150,7 @@ func Open(ctx context.Context, db *store.DB, cfg Config) (*Service, error) {
 type dropMailer struct{ logger *slog.Logger }
 
 func (m dropMailer) SendPasswordReset(ctx context.Context, email, _ string) error {
-	m.logger.WarnContext(ctx, "auth: no mailer configured; password reset token dropped")
+	m.logger.WarnContext(ctx, "identity: no mailer configured; password reset token dropped")
 	return nil
 }
 

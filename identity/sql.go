@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -9,8 +9,14 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// The SQL below serves both engines. Every query on tenant data names the
-// tenant first.
+// NewSQLStore returns the Store over the identity tables of Migrations, on
+// either engine: the SQL below serves both. Every query on tenant data
+// names the tenant first.
+func NewSQLStore() Store { return sqlStore{} }
+
+type sqlStore struct{}
+
+var _ Store = sqlStore{}
 
 const tenantColumns = `id, name, is_active, created_at`
 
@@ -19,17 +25,17 @@ func scanTenant(s store.Scanner) (*Tenant, error) {
 	return &t, s.Scan(&t.ID, &t.Name, &t.IsActive, &t.CreatedAt)
 }
 
-func insertTenant(ctx context.Context, q store.Querier, t *Tenant) error {
+func (sqlStore) CreateTenant(ctx context.Context, q store.Querier, t *Tenant) error {
 	_, err := q.Exec(ctx, `INSERT INTO auth_tenants (id, name, is_active, created_at) VALUES ($1, $2, $3, $4)`,
 		t.ID, t.Name, t.IsActive, t.CreatedAt)
 	return err
 }
 
-func getTenant(ctx context.Context, q store.Querier, id string) (*Tenant, error) {
+func (sqlStore) GetTenant(ctx context.Context, q store.Querier, id string) (*Tenant, error) {
 	return store.One(ctx, q, scanTenant, `SELECT `+tenantColumns+` FROM auth_tenants WHERE id = $1 AND deleted_at IS NULL`, id)
 }
 
-func listTenants(ctx context.Context, q store.Querier, offset, limit int) ([]*Tenant, int, error) {
+func (sqlStore) ListTenants(ctx context.Context, q store.Querier, offset, limit int) ([]*Tenant, int, error) {
 	var total int
 	if err := q.QueryRow(ctx, `SELECT count(*) FROM auth_tenants WHERE deleted_at IS NULL`).Scan(&total); err != nil {
 		return nil, 0, err
@@ -39,7 +45,7 @@ func listTenants(ctx context.Context, q store.Querier, offset, limit int) ([]*Te
 	return items, total, err
 }
 
-func deleteTenant(ctx context.Context, q store.Querier, id string, now time.Time) error {
+func (sqlStore) DeleteTenant(ctx context.Context, q store.Querier, id string, now time.Time) error {
 	return store.ExecOne(ctx, q, `UPDATE auth_tenants SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL`, id, now)
 }
 
@@ -50,23 +56,34 @@ func scanOrg(s store.Scanner) (*Organization, error) {
 	return &o, s.Scan(&o.ID, &o.TenantID, &o.Name, &o.ParentID, &o.IsActive, &o.CreatedAt)
 }
 
-func insertOrg(ctx context.Context, q store.Querier, o *Organization) error {
+func (sqlStore) CreateOrganization(ctx context.Context, q store.Querier, o *Organization) error {
 	_, err := q.Exec(ctx, `INSERT INTO auth_organizations (id, tenant_id, name, parent_id, is_active, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, o.ID, o.TenantID, o.Name, o.ParentID, o.IsActive, o.CreatedAt)
 	return err
 }
 
-func getOrg(ctx context.Context, q store.Querier, tenantID, id string) (*Organization, error) {
+func (sqlStore) GetOrganization(ctx context.Context, q store.Querier, tenantID, id string) (*Organization, error) {
 	return store.One(ctx, q, scanOrg, `SELECT `+orgColumns+` FROM auth_organizations
 		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id)
 }
 
-func listOrgs(ctx context.Context, q store.Querier, tenantID string) ([]*Organization, error) {
+func (sqlStore) OrganizationTenant(ctx context.Context, q store.Querier, id string) (string, error) {
+	var tenantID string
+	err := q.QueryRow(ctx, `SELECT tenant_id FROM auth_organizations WHERE id = $1 AND deleted_at IS NULL`, id).Scan(&tenantID)
+	return tenantID, err
+}
+
+func (sqlStore) ListOrganizations(ctx context.Context, q store.Querier, tenantID string) ([]*Organization, error) {
 	return store.Many(ctx, q, scanOrg, `SELECT `+orgColumns+` FROM auth_organizations
 		WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY name, id`, tenantID)
 }
 
-func deleteOrg(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
+func (sqlStore) OldestOrganization(ctx context.Context, q store.Querier, tenantID string) (*Organization, error) {
+	return store.One(ctx, q, scanOrg, `SELECT `+orgColumns+` FROM auth_organizations
+		WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY created_at, id LIMIT 1`, tenantID)
+}
+
+func (sqlStore) DeleteOrganization(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
 	return store.ExecOne(ctx, q, `UPDATE auth_organizations SET deleted_at = $3
 		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id, now)
 }
@@ -93,14 +110,14 @@ func scanRole(s store.Scanner) (*Role, error) {
 	return &r, nil
 }
 
-func insertRole(ctx context.Context, q store.Querier, r *Role) error {
+func (sqlStore) CreateRole(ctx context.Context, q store.Querier, r *Role) error {
 	features, orgs := roleJSON(r)
 	_, err := q.Exec(ctx, `INSERT INTO auth_roles (id, tenant_id, name, features, is_super_admin, organizations, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, r.ID, r.TenantID, r.Name, features, r.IsSuperAdmin, orgs, r.CreatedAt, r.UpdatedAt)
 	return err
 }
 
-func updateRoleACL(ctx context.Context, q store.Querier, r *Role) error {
+func (sqlStore) UpdateRoleAccess(ctx context.Context, q store.Querier, r *Role) error {
 	features, orgs := roleJSON(r)
 	return store.ExecOne(ctx, q, `UPDATE auth_roles SET features = $3, is_super_admin = $4, organizations = $5, updated_at = $6
 		WHERE tenant_id = $1 AND id = $2`, r.TenantID, r.ID, features, r.IsSuperAdmin, orgs, r.UpdatedAt)
@@ -117,15 +134,21 @@ func roleJSON(r *Role) (features string, orgs any) {
 	return string(f), string(o)
 }
 
-func getRole(ctx context.Context, q store.Querier, tenantID, id string) (*Role, error) {
+func (sqlStore) GetRole(ctx context.Context, q store.Querier, tenantID, id string) (*Role, error) {
 	return store.One(ctx, q, scanRole, `SELECT `+roleColumns+` FROM auth_roles WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 }
 
-func getRoleByName(ctx context.Context, q store.Querier, tenantID, name string) (*Role, error) {
+func (sqlStore) GetRoleByName(ctx context.Context, q store.Querier, tenantID, name string) (*Role, error) {
 	return store.One(ctx, q, scanRole, `SELECT `+roleColumns+` FROM auth_roles WHERE tenant_id = $1 AND name = $2`, tenantID, name)
 }
 
-func listRoles(ctx context.Context, q store.Querier, tenantID string, offset, limit int) ([]*Role, int, error) {
+func (sqlStore) RoleTenant(ctx context.Context, q store.Querier, id string) (string, error) {
+	var tenantID string
+	err := q.QueryRow(ctx, `SELECT tenant_id FROM auth_roles WHERE id = $1`, id).Scan(&tenantID)
+	return tenantID, err
+}
+
+func (sqlStore) ListRoles(ctx context.Context, q store.Querier, tenantID string, offset, limit int) ([]*Role, int, error) {
 	var total int
 	if err := q.QueryRow(ctx, `SELECT count(*) FROM auth_roles WHERE tenant_id = $1`, tenantID).Scan(&total); err != nil {
 		return nil, 0, err
@@ -143,9 +166,32 @@ func rolesOf(ctx context.Context, q store.Querier, joinTable, ownerColumn, owner
 		WHERE j.`+ownerColumn+` = $1 ORDER BY r.name`, ownerID)
 }
 
-// roleRefsOfKeys returns the roles of several keys, by key id, in one
-// query.
-func roleRefsOfKeys(ctx context.Context, q store.Querier, keyIDs []string) (map[string][]RoleRef, error) {
+func linkRoles(ctx context.Context, q store.Querier, joinTable, ownerColumn, ownerID string, roleIDs []string) error {
+	for _, id := range roleIDs {
+		if _, err := q.Exec(ctx, `INSERT INTO `+joinTable+` (`+ownerColumn+`, role_id) VALUES ($1, $2)`, ownerID, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (sqlStore) UserRoles(ctx context.Context, q store.Querier, userID string) ([]*Role, error) {
+	return rolesOf(ctx, q, "auth_user_roles", "user_id", userID)
+}
+
+func (sqlStore) APIKeyRoles(ctx context.Context, q store.Querier, keyID string) ([]*Role, error) {
+	return rolesOf(ctx, q, "auth_api_key_roles", "key_id", keyID)
+}
+
+func (sqlStore) LinkUserRoles(ctx context.Context, q store.Querier, userID string, roleIDs []string) error {
+	return linkRoles(ctx, q, "auth_user_roles", "user_id", userID, roleIDs)
+}
+
+func (sqlStore) LinkAPIKeyRoles(ctx context.Context, q store.Querier, keyID string, roleIDs []string) error {
+	return linkRoles(ctx, q, "auth_api_key_roles", "key_id", keyID, roleIDs)
+}
+
+func (sqlStore) APIKeyRoleRefs(ctx context.Context, q store.Querier, keyIDs []string) (map[string][]RoleRef, error) {
 	out := map[string][]RoleRef{}
 	if len(keyIDs) == 0 {
 		return out, nil
@@ -172,90 +218,66 @@ func roleRefsOfKeys(ctx context.Context, q store.Querier, keyIDs []string) (map[
 	return out, rows.Err()
 }
 
-type userRow struct {
-	User
-	passwordHash      string
-	passwordChangedAt time.Time
-}
-
 const userColumns = `id, tenant_id, organization_id, email, password_hash, password_changed_at, created_at`
 
-func scanUser(s store.Scanner) (*userRow, error) {
-	var u userRow
-	return &u, s.Scan(&u.ID, &u.TenantID, &u.OrganizationID, &u.Email, &u.passwordHash, &u.passwordChangedAt, &u.CreatedAt)
+func scanUser(s store.Scanner) (*UserRecord, error) {
+	var u UserRecord
+	return &u, s.Scan(&u.ID, &u.TenantID, &u.OrganizationID, &u.Email, &u.PasswordHash, &u.PasswordChangedAt, &u.CreatedAt)
 }
 
-func insertUser(ctx context.Context, q store.Querier, u *userRow) error {
+func (sqlStore) CreateUser(ctx context.Context, q store.Querier, u *UserRecord) error {
 	_, err := q.Exec(ctx, `INSERT INTO auth_users (id, tenant_id, organization_id, email, password_hash, password_changed_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, u.ID, u.TenantID, u.OrganizationID, u.Email, u.passwordHash, u.passwordChangedAt, u.CreatedAt)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, u.ID, u.TenantID, u.OrganizationID, u.Email, u.PasswordHash, u.PasswordChangedAt, u.CreatedAt)
 	return err
 }
 
-func getUser(ctx context.Context, q store.Querier, id string) (*userRow, error) {
-	return store.One(ctx, q, scanUser, `SELECT `+userColumns+` FROM auth_users WHERE id = $1 AND deleted_at IS NULL`, id)
+func (sqlStore) GetUser(ctx context.Context, q store.Querier, tenantID, id string) (*UserRecord, error) {
+	return store.One(ctx, q, scanUser, `SELECT `+userColumns+` FROM auth_users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id)
 }
 
-// usersByEmail finds the live users with an email, in live tenants,
-// optionally within one tenant.
-func usersByEmail(ctx context.Context, q store.Querier, email, tenantID string) ([]*userRow, error) {
+func (sqlStore) UsersByEmail(ctx context.Context, q store.Querier, email, tenantID string, limit int) ([]*UserRecord, error) {
 	w := store.Where("u.email = ?", email).And("u.deleted_at IS NULL").And("t.deleted_at IS NULL")
 	if tenantID != "" {
 		w.And("u.tenant_id = ?", tenantID)
 	}
+	where := w.SQL()
+	limitArg := w.Add(limit)
 	return store.Many(ctx, q, scanUser, `SELECT u.id, u.tenant_id, u.organization_id, u.email, u.password_hash, u.password_changed_at, u.created_at
-		FROM auth_users u JOIN auth_tenants t ON t.id = u.tenant_id WHERE `+w.SQL()+` LIMIT 2`, w.Values()...)
+		FROM auth_users u JOIN auth_tenants t ON t.id = u.tenant_id WHERE `+where+` ORDER BY u.created_at, u.id LIMIT `+limitArg, w.Values()...)
 }
 
-func setPassword(ctx context.Context, q store.Querier, userID, hash string, now time.Time) error {
-	return store.ExecOne(ctx, q, `UPDATE auth_users SET password_hash = $2, password_changed_at = $3 WHERE id = $1`, userID, hash, now)
-}
-
-func linkRoles(ctx context.Context, q store.Querier, joinTable, ownerColumn, ownerID string, roles []*Role) error {
-	for _, r := range roles {
-		if _, err := q.Exec(ctx, `INSERT INTO `+joinTable+` (`+ownerColumn+`, role_id) VALUES ($1, $2)`, ownerID, r.ID); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-type keyRow struct {
-	APIKey
-	secretHash string
+func (sqlStore) SetUserPassword(ctx context.Context, q store.Querier, tenantID, userID, hash string, changedAt time.Time) error {
+	return store.ExecOne(ctx, q, `UPDATE auth_users SET password_hash = $3, password_changed_at = $4 WHERE tenant_id = $1 AND id = $2`,
+		tenantID, userID, hash, changedAt)
 }
 
 const keyColumns = `id, tenant_id, organization_id, name, description, key_prefix, secret_hash, expires_at, created_at`
 
-func scanKey(s store.Scanner) (*keyRow, error) {
-	var k keyRow
-	return &k, s.Scan(&k.ID, &k.TenantID, &k.OrganizationID, &k.Name, &k.Description, &k.KeyPrefix, &k.secretHash, &k.ExpiresAt, &k.CreatedAt)
+func scanKey(s store.Scanner) (*APIKeyRecord, error) {
+	var k APIKeyRecord
+	return &k, s.Scan(&k.ID, &k.TenantID, &k.OrganizationID, &k.Name, &k.Description, &k.KeyPrefix, &k.SecretHash, &k.ExpiresAt, &k.CreatedAt)
 }
 
-func insertKey(ctx context.Context, q store.Querier, k *keyRow) error {
+func (sqlStore) CreateAPIKey(ctx context.Context, q store.Querier, k *APIKeyRecord) error {
 	_, err := q.Exec(ctx, `INSERT INTO auth_api_keys (id, tenant_id, organization_id, name, description, key_prefix, secret_hash, expires_at, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		k.ID, k.TenantID, k.OrganizationID, k.Name, k.Description, k.KeyPrefix, k.secretHash, k.ExpiresAt, k.CreatedAt)
+		k.ID, k.TenantID, k.OrganizationID, k.Name, k.Description, k.KeyPrefix, k.SecretHash, k.ExpiresAt, k.CreatedAt)
 	return err
 }
 
-// keyByPrefix finds a key by its public prefix, deleted or not, and reports
-// whether it is live: not deleted, in a live, active tenant and (when it has
-// one) a live organization.
-func keyByPrefix(ctx context.Context, q store.Querier, prefix string) (k *keyRow, live bool, err error) {
-	k = &keyRow{}
+func (sqlStore) APIKeyByPrefix(ctx context.Context, q store.Querier, prefix string) (k *APIKeyRecord, live bool, err error) {
+	k = &APIKeyRecord{}
 	err = q.QueryRow(ctx, `SELECT k.id, k.tenant_id, k.organization_id, k.name, k.description, k.key_prefix, k.secret_hash, k.expires_at, k.created_at,
 			(k.deleted_at IS NULL AND t.deleted_at IS NULL AND t.is_active AND o.deleted_at IS NULL)
 		FROM auth_api_keys k
 		JOIN auth_tenants t ON t.id = k.tenant_id
 		LEFT JOIN auth_organizations o ON o.id = k.organization_id
 		WHERE k.key_prefix = $1`, prefix).
-		Scan(&k.ID, &k.TenantID, &k.OrganizationID, &k.Name, &k.Description, &k.KeyPrefix, &k.secretHash, &k.ExpiresAt, &k.CreatedAt, &live)
+		Scan(&k.ID, &k.TenantID, &k.OrganizationID, &k.Name, &k.Description, &k.KeyPrefix, &k.SecretHash, &k.ExpiresAt, &k.CreatedAt, &live)
 	return k, live, err
 }
 
-// listKeys pages the live keys the scope may read: its tenant's, limited
-// to its organizations (and the tenant-level keys) when it has a list.
-func listKeys(ctx context.Context, q store.Querier, sc store.Scope, offset, limit int) ([]*keyRow, int, error) {
+func (sqlStore) ListAPIKeys(ctx context.Context, q store.Querier, sc store.Scope, offset, limit int) ([]*APIKeyRecord, int, error) {
 	c := sc.Readable("tenant_id", "organization_id")
 	c.And("deleted_at IS NULL")
 	var total int
@@ -268,25 +290,43 @@ func listKeys(ctx context.Context, q store.Querier, sc store.Scope, offset, limi
 	return items, total, err
 }
 
-// getKey loads a live key by id, in any tenant.
-func getKey(ctx context.Context, q store.Querier, id string) (*keyRow, error) {
-	return store.One(ctx, q, scanKey, `SELECT `+keyColumns+` FROM auth_api_keys WHERE id = $1 AND deleted_at IS NULL`, id)
+func (sqlStore) GetAPIKey(ctx context.Context, q store.Querier, tenantID, id string) (*APIKeyRecord, error) {
+	return store.One(ctx, q, scanKey, `SELECT `+keyColumns+` FROM auth_api_keys WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id)
 }
 
-func deleteKey(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
+func (sqlStore) APIKeyTenant(ctx context.Context, q store.Querier, id string) (string, error) {
+	var tenantID string
+	err := q.QueryRow(ctx, `SELECT tenant_id FROM auth_api_keys WHERE id = $1 AND deleted_at IS NULL`, id).Scan(&tenantID)
+	return tenantID, err
+}
+
+func (sqlStore) DeleteAPIKey(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
 	return store.ExecOne(ctx, q, `UPDATE auth_api_keys SET deleted_at = $3 WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id, now)
 }
 
-func insertReset(ctx context.Context, q store.Querier, tokenHash, userID string, expires, now time.Time) error {
+func (sqlStore) RestoreAPIKey(ctx context.Context, q store.Querier, tenantID, id string) error {
+	return store.ExecOne(ctx, q, `UPDATE auth_api_keys SET deleted_at = NULL, expires_at = NULL WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+}
+
+func (sqlStore) CreatePasswordReset(ctx context.Context, q store.Querier, r *PasswordReset) error {
 	_, err := q.Exec(ctx, `INSERT INTO auth_password_resets (token_hash, user_id, expires_at, created_at) VALUES ($1, $2, $3, $4)`,
-		tokenHash, userID, expires, now)
+		r.TokenHash, r.UserID, r.ExpiresAt, r.CreatedAt)
 	return err
 }
 
-// consumeReset marks an unused, unexpired token used and returns its user.
-func consumeReset(ctx context.Context, q store.Querier, tokenHash string, now time.Time) (string, error) {
+// ConsumePasswordReset reads the token's user, then marks the token used
+// only if it still may be: of two concurrent consumes one wins. (No UPDATE
+// … RETURNING: on SQLite a query outside a transaction runs on a read-only
+// connection.)
+func (sqlStore) ConsumePasswordReset(ctx context.Context, q store.Querier, tokenHash string, now time.Time) (*UserRecord, error) {
+	const usable = `token_hash = $1 AND used_at IS NULL AND expires_at > $2
+		AND user_id IN (SELECT id FROM auth_users WHERE deleted_at IS NULL)`
 	var userID string
-	err := q.QueryRow(ctx, `UPDATE auth_password_resets SET used_at = $2
-		WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING user_id`, tokenHash, now).Scan(&userID)
-	return userID, err
+	if err := q.QueryRow(ctx, `SELECT user_id FROM auth_password_resets WHERE `+usable, tokenHash, now).Scan(&userID); err != nil {
+		return nil, err
+	}
+	if err := store.ExecOne(ctx, q, `UPDATE auth_password_resets SET used_at = $2 WHERE `+usable, tokenHash, now); err != nil {
+		return nil, err
+	}
+	return store.One(ctx, q, scanUser, `SELECT `+userColumns+` FROM auth_users WHERE id = $1`, userID)
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/httpapi"
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 )
 
 func main() {
@@ -29,11 +29,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	svc, err := auth.Open(ctx, kit.DB, auth.Config{SecretKey: kit.SecretKey, Jobs: kit.Jobs})
+	svc, err := identity.Open(ctx, kit.DB, identity.Config{SecretKey: kit.SecretKey, Jobs: kit.Jobs})
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := svc.Bootstrap(ctx, auth.BootstrapInput{})
+	res, err := svc.Bootstrap(ctx, identity.BootstrapInput{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -107,7 +107,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/httpapi"
-	"github.com/tenantkit/tenantkit/httpapi/auth"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/rules"
@@ -211,7 +211,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	boot := auth.BootstrapInput{
+	boot := identity.BootstrapInput{
 		APIKey:        getenv("BOOTSTRAP_API_KEY"),
 		AdminEmail:    getenv("ADMIN_EMAIL"),
 		AdminPassword: getenv("ADMIN_PASSWORD"),
@@ -262,7 +262,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	// auth registers its reset-mail job on kit.Jobs, so it opens before
 	// kit.Start.
-	svc, err := auth.Open(ctx, kit.DB, auth.Config{SecretKey: secret, Mailer: logMailer{logger}, Logger: logger, Jobs: kit.Jobs})
+	svc, err := identity.Open(ctx, kit.DB, identity.Config{SecretKey: secret, Mailer: logMailer{logger}, Logger: logger, Jobs: kit.Jobs})
 	if err != nil {
 		return errors.Join(err, closeKit())
 	}
