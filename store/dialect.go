@@ -15,6 +15,48 @@ type Dialect interface {
 	// Notifies reports whether the engine wakes listeners on commit
 	// (PostgreSQL's LISTEN/NOTIFY); without it, pollers poll more often.
 	Notifies() bool
+	// JSONValue returns an expression for the JSON value of key in the
+	// JSON column col (NULL when absent), in the engine's own comparison
+	// and sort order for JSON values: SQLite's json_extract (numbers
+	// compare as numbers, text as text), PostgreSQL's jsonb value (numbers
+	// numerically, strings as text). Compare it with JSONValueArg's
+	// argument. key is a trusted identifier.
+	JSONValue(col, key string) string
+	// BoundedJSONValue is JSONValue as an index key: where index entries
+	// are bounded in size (PostgreSQL, about 2,700 bytes), it is NULL for
+	// a value whose JSON text is longer than maxBytes, so that any value
+	// can be written under the index; elsewhere it is JSONValue.
+	BoundedJSONValue(col, key string, maxBytes int) string
+	// JSONValueArg returns x (a decoded JSON scalar: string, float64,
+	// bool) as the argument to compare with JSONValue, and the text to
+	// write right after its placeholder (a cast, or ""). On SQLite a
+	// whole float64 that fits in 64 bits becomes an int64, as json_extract
+	// reads it.
+	JSONValueArg(x any) (arg any, cast string)
+	// JSONListHas returns a predicate that holds when the JSON list at key
+	// of col holds x, and the argument to bind at param.
+	JSONListHas(col, key, param string, x any) (pred string, arg any)
+	// JSONValuesContainFold returns a predicate that holds when one of the
+	// values of the JSON object in col (not its keys; lists and objects
+	// as their JSON text, booleans as true and false), case-folded,
+	// matches the LIKE pattern in param (see ContainsFold).
+	JSONValuesContainFold(col, param string) string
+	// JSONScalar returns a predicate that holds when the value at key of
+	// col is a number, a boolean, or a text of at most maxText bytes.
+	JSONScalar(col, key string, maxText int) string
+	// SingleWriter reports whether write transactions run one at a time
+	// (SQLite). Then a row a write reads cannot change before it commits,
+	// and rows spread to lessen contention between writers are not needed.
+	SingleWriter() bool
+	// ForUpdate is the clause a SELECT ends with to lock the rows it reads
+	// until the transaction ends (" FOR UPDATE"), or "" where writers are
+	// serialised anyway.
+	ForUpdate() string
+	// LockForWrites returns a statement taking, in a transaction, the
+	// lock on table that its row writes take (so that a transaction
+	// holding a conflicting lock, such as CREATE INDEX, is waited for), or
+	// "" where writers are serialised anyway.
+	LockForWrites(table string) string
 	// Classify maps a driver error to an error kind (ErrNotFound,
 	// ErrConflict, ErrInvalid, or retryable), keeping the driver error
 	// wrapped. It is the only place driver errors are interpreted, and it

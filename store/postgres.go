@@ -4,8 +4,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,6 +224,44 @@ func (postgresDialect) ContainsFold(col, param string) string {
 	return "lower(" + col + ") LIKE " + param + ` ESCAPE '\'`
 }
 
+func (postgresDialect) JSONValue(col, key string) string {
+	return "(" + col + " -> " + quoteText(key) + ")"
+}
+
+func (d postgresDialect) BoundedJSONValue(col, key string, maxBytes int) string {
+	v := d.JSONValue(col, key)
+	return "(CASE WHEN octet_length(" + v + "::text) <= " + strconv.Itoa(maxBytes) + " THEN " + v + " END)"
+}
+
+// JSONValueArg binds x as a jsonb literal.
+func (postgresDialect) JSONValueArg(x any) (any, string) {
+	b, _ := json.Marshal(x)
+	return string(b), "::jsonb"
+}
+
+func (d postgresDialect) JSONListHas(col, key, param string, x any) (string, any) {
+	b, _ := json.Marshal([]any{x})
+	return d.JSONValue(col, key) + " @> " + param + "::jsonb", string(b)
+}
+
+func (d postgresDialect) JSONValuesContainFold(col, param string) string {
+	return "EXISTS (SELECT 1 FROM jsonb_each_text(" + col + ") v WHERE " + d.ContainsFold("v.value", param) + ")"
+}
+
+func (d postgresDialect) JSONScalar(col, key string, maxText int) string {
+	v := d.JSONValue(col, key)
+	return "(jsonb_typeof(" + v + ") IN ('number', 'boolean') OR jsonb_typeof(" + v + ") = 'string' AND octet_length(" +
+		v + " #>> '{}') <= " + strconv.Itoa(maxText) + ")"
+}
+
+func (postgresDialect) SingleWriter() bool { return false }
+
+func (postgresDialect) ForUpdate() string { return " FOR UPDATE" }
+
+func (postgresDialect) LockForWrites(table string) string {
+	return "LOCK TABLE " + table + " IN ROW EXCLUSIVE MODE"
+}
+
 // Classify maps SQLSTATE codes to error kinds.
 func (postgresDialect) Classify(err error) error {
 	if err == nil {
@@ -246,3 +286,8 @@ func (postgresDialect) Classify(err error) error {
 	}
 	return err
 }
+
+// PostgresDialect is the Dialect of PostgreSQL databases, for packages
+// that keep SQL of their own per engine (keyed by the Dialect value a
+// Querier returns).
+var PostgresDialect Dialect = postgresDialect{}

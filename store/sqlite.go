@@ -6,11 +6,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -143,6 +145,55 @@ func (sqliteDialect) ContainsFold(col, param string) string {
 	return "tk_fold(" + col + ") LIKE " + param + ` ESCAPE '\'`
 }
 
+func (sqliteDialect) JSONValue(col, key string) string {
+	return "json_extract(" + col + ", " + quoteText("$."+key) + ")"
+}
+
+// BoundedJSONValue is JSONValue: SQLite bounds no index entry.
+func (d sqliteDialect) BoundedJSONValue(col, key string, _ int) string { return d.JSONValue(col, key) }
+
+// JSONValueArg binds x as json_extract reads it from JSON text: a number
+// written without a fraction or exponent is an INTEGER when it fits in 64
+// bits (as 2^60 does, which as a REAL would compare unequal).
+func (sqliteDialect) JSONValueArg(x any) (any, string) {
+	if f, ok := x.(float64); ok {
+		b, _ := json.Marshal(f)
+		if !strings.ContainsAny(string(b), ".eE") {
+			if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+				return n, ""
+			}
+		}
+	}
+	return x, ""
+}
+
+func (d sqliteDialect) JSONListHas(col, key, param string, x any) (string, any) {
+	arg, _ := d.JSONValueArg(x)
+	return "EXISTS (SELECT 1 FROM json_each(" + col + ", " + quoteText("$."+key) + ") WHERE value = " + param + ")", arg
+}
+
+// JSONValuesContainFold reads booleans, which json_each gives as 1 and
+// 0, as PostgreSQL does.
+func (d sqliteDialect) JSONValuesContainFold(col, param string) string {
+	return "EXISTS (SELECT 1 FROM json_each(" + col + ") v WHERE " +
+		d.ContainsFold("CASE v.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE v.value END", param) + ")"
+}
+
+func (d sqliteDialect) JSONScalar(col, key string, maxText int) string {
+	typ := "json_type(" + col + ", " + quoteText("$."+key) + ")"
+	return "(" + typ + " IN ('integer', 'real', 'true', 'false') OR " + typ + " = 'text' AND length(CAST(" +
+		d.JSONValue(col, key) + " AS BLOB)) <= " + strconv.Itoa(maxText) + ")"
+}
+
+func (sqliteDialect) SingleWriter() bool { return true }
+
+// ForUpdate is "": the one writer holds the database until it commits.
+func (sqliteDialect) ForUpdate() string { return "" }
+
+// LockForWrites is "": the one writer holds the database until it
+// commits.
+func (sqliteDialect) LockForWrites(string) string { return "" }
+
 // Classify maps SQLite result codes (extended codes first, then the
 // primary code in the low byte) to error kinds.
 func (sqliteDialect) Classify(err error) error {
@@ -171,3 +222,8 @@ func (sqliteDialect) Classify(err error) error {
 	}
 	return err
 }
+
+// SQLiteDialect is the Dialect of SQLite databases, for packages that keep
+// SQL of their own per engine (keyed by the Dialect value a Querier
+// returns).
+var SQLiteDialect Dialect = sqliteDialect{}

@@ -50,3 +50,6 @@ func valueHasNUL(v any) bool {
 	}
 	return false
 }
+
+// quoteText returns s as an SQL string literal.
+func quoteText(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
