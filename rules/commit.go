@@ -8,52 +8,43 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// logWriter commits executions' writes: log rows, events and webhook
-// jobs. Concurrent executions share transactions (store.Batcher), so that
-// many requests pay for one commit; each returns once its own writes are
-// durable.
+// logWriter commits executions' writes: log rows (through the Store),
+// events and webhook jobs. Concurrent executions share transactions
+// (store.Batcher), so that many requests pay for one commit; each returns
+// once its own writes are durable.
 type logWriter struct {
 	db    *store.DB
+	store Store
 	jobs  *jobs.Engine
 	batch *store.Batcher
 }
 
-func newLogWriter(db *store.DB) *logWriter {
-	return &logWriter{db: db, batch: store.NewBatcher(db)}
+func newLogWriter(db *store.DB, st Store) *logWriter {
+	return &logWriter{db: db, store: st, batch: store.NewBatcher(db)}
 }
 
 // write commits w and returns once it is durable (or failed).
 func (g *logWriter) write(ctx context.Context, w *writes) error {
-	if len(w.logs) == 0 && len(w.events) == 0 && len(w.calls) == 0 {
+	if len(w.execution.Rules) == 0 && len(w.events) == 0 && len(w.calls) == 0 {
 		return nil
 	}
-	executionInserts.Prepare(ctx, g.db)
-	ruleLogInserts.Prepare(ctx, g.db)
+	g.store.PrepareLogWrites(ctx, g.db)
 	return g.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		return g.writeAll(ctx, tx, []*writes{w})
 	})
 }
 
 func (g *logWriter) writeAll(ctx context.Context, tx *store.Tx, batch []*writes) error {
-	var executions, rules [][]any
+	executions := make([]*ExecutionRecord, 0, len(batch))
 	for _, w := range batch {
-		if len(w.logs) == 0 {
-			continue
-		}
-		x := &w.execution
-		executions = append(executions, []any{x.id, x.tenantID, store.NullIfEmpty(x.organizationID), store.NullIfEmpty(x.setID), x.entityType,
-			x.entityID, x.eventType, x.input, x.at, store.NullIfEmpty(x.executedBy)})
-		for i := range w.logs {
-			r := &w.logs[i]
-			rules = append(rules, []any{r.tenantID, r.id, r.ruleUUID, r.ruleID, r.ruleName, r.ruleType, r.result,
-				store.NullIfEmpty(r.input), r.output, store.NullIfEmpty(r.errorMessage), r.ms})
+		if len(w.execution.Rules) > 0 {
+			executions = append(executions, &w.execution)
 		}
 	}
-	if _, err := executionInserts.Insert(ctx, tx, executions); err != nil {
-		return err
-	}
-	if _, err := ruleLogInserts.Insert(ctx, tx, rules); err != nil {
-		return err
+	if len(executions) > 0 {
+		if err := g.store.InsertExecutions(ctx, tx, executions); err != nil {
+			return err
+		}
 	}
 	for _, w := range batch {
 		for _, ev := range w.events {
@@ -77,11 +68,3 @@ func (g *logWriter) writeAll(ctx context.Context, tx *store.Tx, batch []*writes)
 	}
 	return nil
 }
-
-// The execution log's two tables, inserted in this order.
-var (
-	executionInserts = store.NewBatchInsert("business_rule_executions",
-		"id, tenant_id, organization_id, set_id, entity_type, entity_id, event_type, input_context, executed_at, executed_by", "")
-	ruleLogInserts = store.NewBatchInsert("business_rule_execution_logs",
-		"tenant_id, id, rule_uuid, rule_id, rule_name, rule_type, result, input_context, output_context, error_message, execution_time_ms", "")
-)

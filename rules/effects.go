@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"time"
 
 	"github.com/tenantkit/tenantkit/internal/netguard"
 	"github.com/tenantkit/tenantkit/rules/action"
@@ -30,8 +29,7 @@ const (
 // other executions' writes, see logWriter).
 type writes struct {
 	scope     store.Scope
-	execution executionRow
-	logs      []logRow
+	execution ExecutionRecord // its Rules are the log rows; none: nothing to log
 	events    []pendingEvent
 	calls     []WebhookCall
 	// input is the redacted data as JSON, reused by log rows until a
@@ -161,23 +159,6 @@ func executionID(rowID string) string {
 	return rowID[:len(rowID)-4] + "0000"
 }
 
-// executionRow is what an execution's log rows share: the entity and
-// event, the input, who and when.
-type executionRow struct {
-	id, tenantID, organizationID, setID string
-	entityType, entityID, eventType     string
-	input, executedBy                   string
-	at                                  time.Time
-}
-
-// logRow is one rule's execution log row. An empty input means the
-// execution's.
-type logRow struct {
-	id, tenantID, ruleUUID, ruleID, ruleName, ruleType string
-	result, input, output, errorMessage                string
-	ms                                                 float64
-}
-
 // inputContext is the log rows' input: the data as the next rule sees it
 // (secrets redacted), the entity and event, and the acting user. Data that
 // JSON cannot hold (NaN, infinities, channels) or that holds NUL characters
@@ -218,28 +199,29 @@ func (w *writes) log(x *execution, c *compiledRule, res *RuleResult, input strin
 		ActionsPlanned  []action.Outcome `json:"actionsPlanned"`
 		ActionsExecuted []ActionResult   `json:"actionsExecuted"`
 	}{res.ConditionResult, res.ActionsPlanned, executed})
-	if len(w.logs) == 0 {
+	if len(w.execution.Rules) == 0 {
 		entityID := x.in.EntityID
 		if entityID == "" {
 			entityID = "unknown"
 		}
-		w.execution = executionRow{id: x.id, tenantID: x.sc.TenantID, organizationID: x.sc.OrganizationID, setID: x.setID,
-			entityType: x.in.EntityType, entityID: entityID, eventType: x.in.EventType, input: input, executedBy: x.sc.ActorID, at: x.now}
+		w.execution = ExecutionRecord{ID: x.id, TenantID: x.sc.TenantID, OrganizationID: x.sc.OrganizationID, SetID: x.setID,
+			EntityType: x.in.EntityType, EntityID: entityID, EventType: x.in.EventType, Input: input, ExecutedBy: x.sc.ActorID,
+			ExecutedAt: x.now}
 	}
 	rowInput := input
-	if input == w.execution.input {
+	if input == w.execution.Input {
 		rowInput = "" // the execution's
 	}
-	row := logRow{id: rowID(x.id, len(w.logs)), tenantID: x.sc.TenantID, ruleUUID: c.rule.ID, ruleID: c.rule.RuleID,
-		ruleName: c.rule.RuleName, ruleType: string(c.rule.RuleType), result: string(res.Result), input: rowInput,
-		output: string(out), errorMessage: res.Error, ms: res.ExecutionTimeMs}
-	w.logs = append(w.logs, row)
+	row := RuleRecord{ID: rowID(x.id, len(w.execution.Rules)), RuleUUID: c.rule.ID, RuleID: c.rule.RuleID,
+		RuleName: c.rule.RuleName, RuleType: c.rule.RuleType, Result: res.Result, Input: rowInput,
+		Output: string(out), ErrorMessage: res.Error, ExecutionTimeMs: res.ExecutionTimeMs}
+	w.execution.Rules = append(w.execution.Rules, row)
 	if res.Result == StatusError {
 		w.events = append(w.events, pendingEvent{EventExecutionFailed, struct {
 			ruleEventData
 			Error string `json:"error"`
 			LogID string `json:"logId"`
-		}{ruleEventData{c.rule.RuleID, c.rule.RuleName, x.in.EntityType, x.in.EntityID, x.in.EventType}, res.Error, row.id}})
+		}{ruleEventData{c.rule.RuleID, c.rule.RuleName, x.in.EntityType, x.in.EntityID, x.in.EventType}, res.Error, row.ID}})
 	}
-	return row.id
+	return row.ID
 }

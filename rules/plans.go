@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/vcache"
 	"github.com/tenantkit/tenantkit/rules/condition"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -75,28 +75,24 @@ type entityPlan struct {
 
 type planKey struct{ tenantID, name string }
 
+// definitionsCounter is the store version counter every change to rules,
+// sets or members bumps (store.Tx.BumpVersion).
+const definitionsCounter = "rules.definitions"
+
 // plans caches execution plans so that an execution reads no rows: sets
-// by tenant and id, entity types' rules by tenant and entity type, and
-// compiled rules by id, reused while their updatedAt is unchanged.
-//
-// Every change to rules, sets or members bumps the version counter in its
-// transaction. A committed change in this process drops the cached plans
-// at once (invalidate); changes by other processes are noticed by the
-// first execution after each check interval, which reads the counter
-// (refresh). A plan is cached only if no newer version was seen while it
-// was loaded, so a slow load never publishes stale rules.
+// by tenant and id, entity types' rules by tenant and entity type (two
+// internal/vcache caches over one version counter), and compiled rules by
+// id, reused while their updatedAt is unchanged. A change bumps the
+// counter once (changed) and invalidates both caches with the version it
+// made; other processes' changes are noticed at each cache's next check.
 type plans struct {
 	db       *store.DB
-	interval time.Duration
+	store    Store
+	sets     *vcache.Cache[planKey, *setPlan]
+	entities *vcache.Cache[planKey, *entityPlan]
 
 	mu       sync.RWMutex
-	version  int64 // the newest version seen
-	sets     map[planKey]*setPlan
-	entities map[planKey]*entityPlan
 	compiled map[string]*compiledRule // by rule UUID
-
-	lastCheck atomic.Int64 // unix nanoseconds of the last version read
-	checking  atomic.Bool
 }
 
 // Bounds of the caches: past them a cache starts over.
@@ -105,62 +101,21 @@ const (
 	maxCompiled    = 100000
 )
 
-func newPlans(db *store.DB, interval time.Duration) *plans {
-	p := &plans{db: db, interval: interval, compiled: map[string]*compiledRule{}}
-	p.reset()
-	return p
+func newPlans(db *store.DB, st Store, interval time.Duration) *plans {
+	return &plans{db: db, store: st, compiled: map[string]*compiledRule{},
+		sets:     vcache.New[planKey, *setPlan](db, definitionsCounter, interval, maxCachedPlans),
+		entities: vcache.New[planKey, *entityPlan](db, definitionsCounter, interval, maxCachedPlans)}
 }
 
-func (p *plans) reset() {
-	p.sets = map[planKey]*setPlan{}
-	p.entities = map[planKey]*entityPlan{}
-}
-
-// invalidate records version v and drops every plan older than it.
-func (p *plans) invalidate(v int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if v > p.version {
-		p.version = v
-		p.reset()
-	}
-}
-
-// refresh reads the version counter when the last read is older than the
-// interval (one caller at a time; the others go on with the cache), so
-// that other processes' changes show.
-func (p *plans) refresh(ctx context.Context) {
-	now := time.Now().UnixNano()
-	if now-p.lastCheck.Load() < int64(p.interval) || !p.checking.CompareAndSwap(false, true) {
-		return
-	}
-	defer p.checking.Store(false)
-	v, err := readVersion(ctx, p.db)
+// changed records a change to rules, sets or members in tx: one bump of
+// the counter, and once tx commits both caches drop what is older.
+func (p *plans) changed(ctx context.Context, tx *store.Tx) error {
+	v, err := p.sets.Changed(ctx, tx)
 	if err != nil {
-		return // the next execution tries again
+		return err
 	}
-	p.lastCheck.Store(now)
-	p.invalidate(v)
-}
-
-// publish caches a plan loaded at version v, unless something newer was
-// seen meanwhile.
-func publish[T any](p *plans, m func() map[planKey]*T, key planKey, plan *T, v int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if v < p.version {
-		return
-	}
-	if v > p.version {
-		p.version = v
-		p.reset()
-	}
-	cache := m()
-	if len(cache) >= maxCachedPlans {
-		p.reset()
-		cache = m()
-	}
-	cache[key] = plan
+	tx.AfterCommit(func() { p.entities.Invalidate(v) })
+	return nil
 }
 
 // compiledFor returns r compiled, reusing the cached compilation while
@@ -184,18 +139,18 @@ func (p *plans) compiledFor(r *Rule) *compiledRule {
 
 // set returns the tenant's set id ready to execute.
 func (p *plans) set(ctx context.Context, tenantID, id string) (*setPlan, error) {
-	return cached(ctx, p, func() map[planKey]*setPlan { return p.sets }, planKey{tenantID, id}, func(tx *store.Tx) (*setPlan, error) {
-		rs, err := getSet(ctx, tx, tenantID, id)
+	return p.sets.Get(ctx, planKey{tenantID, id}, func(tx *store.Tx) (*setPlan, error) {
+		rs, err := p.store.GetSet(ctx, tx, tenantID, id)
 		if err != nil {
 			return nil, setNotFound(err, id)
 		}
-		members, err := listMemberRules(ctx, tx, tenantID, id)
+		members, err := p.store.EnabledMemberRules(ctx, tx, tenantID, id)
 		if err != nil {
 			return nil, err
 		}
 		plan := &setPlan{id: rs.ID, name: rs.Name, enabled: rs.Enabled, members: make([]planMember, len(members))}
 		for i, m := range members {
-			plan.members[i] = planMember{rule: p.compiledFor(m.rule), sequence: m.sequence}
+			plan.members[i] = planMember{rule: p.compiledFor(m.Rule), sequence: m.Sequence}
 		}
 		return plan, nil
 	})
@@ -203,8 +158,8 @@ func (p *plans) set(ctx context.Context, tenantID, id string) (*setPlan, error) 
 
 // entity returns the tenant's enabled rules of an entity type.
 func (p *plans) entity(ctx context.Context, tenantID, entityType string) (*entityPlan, error) {
-	return cached(ctx, p, func() map[planKey]*entityPlan { return p.entities }, planKey{tenantID, entityType}, func(tx *store.Tx) (*entityPlan, error) {
-		rs, err := listEntityRules(ctx, tx, tenantID, entityType)
+	return p.entities.Get(ctx, planKey{tenantID, entityType}, func(tx *store.Tx) (*entityPlan, error) {
+		rs, err := p.store.EntityRules(ctx, tx, tenantID, entityType)
 		if err != nil {
 			return nil, err
 		}
@@ -216,35 +171,9 @@ func (p *plans) entity(ctx context.Context, tenantID, entityType string) (*entit
 	})
 }
 
-// cached returns the plan under key in the cache m returns, or loads it
-// (reading the version first, see plans) and publishes it.
-func cached[T any](ctx context.Context, p *plans, m func() map[planKey]*T, key planKey, load func(tx *store.Tx) (*T, error)) (*T, error) {
-	p.refresh(ctx)
-	p.mu.RLock()
-	plan := m()[key]
-	p.mu.RUnlock()
-	if plan != nil {
-		return plan, nil
-	}
-	var v int64
-	err := p.db.ReadTx(ctx, func(tx *store.Tx) error {
-		var err error
-		if v, err = readVersion(ctx, tx); err != nil {
-			return err
-		}
-		plan, err = load(tx)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	publish(p, m, key, plan, v)
-	return plan, nil
-}
-
 // rule returns one live rule the scope may read, compiled.
 func (p *plans) rule(ctx context.Context, sc store.Scope, id string) (*compiledRule, error) {
-	r, err := getRule(ctx, p.db, sc, id)
+	r, err := p.store.GetRule(ctx, p.db, sc, id)
 	if err != nil {
 		return nil, err
 	}

@@ -20,13 +20,13 @@ func TestPruneWorker(t *testing.T) {
 		execution := func(at time.Time) *writes {
 			id := rowID(store.NewIDAt(at), 0)
 			return &writes{
-				execution: executionRow{id: id, tenantID: sc.TenantID, entityType: "order", entityID: "o", eventType: "e", input: "{}", at: at},
-				logs: []logRow{{id: rowID(id, 0), tenantID: sc.TenantID, ruleUUID: store.NewID(), ruleID: "R", ruleName: "R",
-					ruleType: "GUARD", result: "SUCCESS", output: "{}"}},
+				execution: ExecutionRecord{ID: id, TenantID: sc.TenantID, EntityType: "order", EntityID: "o", EventType: "e", Input: "{}",
+					ExecutedAt: at, Rules: []RuleRecord{{ID: rowID(id, 0), RuleUUID: store.NewID(), RuleID: "R", RuleName: "R",
+						RuleType: Guard, Result: StatusSuccess, Output: "{}"}}},
 			}
 		}
 		old, recent := execution(now.Add(-49*time.Hour)), execution(now.Add(-47*time.Hour))
-		g := newLogWriter(db)
+		g := newLogWriter(db, NewSQLStore())
 		if err := db.Tx(ctx, func(tx *store.Tx) error { return g.writeAll(ctx, tx, []*writes{old, recent}) }); err != nil {
 			t.Fatal(err)
 		}
@@ -34,10 +34,10 @@ func TestPruneWorker(t *testing.T) {
 		if err := w.Work(ctx, &jobs.Job[PruneLogs]{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.GetLog(ctx, old.logs[0].id); err == nil {
+		if _, err := svc.GetLog(ctx, old.execution.Rules[0].ID); err == nil {
 			t.Error("a row older than the retention is still there")
 		}
-		if _, err := svc.GetLog(ctx, recent.logs[0].id); err != nil {
+		if _, err := svc.GetLog(ctx, recent.execution.Rules[0].ID); err != nil {
 			t.Errorf("a row within the retention is gone: %v", err)
 		}
 		var executions int

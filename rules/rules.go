@@ -72,8 +72,9 @@ type SetMember struct {
 	Enabled   bool       `json:"enabled"`
 	AddedAt   time.Time  `json:"addedAt"`
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
-
-	ruleUUID string
+	// RuleUUID is the member rule's id (Rule.ID), which keys the
+	// membership in a Store; not part of the JSON.
+	RuleUUID string `json:"-"`
 }
 
 // The event types the area emits.

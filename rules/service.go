@@ -31,16 +31,23 @@ var Migrations = store.Migrations{Line: "rules", FS: migrationsFS, Dir: "migrati
 // organization) from the context's store.Scope.
 type Service struct {
 	db      *store.DB
+	store   Store
 	opts    Options
 	plans   *plans
 	commits *logWriter
 }
 
-// New returns the service over db, whose migrations include Migrations.
-// It starts nothing. Executions work at once; CALL_WEBHOOK actions and the
-// log retention need a job engine (RegisterJobs).
+// New returns the service over db, whose migrations include Migrations
+// (for the default store; a store of the host's own needs only the store
+// package's line). It starts nothing. Executions work at once;
+// CALL_WEBHOOK actions and the log retention need a job engine
+// (RegisterJobs).
 func New(db *store.DB, opts Options) *Service {
-	return &Service{db: db, opts: opts, plans: newPlans(db, planCheckInterval), commits: newLogWriter(db)}
+	st := opts.Store
+	if st == nil {
+		st = NewSQLStore()
+	}
+	return &Service{db: db, store: st, opts: opts, plans: newPlans(db, st, planCheckInterval), commits: newLogWriter(db, st)}
 }
 
 // planCheckInterval is how often an execution reads the version counter
@@ -59,6 +66,10 @@ type Options struct {
 	// sets the webhooks area's, which signs a call with the secrets of the
 	// tenant's active webhook registered for the call's URL.
 	Signer CallSigner
+	// Store holds rules, sets, members and the execution log; nil is the
+	// SQL store (NewSQLStore) in the service's database. Another store must
+	// pass rulestest.Run.
+	Store Store
 }
 
 // DefaultLogRetention is the execution log's retention by default.
@@ -90,12 +101,10 @@ func (s *Service) RegisterJobs(e *jobs.Engine) error {
 // bumps the definitions version, which drops this process's cached plans
 // once the change commits (and other processes' at their next check).
 func (s *Service) record(ctx context.Context, tx *store.Tx, event string, sc store.Scope, data any) error {
-	v, err := bumpVersion(ctx, tx)
-	if err != nil {
+	if err := s.plans.changed(ctx, tx); err != nil {
 		return err
 	}
-	tx.AfterCommit(func() { s.plans.invalidate(v) })
-	_, err = tx.EmitData(ctx, event, sc, data)
+	_, err := tx.EmitData(ctx, event, sc, data)
 	return err
 }
 
@@ -146,11 +155,11 @@ func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*Rule, error) {
 		return nil, err
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := checkRuleIDFree(ctx, tx, r); err != nil {
+		if err := s.checkRuleIDFree(ctx, tx, r); err != nil {
 			return err
 		}
 		r.CreatedAt, r.UpdatedAt = tx.Now(), tx.Now()
-		if err := insertRule(ctx, tx, r); err != nil {
+		if err := s.store.InsertRule(ctx, tx, r); err != nil {
 			return conflictAsDuplicate(err, r.RuleID)
 		}
 		return s.record(ctx, tx, EventRuleCreated, sc, r)
@@ -170,17 +179,17 @@ func (s *Service) UpdateRule(ctx context.Context, id string, in RuleInput) (*Rul
 	var r *Rule
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		if r, err = getRule(ctx, tx, sc, id); err != nil {
+		if r, err = s.store.GetRule(ctx, tx, sc, id); err != nil {
 			return ruleNotFound(err)
 		}
 		if err := r.apply(in, action.Options{AllowPrivateURLs: s.opts.AllowPrivateURLs}); err != nil {
 			return err
 		}
-		if err := checkRuleIDFree(ctx, tx, r); err != nil {
+		if err := s.checkRuleIDFree(ctx, tx, r); err != nil {
 			return err
 		}
 		r.UpdatedAt = tx.Now()
-		if err := updateRule(ctx, tx, r); err != nil {
+		if err := s.store.UpdateRule(ctx, tx, r); err != nil {
 			return conflictAsDuplicate(err, r.RuleID)
 		}
 		return s.record(ctx, tx, EventRuleUpdated, sc, r)
@@ -197,7 +206,7 @@ func (s *Service) GetRule(ctx context.Context, id string) (*Rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := getRule(ctx, s.db, sc, id)
+	r, err := s.store.GetRule(ctx, s.db, sc, id)
 	return r, ruleNotFound(err)
 }
 
@@ -208,11 +217,11 @@ func (s *Service) DeleteRule(ctx context.Context, id string) error {
 		return err
 	}
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		r, err := getRule(ctx, tx, sc, id)
+		r, err := s.store.GetRule(ctx, tx, sc, id)
 		if err != nil {
 			return ruleNotFound(err)
 		}
-		if err := deleteRule(ctx, tx, sc.TenantID, id, tx.Now()); err != nil {
+		if err := s.store.DeleteRule(ctx, tx, sc.TenantID, id, tx.Now()); err != nil {
 			return err
 		}
 		return s.record(ctx, tx, EventRuleDeleted, sc, r)
@@ -237,7 +246,7 @@ func (s *Service) ListRules(ctx context.Context, f RuleFilter) ([]*Rule, int, er
 	if err != nil {
 		return nil, 0, err
 	}
-	return listRules(ctx, s.db, sc, f)
+	return s.store.ListRules(ctx, s.db, sc, f)
 }
 
 // apply validates in and writes it into r. Unless opts allow private
@@ -355,8 +364,8 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-func checkRuleIDFree(ctx context.Context, q store.Querier, r *Rule) error {
-	taken, err := ruleIDTaken(ctx, q, r.TenantID, r.RuleID, r.ID)
+func (s *Service) checkRuleIDFree(ctx context.Context, q store.Querier, r *Rule) error {
+	taken, err := s.store.RuleIDTaken(ctx, q, r.TenantID, r.RuleID, r.ID)
 	if err != nil {
 		return err
 	}

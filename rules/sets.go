@@ -70,13 +70,13 @@ func (s *Service) CreateSet(ctx context.Context, in SetInput) (*RuleSet, error) 
 		return nil, err
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := getSet(ctx, tx, sc.TenantID, rs.ID); err == nil {
+		if _, err := s.store.GetSet(ctx, tx, sc.TenantID, rs.ID); err == nil {
 			return setExists(rs.ID)
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		rs.CreatedAt, rs.UpdatedAt = tx.Now(), tx.Now()
-		if err := insertSet(ctx, tx, sc.TenantID, rs); err != nil {
+		if err := s.store.InsertSet(ctx, tx, sc.TenantID, rs); err != nil {
 			if errors.Is(err, store.ErrConflict) {
 				return setExists(rs.ID)
 			}
@@ -116,7 +116,7 @@ func (s *Service) UpdateSet(ctx context.Context, id string, p SetPatch) (*RuleSe
 	var rs *RuleSet
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		if rs, err = getSet(ctx, tx, sc.TenantID, id); err != nil {
+		if rs, err = s.store.GetSet(ctx, tx, sc.TenantID, id); err != nil {
 			return setNotFound(err, id)
 		}
 		if p.Name != nil {
@@ -134,7 +134,7 @@ func (s *Service) UpdateSet(ctx context.Context, id string, p SetPatch) (*RuleSe
 			return err
 		}
 		rs.UpdatedAt = tx.Now()
-		if err := updateSet(ctx, tx, sc.TenantID, rs); err != nil {
+		if err := s.store.UpdateSet(ctx, tx, sc.TenantID, rs); err != nil {
 			return err
 		}
 		return s.record(ctx, tx, EventSetUpdated, sc, rs)
@@ -156,10 +156,10 @@ func (s *Service) GetSet(ctx context.Context, id string) (*RuleSet, error) {
 	var rs *RuleSet
 	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if rs, err = getSet(ctx, tx, sc.TenantID, id); err != nil {
+		if rs, err = s.store.GetSet(ctx, tx, sc.TenantID, id); err != nil {
 			return setNotFound(err, id)
 		}
-		members, err := listMembers(ctx, tx, sc, id)
+		members, err := s.store.ListMembers(ctx, tx, sc, id)
 		if err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func (s *Service) DeleteSet(ctx context.Context, id string, force bool) error {
 		return err
 	}
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		rs, err := getSet(ctx, tx, sc.TenantID, id)
+		rs, err := s.store.GetSet(ctx, tx, sc.TenantID, id)
 		if err != nil {
 			return setNotFound(err, id)
 		}
@@ -194,7 +194,7 @@ func (s *Service) DeleteSet(ctx context.Context, id string, force bool) error {
 				Message: fmt.Sprintf("Rule set %s has %d member rules; delete with force=true to detach them", id, rs.MemberCount),
 				Details: map[string]any{"memberCount": rs.MemberCount}}
 		}
-		if err := deleteSet(ctx, tx, sc.TenantID, id); err != nil {
+		if err := s.store.DeleteSet(ctx, tx, sc.TenantID, id); err != nil {
 			return err
 		}
 		return s.record(ctx, tx, EventSetDeleted, sc, rs)
@@ -208,7 +208,7 @@ func (s *Service) ListSets(ctx context.Context, f SetFilter) ([]*RuleSet, int, e
 	if err != nil {
 		return nil, 0, err
 	}
-	return listSets(ctx, s.db, sc.TenantID, f)
+	return s.store.ListSets(ctx, s.db, sc.TenantID, f)
 }
 
 // AddMember puts a rule into a set: RULE_NOT_FOUND when the tenant has no
@@ -232,22 +232,22 @@ func (s *Service) AddMember(ctx context.Context, setID string, in MemberInput) (
 	}
 	var m *SetMember
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := getSet(ctx, tx, sc.TenantID, setID); err != nil {
+		if _, err := s.store.GetSet(ctx, tx, sc.TenantID, setID); err != nil {
 			return setNotFound(err, setID)
 		}
-		r, err := getRuleByRuleID(ctx, tx, sc, in.RuleID)
+		r, err := s.store.GetRuleByRuleID(ctx, tx, sc, in.RuleID)
 		if errors.Is(err, store.ErrNotFound) {
 			return &CodedError{Kind: store.ErrNotFound, Code: CodeRuleNotFound, Message: fmt.Sprintf("Rule %s not found", in.RuleID)}
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := getMember(ctx, tx, sc.TenantID, setID, in.RuleID); err == nil {
+		if _, err := s.store.GetMember(ctx, tx, sc.TenantID, setID, in.RuleID); err == nil {
 			return alreadyInSet(in.RuleID, setID)
 		}
 		m = &SetMember{SetID: setID, RuleID: r.RuleID, RuleName: r.RuleName, RuleType: r.RuleType, Sequence: *in.Sequence,
-			Enabled: in.Enabled == nil || *in.Enabled, AddedAt: tx.Now(), ruleUUID: r.ID}
-		if err := insertMember(ctx, tx, sc.TenantID, m); err != nil {
+			Enabled: in.Enabled == nil || *in.Enabled, AddedAt: tx.Now(), RuleUUID: r.ID}
+		if err := s.store.InsertMember(ctx, tx, sc.TenantID, m); err != nil {
 			if errors.Is(err, store.ErrConflict) {
 				return alreadyInSet(in.RuleID, setID)
 			}
@@ -289,7 +289,7 @@ func (s *Service) UpdateMember(ctx context.Context, setID, ruleID string, p Memb
 		}
 		now := tx.Now()
 		m.UpdatedAt = &now
-		if err := updateMember(ctx, tx, sc.TenantID, m); err != nil {
+		if err := s.store.UpdateMember(ctx, tx, sc.TenantID, m); err != nil {
 			return err
 		}
 		return s.record(ctx, tx, EventMemberUpdated, sc, m)
@@ -311,7 +311,7 @@ func (s *Service) RemoveMember(ctx context.Context, setID, ruleID string) error 
 		if err != nil {
 			return err
 		}
-		if err := deleteMember(ctx, tx, sc.TenantID, setID, m.ruleUUID); err != nil {
+		if err := s.store.DeleteMember(ctx, tx, sc.TenantID, setID, m.RuleUUID); err != nil {
 			return err
 		}
 		return s.record(ctx, tx, EventMemberRemoved, sc, m)
@@ -320,10 +320,10 @@ func (s *Service) RemoveMember(ctx context.Context, setID, ruleID string) error 
 
 // member finds a membership: SET_NOT_FOUND or MEMBER_NOT_FOUND otherwise.
 func (s *Service) member(ctx context.Context, q store.Querier, tenantID, setID, ruleID string) (*SetMember, error) {
-	if _, err := getSet(ctx, q, tenantID, setID); err != nil {
+	if _, err := s.store.GetSet(ctx, q, tenantID, setID); err != nil {
 		return nil, setNotFound(err, setID)
 	}
-	m, err := getMember(ctx, q, tenantID, setID, ruleID)
+	m, err := s.store.GetMember(ctx, q, tenantID, setID, ruleID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &CodedError{Kind: store.ErrNotFound, Code: CodeMemberNotFound,
 			Message: fmt.Sprintf("Rule %s is not a member of set %s", ruleID, setID)}

@@ -13,7 +13,21 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// The SQL below serves both engines. Every query names the tenant first.
+// SQLStore is the Store on the store package's engines, SQLite and
+// PostgreSQL: the SQL below serves both. Every query names the tenant
+// first. It holds no state; the zero value is ready to use.
+//
+// The execution log is two tables, one row per execution and one per
+// rule (keyed tenant, id). Ids are UUIDv7 text, which sorts by time:
+// newest first is id descending, a time filter is narrowed by an id range,
+// and retention deletes id ranges of both primary keys, so no index on time
+// is needed and an execution's rows always go with it.
+type SQLStore struct{}
+
+// NewSQLStore returns the SQL store.
+func NewSQLStore() *SQLStore { return &SQLStore{} }
+
+var _ Store = (*SQLStore)(nil)
 
 // ruleColumns are the columns scanRule reads.
 var ruleColumns = ruleColumnsOf("")
@@ -78,7 +92,8 @@ func inScope(sc store.Scope) *store.Conds {
 // nothing, without a query: PostgreSQL refuses them and SQLite's LIKE
 // stops at a NUL.
 
-func getRule(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Rule, error) {
+// GetRule implements Store.
+func (SQLStore) GetRule(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Rule, error) {
 	if !store.Storable(id) {
 		return nil, store.ErrNotFound
 	}
@@ -87,7 +102,8 @@ func getRule(ctx context.Context, q store.Querier, sc store.Scope, id string) (*
 	return store.One(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules WHERE `+c.SQL(), c.Values()...)
 }
 
-func getRuleByRuleID(ctx context.Context, q store.Querier, sc store.Scope, ruleID string) (*Rule, error) {
+// GetRuleByRuleID implements Store.
+func (SQLStore) GetRuleByRuleID(ctx context.Context, q store.Querier, sc store.Scope, ruleID string) (*Rule, error) {
 	if !store.Storable(ruleID) {
 		return nil, store.ErrNotFound
 	}
@@ -96,7 +112,8 @@ func getRuleByRuleID(ctx context.Context, q store.Querier, sc store.Scope, ruleI
 	return store.One(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules WHERE `+c.SQL(), c.Values()...)
 }
 
-func ruleIDTaken(ctx context.Context, q store.Querier, tenantID, ruleID, except string) (bool, error) {
+// RuleIDTaken implements Store.
+func (SQLStore) RuleIDTaken(ctx context.Context, q store.Querier, tenantID, ruleID, except string) (bool, error) {
 	var n int
 	err := q.QueryRow(ctx, `SELECT count(*) FROM business_rules WHERE tenant_id = $1 AND rule_id = $2 AND id <> $3 AND deleted_at IS NULL`,
 		tenantID, ruleID, except).Scan(&n)
@@ -112,7 +129,8 @@ func actionColumns(r *Rule) (success, failure any, err error) {
 	return success, failure, err
 }
 
-func insertRule(ctx context.Context, q store.Querier, r *Rule) error {
+// InsertRule implements Store.
+func (SQLStore) InsertRule(ctx context.Context, q store.Querier, r *Rule) error {
 	success, failure, err := actionColumns(r)
 	if err != nil {
 		return err
@@ -127,7 +145,8 @@ func insertRule(ctx context.Context, q store.Querier, r *Rule) error {
 	return err
 }
 
-func updateRule(ctx context.Context, q store.Querier, r *Rule) error {
+// UpdateRule implements Store.
+func (SQLStore) UpdateRule(ctx context.Context, q store.Querier, r *Rule) error {
 	success, failure, err := actionColumns(r)
 	if err != nil {
 		return err
@@ -140,15 +159,20 @@ func updateRule(ctx context.Context, q store.Querier, r *Rule) error {
 		string(r.ConditionExpression), success, failure, r.Enabled, r.Priority, r.Version, r.EffectiveFrom, r.EffectiveTo, r.UpdatedAt)
 }
 
-func deleteRule(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
+// DeleteRule implements Store.
+func (SQLStore) DeleteRule(ctx context.Context, q store.Querier, tenantID, id string, at time.Time) error {
+	if !allStorable(tenantID, id) {
+		return store.ErrNotFound
+	}
 	return store.ExecOne(ctx, q, `UPDATE business_rules SET deleted_at = $3, updated_at = $3
-		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id, now)
+		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id, at)
 }
 
 // ruleSortColumns maps the rules list's sortField values.
 var ruleSortColumns = map[string]string{"ruleName": "rule_name", "priority": "priority", "createdAt": "created_at", "updatedAt": "updated_at"}
 
-func listRules(ctx context.Context, q store.Querier, sc store.Scope, f RuleFilter) ([]*Rule, int, error) {
+// ListRules implements Store.
+func (SQLStore) ListRules(ctx context.Context, q store.Querier, sc store.Scope, f RuleFilter) ([]*Rule, int, error) {
 	if !allStorable(f.Search, f.RuleID, string(f.RuleType), f.EntityType, f.EventType, f.RuleCategory) {
 		return nil, 0, nil
 	}
@@ -185,32 +209,37 @@ func scanSet(s store.Scanner) (*RuleSet, error) {
 	return &rs, s.Scan(&rs.ID, &rs.Name, &rs.Description, &rs.Enabled, &rs.CreatedAt, &rs.UpdatedAt, &rs.MemberCount)
 }
 
-func getSet(ctx context.Context, q store.Querier, tenantID, id string) (*RuleSet, error) {
+// GetSet implements Store.
+func (SQLStore) GetSet(ctx context.Context, q store.Querier, tenantID, id string) (*RuleSet, error) {
 	if !store.Storable(id) {
 		return nil, store.ErrNotFound
 	}
 	return store.One(ctx, q, scanSet, `SELECT `+setColumns+` FROM business_rule_sets s WHERE s.tenant_id = $1 AND s.id = $2`, tenantID, id)
 }
 
-func insertSet(ctx context.Context, q store.Querier, tenantID string, rs *RuleSet) error {
+// InsertSet implements Store.
+func (SQLStore) InsertSet(ctx context.Context, q store.Querier, tenantID string, rs *RuleSet) error {
 	_, err := q.Exec(ctx, `INSERT INTO business_rule_sets (tenant_id, id, name, description, enabled, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, tenantID, rs.ID, rs.Name, rs.Description, rs.Enabled, rs.CreatedAt, rs.UpdatedAt)
 	return err
 }
 
-func updateSet(ctx context.Context, q store.Querier, tenantID string, rs *RuleSet) error {
+// UpdateSet implements Store.
+func (SQLStore) UpdateSet(ctx context.Context, q store.Querier, tenantID string, rs *RuleSet) error {
 	return store.ExecOne(ctx, q, `UPDATE business_rule_sets SET name = $3, description = $4, enabled = $5, updated_at = $6
 		WHERE tenant_id = $1 AND id = $2`, tenantID, rs.ID, rs.Name, rs.Description, rs.Enabled, rs.UpdatedAt)
 }
 
-func deleteSet(ctx context.Context, q store.Querier, tenantID, id string) error {
+// DeleteSet implements Store.
+func (SQLStore) DeleteSet(ctx context.Context, q store.Querier, tenantID, id string) error {
 	if _, err := q.Exec(ctx, `DELETE FROM business_rule_set_members WHERE tenant_id = $1 AND set_id = $2`, tenantID, id); err != nil {
 		return err
 	}
 	return store.ExecOne(ctx, q, `DELETE FROM business_rule_sets WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 }
 
-func listSets(ctx context.Context, q store.Querier, tenantID string, f SetFilter) ([]*RuleSet, int, error) {
+// ListSets implements Store.
+func (SQLStore) ListSets(ctx context.Context, q store.Querier, tenantID string, f SetFilter) ([]*RuleSet, int, error) {
 	if !store.Storable(f.Search) {
 		return nil, 0, nil
 	}
@@ -236,15 +265,14 @@ const memberColumns = `m.set_id, r.rule_id, r.rule_name, r.rule_type, m.sequence
 
 func scanMember(s store.Scanner) (*SetMember, error) {
 	var m SetMember
-	return &m, s.Scan(&m.SetID, &m.RuleID, &m.RuleName, &m.RuleType, &m.Sequence, &m.Enabled, &m.AddedAt, &m.UpdatedAt, &m.ruleUUID)
+	return &m, s.Scan(&m.SetID, &m.RuleID, &m.RuleName, &m.RuleType, &m.Sequence, &m.Enabled, &m.AddedAt, &m.UpdatedAt, &m.RuleUUID)
 }
 
 const memberFrom = ` FROM business_rule_set_members m JOIN business_rules r ON r.id = m.rule_uuid AND r.deleted_at IS NULL
 	WHERE m.tenant_id = $1 AND m.set_id = $2`
 
-// listMembers returns the members of a set whose rules sc may read, by
-// sequence (then rule id).
-func listMembers(ctx context.Context, q store.Querier, sc store.Scope, setID string) ([]*SetMember, error) {
+// ListMembers implements Store.
+func (SQLStore) ListMembers(ctx context.Context, q store.Querier, sc store.Scope, setID string) ([]*SetMember, error) {
 	c := sc.Readable("m.tenant_id", "r.organization_id")
 	c.And("m.set_id = ?", setID)
 	ms, err := store.Many(ctx, q, scanMember, `SELECT `+memberColumns+` FROM business_rule_set_members m
@@ -259,25 +287,29 @@ func bySequence(seqA int, ruleA string, seqB int, ruleB string) int {
 	return cmp.Or(cmp.Compare(seqA, seqB), strings.Compare(ruleA, ruleB))
 }
 
-func getMember(ctx context.Context, q store.Querier, tenantID, setID, ruleID string) (*SetMember, error) {
+// GetMember implements Store.
+func (SQLStore) GetMember(ctx context.Context, q store.Querier, tenantID, setID, ruleID string) (*SetMember, error) {
 	if !allStorable(setID, ruleID) {
 		return nil, store.ErrNotFound
 	}
 	return store.One(ctx, q, scanMember, `SELECT `+memberColumns+memberFrom+` AND r.rule_id = $3`, tenantID, setID, ruleID)
 }
 
-func insertMember(ctx context.Context, q store.Querier, tenantID string, m *SetMember) error {
+// InsertMember implements Store.
+func (SQLStore) InsertMember(ctx context.Context, q store.Querier, tenantID string, m *SetMember) error {
 	_, err := q.Exec(ctx, `INSERT INTO business_rule_set_members (tenant_id, set_id, rule_uuid, sequence, enabled, added_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, tenantID, m.SetID, m.ruleUUID, m.Sequence, m.Enabled, m.AddedAt)
+		VALUES ($1, $2, $3, $4, $5, $6)`, tenantID, m.SetID, m.RuleUUID, m.Sequence, m.Enabled, m.AddedAt)
 	return err
 }
 
-func updateMember(ctx context.Context, q store.Querier, tenantID string, m *SetMember) error {
+// UpdateMember implements Store.
+func (SQLStore) UpdateMember(ctx context.Context, q store.Querier, tenantID string, m *SetMember) error {
 	return store.ExecOne(ctx, q, `UPDATE business_rule_set_members SET sequence = $4, enabled = $5, updated_at = $6
-		WHERE tenant_id = $1 AND set_id = $2 AND rule_uuid = $3`, tenantID, m.SetID, m.ruleUUID, m.Sequence, m.Enabled, m.UpdatedAt)
+		WHERE tenant_id = $1 AND set_id = $2 AND rule_uuid = $3`, tenantID, m.SetID, m.RuleUUID, m.Sequence, m.Enabled, m.UpdatedAt)
 }
 
-func deleteMember(ctx context.Context, q store.Querier, tenantID, setID, ruleUUID string) error {
+// DeleteMember implements Store.
+func (SQLStore) DeleteMember(ctx context.Context, q store.Querier, tenantID, setID, ruleUUID string) error {
 	return store.ExecOne(ctx, q, `DELETE FROM business_rule_set_members WHERE tenant_id = $1 AND set_id = $2 AND rule_uuid = $3`,
 		tenantID, setID, ruleUUID)
 }
@@ -291,45 +323,25 @@ func allStorable(ss ...string) bool {
 	return true
 }
 
-// readVersion reads the definitions version counter.
-func readVersion(ctx context.Context, q store.Querier) (int64, error) {
-	var v int64
-	err := q.QueryRow(ctx, `SELECT version FROM business_rules_version WHERE id = 1`).Scan(&v)
-	return v, err
-}
-
-// bumpVersion advances the version counter in a change's transaction and
-// returns the new version.
-func bumpVersion(ctx context.Context, tx *store.Tx) (int64, error) {
-	var v int64
-	err := tx.QueryRow(ctx, `UPDATE business_rules_version SET version = version + 1 WHERE id = 1 RETURNING version`).Scan(&v)
-	return v, err
-}
-
-// memberRule is an enabled member's rule and sequence.
-type memberRule struct {
-	rule     *Rule
-	sequence int
-}
-
-// listMemberRules returns a set's enabled members with their live rules,
-// by sequence, then ruleId.
-func listMemberRules(ctx context.Context, q store.Querier, tenantID, setID string) ([]memberRule, error) {
-	ms, err := store.Many(ctx, q, func(s store.Scanner) (memberRule, error) {
-		var m memberRule
+// EnabledMemberRules implements Store.
+func (SQLStore) EnabledMemberRules(ctx context.Context, q store.Querier, tenantID, setID string) ([]MemberRule, error) {
+	if !allStorable(tenantID, setID) {
+		return nil, nil
+	}
+	ms, err := store.Many(ctx, q, func(s store.Scanner) (MemberRule, error) {
+		var m MemberRule
 		var err error
-		m.rule, err = scanRule(store.ScanThen(s, &m.sequence))
+		m.Rule, err = scanRule(store.ScanThen(s, &m.Sequence))
 		return m, err
 	}, `SELECT `+ruleColumnsOf("r")+`, m.sequence FROM business_rule_set_members m
 		JOIN business_rules r ON r.id = m.rule_uuid AND r.deleted_at IS NULL
 		WHERE m.tenant_id = $1 AND m.set_id = $2 AND m.enabled`, tenantID, setID)
-	slices.SortFunc(ms, func(a, b memberRule) int { return bySequence(a.sequence, a.rule.RuleID, b.sequence, b.rule.RuleID) })
+	slices.SortFunc(ms, func(a, b MemberRule) int { return bySequence(a.Sequence, a.Rule.RuleID, b.Sequence, b.Rule.RuleID) })
 	return ms, err
 }
 
-// listEntityRules returns the tenant's enabled live rules of an entity
-// type (every organization), highest priority first, ties by ruleId.
-func listEntityRules(ctx context.Context, q store.Querier, tenantID, entityType string) ([]*Rule, error) {
+// EntityRules implements Store.
+func (SQLStore) EntityRules(ctx context.Context, q store.Querier, tenantID, entityType string) ([]*Rule, error) {
 	if !store.Storable(entityType) {
 		return nil, nil
 	}
@@ -339,4 +351,135 @@ func listEntityRules(ctx context.Context, q store.Querier, tenantID, entityType 
 		return cmp.Or(cmp.Compare(b.Priority, a.Priority), strings.Compare(a.RuleID, b.RuleID))
 	})
 	return rs, err
+}
+
+// logSelect reads rule log rows with their executions; a row without an
+// input has its execution's.
+const logSelect = `SELECT l.id, x.id, COALESCE(x.set_id, ''), l.rule_uuid, l.rule_id, l.rule_name, l.rule_type, x.entity_type,
+	x.entity_id, x.event_type, l.result, COALESCE(l.input_context, x.input_context), l.output_context,
+	COALESCE(l.error_message, ''), l.execution_time_ms, x.executed_at, l.tenant_id, COALESCE(x.organization_id, ''),
+	COALESCE(x.executed_by, '')` + logFrom
+
+// logFrom joins each rule row to its execution, whose id is the row's
+// with 0000 for its last four digits (see rowID).
+const logFrom = ` FROM business_rule_execution_logs l
+	JOIN business_rule_executions x ON x.id = substr(l.id, 1, 32) || '0000' AND x.tenant_id = l.tenant_id WHERE `
+
+func scanLog(s store.Scanner) (*LogEntry, error) {
+	var l LogEntry
+	var in, out string
+	err := s.Scan(&l.ID, &l.ExecutionID, &l.SetID, &l.RuleUUID, &l.RuleID, &l.RuleName, &l.RuleType, &l.EntityType, &l.EntityID,
+		&l.EventType, &l.Result, &in, &out, &l.ErrorMessage, &l.ExecutionTimeMs, &l.ExecutedAt, &l.TenantID,
+		&l.OrganizationID, &l.ExecutedBy)
+	l.InputContext, l.OutputContext = json.RawMessage(in), json.RawMessage(out)
+	return &l, err
+}
+
+// logScope is the predicate of the log rows a scope may read: its
+// tenant's, of executions in no organization or one it may read.
+func logScope(sc store.Scope) *store.Conds {
+	return sc.Readable("l.tenant_id", "x.organization_id")
+}
+
+// idMargin widens the id range that narrows a time filter: a row's id is
+// made just after its execution's time is read.
+const idMargin = time.Second
+
+// GetLog implements Store.
+func (SQLStore) GetLog(ctx context.Context, q store.Querier, sc store.Scope, id string) (*LogEntry, error) {
+	if !store.IsID(id) {
+		return nil, store.ErrNotFound
+	}
+	c := logScope(sc)
+	c.And("l.id = ?", id)
+	return store.One(ctx, q, scanLog, logSelect+c.SQL(), c.Values()...)
+}
+
+// ListLogs implements Store.
+func (SQLStore) ListLogs(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter) ([]*LogEntry, int, error) {
+	if !allStorable(f.RuleID, f.EntityType, f.EntityID, string(f.Result)) {
+		return nil, 0, nil
+	}
+	c := logScope(sc)
+	for col, v := range map[string]string{"l.rule_id": f.RuleID, "x.entity_type": f.EntityType, "x.entity_id": f.EntityID, "l.result": string(f.Result)} {
+		if v != "" {
+			c.And(col+" = ?", v)
+		}
+	}
+	// Ids sort by time: a range of them narrows a time filter to part of
+	// the primary key.
+	if f.From != nil {
+		c.And("l.id >= ?", store.IDTimeBound(f.From.Add(-idMargin)))
+		c.And("x.executed_at >= ?", f.From.UTC())
+	}
+	if f.To != nil {
+		c.And("l.id < ?", store.IDTimeBound(f.To.Add(idMargin)))
+		c.And("x.executed_at <= ?", f.To.UTC())
+	}
+	var total int
+	if err := q.QueryRow(ctx, `SELECT count(*)`+logFrom+c.SQL(), c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	page := c.OrderPage("l.id", "l.id", true, f.Limit, f.Offset)
+	items, err := store.Many(ctx, q, scanLog, logSelect+c.SQL()+page, c.Values()...)
+	return items, total, err
+}
+
+// DeleteLogsBefore implements Store. The old executions are a range of
+// the executions' primary key, and each of their tenants' old rule rows a
+// range of the rule rows' (tenant, id) key.
+func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Time) (int64, error) {
+	bound := store.IDTimeBound(t)
+	tenants, err := store.Many(ctx, q, func(sc store.Scanner) (string, error) {
+		var id string
+		return id, sc.Scan(&id)
+	}, `SELECT DISTINCT tenant_id FROM business_rule_executions WHERE id < $1`, bound)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, tenant := range tenants {
+		deleted, err := q.Exec(ctx, `DELETE FROM business_rule_execution_logs WHERE tenant_id = $1 AND id < $2`, tenant, bound)
+		if err != nil {
+			return n, err
+		}
+		n += deleted
+	}
+	_, err = q.Exec(ctx, `DELETE FROM business_rule_executions WHERE id < $1`, bound)
+	return n, err
+}
+
+// The execution log's two tables, inserted in this order.
+var (
+	executionInserts = store.NewBatchInsert("business_rule_executions",
+		"id, tenant_id, organization_id, set_id, entity_type, entity_id, event_type, input_context, executed_at, executed_by", "")
+	ruleLogInserts = store.NewBatchInsert("business_rule_execution_logs",
+		"tenant_id, id, rule_uuid, rule_id, rule_name, rule_type, result, input_context, output_context, error_message, execution_time_ms", "")
+)
+
+// PrepareLogWrites implements Store: it has the log's multi-row INSERTs
+// prepared (store.BatchInsert.Prepare).
+func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
+	executionInserts.Prepare(ctx, db)
+	ruleLogInserts.Prepare(ctx, db)
+}
+
+// InsertExecutions implements Store, with multi-row INSERTs.
+func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
+	executions := make([][]any, 0, len(xs))
+	var rules [][]any
+	for _, x := range xs {
+		executions = append(executions, []any{x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
+			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy)})
+		for i := range x.Rules {
+			r := &x.Rules[i]
+			rules = append(rules, []any{x.TenantID, r.ID, r.RuleUUID, r.RuleID, r.RuleName, string(r.RuleType), string(r.Result),
+				store.NullIfEmpty(r.Input), r.Output, store.NullIfEmpty(r.ErrorMessage), r.ExecutionTimeMs})
+		}
+	}
+	if _, err := executionInserts.Insert(ctx, q, executions); err != nil {
+		return err
+	}
+	_, err := ruleLogInserts.Insert(ctx, q, rules)
+	return err
 }
