@@ -22,6 +22,10 @@
 //     matching subscriber, in the emitting transaction. Delivery is at least
 //     once; the event ID is the idempotency key.
 //
+// The subpackage drain runs one ordered drain per key at a time across
+// processes (a lease with a heartbeat, a wake-up flag, a sweep), over a
+// queue table of the area that uses it: the webhooks' delivery queues.
+//
 // Decisions and known limits:
 //
 //   - River's tables live in their own PostgreSQL schema (Config.Schema,

@@ -129,13 +129,12 @@ func (s *Service) dispatch(ctx context.Context, tx *store.Tx, ev store.Event) er
 		d := newDelivery(w, ev.ID, ev.Type, payload, tx.Now())
 		d.OrganizationID = ev.OrganizationID
 		ds = append(ds, d)
-		q := queueKey{w.TenantID, w.ID}
-		tx.AfterCommitOnce("webhooks.wake:"+q.webhookID, func() { s.waker.add(q) })
+		s.queues.WakeAfterCommit(tx, queueKey(w.TenantID, w.ID))
 	}
 	if len(ds) == 0 {
 		return nil
 	}
-	_, err = insertDeliveries(ctx, tx, ds)
+	_, err = s.store.InsertDeliveries(ctx, tx, ds)
 	return err
 }
 
@@ -150,7 +149,7 @@ func (s *Service) activeWebhooksOnce(ctx context.Context, tx *store.Tx, tenantID
 	if hooks, ok := seen[tenantID]; ok {
 		return hooks, nil
 	}
-	hooks, err := activeWebhooks(ctx, tx, tenantID)
+	hooks, err := s.store.ActiveWebhooks(ctx, tx, tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +233,7 @@ func (l *limiters) wait(ctx context.Context, webhookID string, perMinute int, ma
 
 // sendOnce makes a test send's one attempt of d to w and records it,
 // without retries and without counting against the webhook.
-func (s *Service) sendOnce(ctx context.Context, w *Webhook, d *Delivery) error {
+func (s *Service) sendOnce(ctx context.Context, w *SealedWebhook, d *Delivery) error {
 	secrets, err := s.secretsOf(w)
 	if err != nil {
 		return err
@@ -242,14 +241,14 @@ func (s *Service) sendOnce(ctx context.Context, w *Webhook, d *Delivery) error {
 	d.Attempt++
 	start := s.opts.Now().UTC()
 	d.LastAttemptAt, d.Status = &start, StatusSending
-	if err := s.batch.Do(func(ctx context.Context, tx *store.Tx) error { return markSending(ctx, tx, d) }); err != nil {
+	if err := s.batch.Do(func(ctx context.Context, tx *store.Tx) error { return s.store.MarkSending(ctx, tx, d) }); err != nil {
 		return err
 	}
-	out := s.send(ctx, w, d, secrets)
+	out := s.send(ctx, w.Webhook, d, secrets)
 	out.took = s.opts.Now().Sub(start)
 	return s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		s.applyOutcome(d, out, false, tx.Now())
-		return updateDelivery(ctx, tx, d)
+		return s.store.UpdateDelivery(ctx, tx, d)
 	})
 }
 
@@ -354,14 +353,14 @@ func (s *Service) applyOutcome(d *Delivery, out outcome, retries bool, now time.
 }
 
 // secretsOf opens the secrets that sign w's deliveries now.
-func (s *Service) secretsOf(w *Webhook) ([]string, error) {
-	secret, err := s.box.Open(w.sealedSecret)
+func (s *Service) secretsOf(w *SealedWebhook) ([]string, error) {
+	secret, err := s.box.Open(w.Secret)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: open the secret of %s: %w", w.ID, err)
 	}
 	out := []string{secret}
-	if w.sealedPrevious != "" && w.PreviousSecretExpiresAt != nil && s.opts.Now().Before(*w.PreviousSecretExpiresAt) {
-		if old, err := s.box.Open(w.sealedPrevious); err == nil {
+	if w.PreviousSecret != "" && w.PreviousSecretExpiresAt != nil && s.opts.Now().Before(*w.PreviousSecretExpiresAt) {
+		if old, err := s.box.Open(w.PreviousSecret); err == nil {
 			out = append(out, old)
 		}
 	}
@@ -378,7 +377,7 @@ func (s *Service) Test(ctx context.Context, id string) (*Delivery, error) {
 	if !s.Enabled() {
 		return nil, ErrDisabled
 	}
-	w, err := getWebhook(ctx, s.db, sc, id)
+	w, err := s.store.GetWebhook(ctx, s.db, sc, id)
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -391,14 +390,14 @@ func (s *Service) Test(ctx context.Context, id string) (*Delivery, error) {
 	d := newDelivery(w, "", TestEventType, payload, now)
 	d.MaxAttempts = 1
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		_, err := insertDelivery(ctx, tx, d)
+		_, err := s.store.InsertDeliveries(ctx, tx, []*Delivery{d})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	// The webhook with its secrets, as a drain loads it.
-	full, err := loadQueueWebhook(ctx, s.db, w.TenantID, w.ID)
+	full, err := s.store.SealedWebhook(ctx, s.db, w.TenantID, w.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +421,7 @@ func (s *Service) Retry(ctx context.Context, id string) (*Delivery, error) {
 	}
 	var out *Delivery
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		d, err := getDelivery(ctx, tx, sc, id)
+		d, err := s.store.GetDelivery(ctx, tx, sc, id)
 		if err != nil {
 			return deliveryNotFound(err)
 		}
@@ -432,7 +431,7 @@ func (s *Service) Retry(ctx context.Context, id string) (*Delivery, error) {
 		}
 		now := tx.Now()
 		d.Status, d.MaxAttempts, d.NextRetryAt, d.UpdatedAt = StatusPending, d.Attempt+1, &now, now
-		if err := updateDelivery(ctx, tx, d); err != nil {
+		if err := s.store.UpdateDelivery(ctx, tx, d); err != nil {
 			return err
 		}
 		return s.wake(ctx, tx, d.TenantID, d.WebhookID)
@@ -459,7 +458,14 @@ func (s *Service) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]*Deli
 		return nil, 0, err
 	}
 	f.Limit = cmp.Or(f.Limit, 50)
-	return listDeliveries(ctx, s.db, sc, f)
+	var items []*Delivery
+	var total int
+	err = s.db.ReadTx(ctx, func(tx *store.Tx) error { // the page and the total of one snapshot
+		var err error
+		items, total, err = s.store.ListDeliveries(ctx, tx, sc, f)
+		return err
+	})
+	return items, total, err
 }
 
 // GetDelivery returns one delivery of the scope with its payload and
@@ -469,7 +475,7 @@ func (s *Service) GetDelivery(ctx context.Context, id string) (*Delivery, error)
 	if err != nil {
 		return nil, err
 	}
-	d, err := getDelivery(ctx, s.db, sc, id)
+	d, err := s.store.GetDelivery(ctx, s.db, sc, id)
 	return d, deliveryNotFound(err)
 }
 

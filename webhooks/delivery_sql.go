@@ -4,54 +4,47 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strings"
+	"time"
 
+	"github.com/tenantkit/tenantkit/jobs/drain"
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// webhookColumnsForDeliveryOf adds what a delivery needs to the webhook
-// columns (qualified with alias when given): whether the webhook is
-// deleted, and its sealed secrets.
-func webhookColumnsForDeliveryOf(alias string) string {
-	deleted := "deleted_at IS NOT NULL"
-	if alias != "" {
-		deleted = alias + "." + deleted
-	}
-	return webhookColumnsOf(alias) + ", " + deleted + ", " + store.Columns(alias, []string{"previous_secret"}, "secret", "previous_secret")
-}
+// sealedWebhookColumns adds what sending needs to the webhook columns:
+// whether the webhook is deleted, and its sealed secrets.
+var sealedWebhookColumns = webhookColumns + ", deleted_at IS NOT NULL, " + store.Columns("", []string{"previous_secret"}, "secret", "previous_secret")
 
-// deliveryWebhookScan holds the values of webhookColumnsForDeliveryOf.
-type deliveryWebhookScan struct {
-	webhookScan
-	deleted          bool
-	secret, previous string
-}
-
-func (x *deliveryWebhookScan) dest() []any {
-	return append(x.webhookScan.dest(), &x.deleted, &x.secret, &x.previous)
-}
-
-func (x *deliveryWebhookScan) finish() (*Webhook, error) {
-	w, err := x.webhookScan.finish()
-	if err != nil {
+func scanSealedWebhook(s store.Scanner) (*SealedWebhook, error) {
+	var ws webhookScan
+	x := &SealedWebhook{}
+	if err := s.Scan(append(ws.dest(), &x.Deleted, &x.Secret, &x.PreviousSecret)...); err != nil {
 		return nil, err
 	}
-	w.deleted, w.sealedSecret, w.sealedPrevious = x.deleted, x.secret, x.previous
-	return w, nil
+	var err error
+	x.Webhook, err = ws.finish()
+	return x, err
 }
 
-func scanWebhookForDelivery(s store.Scanner) (*Webhook, error) {
-	var x deliveryWebhookScan
-	if err := s.Scan(x.dest()...); err != nil {
-		return nil, err
-	}
-	return x.finish()
-}
-
-// activeWebhooks returns the tenant's live, active webhooks with their
-// secrets.
-func activeWebhooks(ctx context.Context, q store.Querier, tenantID string) ([]*Webhook, error) {
-	return store.Many(ctx, q, scanWebhookForDelivery, `SELECT `+webhookColumnsForDeliveryOf("")+` FROM webhooks
+// ActiveWebhooks implements Store.
+func (*SQLStore) ActiveWebhooks(ctx context.Context, q store.Querier, tenantID string) ([]*Webhook, error) {
+	return store.Many(ctx, q, scanWebhook, `SELECT `+webhookColumns+` FROM webhooks
 		WHERE tenant_id = $1 AND deleted_at IS NULL AND is_active`, tenantID)
+}
+
+// SealedWebhook implements Store.
+func (*SQLStore) SealedWebhook(ctx context.Context, q store.Querier, tenantID, id string) (*SealedWebhook, error) {
+	if !store.IsID(id) {
+		return nil, store.ErrNotFound
+	}
+	return store.One(ctx, q, scanSealedWebhook, `SELECT `+sealedWebhookColumns+` FROM webhooks
+		WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+}
+
+// SigningWebhook implements Store.
+func (*SQLStore) SigningWebhook(ctx context.Context, q store.Querier, tenantID, url string) (*SealedWebhook, error) {
+	return store.One(ctx, q, scanSealedWebhook, `SELECT `+sealedWebhookColumns+` FROM webhooks
+		WHERE tenant_id = $1 AND url = $2 AND deleted_at IS NULL AND is_active ORDER BY created_at, id LIMIT 1`, tenantID, url)
 }
 
 const deliveryColumns = `d.id, d.webhook_id, w.name, d.event_id, d.event_type, d.message_id, d.status, d.attempt, d.max_attempts,
@@ -80,18 +73,12 @@ func scanDelivery(s store.Scanner) (*Delivery, error) {
 	return &d, nil
 }
 
-// insertDelivery adds d and reports whether it did.
-func insertDelivery(ctx context.Context, q store.Querier, d *Delivery) (bool, error) {
-	n, err := insertDeliveries(ctx, q, []*Delivery{d})
-	return n == 1, err
-}
-
 // deliveryInserts writes new deliveries.
 var deliveryInserts = store.NewBatchInsert("webhook_deliveries", `id, tenant_id, organization_id, webhook_id, event_id,
 	event_type, message_id, payload, status, attempt, max_attempts, target_url, enqueued_at, created_at, updated_at`, "")
 
-// insertDeliveries adds ds and returns how many it added.
-func insertDeliveries(ctx context.Context, q store.Querier, ds []*Delivery) (int64, error) {
+// InsertDeliveries implements Store.
+func (*SQLStore) InsertDeliveries(ctx context.Context, q store.Querier, ds []*Delivery) (int64, error) {
 	rows := make([][]any, len(ds))
 	for i, d := range ds {
 		rows[i] = []any{d.ID, d.TenantID, store.NullIfEmpty(d.OrganizationID), d.WebhookID, d.EventID, d.EventType, d.MessageID,
@@ -100,14 +87,8 @@ func insertDeliveries(ctx context.Context, q store.Querier, ds []*Delivery) (int
 	return deliveryInserts.Insert(ctx, q, rows)
 }
 
-// loadQueueWebhook returns a webhook, deleted or not, with its sealed
-// secrets: what sending its deliveries needs.
-func loadQueueWebhook(ctx context.Context, q store.Querier, tenantID, id string) (*Webhook, error) {
-	return store.One(ctx, q, scanWebhookForDelivery, `SELECT `+webhookColumnsForDeliveryOf("")+` FROM webhooks
-		WHERE tenant_id = $1 AND id = $2`, tenantID, id)
-}
-
-func getDelivery(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Delivery, error) {
+// GetDelivery implements Store.
+func (*SQLStore) GetDelivery(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Delivery, error) {
 	if !store.IsID(id) {
 		return nil, store.ErrNotFound
 	}
@@ -116,13 +97,14 @@ func getDelivery(ctx context.Context, q store.Querier, sc store.Scope, id string
 	return store.One(ctx, q, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+c.SQL(), c.Values()...)
 }
 
-// markSending records that an attempt started.
-func markSending(ctx context.Context, tx *store.Tx, d *Delivery) error {
-	return store.ExecOne(ctx, tx, `UPDATE webhook_deliveries SET status = $3, attempt = $4, last_attempt_at = $5, updated_at = $5
+// MarkSending implements Store.
+func (*SQLStore) MarkSending(ctx context.Context, q store.Querier, d *Delivery) error {
+	return store.ExecOne(ctx, q, `UPDATE webhook_deliveries SET status = $3, attempt = $4, last_attempt_at = $5, updated_at = $5
 		WHERE tenant_id = $1 AND id = $2`, d.TenantID, d.ID, d.Status, d.Attempt, d.LastAttemptAt)
 }
 
-func updateDelivery(ctx context.Context, q store.Querier, d *Delivery) error {
+// UpdateDelivery implements Store.
+func (*SQLStore) UpdateDelivery(ctx context.Context, q store.Querier, d *Delivery) error {
 	var headers any
 	if d.ResponseHeaders != nil {
 		b, err := json.Marshal(d.ResponseHeaders)
@@ -138,7 +120,8 @@ func updateDelivery(ctx context.Context, q store.Querier, d *Delivery) error {
 		store.NullIfEmpty(d.ErrorMessage), d.DurationMs, d.NextRetryAt, d.LastAttemptAt, d.DeliveredAt, d.UpdatedAt)
 }
 
-func listDeliveries(ctx context.Context, db *store.DB, sc store.Scope, f DeliveryFilter) ([]*Delivery, int, error) {
+// ListDeliveries implements Store.
+func (*SQLStore) ListDeliveries(ctx context.Context, q store.Querier, sc store.Scope, f DeliveryFilter) ([]*Delivery, int, error) {
 	if !store.Storable(f.EventType) || !store.Storable(f.Status) || f.WebhookID != "" && !store.IsID(f.WebhookID) {
 		return nil, 0, nil
 	}
@@ -148,19 +131,91 @@ func listDeliveries(ctx context.Context, db *store.DB, sc store.Scope, f Deliver
 			c.And(col+" = ?", v)
 		}
 	}
-	var items []*Delivery
 	var total int
-	err := db.ReadTx(ctx, func(tx *store.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT count(*)`+deliveryFrom+c.SQL(), c.Values()...).Scan(&total); err != nil {
-			return err
-		}
-		var err error
-		items, err = store.Many(ctx, tx, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+c.SQL()+
-			c.OrderPage("d.created_at", "d.id", true, f.Limit, f.Offset), c.Values()...)
-		return err
-	})
+	if err := q.QueryRow(ctx, `SELECT count(*)`+deliveryFrom+c.SQL(), c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	items, err := store.Many(ctx, q, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+c.SQL()+
+		c.OrderPage("d.created_at", "d.id", true, f.Limit, f.Offset), c.Values()...)
 	for _, d := range items { // the list leaves out payloads and responses
 		d.Payload, d.ResponseBody, d.ResponseHeaders = nil, "", nil
 	}
 	return items, total, err
+}
+
+// dueDeliveries is the predicate of the deliveries a drain sends at $3
+// (the webhook's tenant and id being $1 and $2).
+const dueDeliveries = `tenant_id = $1 AND webhook_id = $2 AND status IN ('pending', 'sending')
+	AND (next_retry_at IS NULL OR next_retry_at <= $3)`
+
+// ClaimDeliveries implements Store.
+func (*SQLStore) ClaimDeliveries(ctx context.Context, q store.Querier, tenantID, webhookID string, now time.Time, n int) ([]*Delivery, error) {
+	ds, err := store.Many(ctx, q, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+
+		`d.tenant_id = $1 AND d.webhook_id = $2 AND d.status IN ('pending', 'sending')
+		AND (d.next_retry_at IS NULL OR d.next_retry_at <= $3) ORDER BY d.event_id, d.id LIMIT $4`,
+		tenantID, webhookID, now, n)
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	var ids store.Args
+	ids.Add(now)
+	marks := make([]string, len(ds))
+	for i, d := range ds {
+		if d.Status == StatusPending {
+			d.Attempt++
+		}
+		d.Status, d.LastAttemptAt, d.UpdatedAt = StatusSending, &now, now
+		marks[i] = ids.Add(d.ID)
+	}
+	// By id alone (they are the tenant's, just read): with tenant_id too,
+	// SQLite would walk the tenant's index rather than look the ids up.
+	_, err = q.Exec(ctx, `UPDATE webhook_deliveries SET attempt = attempt + (CASE WHEN status = 'pending' THEN 1 ELSE 0 END),
+		status = 'sending', last_attempt_at = $1, updated_at = $1 WHERE id IN (`+strings.Join(marks, ", ")+`)`,
+		ids.Values()...)
+	return ds, err
+}
+
+// UnclaimDelivery implements Store.
+func (*SQLStore) UnclaimDelivery(ctx context.Context, q store.Querier, d *Delivery, now time.Time) error {
+	return store.ExecOne(ctx, q, `UPDATE webhook_deliveries SET status = 'pending', attempt = $3, updated_at = $4
+		WHERE tenant_id = $1 AND id = $2`, d.TenantID, d.ID, max(0, d.Attempt-1), now)
+}
+
+// ExpireDeliveries implements Store.
+func (*SQLStore) ExpireDeliveries(ctx context.Context, q store.Querier, tenantID, webhookID, reason string, now time.Time) (int64, error) {
+	return q.Exec(ctx, `UPDATE webhook_deliveries SET status = 'expired', error_message = $3, next_retry_at = NULL,
+		updated_at = $4 WHERE tenant_id = $1 AND webhook_id = $2 AND status IN ('pending', 'sending')`,
+		tenantID, webhookID, reason, now)
+}
+
+// Due implements drain.Items: k has a delivery ClaimDeliveries would
+// take at now.
+func (*SQLStore) Due(ctx context.Context, q store.Querier, k drain.Key, now time.Time) (bool, error) {
+	due, err := store.Many(ctx, q, func(sc store.Scanner) (int, error) {
+		var one int
+		return one, sc.Scan(&one)
+	}, `SELECT 1 FROM webhook_deliveries WHERE `+dueDeliveries+` LIMIT 1`, k.Group, k.ID, now)
+	return len(due) > 0, err
+}
+
+// NextDue implements drain.Items: k's earliest retry after now.
+func (*SQLStore) NextDue(ctx context.Context, q store.Querier, k drain.Key, now time.Time) (time.Time, bool, error) {
+	next, err := store.Many(ctx, q, func(sc store.Scanner) (time.Time, error) {
+		var t time.Time
+		return t, sc.Scan(&t)
+	}, `SELECT next_retry_at FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND status IN ('pending', 'sending')
+		AND next_retry_at > $3 ORDER BY next_retry_at LIMIT 1`, k.Group, k.ID, now)
+	if err != nil || len(next) == 0 {
+		return time.Time{}, false, err
+	}
+	return next[0], true, nil
+}
+
+// dueItems are the deliveries due at the sweep's now, for drain.Table.Stuck.
+var dueItems = drain.DueItems{Table: "webhook_deliveries", Group: "tenant_id", Key: "webhook_id",
+	Due: `i.status IN ('pending', 'sending') AND (i.next_retry_at IS NULL OR i.next_retry_at <= $1)`}
+
+// Stuck implements drain.Items.
+func (s *SQLStore) Stuck(ctx context.Context, q store.Querier, now, flaggedBefore time.Time) ([]drain.Key, error) {
+	return s.Table.Stuck(ctx, q, dueItems, now, flaggedBefore)
 }

@@ -18,8 +18,11 @@
 // deliveries to one webhook.
 //
 // Each webhook has a delivery queue, drained by one DrainJob at a time
-// (on its own job queue, DeliveryQueue). The drain holds a lease on the
-// queue (renewed every 5 s, lost after 15 s without renewal), claims the
+// (on its own job queue, DeliveryQueue). The lease, its heartbeat, the
+// wake-up flag, the hand-on and the sweep are jobs/drain's, over the
+// webhook_queues table; this package adds what a drain does. The drain
+// holds a lease on the queue (renewed every 5 s, lost after 15 s without
+// renewal), claims the
 // webhook's due deliveries 50 at a time in order of their events, sends
 // them one after the other and records their outcomes together. So:
 //
@@ -87,6 +90,14 @@
 // against the webhook. Retry gives a failed or expired delivery one more
 // attempt with the same message id, through the queue (in its event's
 // place).
+//
+// # Storage
+//
+// The service keeps its data through a Store (store.go): every operation
+// it needs, in domain terms, on the Querier (database or transaction) the
+// service passes. SQLStore, over Migrations' tables, is the default on
+// both engines; Options.Store takes a host's own, which must pass the
+// conformance suite webhookstest.Run.
 //
 // # Signing other calls
 //

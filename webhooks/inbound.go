@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
@@ -107,10 +106,9 @@ func (s *Service) Receive(ctx context.Context, endpointID string, header http.He
 		return false, errors.New("webhooks: inbound messages need a job engine (RegisterJobs)")
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		n, err := tx.Exec(ctx, `INSERT INTO webhook_inbound_receipts (endpoint_id, message_id, tenant_id, organization_id,
-			event_type, payload, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (endpoint_id, message_id) DO NOTHING`,
-			endpointID, in.ID, store.NullIfEmpty(ep.TenantID), store.NullIfEmpty(ep.OrganizationID), in.Type, string(in.Payload), tx.Now())
-		if err != nil || n == 0 {
+		inserted, err := s.store.InsertInbound(ctx, tx, &InboundReceipt{EndpointID: endpointID, Message: in,
+			TenantID: ep.TenantID, OrganizationID: ep.OrganizationID, ReceivedAt: tx.Now()})
+		if err != nil || !inserted {
 			duplicate = err == nil
 			return err
 		}
@@ -139,24 +137,19 @@ func (w inboundWorker) Work(ctx context.Context, job *jobs.Job[InboundJob]) erro
 	if !ok {
 		return jobs.Cancel(fmt.Errorf("inbound endpoint %q is no longer configured", job.Args.EndpointID))
 	}
-	var in Inbound
-	var processed *time.Time
-	var payload string
-	err := s.db.QueryRow(ctx, `SELECT message_id, event_type, payload, processed_at FROM webhook_inbound_receipts
-		WHERE endpoint_id = $1 AND message_id = $2`, job.Args.EndpointID, job.Args.MessageID).Scan(&in.ID, &in.Type, &payload, &processed)
-	if errors.Is(err, store.ErrNotFound) || err == nil && processed != nil {
+	r, err := s.store.GetInbound(ctx, s.db, job.Args.EndpointID, job.Args.MessageID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && r.ProcessedAt != nil {
 		return nil // gone, or a repeated job
 	}
 	if err != nil {
 		return err
 	}
-	in.Payload = json.RawMessage(payload)
+	in := r.Message
 	if err := ep.Adapter.Process(ctx, job.Args.EndpointID, in); err != nil {
 		return err
 	}
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := store.ExecOne(ctx, tx, `UPDATE webhook_inbound_receipts SET processed_at = $3
-			WHERE endpoint_id = $1 AND message_id = $2 AND processed_at IS NULL`, job.Args.EndpointID, in.ID, tx.Now()); err != nil {
+		if err := s.store.MarkInboundProcessed(ctx, tx, job.Args.EndpointID, in.ID, tx.Now()); err != nil {
 			return err
 		}
 		_, err := tx.EmitData(ctx, EventInboundReceived, store.Scope{TenantID: ep.TenantID, OrganizationID: ep.OrganizationID},

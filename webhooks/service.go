@@ -22,6 +22,7 @@ import (
 	"github.com/tenantkit/tenantkit/internal/netguard"
 	"github.com/tenantkit/tenantkit/internal/secretbox"
 	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/jobs/drain"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -51,12 +52,18 @@ type Options struct {
 	// the spec's table (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then 14
 	// to 24 h, with jitter). Tests shorten it.
 	RetryDelay func(attempt int) time.Duration
+	// Store is where the service keeps its webhooks, deliveries, inbound
+	// messages and delivery queues; nil means NewSQLStore() over the
+	// database given to New (whose migrations then include Migrations).
+	// A host's own Store must pass webhookstest.Run.
+	Store Store
 }
 
 // Service manages outbound webhooks. Every method reads the tenant (and
 // organization) from the context's store.Scope.
 type Service struct {
 	db     *store.DB
+	store  Store
 	box    *secretbox.Box
 	opts   Options
 	jobs   *jobs.Engine // set by RegisterJobs; deliveries need it
@@ -68,7 +75,7 @@ type Service struct {
 	endpoints map[string]Endpoint
 
 	disabled atomic.Bool
-	waker    waker // wakes queues after the transactions that fed them
+	queues   *drain.Queues // the webhooks' delivery queues
 }
 
 // ErrDisabled is returned by test sends, retries and inbound receives
@@ -85,7 +92,9 @@ func (s *Service) SetEnabled(on bool) { s.disabled.Store(!on) }
 // Enabled reports whether webhooks are switched on.
 func (s *Service) Enabled() bool { return !s.disabled.Load() }
 
-// New returns the service over db, whose migrations include Migrations.
+// New returns the service over db, whose migrations include Migrations
+// unless opts.Store keeps the data elsewhere. db runs the transactions
+// the service opens, and the store's statements in them.
 func New(db *store.DB, opts Options) (*Service, error) {
 	box, err := secretbox.New(opts.SecretKey, "webhooks.secret")
 	if err != nil {
@@ -100,11 +109,14 @@ func New(db *store.DB, opts Options) (*Service, error) {
 	if opts.RetryDelay == nil {
 		opts.RetryDelay = retryDelay
 	}
+	if opts.Store == nil {
+		opts.Store = NewSQLStore()
+	}
 	client := netguard.Client(netguard.Options{Timeout: time.Duration(maxTimeoutMs) * time.Millisecond, AllowPrivate: opts.AllowPrivateURLs})
-	svc := &Service{db: db, box: box, opts: opts, client: client, limits: &limiters{m: map[string]*rate.Limiter{}},
+	svc := &Service{db: db, store: opts.Store, box: box, opts: opts, client: client, limits: &limiters{m: map[string]*rate.Limiter{}},
 		batch: store.NewBatcher(db), endpoints: map[string]Endpoint{}}
 	svc.disabled.Store(opts.Disabled)
-	svc.waker.svc = svc
+	svc.queues = svc.newQueues()
 	return svc, nil
 }
 
@@ -161,7 +173,7 @@ func (s *Service) Create(ctx context.Context, in Input) (*Webhook, string, error
 	secret := NewSecret()
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		w.CreatedAt, w.UpdatedAt = tx.Now(), tx.Now()
-		if err := insertWebhook(ctx, tx, w, s.box.Seal(secret)); err != nil {
+		if err := s.store.InsertWebhook(ctx, tx, w, s.box.Seal(secret)); err != nil {
 			return err
 		}
 		_, err := tx.EmitData(ctx, EventWebhookCreated, sc, w)
@@ -181,7 +193,7 @@ func (s *Service) Get(ctx context.Context, id string) (*Webhook, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := getWebhook(ctx, s.db, sc, id)
+	w, err := s.store.GetWebhook(ctx, s.db, sc, id)
 	return w, notFound(err)
 }
 
@@ -194,14 +206,14 @@ func (s *Service) Update(ctx context.Context, id string, p Patch) (*Webhook, err
 	var w *Webhook
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		if w, err = getWebhook(ctx, tx, sc, id); err != nil {
+		if w, err = s.store.GetWebhook(ctx, tx, sc, id); err != nil {
 			return notFound(err)
 		}
 		if err := s.apply(w, p); err != nil {
 			return err
 		}
 		w.UpdatedAt = tx.Now()
-		if err := updateWebhook(ctx, tx, w); err != nil {
+		if err := s.store.UpdateWebhook(ctx, tx, w); err != nil {
 			return err
 		}
 		_, err = tx.EmitData(ctx, EventWebhookUpdated, sc, w)
@@ -220,11 +232,11 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		w, err := getWebhook(ctx, tx, sc, id)
+		w, err := s.store.GetWebhook(ctx, tx, sc, id)
 		if err != nil {
 			return notFound(err)
 		}
-		if err := deleteWebhook(ctx, tx, sc.TenantID, id, tx.Now()); err != nil {
+		if err := s.store.DeleteWebhook(ctx, tx, sc.TenantID, id, tx.Now()); err != nil {
 			return err
 		}
 		_, err = tx.EmitData(ctx, EventWebhookDeleted, sc, w)
@@ -252,13 +264,13 @@ func (s *Service) RotateSecret(ctx context.Context, id string) (*Rotation, error
 	secret := NewSecret()
 	var r *Rotation
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		w, err := getWebhook(ctx, tx, sc, id)
+		w, err := s.store.GetWebhook(ctx, tx, sc, id)
 		if err != nil {
 			return notFound(err)
 		}
 		now := s.opts.Now().UTC().Truncate(time.Microsecond) // the clock Secrets judges the period by
 		r = &Rotation{Secret: secret, PreviousSecretSetAt: now, PreviousSecretExpiresAt: now.Add(s.opts.RotationPeriod)}
-		if err := rotateSecret(ctx, tx, sc.TenantID, id, s.box.Seal(secret), r); err != nil {
+		if err := s.store.RotateSecret(ctx, tx, sc.TenantID, id, s.box.Seal(secret), r); err != nil {
 			return err
 		}
 		w.PreviousSecretSetAt, w.PreviousSecretExpiresAt = &r.PreviousSecretSetAt, &r.PreviousSecretExpiresAt
@@ -286,7 +298,14 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Webhook, int, error) {
 		return nil, 0, err
 	}
 	f.Limit = cmp.Or(f.Limit, 50)
-	return listWebhooks(ctx, s.db, sc, f)
+	var items []*Webhook
+	var total int
+	err = s.db.ReadTx(ctx, func(tx *store.Tx) error { // the page and the total of one snapshot
+		var err error
+		items, total, err = s.store.ListWebhooks(ctx, tx, sc, f)
+		return err
+	})
+	return items, total, err
 }
 
 // Secrets returns the secrets that sign a webhook's deliveries now: the
@@ -296,12 +315,15 @@ func (s *Service) Secrets(ctx context.Context, id string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !store.IsID(id) {
-		return nil, notFound(store.ErrNotFound)
-	}
-	c := visible(sc)
-	c.And("id = ?", id)
-	w, err := store.One(ctx, s.db, scanWebhookForDelivery, `SELECT `+webhookColumnsForDeliveryOf("")+` FROM webhooks WHERE `+c.SQL(), c.Values()...)
+	var w *SealedWebhook
+	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
+		if _, err := s.store.GetWebhook(ctx, tx, sc, id); err != nil { // the scope may read it
+			return err
+		}
+		var err error
+		w, err = s.store.SealedWebhook(ctx, tx, sc.TenantID, id)
+		return err
+	})
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -314,8 +336,7 @@ func (s *Service) DropExpiredSecrets(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		n, err = tx.Exec(ctx, `UPDATE webhooks SET previous_secret = NULL, previous_secret_set_at = NULL, previous_secret_expires_at = NULL
-			WHERE previous_secret_expires_at IS NOT NULL AND previous_secret_expires_at <= $1`, s.opts.Now().UTC())
+		n, err = s.store.DropExpiredSecrets(ctx, tx, s.opts.Now().UTC())
 		return err
 	})
 	return n, err
@@ -368,7 +389,7 @@ func (s *Service) RegisterJobs(e *jobs.Engine) error {
 // Wait waits for the queue wake-ups this process has started (after the
 // transactions that emitted events committed) to finish. Call it before
 // closing the database.
-func (s *Service) Wait() { s.waker.wait() }
+func (s *Service) Wait() { s.queues.Wait() }
 
 // NewSecret returns a new signing secret: "whsec_" and the base64 of 32
 // random bytes.

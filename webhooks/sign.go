@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -61,12 +62,14 @@ func SignatureHeaders(msgID string, at time.Time, body []byte, secrets []string)
 // goes unsigned. The Kit hands the service to the rules area as its
 // rules.CallSigner.
 func (s *Service) SignCall(ctx context.Context, tenantID, url, msgID string, body []byte) (http.Header, error) {
-	hooks, err := store.Many(ctx, s.db, scanWebhookForDelivery, `SELECT `+webhookColumnsForDeliveryOf("")+` FROM webhooks
-		WHERE tenant_id = $1 AND url = $2 AND deleted_at IS NULL AND is_active ORDER BY created_at, id LIMIT 1`, tenantID, url)
-	if err != nil || len(hooks) == 0 {
+	w, err := s.store.SigningWebhook(ctx, s.db, tenantID, url)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
 		return nil, err
 	}
-	secrets, err := s.secretsOf(hooks[0])
+	secrets, err := s.secretsOf(w)
 	if err != nil {
 		return nil, err
 	}

@@ -5,10 +5,22 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/tenantkit/tenantkit/jobs/drain"
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// The SQL below serves both engines. Every query names the tenant first.
+// SQLStore is the Store on the store package's engines, SQLite and
+// PostgreSQL: the same SQL serves both. Every query names the tenant
+// first. Its tables are Migrations'.
+type SQLStore struct {
+	// Table is the queues' lease rows, webhook_queues.
+	*drain.Table
+}
+
+// NewSQLStore returns the SQL store.
+func NewSQLStore() *SQLStore {
+	return &SQLStore{Table: drain.NewTable("webhook_queues", "webhook_id", "tenant_id")}
+}
 
 // webhookColumns are the columns scanWebhook reads.
 var webhookColumns = webhookColumnsOf("")
@@ -64,7 +76,8 @@ func visible(sc store.Scope) *store.Conds {
 	return c
 }
 
-func getWebhook(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Webhook, error) {
+// GetWebhook implements Store.
+func (*SQLStore) GetWebhook(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Webhook, error) {
 	if !store.IsID(id) {
 		return nil, store.ErrNotFound
 	}
@@ -84,7 +97,8 @@ func jsonColumns(w *Webhook) (events, headers string, err error) {
 	return string(e), string(h), err
 }
 
-func insertWebhook(ctx context.Context, q store.Querier, w *Webhook, sealedSecret string) error {
+// InsertWebhook implements Store.
+func (*SQLStore) InsertWebhook(ctx context.Context, q store.Querier, w *Webhook, sealedSecret string) error {
 	events, headers, err := jsonColumns(w)
 	if err != nil {
 		return err
@@ -97,7 +111,8 @@ func insertWebhook(ctx context.Context, q store.Querier, w *Webhook, sealedSecre
 	return err
 }
 
-func updateWebhook(ctx context.Context, q store.Querier, w *Webhook) error {
+// UpdateWebhook implements Store.
+func (*SQLStore) UpdateWebhook(ctx context.Context, q store.Querier, w *Webhook) error {
 	events, headers, err := jsonColumns(w)
 	if err != nil {
 		return err
@@ -109,24 +124,25 @@ func updateWebhook(ctx context.Context, q store.Querier, w *Webhook) error {
 		w.RateLimitPerMinute, w.AutoDisableThreshold, w.IsActive, w.UpdatedAt)
 }
 
-// rotateSecret makes sealed the current secret and the current one the
-// previous, signing until r.PreviousSecretExpiresAt.
-func rotateSecret(ctx context.Context, q store.Querier, tenantID, id, sealed string, r *Rotation) error {
+// RotateSecret implements Store.
+func (*SQLStore) RotateSecret(ctx context.Context, q store.Querier, tenantID, id, sealed string, r *Rotation) error {
 	return store.ExecOne(ctx, q, `UPDATE webhooks SET previous_secret = secret, secret = $3, previous_secret_set_at = $4,
 		previous_secret_expires_at = $5, updated_at = $4 WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
 		tenantID, id, sealed, r.PreviousSecretSetAt, r.PreviousSecretExpiresAt)
 }
 
-func deleteWebhook(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
+// DeleteWebhook implements Store.
+func (*SQLStore) DeleteWebhook(ctx context.Context, q store.Querier, tenantID, id string, at time.Time) error {
 	return store.ExecOne(ctx, q, `UPDATE webhooks SET deleted_at = $3, updated_at = $3
-		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id, now)
+		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id, at)
 }
 
-func listWebhooks(ctx context.Context, db *store.DB, sc store.Scope, f Filter) ([]*Webhook, int, error) {
+// ListWebhooks implements Store.
+func (*SQLStore) ListWebhooks(ctx context.Context, q store.Querier, sc store.Scope, f Filter) ([]*Webhook, int, error) {
 	if !store.Storable(f.Search) {
 		return nil, 0, nil
 	}
-	d := db.Dialect()
+	d := q.Dialect()
 	c := visible(sc)
 	if f.Search != "" {
 		p := store.LikeContains(f.Search)
@@ -135,16 +151,61 @@ func listWebhooks(ctx context.Context, db *store.DB, sc store.Scope, f Filter) (
 	if f.IsActive != nil {
 		c.And("is_active = ?", *f.IsActive)
 	}
-	var items []*Webhook
 	var total int
-	err := db.ReadTx(ctx, func(tx *store.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhooks WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
-			return err
-		}
-		var err error
-		items, err = store.Many(ctx, tx, scanWebhook, `SELECT `+webhookColumns+` FROM webhooks WHERE `+c.SQL()+
-			c.OrderPage("created_at", "id", true, f.Limit, f.Offset), c.Values()...)
-		return err
-	})
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM webhooks WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	items, err := store.Many(ctx, q, scanWebhook, `SELECT `+webhookColumns+` FROM webhooks WHERE `+c.SQL()+
+		c.OrderPage("created_at", "id", true, f.Limit, f.Offset), c.Values()...)
 	return items, total, err
+}
+
+// DropExpiredSecrets implements Store.
+func (*SQLStore) DropExpiredSecrets(ctx context.Context, q store.Querier, now time.Time) (int64, error) {
+	return q.Exec(ctx, `UPDATE webhooks SET previous_secret = NULL, previous_secret_set_at = NULL, previous_secret_expires_at = NULL
+		WHERE previous_secret_expires_at IS NOT NULL AND previous_secret_expires_at <= $1`, now)
+}
+
+// RecordResults implements Store.
+func (*SQLStore) RecordResults(ctx context.Context, q store.Querier, tenantID, id string, failures int, lastSuccess, lastFailure *time.Time) (bool, error) {
+	n, err := q.Exec(ctx, `UPDATE webhooks SET consecutive_failures = $3, last_success_at = COALESCE($4, last_success_at),
+		last_failure_at = COALESCE($5, last_failure_at) WHERE tenant_id = $1 AND id = $2`,
+		tenantID, id, failures, lastSuccess, lastFailure)
+	return n > 0, err
+}
+
+// Deactivate implements Store.
+func (*SQLStore) Deactivate(ctx context.Context, q store.Querier, tenantID, id string, at time.Time) (bool, error) {
+	n, err := q.Exec(ctx, `UPDATE webhooks SET is_active = FALSE, updated_at = $3 WHERE tenant_id = $1 AND id = $2 AND is_active`,
+		tenantID, id, at)
+	return n > 0, err
+}
+
+// InsertInbound implements Store.
+func (*SQLStore) InsertInbound(ctx context.Context, q store.Querier, r *InboundReceipt) (bool, error) {
+	n, err := q.Exec(ctx, `INSERT INTO webhook_inbound_receipts (endpoint_id, message_id, tenant_id, organization_id,
+		event_type, payload, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (endpoint_id, message_id) DO NOTHING`,
+		r.EndpointID, r.Message.ID, store.NullIfEmpty(r.TenantID), store.NullIfEmpty(r.OrganizationID), r.Message.Type,
+		string(r.Message.Payload), r.ReceivedAt)
+	return n > 0, err
+}
+
+// GetInbound implements Store.
+func (*SQLStore) GetInbound(ctx context.Context, q store.Querier, endpointID, messageID string) (*InboundReceipt, error) {
+	r := &InboundReceipt{EndpointID: endpointID}
+	var payload string
+	err := q.QueryRow(ctx, `SELECT message_id, COALESCE(tenant_id, ''), COALESCE(organization_id, ''), event_type, payload,
+		received_at, processed_at FROM webhook_inbound_receipts WHERE endpoint_id = $1 AND message_id = $2`, endpointID, messageID).
+		Scan(&r.Message.ID, &r.TenantID, &r.OrganizationID, &r.Message.Type, &payload, &r.ReceivedAt, &r.ProcessedAt)
+	if err != nil {
+		return nil, err
+	}
+	r.Message.Payload = json.RawMessage(payload)
+	return r, nil
+}
+
+// MarkInboundProcessed implements Store.
+func (*SQLStore) MarkInboundProcessed(ctx context.Context, q store.Querier, endpointID, messageID string, at time.Time) error {
+	return store.ExecOne(ctx, q, `UPDATE webhook_inbound_receipts SET processed_at = $3
+		WHERE endpoint_id = $1 AND message_id = $2 AND processed_at IS NULL`, endpointID, messageID, at)
 }

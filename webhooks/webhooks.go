@@ -38,10 +38,6 @@ type Webhook struct {
 	OrganizationID          string     `json:"organizationId,omitempty"`
 	CreatedAt               time.Time  `json:"createdAt"`
 	UpdatedAt               time.Time  `json:"updatedAt"`
-
-	// Read for deliveries only (loadDelivery).
-	deleted                      bool
-	sealedSecret, sealedPrevious string
 }
 
 // MaskedSecret is what reads show in place of a secret.

@@ -1,0 +1,156 @@
+package drain
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Table is the SQL of Leases over a queue table the owning area creates
+// in its own migrations, one row per queue:
+//
+//	<key>       TEXT PRIMARY KEY  -- Key.ID
+//	<group>     TEXT NOT NULL     -- Key.Group
+//	owner       TEXT              -- the drain holding the lease
+//	lease_until TIMESTAMP         -- (TIMESTAMPTZ on PostgreSQL)
+//	queued      BOOLEAN NOT NULL DEFAULT FALSE
+//	queued_at   TIMESTAMP
+//	wake_at     TIMESTAMP         -- when a drain is scheduled for the next due item
+//
+// The same statements serve both engines. An area's Store embeds a Table
+// for its Leases and adds the Items queries over its own work table.
+type Table struct {
+	name, key, group                                                                              string
+	wake, acquire, flag, acquireFree, renew, holds, release, unflag, yield, scheduleWake, requeue string
+}
+
+// NewTable returns the Leases of the queue table name, whose key and
+// group columns are keyCol and groupCol. The names are SQL written by the
+// caller, never input.
+func NewTable(name, keyCol, groupCol string) *Table {
+	r := strings.NewReplacer("{t}", name, "{k}", keyCol, "{g}", groupCol)
+	return &Table{name: name, key: keyCol, group: groupCol,
+		wake: r.Replace(`INSERT INTO {t} ({k}, {g}, queued, queued_at) VALUES ($1, $2, TRUE, $3)
+		ON CONFLICT ({k}) DO UPDATE SET queued = TRUE, queued_at = $3 WHERE NOT {t}.queued
+		RETURNING (lease_until IS NULL OR lease_until < $3)`),
+		acquire: r.Replace(`UPDATE {t} SET owner = $2, lease_until = $3, queued = FALSE, queued_at = NULL
+			WHERE {k} = $1 AND (lease_until IS NULL OR lease_until < $4)`),
+		flag: r.Replace(`INSERT INTO {t} ({k}, {g}, queued, queued_at) VALUES ($1, $2, TRUE, $3)
+			ON CONFLICT ({k}) DO UPDATE SET queued = TRUE, queued_at = COALESCE({t}.queued_at, $3)`),
+		acquireFree: r.Replace(`UPDATE {t} SET owner = $2, lease_until = $3, queued = FALSE, queued_at = NULL
+			WHERE {k} = $1 AND owner IS NULL`),
+		renew:   r.Replace(`UPDATE {t} SET lease_until = $3 WHERE {k} = $1 AND owner = $2`),
+		holds:   r.Replace(`SELECT 1 FROM {t} WHERE {k} = $1 AND owner = $2 AND lease_until >= $3`),
+		release: r.Replace(`UPDATE {t} SET owner = NULL, lease_until = NULL WHERE {k} = $1 AND owner = $2 AND NOT queued`),
+		unflag:  r.Replace(`UPDATE {t} SET queued = FALSE, queued_at = NULL WHERE {k} = $1 AND owner = $2`),
+		yield: r.Replace(`UPDATE {t} SET owner = NULL, lease_until = NULL, queued = TRUE, queued_at = $3
+			WHERE {k} = $1 AND owner = $2`),
+		scheduleWake: r.Replace(`UPDATE {t} SET wake_at = $2 WHERE {k} = $1 AND (wake_at IS NULL OR wake_at <= $3 OR wake_at > $2)`),
+		requeue: r.Replace(`INSERT INTO {t} ({k}, {g}, queued, queued_at) VALUES ($1, $2, TRUE, $3)
+				ON CONFLICT ({k}) DO UPDATE SET queued = TRUE, queued_at = $3`),
+	}
+}
+
+// Wake implements Leases.
+func (t *Table) Wake(ctx context.Context, q store.Querier, k Key, now time.Time) (bool, error) {
+	free, err := store.Many(ctx, q, scanBool, t.wake, k.ID, k.Group, now)
+	return len(free) == 1 && free[0], err
+}
+
+func scanBool(sc store.Scanner) (bool, error) {
+	var b bool
+	return b, sc.Scan(&b)
+}
+
+// Acquire implements Leases.
+func (t *Table) Acquire(ctx context.Context, q store.Querier, k Key, owner string, now, until time.Time) (bool, error) {
+	n, err := q.Exec(ctx, t.acquire, k.ID, owner, until, now)
+	return n == 1, err
+}
+
+// Flag implements Leases.
+func (t *Table) Flag(ctx context.Context, q store.Querier, k Key, now time.Time) error {
+	_, err := q.Exec(ctx, t.flag, k.ID, k.Group, now)
+	return err
+}
+
+// AcquireFree implements Leases.
+func (t *Table) AcquireFree(ctx context.Context, q store.Querier, k Key, owner string, until time.Time) (bool, error) {
+	n, err := q.Exec(ctx, t.acquireFree, k.ID, owner, until)
+	return n == 1, err
+}
+
+// Renew implements Leases.
+func (t *Table) Renew(ctx context.Context, q store.Querier, k Key, owner string, until time.Time) (bool, error) {
+	n, err := q.Exec(ctx, t.renew, k.ID, owner, until)
+	return n == 1, err
+}
+
+// Holds implements Leases.
+func (t *Table) Holds(ctx context.Context, q store.Querier, k Key, owner string, now time.Time) (bool, error) {
+	n, err := store.Many(ctx, q, func(sc store.Scanner) (int, error) {
+		var one int
+		return one, sc.Scan(&one)
+	}, t.holds, k.ID, owner, now)
+	return len(n) == 1, err
+}
+
+// Release implements Leases.
+func (t *Table) Release(ctx context.Context, q store.Querier, k Key, owner string) (bool, error) {
+	n, err := q.Exec(ctx, t.release, k.ID, owner)
+	return n == 1, err
+}
+
+// Unflag implements Leases.
+func (t *Table) Unflag(ctx context.Context, q store.Querier, k Key, owner string) (bool, error) {
+	n, err := q.Exec(ctx, t.unflag, k.ID, owner)
+	return n == 1, err
+}
+
+// Yield implements Leases.
+func (t *Table) Yield(ctx context.Context, q store.Querier, k Key, owner string, queuedAt time.Time) (bool, error) {
+	n, err := q.Exec(ctx, t.yield, k.ID, owner, queuedAt)
+	return n > 0, err
+}
+
+// ScheduleWake implements Leases.
+func (t *Table) ScheduleWake(ctx context.Context, q store.Querier, k Key, at, now time.Time) (bool, error) {
+	n, err := q.Exec(ctx, t.scheduleWake, k.ID, at, now)
+	return n > 0, err
+}
+
+// Requeue implements Leases.
+func (t *Table) Requeue(ctx context.Context, q store.Querier, k Key, now time.Time) error {
+	_, err := q.Exec(ctx, t.requeue, k.ID, k.Group, now)
+	return err
+}
+
+// DueItems names an area's work table for Table.Stuck.
+type DueItems struct {
+	// Table is the work table, read under the alias i.
+	Table string
+	// Group and Key are its columns holding Key.Group and Key.ID.
+	Group, Key string
+	// Due is the predicate of an item due at $1 (the sweep's now),
+	// written over the alias i.
+	Due string
+}
+
+// Stuck is Items.Stuck over the work table items: the keys with due items
+// whose queue has no live lease and no drain waiting (no row, an owner
+// whose lease expired, or a flag set before flaggedBefore), in key order.
+func (t *Table) Stuck(ctx context.Context, q store.Querier, items DueItems, now, flaggedBefore time.Time) ([]Key, error) {
+	r := strings.NewReplacer("{t}", t.name, "{k}", t.key)
+	return store.Many(ctx, q, func(sc store.Scanner) (Key, error) {
+		var k Key
+		return k, sc.Scan(&k.Group, &k.ID)
+	}, `SELECT DISTINCT i.`+items.Group+`, i.`+items.Key+` FROM `+items.Table+` i
+			LEFT JOIN `+r.Replace(`{t} q ON q.{k}`)+` = i.`+items.Key+`
+			WHERE `+items.Due+`
+			AND (`+r.Replace(`q.{k}`)+` IS NULL OR (q.lease_until IS NULL OR q.lease_until < $1)
+				AND (NOT q.queued OR q.owner IS NOT NULL OR q.queued_at < $2))
+			ORDER BY i.`+items.Key, // queue rows are locked in one order (see Queues.Wake)
+		now, flaggedBefore)
+}
