@@ -1,0 +1,105 @@
+package webhookstest_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+	"github.com/tenantkit/tenantkit/webhooks"
+	"github.com/tenantkit/tenantkit/webhooks/webhookstest"
+)
+
+// The SQL store passes the suite on both engines.
+func TestSQLStore(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		webhookstest.Run(t, func(*testing.T) (*store.DB, webhooks.Store) { return db, webhooks.NewSQLStore() })
+	}, webhooks.Migrations)
+}
+
+// Deliberately broken stores: the SQL store with one method wrong each.
+
+// orgBlind reads a webhook by tenant alone, ignoring the organizations
+// the scope may read.
+type orgBlind struct{ *webhooks.SQLStore }
+
+func (s orgBlind) GetWebhook(ctx context.Context, q store.Querier, sc store.Scope, id string) (*webhooks.Webhook, error) {
+	sc.OrganizationIDs = nil
+	return s.SQLStore.GetWebhook(ctx, q, sc, id)
+}
+
+// oldestFirst lists webhooks in the wrong order.
+type oldestFirst struct{ *webhooks.SQLStore }
+
+func (s oldestFirst) ListWebhooks(ctx context.Context, q store.Querier, sc store.Scope, f webhooks.Filter) ([]*webhooks.Webhook, int, error) {
+	items, total, err := s.SQLStore.ListWebhooks(ctx, q, sc, f)
+	slices.Reverse(items)
+	return items, total, err
+}
+
+// lostUnclaim never puts an unsent delivery back to pending: it stays
+// sending.
+type lostUnclaim struct{ *webhooks.SQLStore }
+
+func (lostUnclaim) UnclaimDelivery(context.Context, store.Querier, *webhooks.Delivery, time.Time) error {
+	return nil
+}
+
+// brokenStores maps each broken store to the subtest that must catch it.
+var brokenStores = map[string]struct {
+	store   webhooks.Store
+	subtest string
+}{
+	"orgBlind":    {orgBlind{webhooks.NewSQLStore()}, "OrganizationScope"},
+	"oldestFirst": {oldestFirst{webhooks.NewSQLStore()}, "ListOrderPagingFilters"},
+	"lostUnclaim": {lostUnclaim{webhooks.NewSQLStore()}, "ClaimOrderAndStates"},
+}
+
+const brokenEnv = "WEBHOOKSTEST_BROKEN_STORE"
+
+// TestBrokenStoreHelper runs the suite against the broken store named by
+// WEBHOOKSTEST_BROKEN_STORE (on SQLite); TestSuiteCatchesBrokenStores
+// runs it in a child process and expects it to fail. Without the
+// variable it is skipped.
+func TestBrokenStoreHelper(t *testing.T) {
+	name := os.Getenv(brokenEnv)
+	if name == "" {
+		t.Skip("run by TestSuiteCatchesBrokenStores")
+	}
+	b, ok := brokenStores[name]
+	if !ok {
+		t.Fatalf("no broken store %q", name)
+	}
+	db := storetest.SQLite(t, webhooks.Migrations)
+	webhookstest.Run(t, func(*testing.T) (*store.DB, webhooks.Store) { return db, b.store })
+}
+
+// The suite bites: each broken store fails it, in the subtest meant to
+// catch it.
+func TestSuiteCatchesBrokenStores(t *testing.T) {
+	t.Parallel()
+	for name, b := range brokenStores {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestBrokenStoreHelper$", "-test.v", "-test.count=1")
+			cmd.Env = append(os.Environ(), brokenEnv+"="+name)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the suite passed the broken store %s:\n%s", name, out)
+			}
+			if _, ok := err.(*exec.ExitError); !ok {
+				t.Fatalf("run the suite: %v", err)
+			}
+			want := "--- FAIL: TestBrokenStoreHelper/" + b.subtest
+			if !strings.Contains(string(out), want) {
+				t.Fatalf("the broken store %s did not fail %s:\n%s", name, b.subtest, out)
+			}
+		})
+	}
+}
