@@ -26,6 +26,15 @@
 // handler. Unknown paths answer a JSON 404, known paths with another
 // method a JSON 405 with Allow, from a catch-all route.
 //
+// # Authentication
+//
+// Options.Authenticator identifies callers; with Options.Auth alone the
+// built-in adapter (authenticate.go) reads the credential (X-Api-Key,
+// Authorization: ApiKey or Bearer) and the selection cookies
+// (identity.SelectedTenantCookie, identity.SelectedOrganizationCookie) and
+// hands them to identity.Service.Authenticate. identity.go serves the
+// identity area's routes.
+//
 // # Errors
 //
 // Services return error kinds (store.ErrNotFound, ErrInvalid, ErrConflict,

@@ -240,14 +240,14 @@ func (h identityHandlers) listKeys(w http.ResponseWriter, r *http.Request) error
 
 // createKeyResponse is the one response that shows a key's secret.
 type createKeyResponse struct {
-	ID             string         `json:"id"`
-	Name           string         `json:"name"`
-	KeyPrefix      string         `json:"keyPrefix"`
-	Secret         string         `json:"secret"`
-	TenantID       string         `json:"tenantId"`
-	OrganizationID *string        `json:"organizationId"`
+	ID             string             `json:"id"`
+	Name           string             `json:"name"`
+	KeyPrefix      string             `json:"keyPrefix"`
+	Secret         string             `json:"secret"`
+	TenantID       string             `json:"tenantId"`
+	OrganizationID *string            `json:"organizationId"`
 	Roles          []identity.RoleRef `json:"roles"`
-	ExpiresAt      *time.Time     `json:"expiresAt"`
+	ExpiresAt      *time.Time         `json:"expiresAt"`
 }
 
 func (h identityHandlers) createKey(w http.ResponseWriter, r *http.Request) error {

@@ -23,6 +23,8 @@ type BootstrapInput struct {
 
 // BootstrapResult reports what Bootstrap found or made.
 type BootstrapResult struct {
+	// TenantID, OrganizationID and RoleID are the default tenant, its
+	// default organization and its super-admin role.
 	TenantID, OrganizationID, RoleID string
 	// FirstStart is true when the default tenant was created by this call.
 	FirstStart bool

@@ -1,8 +1,42 @@
-// Package identity is the built-in identity of the standalone server: tenants,
-// organizations (a tree per tenant), roles granting features, users with
-// passwords, API keys, session tokens and password reset. A host with its
-// own identity system replaces it by giving httpapi an Authenticator that
-// returns *Identity values.
+// Package identity is the identity area: tenants, organizations (a tree
+// per tenant), roles granting features, users with passwords, API keys,
+// session tokens and password reset, and the grant model (CheckGrant). It
+// is usable from Go without HTTP; httpapi serves its routes and reads
+// credentials from requests. A host with its own identity system replaces
+// it by giving httpapi an Authenticator that returns *Identity values.
+//
+// # Shape
+//
+// identity.go holds the domain types, limits, features, events and
+// errors; the Service (service.go, with directory.go, roles.go, keys.go,
+// authn.go, bootstrap.go, grant.go and password.go) validates, decides,
+// owns transactions and emits events, and runs no SQL; store.go is the
+// Store interface, the storage operations the Service needs in domain
+// terms, each on the store.Querier (database or transaction) the Service
+// passes; sql.go is its implementation over both engines (NewSQLStore,
+// the default; Config.Store replaces it); migrations/ holds its tables.
+// identitytest.Run is the conformance suite any Store runs. area.go is
+// the Service's part in a Kit's lifecycle.
+//
+// Decisions:
+//
+//   - The migration line keeps the name "auth" and its files are
+//     unchanged, and the reset-mail job keeps its kind
+//     "auth.password_reset", so databases and queued jobs from before the
+//     package moved out of httpapi/auth keep working.
+//   - Lookups that name a tenant are scoped to it in the Store. Where a
+//     super admin names a row of any tenant (an organization, role or API
+//     key by id), the Service first asks the Store for the row's tenant
+//     (OrganizationTenant, RoleTenant, APIKeyTenant) and then looks it up
+//     in that tenant. Lookups by a credential (API key prefix, reset token
+//     hash, email at sign-in) are global by nature.
+//   - The Service's methods take credentials and selections as values
+//     (Authenticate(ctx, Credential, Selection)); reading them from an
+//     HTTP request is httpapi's job.
+//   - New builds the Service and touches nothing; Open also migrates and,
+//     with Config.Jobs, calls RegisterJobs, for embedders that want one
+//     call. Start and Stop do nothing: the area's only background work is
+//     the reset-mail job on the job engine.
 //
 // # Credentials
 //
@@ -50,9 +84,9 @@
 // # Sign-in and reset
 //
 // A wrong password and an unknown email get the same answer. A reset
-// request answers the same whether or not the account exists; with
-// Config.Jobs the mail is sent from a durable job, so the timing does not
-// tell either. Reset tokens are single-use, stored hashed, and expire
+// request answers the same whether or not the account exists; once
+// RegisterJobs has run (Open does it with Config.Jobs) the mail is sent
+// from a durable job, so the timing does not tell either. Reset tokens are single-use, stored hashed, and expire
 // after Config.ResetTTL (1 h); a password change invalidates every session
 // token issued before it.
 //

@@ -194,10 +194,14 @@ func (s *Service) resolveRoles(ctx context.Context, q store.Querier, actor *Iden
 
 // UserInput creates a user.
 type UserInput struct {
-	Email          string   `json:"email"`
-	Password       string   `json:"password"`
-	OrganizationID string   `json:"organizationId"`
-	Roles          []string `json:"roles"`
+	Email string `json:"email"`
+	// Password is 8 to 256 bytes (MinPasswordLength, MaxPasswordLength).
+	Password string `json:"password"`
+	// OrganizationID is required: the user's organization, which also
+	// decides the tenant.
+	OrganizationID string `json:"organizationId"`
+	// Roles are role ids or names of the organization's tenant.
+	Roles []string `json:"roles"`
 }
 
 // CreateUser creates a user in the organization's tenant, which must be

@@ -260,7 +260,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		kit.Webhooks.AddEndpoint(id, ep)
 	}
 
-	// auth registers its reset-mail job on kit.Jobs, so it opens before
+	// identity registers its reset-mail job on kit.Jobs, so it opens before
 	// kit.Start.
 	svc, err := identity.Open(ctx, kit.DB, identity.Config{SecretKey: secret, Mailer: logMailer{logger}, Logger: logger, Jobs: kit.Jobs})
 	if err != nil {

@@ -61,18 +61,23 @@ const (
 
 // Tenant is an isolated customer of the service.
 type Tenant struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// IsActive false makes the tenant's API keys stop working (its
+	// session tokens too); the tenant stays listed.
 	IsActive  bool      `json:"isActive"`
 	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Organization is a node of a tenant's organization tree.
 type Organization struct {
-	ID        string    `json:"id"`
-	TenantID  string    `json:"tenantId"`
-	Name      string    `json:"name"`
-	ParentID  *string   `json:"parentId"`
+	ID       string `json:"id"`
+	TenantID string `json:"tenantId"`
+	Name     string `json:"name"`
+	// ParentID is the organization above this one in the tenant's tree;
+	// nil for a root.
+	ParentID *string `json:"parentId"`
+	// IsActive is stored and shown; nothing reads it yet.
 	IsActive  bool      `json:"isActive"`
 	CreatedAt time.Time `json:"createdAt"`
 }
@@ -91,7 +96,8 @@ type Role struct {
 	// every organization of the tenant.
 	Organizations []string  `json:"organizations"`
 	CreatedAt     time.Time `json:"createdAt"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	// UpdatedAt is when the role's access last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // RoleRef names a role in API key responses.
@@ -102,41 +108,58 @@ type RoleRef struct {
 
 // User is a person who signs in with email and password.
 type User struct {
-	ID             string    `json:"id"`
-	TenantID       string    `json:"tenantId"`
-	OrganizationID string    `json:"organizationId"`
-	Email          string    `json:"email"`
-	Roles          []RoleRef `json:"roles"`
-	CreatedAt      time.Time `json:"createdAt"`
+	ID       string `json:"id"`
+	TenantID string `json:"tenantId"`
+	// OrganizationID is the organization a session starts in.
+	OrganizationID string `json:"organizationId"`
+	// Email is stored trimmed and lower-cased; unique within the tenant.
+	Email string `json:"email"`
+	// Roles are filled when the user is created; lookups leave them nil.
+	Roles     []RoleRef `json:"roles"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // APIKey is a machine credential. Its secret is shown once, at creation,
 // and stored only as a SHA-256 hash.
 type APIKey struct {
-	ID             string     `json:"id"`
-	TenantID       string     `json:"tenantId"`
-	OrganizationID *string    `json:"organizationId"`
-	Name           string     `json:"name"`
-	Description    *string    `json:"description"`
-	KeyPrefix      string     `json:"keyPrefix"`
-	Roles          []RoleRef  `json:"roles"`
-	ExpiresAt      *time.Time `json:"expiresAt"`
-	CreatedAt      time.Time  `json:"createdAt"`
+	ID       string `json:"id"`
+	TenantID string `json:"tenantId"`
+	// OrganizationID is the organization the key acts in; nil for a
+	// tenant-level key.
+	OrganizationID *string `json:"organizationId"`
+	Name           string  `json:"name"`
+	// Description is nil when none was given.
+	Description *string `json:"description"`
+	// KeyPrefix is the secret's first 11 characters ("tk_" and 8 hex
+	// digits for generated keys), stored in clear to find the key; unique
+	// across all keys of all tenants, deleted ones included.
+	KeyPrefix string    `json:"keyPrefix"`
+	Roles     []RoleRef `json:"roles"`
+	// ExpiresAt is when the key stops working; nil never.
+	ExpiresAt *time.Time `json:"expiresAt"`
+	CreatedAt time.Time  `json:"createdAt"`
 }
 
 // Identity is an authenticated caller: who it is, where it acts and what
 // it may do.
 type Identity struct {
-	TenantID       string `json:"tenantId"`
+	// TenantID is the tenant the caller acts in: its own, or the one a
+	// super admin selected; "" for System.
+	TenantID string `json:"tenantId"`
+	// OrganizationID is the active organization ("" for a tenant-level
+	// key).
 	OrganizationID string `json:"organizationId"`
 	// OrganizationIDs are the organizations the caller may read; nil means
 	// all of the tenant's.
 	OrganizationIDs []string `json:"-"`
-	UserID          string   `json:"userId,omitempty"`
-	APIKeyID        string   `json:"apiKeyId,omitempty"`
-	Roles           []string `json:"roles"`
-	Features        []string `json:"features"`
-	IsSuperAdmin    bool     `json:"isSuperAdmin"`
+	// UserID is set for a session token's caller, APIKeyID for a key's.
+	UserID   string `json:"userId,omitempty"`
+	APIKeyID string `json:"apiKeyId,omitempty"`
+	// Roles are the names of the caller's roles.
+	Roles []string `json:"roles"`
+	// Features is the union of the roles' features, wildcards included.
+	Features     []string `json:"features"`
+	IsSuperAdmin bool     `json:"isSuperAdmin"`
 	// expiresAt is when the credential stops being valid (key expiry or
 	// session end); zero when it does not expire.
 	expiresAt time.Time
