@@ -1,0 +1,939 @@
+// Package rulestest is a conformance suite for rules.Store
+// implementations: Run checks every behaviour the rules Service relies on,
+// as documented on rules.Store: tenant and organization scoping of every
+// read and write (a rule of no organization is the whole tenant's; the
+// scopes are store/storetest's OrgScopes grid), soft deletes of rules and
+// what they hide (lists, entity plans, set members and member counts),
+// ruleId uniqueness among a tenant's live rules, the filters, order,
+// paging and totals of lists, the order of set members (sequence, then
+// ruleId in byte order), conflicts, the execution log's rows, filters and
+// retention, and that every method runs on the Querier it is given.
+//
+// newStore is called once per subtest. It may return the same database
+// each time: every subtest works in tenants of its own, except LogPrune,
+// which deletes log rows of every tenant from before 2002 (its own
+// executions are in 2001), so nothing else should log rows that old in a
+// shared database. Subtests run in parallel.
+package rulestest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit/rules"
+	"github.com/tenantkit/tenantkit/rules/action"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+// Run runs the conformance suite against the stores newStore returns.
+func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, rules.Store)) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, *fixture)
+	}{
+		{"RuleRoundTrip", testRuleRoundTrip},
+		{"RuleUpdate", testRuleUpdate},
+		{"RuleTenantScoped", testRuleTenantScoped},
+		{"RuleOrganizationScoped", testRuleOrganizationScoped},
+		{"RuleSoftDelete", testRuleSoftDelete},
+		{"RuleIDUnique", testRuleIDUnique},
+		{"RuleListFilters", testRuleListFilters},
+		{"RuleListOrderAndPaging", testRuleListOrder},
+		{"EntityRules", testEntityRules},
+		{"SetRoundTrip", testSetRoundTrip},
+		{"SetList", testSetList},
+		{"SetDeleteDetachesMembers", testSetDelete},
+		{"MemberRoundTrip", testMemberRoundTrip},
+		{"MemberOrder", testMemberOrder},
+		{"MemberOrganizationScoped", testMemberOrganizationScoped},
+		{"MembersOfDeletedRules", testMembersOfDeletedRules},
+		{"LogRoundTrip", testLogRoundTrip},
+		{"LogScoped", testLogScoped},
+		{"LogListFilters", testLogListFilters},
+		{"LogPrune", testLogPrune},
+		{"Transaction", testTransaction},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db, st := newStore(t)
+			if db == nil || st == nil {
+				t.Fatal("newStore returned nil")
+			}
+			c.test(t, &fixture{t: t, db: db, st: st, tenant: store.NewID(), base: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)})
+		})
+	}
+}
+
+// fixture writes rows through the Store under test and checks results.
+type fixture struct {
+	t      *testing.T
+	db     *store.DB
+	st     rules.Store
+	tenant string // the subtest's own tenant
+	base   time.Time
+}
+
+// at is the fixture's clock: base plus seconds.
+func (f *fixture) at(seconds int) time.Time { return f.base.Add(time.Duration(seconds) * time.Second) }
+
+func (f *fixture) must(err error, what string) {
+	f.t.Helper()
+	if err != nil {
+		f.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// wantErr fails unless err is kind.
+func (f *fixture) wantErr(err, kind error, what string) {
+	f.t.Helper()
+	if !errors.Is(err, kind) {
+		f.t.Errorf("%s: error %v, want %v", what, err, kind)
+	}
+}
+
+// scope is the whole tenant's scope (every organization).
+func (f *fixture) scope() store.Scope { return store.Scope{TenantID: f.tenant} }
+
+// newRule is a valid rule of the fixture's tenant, not yet stored.
+func (f *fixture) newRule(ruleID string) *rules.Rule {
+	return &rules.Rule{ID: store.NewID(), TenantID: f.tenant, RuleID: ruleID, RuleName: "Rule " + ruleID, RuleType: rules.Guard,
+		EntityType: "order", ConditionExpression: json.RawMessage(`{"field":"status","operator":"=","value":"OPEN"}`),
+		Enabled: true, Priority: 10, Version: 1, CreatedAt: f.at(0), UpdatedAt: f.at(0)}
+}
+
+// rule stores r (after edit, if any) and returns it.
+func (f *fixture) rule(ruleID string, edit func(r *rules.Rule)) *rules.Rule {
+	f.t.Helper()
+	r := f.newRule(ruleID)
+	if edit != nil {
+		edit(r)
+	}
+	f.must(f.st.InsertRule(f.t.Context(), f.db, r), "InsertRule "+ruleID)
+	return r
+}
+
+func (f *fixture) set(id string, edit func(rs *rules.RuleSet)) *rules.RuleSet {
+	f.t.Helper()
+	rs := &rules.RuleSet{ID: id, Name: "Set " + id, Enabled: true, CreatedAt: f.at(0), UpdatedAt: f.at(0)}
+	if edit != nil {
+		edit(rs)
+	}
+	f.must(f.st.InsertSet(f.t.Context(), f.db, f.tenant, rs), "InsertSet "+id)
+	return rs
+}
+
+func (f *fixture) member(setID string, r *rules.Rule, sequence int, enabled bool) *rules.SetMember {
+	f.t.Helper()
+	m := &rules.SetMember{SetID: setID, RuleID: r.RuleID, RuleName: r.RuleName, RuleType: r.RuleType, Sequence: sequence,
+		Enabled: enabled, AddedAt: f.at(1), RuleUUID: r.ID}
+	f.must(f.st.InsertMember(f.t.Context(), f.db, f.tenant, m), "InsertMember "+r.RuleID)
+	return m
+}
+
+// listRuleIDs lists the ruleIds ListRules returns, and the total.
+func (f *fixture) listRuleIDs(sc store.Scope, filter rules.RuleFilter) ([]string, int) {
+	f.t.Helper()
+	if filter.Limit == 0 {
+		filter.Limit = 100
+	}
+	rs, total, err := f.st.ListRules(f.t.Context(), f.db, sc, filter)
+	f.must(err, "ListRules")
+	return ruleIDs(rs), total
+}
+
+func ruleIDs(rs []*rules.Rule) []string {
+	ids := []string{}
+	for _, r := range rs {
+		ids = append(ids, r.RuleID)
+	}
+	return ids
+}
+
+func memberRuleIDs(ms []*rules.SetMember) []string {
+	ids := []string{}
+	for _, m := range ms {
+		ids = append(ids, m.RuleID)
+	}
+	return ids
+}
+
+func (f *fixture) equal(what string, got, want any) {
+	f.t.Helper()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		f.t.Errorf("%s: got %v, want %v", what, got, want)
+	}
+}
+
+func testRuleRoundTrip(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	from, to := f.at(60), f.at(3600)
+	r := f.rule("ROUND_TRIP", func(r *rules.Rule) {
+		r.OrganizationID, r.CreatedBy = store.NewID(), "user-1"
+		r.Description, r.RuleCategory, r.EventType, r.RuleType = "desc ünï", "cat", "beforeUpdate", rules.Calculation
+		r.SuccessActions = []action.Action{{Type: action.SetField, Config: map[string]any{"field": "total", "value": 3.0}}}
+		r.FailureActions = []action.Action{{Type: action.ShowError, Config: map[string]any{"message": "no"}}}
+		r.Enabled, r.Priority, r.Version, r.EffectiveFrom, r.EffectiveTo = false, 42, 7, &from, &to
+		r.UpdatedAt = f.at(5)
+	})
+	bare := f.rule("BARE", nil) // no organization, no actions, no window
+	got, err := f.st.GetRule(ctx, f.db, f.scope(), r.ID)
+	f.must(err, "GetRule")
+	f.sameRule(got, r)
+	byRuleID, err := f.st.GetRuleByRuleID(ctx, f.db, f.scope(), "ROUND_TRIP")
+	f.must(err, "GetRuleByRuleID")
+	f.sameRule(byRuleID, r)
+	got, err = f.st.GetRule(ctx, f.db, f.scope(), bare.ID)
+	f.must(err, "GetRule bare")
+	f.sameRule(got, bare)
+	if got.SuccessActions != nil || got.FailureActions != nil || got.EffectiveFrom != nil || got.OrganizationID != "" {
+		t.Errorf("bare rule read back with %+v", got)
+	}
+	_, err = f.st.GetRule(ctx, f.db, f.scope(), store.NewID())
+	f.wantErr(err, store.ErrNotFound, "GetRule of an unknown id")
+	_, err = f.st.GetRule(ctx, f.db, f.scope(), "not an id \x00")
+	f.wantErr(err, store.ErrNotFound, "GetRule of a key that cannot be stored")
+	_, err = f.st.GetRuleByRuleID(ctx, f.db, f.scope(), "NOPE")
+	f.wantErr(err, store.ErrNotFound, "GetRuleByRuleID of an unknown ruleId")
+}
+
+// sameRule compares every stored field.
+func (f *fixture) sameRule(got, want *rules.Rule) {
+	f.t.Helper()
+	g, w := *got, *want
+	var gcond, wcond any
+	_ = json.Unmarshal(g.ConditionExpression, &gcond)
+	_ = json.Unmarshal(w.ConditionExpression, &wcond)
+	f.equal("conditionExpression", gcond, wcond)
+	f.equal("successActions", g.SuccessActions, w.SuccessActions)
+	f.equal("failureActions", g.FailureActions, w.FailureActions)
+	for _, p := range []struct {
+		name     string
+		got, wnt *time.Time
+	}{{"effectiveFrom", g.EffectiveFrom, w.EffectiveFrom}, {"effectiveTo", g.EffectiveTo, w.EffectiveTo}} {
+		if (p.got == nil) != (p.wnt == nil) || p.got != nil && !p.got.Equal(*p.wnt) {
+			f.t.Errorf("%s: got %v, want %v", p.name, p.got, p.wnt)
+		}
+	}
+	if !g.CreatedAt.Equal(w.CreatedAt) || !g.UpdatedAt.Equal(w.UpdatedAt) {
+		f.t.Errorf("times: got %v/%v, want %v/%v", g.CreatedAt, g.UpdatedAt, w.CreatedAt, w.UpdatedAt)
+	}
+	g.ConditionExpression, w.ConditionExpression = nil, nil
+	g.SuccessActions, w.SuccessActions, g.FailureActions, w.FailureActions = nil, nil, nil, nil
+	g.EffectiveFrom, w.EffectiveFrom, g.EffectiveTo, w.EffectiveTo = nil, nil, nil, nil
+	g.CreatedAt, w.CreatedAt, g.UpdatedAt, w.UpdatedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	if fmt.Sprintf("%+v", g) != fmt.Sprintf("%+v", w) {
+		f.t.Errorf("rule read back:\n got %+v\nwant %+v", g, w)
+	}
+}
+
+func testRuleUpdate(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	org := store.NewID()
+	r := f.rule("BEFORE", func(r *rules.Rule) { r.OrganizationID, r.CreatedBy = org, "creator" })
+	changed := *r
+	changed.RuleID, changed.RuleName, changed.Priority, changed.Enabled, changed.EventType = "AFTER", "renamed", 99, false, "e"
+	changed.UpdatedAt = f.at(30)
+	changed.OrganizationID, changed.CreatedBy, changed.CreatedAt = "", "someone else", f.at(99) // not for UpdateRule to change
+	f.must(f.st.UpdateRule(ctx, f.db, &changed), "UpdateRule")
+	got, err := f.st.GetRule(ctx, f.db, f.scope(), r.ID)
+	f.must(err, "GetRule")
+	want := changed
+	want.OrganizationID, want.CreatedBy, want.CreatedAt = org, "creator", r.CreatedAt
+	f.sameRule(got, &want)
+	missing := f.newRule("MISSING")
+	f.wantErr(f.st.UpdateRule(ctx, f.db, missing), store.ErrNotFound, "UpdateRule of a rule never stored")
+}
+
+func testRuleTenantScoped(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	r := f.rule("MINE", nil)
+	other := store.Scope{TenantID: store.NewID()}
+	_, err := f.st.GetRule(ctx, f.db, other, r.ID)
+	f.wantErr(err, store.ErrNotFound, "GetRule from another tenant")
+	_, err = f.st.GetRuleByRuleID(ctx, f.db, other, "MINE")
+	f.wantErr(err, store.ErrNotFound, "GetRuleByRuleID from another tenant")
+	if ids, total := f.listRuleIDs(other, rules.RuleFilter{}); len(ids) != 0 || total != 0 {
+		t.Errorf("another tenant lists %v (total %d)", ids, total)
+	}
+	if rs, err := f.st.EntityRules(ctx, f.db, other.TenantID, "order"); err != nil || len(rs) != 0 {
+		t.Errorf("another tenant's EntityRules: %d rules, %v", len(rs), err)
+	}
+	if taken, err := f.st.RuleIDTaken(ctx, f.db, other.TenantID, "MINE", ""); err != nil || taken {
+		t.Errorf("RuleIDTaken in another tenant = %v, %v; want false", taken, err)
+	}
+	hijack := *r
+	hijack.TenantID, hijack.RuleName = other.TenantID, "hijacked"
+	f.wantErr(f.st.UpdateRule(ctx, f.db, &hijack), store.ErrNotFound, "UpdateRule naming another tenant")
+	f.wantErr(f.st.DeleteRule(ctx, f.db, other.TenantID, r.ID, f.at(9)), store.ErrNotFound, "DeleteRule naming another tenant")
+	got, err := f.st.GetRule(ctx, f.db, f.scope(), r.ID)
+	f.must(err, "GetRule after another tenant's writes")
+	f.equal("ruleName after another tenant's update", got.RuleName, r.RuleName)
+}
+
+func testRuleOrganizationScoped(t *testing.T, f *fixture) {
+	o1, o2 := store.NewID(), store.NewID()
+	r := f.rule("O1_RULE", func(r *rules.Rule) { r.OrganizationID = o1 })
+	f.rule("TENANT_RULE", nil)
+	grid := storetest.NewOrgScopes(f.tenant, o1, o2)
+	check := func(see bool) func(t *testing.T, ctx context.Context) {
+		return func(t *testing.T, ctx context.Context) {
+			sc, _ := store.ScopeFrom(ctx)
+			_, err := f.st.GetRule(ctx, f.db, sc, r.ID)
+			if see != (err == nil) {
+				t.Errorf("GetRule of o1's rule: %v (see: %v)", err, see)
+			}
+			_, err = f.st.GetRuleByRuleID(ctx, f.db, sc, "O1_RULE")
+			if see != (err == nil) {
+				t.Errorf("GetRuleByRuleID of o1's rule: %v (see: %v)", err, see)
+			}
+			if _, err := f.st.GetRuleByRuleID(ctx, f.db, sc, "TENANT_RULE"); err != nil {
+				t.Errorf("the tenant's rule (no organization) is hidden: %v", err)
+			}
+			want := []string{"TENANT_RULE"}
+			if see {
+				want = []string{"O1_RULE", "TENANT_RULE"}
+			}
+			ids, total := f.listRuleIDs(sc, rules.RuleFilter{SortField: "ruleName"})
+			f.equal("ListRules", ids, want)
+			f.equal("ListRules total", total, len(want))
+		}
+	}
+	grid.RunBlind(t, check(false))
+	grid.RunSeeing(t, check(true))
+}
+
+func testRuleSoftDelete(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	r := f.rule("GONE", nil)
+	f.rule("KEPT", nil)
+	f.must(f.st.DeleteRule(ctx, f.db, f.tenant, r.ID, f.at(10)), "DeleteRule")
+	_, err := f.st.GetRule(ctx, f.db, f.scope(), r.ID)
+	f.wantErr(err, store.ErrNotFound, "GetRule of a deleted rule")
+	_, err = f.st.GetRuleByRuleID(ctx, f.db, f.scope(), "GONE")
+	f.wantErr(err, store.ErrNotFound, "GetRuleByRuleID of a deleted rule")
+	ids, total := f.listRuleIDs(f.scope(), rules.RuleFilter{})
+	f.equal("ListRules after delete", ids, []string{"KEPT"})
+	f.equal("ListRules total after delete", total, 1)
+	rs, err := f.st.EntityRules(ctx, f.db, f.tenant, "order")
+	f.must(err, "EntityRules")
+	f.equal("EntityRules after delete", ruleIDs(rs), []string{"KEPT"})
+	f.wantErr(f.st.UpdateRule(ctx, f.db, r), store.ErrNotFound, "UpdateRule of a deleted rule")
+	f.wantErr(f.st.DeleteRule(ctx, f.db, f.tenant, r.ID, f.at(11)), store.ErrNotFound, "DeleteRule twice")
+	if taken, err := f.st.RuleIDTaken(ctx, f.db, f.tenant, "GONE", ""); err != nil || taken {
+		t.Errorf("a deleted rule's ruleId is taken: %v, %v", taken, err)
+	}
+	again := f.rule("GONE", nil) // the ruleId is free again
+	got, err := f.st.GetRuleByRuleID(ctx, f.db, f.scope(), "GONE")
+	f.must(err, "GetRuleByRuleID of the new rule")
+	f.equal("the live rule with the freed ruleId", got.ID, again.ID)
+}
+
+func testRuleIDUnique(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	a := f.rule("TAKEN", nil)
+	f.rule("OTHER", nil)
+	dup := f.newRule("TAKEN")
+	f.wantErr(f.st.InsertRule(ctx, f.db, dup), store.ErrConflict, "InsertRule of a taken ruleId")
+	dupID := f.newRule("FRESH")
+	dupID.ID = a.ID
+	f.wantErr(f.st.InsertRule(ctx, f.db, dupID), store.ErrConflict, "InsertRule of a taken id")
+	elsewhere := f.newRule("TAKEN")
+	elsewhere.TenantID = store.NewID()
+	f.must(f.st.InsertRule(ctx, f.db, elsewhere), "InsertRule of the ruleId in another tenant")
+	for _, c := range []struct {
+		ruleID, except string
+		want           bool
+	}{{"TAKEN", "", true}, {"TAKEN", a.ID, false}, {"TAKEN", store.NewID(), true}, {"FREE", "", false}} {
+		taken, err := f.st.RuleIDTaken(ctx, f.db, f.tenant, c.ruleID, c.except)
+		f.must(err, "RuleIDTaken")
+		if taken != c.want {
+			t.Errorf("RuleIDTaken(%s, except %s) = %v, want %v", c.ruleID, c.except, taken, c.want)
+		}
+	}
+	clash := *a
+	clash.RuleID = "OTHER"
+	f.wantErr(f.st.UpdateRule(ctx, f.db, &clash), store.ErrConflict, "UpdateRule to a taken ruleId")
+}
+
+func testRuleListFilters(t *testing.T, f *fixture) {
+	f.rule("ALPHA_1", func(r *rules.Rule) {
+		r.RuleName, r.RuleCategory, r.EventType, r.RuleType = "Ünïcode Shipping", "pricing", "beforeCreate", rules.Validation
+	})
+	f.rule("BETA_2", func(r *rules.Rule) { r.RuleName, r.EntityType, r.Enabled = "50% off_sale", "invoice", false })
+	f.rule("GAMMA_3", func(r *rules.Rule) { r.RuleName, r.RuleCategory = "gamma", "pricing" })
+	sc := f.scope()
+	for _, c := range []struct {
+		name   string
+		filter rules.RuleFilter
+		want   []string
+	}{
+		{"none", rules.RuleFilter{}, []string{"ALPHA_1", "BETA_2", "GAMMA_3"}},
+		{"search name, folded", rules.RuleFilter{Search: "ünïCODE"}, []string{"ALPHA_1"}},
+		{"search ruleId", rules.RuleFilter{Search: "ta_2"}, []string{"BETA_2"}},
+		{"search % is text", rules.RuleFilter{Search: "50%"}, []string{"BETA_2"}},
+		{"search _ is text", rules.RuleFilter{Search: "a_1"}, []string{"ALPHA_1"}},
+		{"search % matches no other", rules.RuleFilter{Search: "%"}, []string{"BETA_2"}},
+		{"ruleId exact", rules.RuleFilter{RuleID: "GAMMA_3"}, []string{"GAMMA_3"}},
+		{"ruleId is not a search", rules.RuleFilter{RuleID: "GAMMA"}, []string{}},
+		{"entityType", rules.RuleFilter{EntityType: "invoice"}, []string{"BETA_2"}},
+		{"eventType", rules.RuleFilter{EventType: "beforeCreate"}, []string{"ALPHA_1"}},
+		{"category", rules.RuleFilter{RuleCategory: "pricing"}, []string{"ALPHA_1", "GAMMA_3"}},
+		{"type", rules.RuleFilter{RuleType: rules.Guard}, []string{"BETA_2", "GAMMA_3"}},
+		{"enabled", rules.RuleFilter{Enabled: new(true)}, []string{"ALPHA_1", "GAMMA_3"}},
+		{"disabled", rules.RuleFilter{Enabled: new(false)}, []string{"BETA_2"}},
+		{"combined", rules.RuleFilter{RuleCategory: "pricing", Search: "gam"}, []string{"GAMMA_3"}},
+		{"unstorable search", rules.RuleFilter{Search: "a\x00"}, []string{}},
+		{"unstorable filter", rules.RuleFilter{EntityType: "\xff"}, []string{}},
+	} {
+		c.filter.SortField = "ruleName"
+		ids, total := f.listRuleIDs(sc, c.filter)
+		slices.Sort(ids)
+		f.equal(c.name, ids, c.want)
+		f.equal(c.name+" total", total, len(c.want))
+	}
+}
+
+func testRuleListOrder(t *testing.T, f *fixture) {
+	// Created in this order; names and priorities order them otherwise,
+	// with ties broken by id (the creation order: ids are time-ordered).
+	specs := []struct {
+		ruleID, name string
+		priority     int
+	}{{"R1", "b", 5}, {"R2", "a", 5}, {"R3", "c", 1}, {"R4", "a", 9}}
+	for i, s := range specs {
+		f.rule(s.ruleID, func(r *rules.Rule) {
+			r.RuleName, r.Priority = s.name, s.priority
+			r.CreatedAt, r.UpdatedAt = f.at(i), f.at(100-i)
+		})
+	}
+	sc := f.scope()
+	for _, c := range []struct {
+		sort string
+		desc bool
+		want []string
+	}{
+		{"", false, []string{"R1", "R2", "R3", "R4"}},
+		{"createdAt", true, []string{"R4", "R3", "R2", "R1"}},
+		{"updatedAt", false, []string{"R4", "R3", "R2", "R1"}},
+		{"ruleName", false, []string{"R2", "R4", "R1", "R3"}},
+		{"ruleName", true, []string{"R3", "R1", "R4", "R2"}},
+		{"priority", false, []string{"R3", "R1", "R2", "R4"}},
+		{"priority", true, []string{"R4", "R2", "R1", "R3"}},
+		{"unknown", false, []string{"R1", "R2", "R3", "R4"}},
+	} {
+		ids, total := f.listRuleIDs(sc, rules.RuleFilter{SortField: c.sort, SortDesc: c.desc})
+		f.equal(fmt.Sprintf("order by %q desc=%v", c.sort, c.desc), ids, c.want)
+		f.equal("total", total, 4)
+	}
+	for _, c := range []struct {
+		limit, offset int
+		want          []string
+	}{{2, 0, []string{"R1", "R2"}}, {2, 2, []string{"R3", "R4"}}, {3, 3, []string{"R4"}}, {2, 9, []string{}}} {
+		ids, total := f.listRuleIDs(sc, rules.RuleFilter{Limit: c.limit, Offset: c.offset})
+		f.equal(fmt.Sprintf("page limit %d offset %d", c.limit, c.offset), ids, c.want)
+		f.equal("total of a page", total, 4)
+	}
+}
+
+func testEntityRules(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	f.rule("b_low", func(r *rules.Rule) { r.Priority = 1 })
+	f.rule("B_TIE", func(r *rules.Rule) { r.Priority = 50; r.OrganizationID = store.NewID() }) // every organization's
+	f.rule("a_tie", func(r *rules.Rule) { r.Priority = 50 })
+	f.rule("TOP", func(r *rules.Rule) { r.Priority = 9999; r.EventType = "afterCreate" })
+	f.rule("DISABLED", func(r *rules.Rule) { r.Priority = 100; r.Enabled = false })
+	f.rule("INVOICE", func(r *rules.Rule) { r.EntityType = "invoice" })
+	gone := f.rule("DELETED", func(r *rules.Rule) { r.Priority = 100 })
+	f.must(f.st.DeleteRule(ctx, f.db, f.tenant, gone.ID, f.at(1)), "DeleteRule")
+	rs, err := f.st.EntityRules(ctx, f.db, f.tenant, "order")
+	f.must(err, "EntityRules")
+	// Ties by ruleId in byte order: "B_TIE" < "a_tie".
+	f.equal("EntityRules", ruleIDs(rs), []string{"TOP", "B_TIE", "a_tie", "b_low"})
+	rs, err = f.st.EntityRules(ctx, f.db, f.tenant, "nothing")
+	f.must(err, "EntityRules of an unknown entity type")
+	f.equal("EntityRules of an unknown entity type", ruleIDs(rs), []string{})
+	rs, err = f.st.EntityRules(ctx, f.db, f.tenant, "or\x00der")
+	f.must(err, "EntityRules of an unstorable entity type")
+	f.equal("EntityRules of an unstorable entity type", len(rs), 0)
+}
+
+func testSetRoundTrip(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	rs := f.set("ROUND", func(rs *rules.RuleSet) { rs.Description, rs.Enabled = "described", false })
+	got, err := f.st.GetSet(ctx, f.db, f.tenant, "ROUND")
+	f.must(err, "GetSet")
+	if got.ID != rs.ID || got.Name != rs.Name || got.Description != "described" || got.Enabled || got.MemberCount != 0 ||
+		!got.CreatedAt.Equal(rs.CreatedAt) || !got.UpdatedAt.Equal(rs.UpdatedAt) || got.Members != nil {
+		t.Errorf("set read back as %+v, want %+v", got, rs)
+	}
+	dup := &rules.RuleSet{ID: "ROUND", Name: "again", CreatedAt: f.at(1), UpdatedAt: f.at(1)}
+	f.wantErr(f.st.InsertSet(ctx, f.db, f.tenant, dup), store.ErrConflict, "InsertSet of a taken id")
+	other := store.NewID()
+	f.must(f.st.InsertSet(ctx, f.db, other, dup), "InsertSet of the id in another tenant")
+	got, err = f.st.GetSet(ctx, f.db, f.tenant, "ROUND")
+	f.must(err, "GetSet")
+	f.equal("name after another tenant's insert", got.Name, rs.Name)
+	_, err = f.st.GetSet(ctx, f.db, f.tenant, "NOPE")
+	f.wantErr(err, store.ErrNotFound, "GetSet of an unknown id")
+	_, err = f.st.GetSet(ctx, f.db, f.tenant, "NO\x00PE")
+	f.wantErr(err, store.ErrNotFound, "GetSet of an unstorable id")
+
+	rs.Name, rs.Description, rs.Enabled, rs.UpdatedAt = "renamed", "", true, f.at(20)
+	f.must(f.st.UpdateSet(ctx, f.db, f.tenant, rs), "UpdateSet")
+	got, err = f.st.GetSet(ctx, f.db, f.tenant, "ROUND")
+	f.must(err, "GetSet")
+	if got.Name != "renamed" || got.Description != "" || !got.Enabled || !got.UpdatedAt.Equal(f.at(20)) || !got.CreatedAt.Equal(f.at(0)) {
+		t.Errorf("set after UpdateSet: %+v", got)
+	}
+	f.wantErr(f.st.UpdateSet(ctx, f.db, store.NewID(), rs), store.ErrNotFound, "UpdateSet naming another tenant")
+	f.wantErr(f.st.UpdateSet(ctx, f.db, f.tenant, &rules.RuleSet{ID: "NOPE", Name: "x"}), store.ErrNotFound, "UpdateSet of an unknown set")
+	f.wantErr(f.st.DeleteSet(ctx, f.db, store.NewID(), "ROUND"), store.ErrNotFound, "DeleteSet naming another tenant")
+	f.must(f.st.DeleteSet(ctx, f.db, f.tenant, "ROUND"), "DeleteSet")
+	_, err = f.st.GetSet(ctx, f.db, f.tenant, "ROUND")
+	f.wantErr(err, store.ErrNotFound, "GetSet of a deleted set")
+	f.wantErr(f.st.DeleteSet(ctx, f.db, f.tenant, "ROUND"), store.ErrNotFound, "DeleteSet twice")
+	if _, err := f.st.GetSet(ctx, f.db, other, "ROUND"); err != nil {
+		t.Errorf("another tenant's set went too: %v", err)
+	}
+}
+
+func testSetList(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	f.set("S_ONE", func(rs *rules.RuleSet) { rs.Name, rs.CreatedAt = "Orders", f.at(3) })
+	f.set("S_TWO", func(rs *rules.RuleSet) {
+		rs.Name, rs.Description, rs.CreatedAt = "Invoices", "checks ÖRDERS too", f.at(1)
+	})
+	f.set("S_THREE", func(rs *rules.RuleSet) { rs.Name, rs.Enabled, rs.CreatedAt = "100%_off", false, f.at(1) })
+	r := f.rule("MEMBER", nil)
+	f.member("S_ONE", r, 1, false)
+	list := func(filter rules.SetFilter) ([]string, int) {
+		t.Helper()
+		if filter.Limit == 0 {
+			filter.Limit = 100
+		}
+		sets, total, err := f.st.ListSets(ctx, f.db, f.tenant, filter)
+		f.must(err, "ListSets")
+		ids := []string{}
+		for _, s := range sets {
+			ids = append(ids, s.ID)
+			if s.ID == "S_ONE" && s.MemberCount != 1 {
+				t.Errorf("S_ONE listed with memberCount %d, want 1", s.MemberCount)
+			}
+			if s.Members != nil {
+				t.Errorf("%s listed with members", s.ID)
+			}
+		}
+		return ids, total
+	}
+	// Oldest first; S_TWO and S_THREE were created at the same time, so
+	// their set ids decide: S_THREE < S_TWO.
+	for _, c := range []struct {
+		name   string
+		filter rules.SetFilter
+		want   []string
+	}{
+		{"all", rules.SetFilter{}, []string{"S_THREE", "S_TWO", "S_ONE"}},
+		{"search name or description", rules.SetFilter{Search: "rders"}, []string{"S_TWO", "S_ONE"}},
+		{"search description, folded", rules.SetFilter{Search: "öRDers"}, []string{"S_TWO"}},
+		{"search is text", rules.SetFilter{Search: "%_"}, []string{"S_THREE"}},
+		{"enabled", rules.SetFilter{Enabled: new(true)}, []string{"S_TWO", "S_ONE"}},
+		{"disabled", rules.SetFilter{Enabled: new(false)}, []string{"S_THREE"}},
+		{"unstorable", rules.SetFilter{Search: "\x00"}, []string{}},
+		{"page", rules.SetFilter{Limit: 1, Offset: 1}, []string{"S_TWO"}},
+	} {
+		ids, total := list(c.filter)
+		f.equal(c.name, ids, c.want)
+		wantTotal := len(c.want)
+		if c.name == "page" {
+			wantTotal = 3
+		}
+		f.equal(c.name+" total", total, wantTotal)
+	}
+	sets, total, err := f.st.ListSets(ctx, f.db, store.NewID(), rules.SetFilter{Limit: 100})
+	f.must(err, "ListSets of another tenant")
+	if len(sets) != 0 || total != 0 {
+		t.Errorf("another tenant lists %d sets (total %d)", len(sets), total)
+	}
+}
+
+func testSetDelete(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	f.set("FULL", nil)
+	a, b := f.rule("A", nil), f.rule("B", nil)
+	f.member("FULL", a, 1, true)
+	f.member("FULL", b, 2, false)
+	f.must(f.st.DeleteSet(ctx, f.db, f.tenant, "FULL"), "DeleteSet of a set with members")
+	for _, r := range []*rules.Rule{a, b} {
+		if _, err := f.st.GetRule(ctx, f.db, f.scope(), r.ID); err != nil {
+			t.Errorf("rule %s went with its set: %v", r.RuleID, err)
+		}
+	}
+	f.set("FULL", nil) // the same id again starts empty
+	got, err := f.st.GetSet(ctx, f.db, f.tenant, "FULL")
+	f.must(err, "GetSet")
+	f.equal("memberCount of the new set", got.MemberCount, 0)
+	ms, err := f.st.ListMembers(ctx, f.db, f.scope(), "FULL")
+	f.must(err, "ListMembers")
+	f.equal("members of the new set", memberRuleIDs(ms), []string{})
+	_, err = f.st.GetMember(ctx, f.db, f.tenant, "FULL", "A")
+	f.wantErr(err, store.ErrNotFound, "GetMember of a detached member")
+}
+
+func testMemberRoundTrip(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	f.set("SET", nil)
+	r := f.rule("RULE", func(r *rules.Rule) { r.RuleName, r.RuleType = "Named", rules.Action })
+	m := f.member("SET", r, 7, false)
+	got, err := f.st.GetMember(ctx, f.db, f.tenant, "SET", "RULE")
+	f.must(err, "GetMember")
+	if got.SetID != "SET" || got.RuleID != "RULE" || got.RuleName != "Named" || got.RuleType != rules.Action || got.Sequence != 7 ||
+		got.Enabled || !got.AddedAt.Equal(m.AddedAt) || got.UpdatedAt != nil || got.RuleUUID != r.ID {
+		t.Errorf("member read back as %+v", got)
+	}
+	dup := *m
+	dup.Sequence = 8
+	f.wantErr(f.st.InsertMember(ctx, f.db, f.tenant, &dup), store.ErrConflict, "InsertMember of a rule already in the set")
+
+	now := f.at(40)
+	m.Sequence, m.Enabled, m.UpdatedAt = 3, true, &now
+	f.must(f.st.UpdateMember(ctx, f.db, f.tenant, m), "UpdateMember")
+	got, err = f.st.GetMember(ctx, f.db, f.tenant, "SET", "RULE")
+	f.must(err, "GetMember")
+	if got.Sequence != 3 || !got.Enabled || got.UpdatedAt == nil || !got.UpdatedAt.Equal(now) {
+		t.Errorf("member after UpdateMember: %+v", got)
+	}
+
+	other := store.NewID()
+	_, err = f.st.GetMember(ctx, f.db, other, "SET", "RULE")
+	f.wantErr(err, store.ErrNotFound, "GetMember from another tenant")
+	f.wantErr(f.st.UpdateMember(ctx, f.db, other, m), store.ErrNotFound, "UpdateMember naming another tenant")
+	f.wantErr(f.st.DeleteMember(ctx, f.db, other, "SET", r.ID), store.ErrNotFound, "DeleteMember naming another tenant")
+	_, err = f.st.GetMember(ctx, f.db, f.tenant, "SET", "NOPE")
+	f.wantErr(err, store.ErrNotFound, "GetMember of a rule not in the set")
+	_, err = f.st.GetMember(ctx, f.db, f.tenant, "SET", "RU\x00LE")
+	f.wantErr(err, store.ErrNotFound, "GetMember of an unstorable ruleId")
+
+	f.must(f.st.DeleteMember(ctx, f.db, f.tenant, "SET", r.ID), "DeleteMember")
+	_, err = f.st.GetMember(ctx, f.db, f.tenant, "SET", "RULE")
+	f.wantErr(err, store.ErrNotFound, "GetMember after DeleteMember")
+	f.wantErr(f.st.DeleteMember(ctx, f.db, f.tenant, "SET", r.ID), store.ErrNotFound, "DeleteMember twice")
+	f.wantErr(f.st.UpdateMember(ctx, f.db, f.tenant, m), store.ErrNotFound, "UpdateMember of a removed member")
+	if _, err := f.st.GetRule(ctx, f.db, f.scope(), r.ID); err != nil {
+		t.Errorf("the rule went with its membership: %v", err)
+	}
+	f.member("SET", r, 1, true) // and may join again
+}
+
+func testMemberOrder(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	f.set("ORDERED", nil)
+	f.set("OTHER", nil)
+	// Inserted out of order; ties on sequence go by ruleId in byte order
+	// ("Z" < "a").
+	for _, m := range []struct {
+		ruleID   string
+		sequence int
+		enabled  bool
+	}{{"c", 30, true}, {"a", 10, true}, {"Z", 10, true}, {"b", 20, false}, {"d", 5, false}, {"e", 100, true}} {
+		f.member("ORDERED", f.rule(m.ruleID, nil), m.sequence, m.enabled)
+	}
+	f.member("OTHER", f.rule("x", nil), 1, true)
+	ms, err := f.st.ListMembers(ctx, f.db, f.scope(), "ORDERED")
+	f.must(err, "ListMembers")
+	f.equal("ListMembers", memberRuleIDs(ms), []string{"d", "Z", "a", "b", "c", "e"})
+	mrs, err := f.st.EnabledMemberRules(ctx, f.db, f.tenant, "ORDERED")
+	f.must(err, "EnabledMemberRules")
+	var got []string
+	for _, m := range mrs {
+		got = append(got, fmt.Sprintf("%s@%d", m.Rule.RuleID, m.Sequence))
+	}
+	f.equal("EnabledMemberRules", got, []string{"Z@10", "a@10", "c@30", "e@100"})
+	rs, err := f.st.GetSet(ctx, f.db, f.tenant, "ORDERED")
+	f.must(err, "GetSet")
+	f.equal("memberCount (enabled or not)", rs.MemberCount, 6)
+	mrs, err = f.st.EnabledMemberRules(ctx, f.db, store.NewID(), "ORDERED")
+	f.must(err, "EnabledMemberRules of another tenant")
+	f.equal("another tenant's EnabledMemberRules", len(mrs), 0)
+	ms, err = f.st.ListMembers(ctx, f.db, store.Scope{TenantID: store.NewID()}, "ORDERED")
+	f.must(err, "ListMembers of another tenant")
+	f.equal("another tenant's ListMembers", len(ms), 0)
+}
+
+func testMemberOrganizationScoped(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	o1, o2 := store.NewID(), store.NewID()
+	f.set("MIXED", nil)
+	f.member("MIXED", f.rule("O1_RULE", func(r *rules.Rule) { r.OrganizationID = o1 }), 1, true)
+	f.member("MIXED", f.rule("TENANT_RULE", nil), 2, true)
+	grid := storetest.NewOrgScopes(f.tenant, o1, o2)
+	check := func(see bool) func(t *testing.T, ctx context.Context) {
+		return func(t *testing.T, ctx context.Context) {
+			sc, _ := store.ScopeFrom(ctx)
+			ms, err := f.st.ListMembers(ctx, f.db, sc, "MIXED")
+			f.must(err, "ListMembers")
+			want := []string{"TENANT_RULE"}
+			if see {
+				want = []string{"O1_RULE", "TENANT_RULE"}
+			}
+			f.equal("ListMembers", memberRuleIDs(ms), want)
+		}
+	}
+	grid.RunBlind(t, check(false))
+	grid.RunSeeing(t, check(true))
+	// What the tenant as a whole reads: plans, counts, memberships.
+	mrs, err := f.st.EnabledMemberRules(ctx, f.db, f.tenant, "MIXED")
+	f.must(err, "EnabledMemberRules")
+	f.equal("EnabledMemberRules (every organization)", len(mrs), 2)
+	rs, err := f.st.GetSet(ctx, f.db, f.tenant, "MIXED")
+	f.must(err, "GetSet")
+	f.equal("memberCount (every organization)", rs.MemberCount, 2)
+	if _, err := f.st.GetMember(ctx, f.db, f.tenant, "MIXED", "O1_RULE"); err != nil {
+		t.Errorf("GetMember of o1's rule: %v", err)
+	}
+}
+
+func testMembersOfDeletedRules(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	f.set("SET", nil)
+	gone, kept := f.rule("GONE", nil), f.rule("KEPT", nil)
+	f.member("SET", gone, 1, true)
+	f.member("SET", kept, 2, true)
+	f.must(f.st.DeleteRule(ctx, f.db, f.tenant, gone.ID, f.at(5)), "DeleteRule")
+	ms, err := f.st.ListMembers(ctx, f.db, f.scope(), "SET")
+	f.must(err, "ListMembers")
+	f.equal("ListMembers", memberRuleIDs(ms), []string{"KEPT"})
+	mrs, err := f.st.EnabledMemberRules(ctx, f.db, f.tenant, "SET")
+	f.must(err, "EnabledMemberRules")
+	f.equal("EnabledMemberRules", len(mrs), 1)
+	rs, err := f.st.GetSet(ctx, f.db, f.tenant, "SET")
+	f.must(err, "GetSet")
+	f.equal("memberCount", rs.MemberCount, 1)
+	sets, _, err := f.st.ListSets(ctx, f.db, f.tenant, rules.SetFilter{Limit: 10})
+	f.must(err, "ListSets")
+	if len(sets) != 1 || sets[0].MemberCount != 1 {
+		t.Errorf("ListSets: %d sets, want 1 with memberCount 1", len(sets))
+	}
+	_, err = f.st.GetMember(ctx, f.db, f.tenant, "SET", "GONE")
+	f.wantErr(err, store.ErrNotFound, "GetMember of a deleted rule")
+}
+
+// execution builds an execution at at with n rule rows; the ids follow
+// rules.ExecutionRecord's convention.
+func (f *fixture) execution(tenant, org string, at time.Time, n int, edit func(x *rules.ExecutionRecord)) *rules.ExecutionRecord {
+	id := store.NewIDAt(at)
+	id = id[:len(id)-4] + "0000"
+	x := &rules.ExecutionRecord{ID: id, TenantID: tenant, OrganizationID: org, EntityType: "order", EntityID: "o-1",
+		EventType: "beforeUpdate", Input: `{"data":{"n":1}}`, ExecutedAt: at.UTC().Truncate(time.Microsecond)}
+	for i := range n {
+		x.Rules = append(x.Rules, rules.RuleRecord{ID: id[:len(id)-4] + fmt.Sprintf("%04x", i), RuleUUID: store.NewID(),
+			RuleID: fmt.Sprintf("R%d", i), RuleName: fmt.Sprintf("Rule %d", i), RuleType: rules.Validation,
+			Result: rules.StatusSuccess, Output: `{"conditionResult":true}`, ExecutionTimeMs: 0.25})
+	}
+	if edit != nil {
+		edit(x)
+	}
+	return x
+}
+
+func (f *fixture) insertExecutions(xs ...*rules.ExecutionRecord) {
+	f.t.Helper()
+	err := f.db.Tx(f.t.Context(), func(tx *store.Tx) error { return f.st.InsertExecutions(f.t.Context(), tx, xs) })
+	f.must(err, "InsertExecutions")
+}
+
+func (f *fixture) listLogIDs(sc store.Scope, filter rules.LogFilter) ([]string, int) {
+	f.t.Helper()
+	if filter.Limit == 0 {
+		filter.Limit = 100
+	}
+	ls, total, err := f.st.ListLogs(f.t.Context(), f.db, sc, filter)
+	f.must(err, "ListLogs")
+	ids := []string{}
+	for _, l := range ls {
+		ids = append(ids, l.ID)
+	}
+	return ids, total
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+func testLogRoundTrip(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	org := store.NewID()
+	x := f.execution(f.tenant, org, f.at(0), 2, func(x *rules.ExecutionRecord) {
+		x.SetID, x.ExecutedBy = "THE_SET", "user-9"
+		x.Rules[1].Input, x.Rules[1].Result, x.Rules[1].ErrorMessage = `{"data":{"n":2}}`, rules.StatusError, "bad condition"
+	})
+	plain := f.execution(f.tenant, "", f.at(1), 1, nil)
+	f.insertExecutions(x, plain)
+	first, err := f.st.GetLog(ctx, f.db, f.scope(), x.Rules[0].ID)
+	f.must(err, "GetLog")
+	r := x.Rules[0]
+	if first.ID != r.ID || first.ExecutionID != x.ID || first.SetID != "THE_SET" || first.RuleUUID != r.RuleUUID ||
+		first.RuleID != r.RuleID || first.RuleName != r.RuleName || first.RuleType != r.RuleType || first.EntityType != "order" ||
+		first.EntityID != "o-1" || first.EventType != "beforeUpdate" || first.Result != rules.StatusSuccess ||
+		first.ErrorMessage != "" || first.ExecutionTimeMs != 0.25 || !first.ExecutedAt.Equal(x.ExecutedAt) ||
+		first.TenantID != f.tenant || first.OrganizationID != org || first.ExecutedBy != "user-9" {
+		t.Errorf("log row read back as %+v", first)
+	}
+	if !jsonEqual(string(first.InputContext), x.Input) || !jsonEqual(string(first.OutputContext), r.Output) {
+		t.Errorf("a row without its own input: input %s, output %s", first.InputContext, first.OutputContext)
+	}
+	second, err := f.st.GetLog(ctx, f.db, f.scope(), x.Rules[1].ID)
+	f.must(err, "GetLog")
+	if !jsonEqual(string(second.InputContext), x.Rules[1].Input) || second.Result != rules.StatusError || second.ErrorMessage != "bad condition" {
+		t.Errorf("a row with its own input read back as %+v", second)
+	}
+	p, err := f.st.GetLog(ctx, f.db, f.scope(), plain.Rules[0].ID)
+	f.must(err, "GetLog")
+	if p.SetID != "" || p.OrganizationID != "" || p.ExecutedBy != "" || p.ExecutionID != plain.ID {
+		t.Errorf("an execution without set, organization or actor read back as %+v", p)
+	}
+	_, err = f.st.GetLog(ctx, f.db, f.scope(), store.NewID())
+	f.wantErr(err, store.ErrNotFound, "GetLog of an unknown id")
+	_, err = f.st.GetLog(ctx, f.db, f.scope(), "not-an-id")
+	f.wantErr(err, store.ErrNotFound, "GetLog of a malformed id")
+}
+
+func testLogScoped(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	o1, o2 := store.NewID(), store.NewID()
+	inO1 := f.execution(f.tenant, o1, f.at(0), 1, nil)
+	tenantWide := f.execution(f.tenant, "", f.at(1), 1, nil)
+	f.insertExecutions(inO1, tenantWide)
+	other := store.Scope{TenantID: store.NewID()}
+	_, err := f.st.GetLog(ctx, f.db, other, inO1.Rules[0].ID)
+	f.wantErr(err, store.ErrNotFound, "GetLog from another tenant")
+	if ids, total := f.listLogIDs(other, rules.LogFilter{}); len(ids) != 0 || total != 0 {
+		t.Errorf("another tenant lists %d rows (total %d)", len(ids), total)
+	}
+	grid := storetest.NewOrgScopes(f.tenant, o1, o2)
+	check := func(see bool) func(t *testing.T, ctx context.Context) {
+		return func(t *testing.T, ctx context.Context) {
+			sc, _ := store.ScopeFrom(ctx)
+			_, err := f.st.GetLog(ctx, f.db, sc, inO1.Rules[0].ID)
+			if see != (err == nil) {
+				t.Errorf("GetLog of o1's row: %v (see: %v)", err, see)
+			}
+			if _, err := f.st.GetLog(ctx, f.db, sc, tenantWide.Rules[0].ID); err != nil {
+				t.Errorf("GetLog of a row of no organization: %v", err)
+			}
+			want := []string{tenantWide.Rules[0].ID}
+			if see {
+				want = append(want, inO1.Rules[0].ID)
+			}
+			ids, total := f.listLogIDs(sc, rules.LogFilter{})
+			f.equal("ListLogs", ids, want)
+			f.equal("ListLogs total", total, len(want))
+		}
+	}
+	grid.RunBlind(t, check(false))
+	grid.RunSeeing(t, check(true))
+}
+
+func testLogListFilters(t *testing.T, f *fixture) {
+	a := f.execution(f.tenant, "", f.at(0), 3, func(x *rules.ExecutionRecord) { x.Rules[2].Result = rules.StatusFailure })
+	b := f.execution(f.tenant, "", f.at(10), 2, func(x *rules.ExecutionRecord) { x.EntityType, x.EntityID = "invoice", "i-7" })
+	c := f.execution(f.tenant, "", f.at(20), 1, nil)
+	f.insertExecutions(a, b)
+	f.insertExecutions(c)
+	id := func(x *rules.ExecutionRecord, i int) string { return x.Rules[i].ID }
+	from, to := f.at(10), f.at(20)
+	sc := f.scope()
+	for _, cse := range []struct {
+		name   string
+		filter rules.LogFilter
+		want   []string
+	}{
+		{"newest first; an execution's rows in reverse", rules.LogFilter{}, []string{id(c, 0), id(b, 1), id(b, 0), id(a, 2), id(a, 1), id(a, 0)}},
+		{"ruleId", rules.LogFilter{RuleID: "R1"}, []string{id(b, 1), id(a, 1)}},
+		{"entityType", rules.LogFilter{EntityType: "invoice"}, []string{id(b, 1), id(b, 0)}},
+		{"entityId", rules.LogFilter{EntityID: "o-1"}, []string{id(c, 0), id(a, 2), id(a, 1), id(a, 0)}},
+		{"result", rules.LogFilter{Result: rules.StatusFailure}, []string{id(a, 2)}},
+		{"from, inclusive", rules.LogFilter{From: &from}, []string{id(c, 0), id(b, 1), id(b, 0)}},
+		{"to, inclusive", rules.LogFilter{To: &from}, []string{id(b, 1), id(b, 0), id(a, 2), id(a, 1), id(a, 0)}},
+		{"from and to", rules.LogFilter{From: &from, To: &to}, []string{id(c, 0), id(b, 1), id(b, 0)}},
+		{"unstorable", rules.LogFilter{EntityID: "\x00"}, []string{}},
+	} {
+		ids, total := f.listLogIDs(sc, cse.filter)
+		f.equal(cse.name, ids, cse.want)
+		f.equal(cse.name+" total", total, len(cse.want))
+	}
+	ids, total := f.listLogIDs(sc, rules.LogFilter{Limit: 2, Offset: 2})
+	f.equal("page", ids, []string{id(b, 0), id(a, 2)})
+	f.equal("total of a page", total, 6)
+}
+
+func testLogPrune(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	cut := time.Date(2001, 6, 1, 12, 0, 0, 0, time.UTC)
+	other := store.NewID()
+	old := f.execution(f.tenant, "", cut.Add(-time.Hour), 2, nil)
+	oldElsewhere := f.execution(other, "", cut.Add(-time.Minute), 1, nil)
+	atCut := f.execution(f.tenant, "", cut, 1, nil) // the cut's own millisecond stays
+	recent := f.execution(f.tenant, "", cut.Add(time.Hour), 1, nil)
+	f.insertExecutions(old, oldElsewhere, atCut, recent)
+	var n int64
+	err := f.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		n, err = f.st.DeleteLogsBefore(ctx, tx, cut)
+		return err
+	})
+	f.must(err, "DeleteLogsBefore")
+	if n < 3 {
+		t.Errorf("DeleteLogsBefore reported %d rule rows, want at least 3 (this test's)", n)
+	}
+	ids, _ := f.listLogIDs(f.scope(), rules.LogFilter{})
+	f.equal("rows left", ids, []string{recent.Rules[0].ID, atCut.Rules[0].ID})
+	ids, _ = f.listLogIDs(store.Scope{TenantID: other}, rules.LogFilter{})
+	f.equal("another tenant's old rows left", ids, []string{})
+	// The old executions went with their rows: their ids can be written
+	// again.
+	f.insertExecutions(old)
+}
+
+func testTransaction(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	kept := f.rule("KEPT", nil)
+	f.set("SET", nil)
+	errRollback := errors.New("roll back")
+	r := f.newRule("ROLLED_BACK")
+	x := f.execution(f.tenant, "", f.at(0), 1, nil)
+	err := f.db.Tx(ctx, func(tx *store.Tx) error {
+		f.must(f.st.InsertRule(ctx, tx, r), "InsertRule in a transaction")
+		if _, err := f.st.GetRule(ctx, tx, f.scope(), r.ID); err != nil {
+			t.Errorf("the transaction does not see its own rule: %v", err)
+		}
+		f.must(f.st.DeleteRule(ctx, tx, f.tenant, kept.ID, tx.Now()), "DeleteRule in a transaction")
+		f.must(f.st.UpdateSet(ctx, tx, f.tenant, &rules.RuleSet{ID: "SET", Name: "changed", UpdatedAt: tx.Now()}), "UpdateSet")
+		f.must(f.st.InsertMember(ctx, tx, f.tenant, &rules.SetMember{SetID: "SET", RuleID: r.RuleID, Sequence: 1, Enabled: true,
+			AddedAt: tx.Now(), RuleUUID: r.ID}), "InsertMember in a transaction")
+		f.must(f.st.InsertExecutions(ctx, tx, []*rules.ExecutionRecord{x}), "InsertExecutions in a transaction")
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		t.Fatalf("Tx: %v", err)
+	}
+	_, err = f.st.GetRule(ctx, f.db, f.scope(), r.ID)
+	f.wantErr(err, store.ErrNotFound, "a rolled-back insert")
+	if _, err := f.st.GetRule(ctx, f.db, f.scope(), kept.ID); err != nil {
+		t.Errorf("a rolled-back delete: %v", err)
+	}
+	rs, err := f.st.GetSet(ctx, f.db, f.tenant, "SET")
+	f.must(err, "GetSet")
+	if rs.Name == "changed" || rs.MemberCount != 0 {
+		t.Errorf("a rolled-back set change: %+v", rs)
+	}
+	_, err = f.st.GetLog(ctx, f.db, f.scope(), x.Rules[0].ID)
+	f.wantErr(err, store.ErrNotFound, "a rolled-back log row")
+}
