@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -24,10 +23,11 @@ import (
 // maxCountedText bytes, which the counts' key can hold): a filter by
 // another value counts the records.
 
-// countSlots spreads one value's count over several rows on PostgreSQL,
-// each transaction adding to one chosen at random, so that concurrent
-// writers of the same value seldom wait for each other's commit. SQLite
-// has one writer at a time and uses one row.
+// countSlots spreads one value's count over several rows where writers
+// run concurrently (PostgreSQL), each transaction adding to one chosen at
+// random, so that concurrent writers of the same value seldom wait for
+// each other's commit. A single writer (SQLite; Dialect.SingleWriter)
+// uses one row.
 const countSlots = 8
 
 // maxCountedText bounds the text values counted (bytes).
@@ -46,7 +46,7 @@ func filterableKeys(ctx context.Context, q store.Querier, entityID string) ([]st
 // countedValue returns x's canonical text (equal for values the engines
 // compare equal) and the parameter the counts table stores, or ok false
 // for a value that is not counted.
-func countedValue(dialect string, x any) (canon string, param any, ok bool) {
+func countedValue(d store.Dialect, x any) (canon string, param any, ok bool) {
 	switch v := x.(type) {
 	case string:
 		if len(v) > maxCountedText {
@@ -68,7 +68,7 @@ func countedValue(dialect string, x any) (canon string, param any, ok bool) {
 	if err != nil {
 		return "", nil, false
 	}
-	param, _ = valueParam(dialect, x)
+	param, _ = d.JSONValueArg(x)
 	return string(b), param, true
 }
 
@@ -82,12 +82,12 @@ type countDelta struct {
 // countDeltas gathers one transaction's changes to the counts of an
 // entity's values, to be written at once by flush.
 type countDeltas struct {
-	dialect string
+	dialect store.Dialect
 	keys    []string
 	m       map[countKey]*countDelta
 }
 
-func newCountDeltas(dialect string, keys []string) *countDeltas {
+func newCountDeltas(dialect store.Dialect, keys []string) *countDeltas {
 	return &countDeltas{dialect: dialect, keys: keys, m: map[countKey]*countDelta{}}
 }
 
@@ -114,7 +114,7 @@ var countUpserts = store.NewBatchInsert("custom_entity_value_counts",
 
 // flush writes the gathered changes for (tenantID, entityID), in key
 // order (so that concurrent transactions lock shared rows in one order).
-func (d *countDeltas) flush(ctx context.Context, tx *store.Tx, tenantID, entityID string) error {
+func (d *countDeltas) flush(ctx context.Context, q store.Querier, tenantID, entityID string) error {
 	keys := make([]countKey, 0, len(d.m))
 	for k, c := range d.m {
 		if c.n != 0 {
@@ -128,7 +128,7 @@ func (d *countDeltas) flush(ctx context.Context, tx *store.Tx, tenantID, entityI
 		return cmp.Or(strings.Compare(a.key, b.key), strings.Compare(a.value, b.value), strings.Compare(a.org, b.org))
 	})
 	slot := 0
-	if d.dialect == "postgres" {
+	if !d.dialect.SingleWriter() {
 		slot = rand.IntN(countSlots)
 	}
 	rows := make([][]any, len(keys))
@@ -136,7 +136,7 @@ func (d *countDeltas) flush(ctx context.Context, tx *store.Tx, tenantID, entityI
 		c := d.m[k]
 		rows[i] = []any{tenantID, entityID, k.key, c.param, k.org, slot, c.n}
 	}
-	_, err := countUpserts.Insert(ctx, tx, rows)
+	_, err := countUpserts.Insert(ctx, q, rows)
 	return err
 }
 
@@ -146,8 +146,8 @@ func (d *countDeltas) flush(ctx context.Context, tx *store.Tx, tenantID, entityI
 // the records instead. It is one statement, so it sees one state of both
 // tables.
 func countedTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID, key string, values []any) (total int, ok bool, err error) {
-	dialect := q.Dialect().Name()
-	_, cast := valueParam(dialect, "")
+	dialect := q.Dialect()
+	_, cast := dialect.JSONValueArg("")
 	seen := map[string]bool{}
 	c := store.Where("tenant_id = ?", sc.TenantID)
 	c.And("entity_id = ?", entityID)
@@ -184,49 +184,44 @@ func countedTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID
 
 // rebuildCounts recounts (entityID, key)'s values over every tenant's live
 // records; dropCounts forgets them.
-func rebuildCounts(ctx context.Context, tx *store.Tx, entityID, key string) error {
-	if err := dropCounts(ctx, tx, entityID, key); err != nil {
+func rebuildCounts(ctx context.Context, q store.Querier, entityID, key string) error {
+	if err := dropCounts(ctx, q, entityID, key); err != nil {
 		return err
 	}
 	// Keys are checked identifiers, written into the statement as in the
 	// indexes (filterable.go).
-	value := valueExpr(tx.Dialect().Name(), key)
+	value := valueExpr(q, key)
 	// The values countedValue counts.
-	scalar := "(jsonb_typeof(" + value + ") IN ('number', 'boolean') OR jsonb_typeof(" + value + ") = 'string' AND octet_length(" +
-		value + " #>> '{}') <= " + strconv.Itoa(maxCountedText) + ")"
-	if tx.Dialect().Name() == "sqlite" {
-		scalar = "(json_type(data, '$." + key + "') IN ('integer', 'real', 'true', 'false') OR json_type(data, '$." + key +
-			"') = 'text' AND length(CAST(" + value + " AS BLOB)) <= " + strconv.Itoa(maxCountedText) + ")"
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO custom_entity_value_counts (tenant_id, entity_id, field_key, value, organization_id, slot, n)
+	scalar := q.Dialect().JSONScalar("data", key, maxCountedText)
+	_, err := q.Exec(ctx, `INSERT INTO custom_entity_value_counts (tenant_id, entity_id, field_key, value, organization_id, slot, n)
 		SELECT tenant_id, entity_id, '`+key+`', `+value+`, COALESCE(organization_id, ''), 0, count(*) FROM custom_entity_records
 		WHERE entity_id = $1 AND deleted_at IS NULL AND `+scalar+`
 		GROUP BY tenant_id, entity_id, `+value+`, COALESCE(organization_id, '')`, entityID)
 	return err
 }
 
-func dropCounts(ctx context.Context, tx *store.Tx, entityID, key string) error {
-	_, err := tx.Exec(ctx, `DELETE FROM custom_entity_value_counts WHERE entity_id = $1 AND field_key = $2`, entityID, key)
+func dropCounts(ctx context.Context, q store.Querier, entityID, key string) error {
+	_, err := q.Exec(ctx, `DELETE FROM custom_entity_value_counts WHERE entity_id = $1 AND field_key = $2`, entityID, key)
 	return err
 }
 
 // countsFor starts a record write's count changes with the entity's
 // filterable keys. It first takes the lock a write of
-// custom_entity_records takes (on PostgreSQL; SQLite's writer holds it
-// already): a definition change making a key filterable holds a lock
+// custom_entity_records takes (Dialect.LockForWrites; SQLite's writer
+// holds it already): a definition change making a key filterable holds a lock
 // conflicting with it while it builds the key's index and counts
 // (syncFilterableIndex), so a record write either commits before that
 // change starts (and the rebuild counts it) or reads the key after it
 // commits (and counts itself).
-func countsFor(ctx context.Context, tx *store.Tx, entityID string) (*countDeltas, error) {
-	if tx.Dialect().Name() == "postgres" {
-		if _, err := tx.Exec(ctx, `LOCK TABLE custom_entity_records IN ROW EXCLUSIVE MODE`); err != nil {
+func countsFor(ctx context.Context, q store.Querier, entityID string) (*countDeltas, error) {
+	if lock := q.Dialect().LockForWrites("custom_entity_records"); lock != "" {
+		if _, err := q.Exec(ctx, lock); err != nil {
 			return nil, err
 		}
 	}
-	keys, err := filterableKeys(ctx, tx, entityID)
+	keys, err := filterableKeys(ctx, q, entityID)
 	if err != nil {
 		return nil, err
 	}
-	return newCountDeltas(tx.Dialect().Name(), keys), nil
+	return newCountDeltas(q.Dialect(), keys), nil
 }

@@ -7,7 +7,9 @@
 // fresh across processes); records (create, batch create, update, soft
 // delete, list with filters, sorting, search and export, value validation
 // by kind and rule, an index per filterable field, exact totals from kept
-// counts); relation options; their routes. Measured in BENCHMARKS.md
+// counts); relation options; their routes; a Store interface with the
+// SQL store on both engines and its conformance suite (entitiestest).
+// Measured in BENCHMARKS.md
 // ("Entities: records at scale").
 //
 // # Entities
@@ -148,7 +150,7 @@
 // removes it, and lookups already filtered by tenant.) Migration 0004
 // changes the key in place on PostgreSQL; SQLite cannot, so it rebuilds
 // custom_entity_records, and the service makes the filterable indexes
-// the rebuild dropped again before its first list (restoreIndexes). The
+// the rebuild dropped again before its first list (SQLStore.PrepareLists). The
 // value counts hold no record ids and need no change.
 //
 // # Totals
@@ -173,6 +175,41 @@
 // Relation options page through an entity's records in id order with an
 // opaque cursor; the label is labelField's value (the request's, else the
 // entity's), else name, title, code or email, else the id.
+//
+// # Storage
+//
+// The Service keeps the area's behaviour: validation and normalisation,
+// scope resolution of definitions (winners), the definitions cache,
+// transactions (on the store.DB it is given) and events. It reads and
+// writes through a Store (store.go), an interface in the area's terms:
+// entities, definition rows at each scope with their tombstones, field
+// settings, records (insert, get, update through a change function,
+// soft delete, list with checked filters, sorting, paging and exact
+// totals, relation options). Each method takes the store.Querier to run
+// on, the Service's transaction for writes, so that a record's write, its
+// counts and its event commit together. New uses the SQL store;
+// NewWithStore takes a host's own (decision: the transaction, the
+// version counter and the events stay on store.DB, so a Store is a way
+// to lay the data out, not another database).
+//
+// NewSQLStore serves both engines with one body of SQL. Where the engines
+// differ it asks the Querier's store.Dialect (JSON values, bounded index
+// values, value parameters, list containment, search over values,
+// whether writers are serialised: row locks, the table lock of record
+// writes, value-count slots); what differs only in the area's own history
+// (the filterable indexes' names and columns, which migration dropped
+// them) lives in sql_sqlite.go and sql_postgres.go, each registering
+// itself under its store.Dialect value, build-tagged like the store's
+// engines. No code compares engine names.
+//
+// Package entitiestest is the conformance suite of a Store: Run drives a
+// Service over it through every behaviour above (scoping of every read
+// and write, tombstones, record ids per tenant, soft delete, filters by
+// kind, sorting, paging, totals from counts across writes, concurrent
+// updates). The SQL store runs it on SQLite and PostgreSQL, and
+// entitiestest's own tests check that it fails stores broken on purpose
+// (organization scope ignored, a delete that keeps its counts, sorting
+// reversed, tombstones ignored), each in the subtest meant to catch it.
 //
 // # Events
 //

@@ -16,19 +16,27 @@ import (
 
 // Entity is a custom entity of a tenant or of one of its organizations.
 type Entity struct {
-	ID             string     `json:"id"`
-	EntityID       string     `json:"entityId"`
-	Label          string     `json:"label"`
-	Description    string     `json:"description,omitempty"`
-	LabelField     string     `json:"labelField,omitempty"`
-	DefaultEditor  string     `json:"defaultEditor,omitempty"`
-	ShowInSidebar  bool       `json:"showInSidebar"`
-	IsActive       bool       `json:"isActive"`
-	TenantID       string     `json:"tenantId"`
-	OrganizationID string     `json:"organizationId,omitempty"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	UpdatedAt      time.Time  `json:"updatedAt"`
-	DeletedAt      *time.Time `json:"deletedAt,omitempty"`
+	// ID is the row's id (UUIDv7); EntityID the entity's ("module.name").
+	ID       string `json:"id"`
+	EntityID string `json:"entityId"`
+	// Label is 1 to 200 characters, Description at most 2,000.
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+	// LabelField is the field whose value labels a record in relation
+	// options ("" for the default: name, title, code or email).
+	LabelField string `json:"labelField,omitempty"`
+	// DefaultEditor is one of Editors, or "".
+	DefaultEditor string `json:"defaultEditor,omitempty"`
+	ShowInSidebar bool   `json:"showInSidebar"`
+	IsActive      bool   `json:"isActive"`
+	TenantID      string `json:"tenantId"`
+	// OrganizationID is the organization whose entity it is, "" for the
+	// tenant's own.
+	OrganizationID string    `json:"organizationId,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+	// DeletedAt is set once the entity is deleted (soft delete).
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
 }
 
 // EntityInput is an entity as upserted. ShowInSidebar defaults to false,
@@ -47,15 +55,20 @@ type EntityInput struct {
 // "code") or a custom one ("custom") with the number of active field
 // keys it has for the caller.
 type EntitySummary struct {
-	EntityID      string     `json:"entityId"`
-	Source        string     `json:"source"`
-	Label         string     `json:"label"`
-	Description   string     `json:"description,omitempty"`
-	LabelField    string     `json:"labelField,omitempty"`
-	DefaultEditor string     `json:"defaultEditor,omitempty"`
-	ShowInSidebar bool       `json:"showInSidebar"`
-	UpdatedAt     *time.Time `json:"updatedAt,omitempty"`
-	Count         int        `json:"count"`
+	EntityID string `json:"entityId"`
+	// Source is "code" (RegisterEntity, overridden or not) or "custom".
+	Source        string `json:"source"`
+	Label         string `json:"label"`
+	Description   string `json:"description,omitempty"`
+	LabelField    string `json:"labelField,omitempty"`
+	DefaultEditor string `json:"defaultEditor,omitempty"`
+	ShowInSidebar bool   `json:"showInSidebar"`
+	// UpdatedAt is the custom entity's; nil for a code entity not
+	// overridden.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	// Count is the number of active field keys the entity has for the
+	// caller.
+	Count int `json:"count"`
 
 	active bool // a code entity, or an active custom one (the sidebar's)
 }
@@ -69,21 +82,31 @@ const (
 
 // Definition is a custom field definition at one scope.
 type Definition struct {
-	ID         string         `json:"id"`
-	EntityID   string         `json:"entityId"`
-	Key        string         `json:"key"`
-	Kind       string         `json:"kind"`
+	ID       string `json:"id"`
+	EntityID string `json:"entityId"`
+	Key      string `json:"key"`
+	// Kind is one of Kinds.
+	Kind string `json:"kind"`
+	// ConfigJSON is the normalised configuration (label, options,
+	// filterable, priority, validation, …; see the package comment).
 	ConfigJSON map[string]any `json:"configJson"`
-	IsActive   bool           `json:"isActive"`
+	// IsActive false disables the field at this scope, letting a wider
+	// scope's definition apply; a tombstone is inactive too.
+	IsActive bool `json:"isActive"`
 	// Scope is where it is defined: global, tenant or organization.
-	Scope          string     `json:"scope"`
-	TenantID       string     `json:"tenantId,omitempty"`
-	OrganizationID string     `json:"organizationId,omitempty"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	UpdatedAt      time.Time  `json:"updatedAt"`
-	DeletedAt      *time.Time `json:"deletedAt,omitempty"`
-
-	tombstoneOnly bool
+	Scope string `json:"scope"`
+	// TenantID is "" for a global definition; OrganizationID "" for a
+	// global or tenant one.
+	TenantID       string    `json:"tenantId,omitempty"`
+	OrganizationID string    `json:"organizationId,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+	// DeletedAt is set on a tombstone: the key is deleted at this scope.
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+	// TombstoneOnly marks a row that exists only as the tombstone of a
+	// wider scope's key (deleting it at this scope): restoring the key
+	// removes the row. Stores keep it; it is not part of the API.
+	TombstoneOnly bool `json:"-"`
 }
 
 // Priority is configJson.priority (0 when absent).
@@ -104,6 +127,8 @@ type DefinitionInput struct {
 
 // FieldSet groups an entity's fields for editors.
 type FieldSet struct {
+	// Code is lowercase letters, digits, _ and - (at most 100); Label 1 to
+	// 255 characters.
 	Code        string          `json:"code"`
 	Label       string          `json:"label"`
 	Icon        string          `json:"icon,omitempty"`

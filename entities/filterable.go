@@ -2,26 +2,16 @@ package entities
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"hash/fnv"
-	"strconv"
-	"strings"
 
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// valueExpr is the SQL expression of field key's value in a record's data:
-// SQLite's json_extract (numbers compare as numbers, text as text) and
-// PostgreSQL's jsonb value (jsonb's own order: numbers numerically,
-// strings as text). key is a checked snake_case identifier.
-func valueExpr(dialect string, key string) string {
-	if dialect == "postgres" {
-		return "(data -> '" + key + "')"
-	}
-	return "json_extract(data, '$." + key + "')"
+// valueExpr is the SQL expression of field key's value in a record's data
+// (Dialect.JSONValue: SQLite's json_extract, PostgreSQL's jsonb value).
+// key is a checked snake_case identifier.
+func valueExpr(q store.Querier, key string) string {
+	return q.Dialect().JSONValue("data", key)
 }
 
 // maxIndexedValue bounds the values PostgreSQL's filterable indexes hold
@@ -31,16 +21,12 @@ const maxIndexedValue = 1500
 
 // indexedExpr is the expression the filterable indexes hold, and that
 // range filters, short equality filters and sorting use so that the
-// engine reads them from the index: valueExpr on SQLite; on PostgreSQL
-// valueExpr when its text is at most maxIndexedValue bytes, else NULL
-// (so a long text sorts as if empty there, and equality with a long value
-// uses valueExpr: see shortFilterValue).
-func indexedExpr(dialect string, key string) string {
-	v := valueExpr(dialect, key)
-	if dialect == "postgres" {
-		return "(CASE WHEN octet_length(" + v + "::text) <= " + strconv.Itoa(maxIndexedValue) + " THEN " + v + " END)"
-	}
-	return v
+// engine reads them from the index: valueExpr, or on PostgreSQL NULL for
+// a value whose text is over maxIndexedValue bytes (so a long text sorts
+// as if empty there, and equality with a long value uses valueExpr: see
+// shortFilterValue). See Dialect.BoundedJSONValue.
+func indexedExpr(q store.Querier, key string) string {
+	return q.Dialect().BoundedJSONValue("data", key, maxIndexedValue)
 }
 
 // shortFilterValue reports whether a record's value equal to x is held by
@@ -51,45 +37,11 @@ func shortFilterValue(x any) bool {
 	return len(b) <= 1000
 }
 
-// valueParam is a filter value as the engine compares it with valueExpr:
-// a jsonb literal on PostgreSQL; on SQLite the value json_extract reads
-// from its JSON text (a number written without a fraction or exponent is
-// an INTEGER when it fits in 64 bits, as 2^60 is, which as a REAL would
-// compare unequal).
-func valueParam(dialect string, x any) (any, string) {
-	if dialect == "postgres" {
-		b, _ := jsonMarshal(x)
-		return string(b), "::jsonb"
-	}
-	if f, ok := x.(float64); ok {
-		b, _ := jsonMarshal(f)
-		if !strings.ContainsAny(string(b), ".eE") {
-			if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-				return n, ""
-			}
-		}
-	}
-	return x, ""
-}
-
-// indexName names the filterable index of (entityID, key). PostgreSQL's
-// are named by an md5 prefix, which its migration 0003 computes too when
-// it rebuilds the indexes of 0002 with indexedExpr.
-func indexName(dialect, entityID, key string) string {
-	if dialect == "postgres" {
-		sum := md5.Sum([]byte(entityID + ":" + key))
-		return "custom_entity_records_k_" + hex.EncodeToString(sum[:8])
-	}
-	h := fnv.New64a()
-	h.Write([]byte(entityID + "\x00" + key))
-	return fmt.Sprintf("custom_entity_records_f_%016x", h.Sum64())
-}
-
-// syncFilterableIndex keeps (entityID, key)'s index and value counts in
-// step with its definitions: when some definition of the key (at any
-// scope, active, not deleted) is filterable, the key is listed in
-// custom_entity_filterable_fields and has an expression index and counts
-// (counts.go); when none is, it has neither.
+// SyncFilterable implements Store: it keeps (entityID, key)'s index and
+// value counts in step with its definitions. When some definition of the
+// key (at any scope, active, not deleted) is filterable, the key is
+// listed in custom_entity_filterable_fields and has an expression index
+// and counts (counts.go); when none is, it has neither.
 //
 // The index: the tenant, the value, then the id (and the organization,
 // for counts that do not use the value counts), over the entity's live
@@ -102,8 +54,12 @@ func indexName(dialect, entityID, key string) string {
 // until the transaction ends (CREATE INDEX takes that lock on PostgreSQL;
 // SQLite has one writer), so no record write falls between the counts'
 // rebuild and the key's listing (see filterableKeys).
-func syncFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string) error {
-	configs, err := store.Many(ctx, tx, func(sc store.Scanner) (string, error) {
+func (*SQLStore) SyncFilterable(ctx context.Context, q store.Querier, entityID, key string) error {
+	eng, err := engineOf(q)
+	if err != nil {
+		return err
+	}
+	configs, err := store.Many(ctx, q, func(sc store.Scanner) (string, error) {
 		var cfg string
 		return cfg, sc.Scan(&cfg)
 	}, `SELECT config_json FROM custom_field_definitions WHERE entity_id = $1 AND field_key = $2
@@ -120,7 +76,7 @@ func syncFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string
 			filterable = true
 		}
 	}
-	listed, err := tx.Exec(ctx, `DELETE FROM custom_entity_filterable_fields WHERE entity_id = $1 AND field_key = $2`, entityID, key)
+	listed, err := q.Exec(ctx, `DELETE FROM custom_entity_filterable_fields WHERE entity_id = $1 AND field_key = $2`, entityID, key)
 	if err != nil {
 		return err
 	}
@@ -128,34 +84,29 @@ func syncFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string
 		if listed == 0 {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+indexName(tx.Dialect().Name(), entityID, key)); err != nil {
+		if _, err := q.Exec(ctx, `DROP INDEX IF EXISTS `+eng.indexName(entityID, key)); err != nil {
 			return err
 		}
-		return dropCounts(ctx, tx, entityID, key)
+		return dropCounts(ctx, q, entityID, key)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO custom_entity_filterable_fields (entity_id, field_key) VALUES ($1, $2)`, entityID, key); err != nil {
+	if _, err := q.Exec(ctx, `INSERT INTO custom_entity_filterable_fields (entity_id, field_key) VALUES ($1, $2)`, entityID, key); err != nil {
 		return err
 	}
 	if listed == 1 {
 		return nil // already filterable: its index and counts are kept up to date
 	}
-	if err := createFilterableIndex(ctx, tx, entityID, key); err != nil {
+	if err := createFilterableIndex(ctx, q, eng, entityID, key); err != nil {
 		return err
 	}
-	return rebuildCounts(ctx, tx, entityID, key)
+	return rebuildCounts(ctx, q, entityID, key)
 }
 
 // createFilterableIndex makes (entityID, key)'s index unless it exists.
-func createFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key string) error {
-	dialect := tx.Dialect().Name()
-	// organization_id rides along (the lists' scope predicate reads it),
-	// so that counting a filter's matches reads the index alone.
-	columns := "tenant_id, " + indexedExpr("sqlite", key) + ", id, organization_id"
-	if dialect == "postgres" {
-		// Records without the value first, as on SQLite (see recordOrder).
-		columns = "tenant_id, " + indexedExpr("postgres", key) + " NULLS FIRST, id) INCLUDE (organization_id"
-	}
-	_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+indexName(dialect, entityID, key)+` ON custom_entity_records (`+columns+`)
+// organization_id rides along (the lists' scope predicate reads it), so
+// that counting a filter's matches reads the index alone.
+func createFilterableIndex(ctx context.Context, q store.Querier, eng engineSQL, entityID, key string) error {
+	_, err := q.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+eng.indexName(entityID, key)+` ON custom_entity_records (`+
+		eng.indexColumns(indexedExpr(q, key))+`)
 		WHERE entity_id = '`+entityID+`' AND deleted_at IS NULL`)
 	return err
 }
@@ -163,16 +114,16 @@ func createFilterableIndex(ctx context.Context, tx *store.Tx, entityID, key stri
 // filterableField is a row of custom_entity_filterable_fields.
 type filterableField struct{ entityID, key string }
 
-// restoreIndexes makes, on SQLite, the filterable indexes that
-// custom_entity_filterable_fields lists and the database lacks: migration
-// 0004 rebuilt custom_entity_records (SQLite cannot change a primary key
-// in place), which drops the table's indexes, and SQL alone cannot name
-// them (indexName hashes). The lists call it first; it looks once per
-// service (one query, and a write transaction only when an index is
-// missing) and again after a failure. Without the indexes the lists are
-// right but read every record of the tenant's entity. PostgreSQL changed
-// the key in place and kept its indexes.
-func (s *Service) restoreIndexes(ctx context.Context) error {
+// PrepareLists implements Store: it makes the filterable indexes that
+// custom_entity_filterable_fields lists and the database lacks, on an
+// engine whose migrations dropped them (engineSQL.listIndexes): SQLite's
+// migration 0004 rebuilt custom_entity_records (SQLite cannot change a
+// primary key in place), which drops the table's indexes, and SQL alone
+// cannot name them (indexName hashes). It looks once per store (one
+// query, and a write transaction only when an index is missing) and again
+// after a failure. Without the indexes the lists are right but read every
+// record of the tenant's entity.
+func (s *SQLStore) PrepareLists(ctx context.Context, db *store.DB) error {
 	if s.indexesRestored.Load() {
 		return nil
 	}
@@ -181,7 +132,11 @@ func (s *Service) restoreIndexes(ctx context.Context) error {
 	if s.indexesRestored.Load() {
 		return nil
 	}
-	if s.db.Dialect().Name() != "sqlite" {
+	eng, err := engineOf(db)
+	if err != nil {
+		return err
+	}
+	if eng.listIndexes == "" {
 		s.indexesRestored.Store(true)
 		return nil
 	}
@@ -196,7 +151,7 @@ func (s *Service) restoreIndexes(ctx context.Context) error {
 		names, err := store.Many(ctx, q, func(sc store.Scanner) (string, error) {
 			var n string
 			return n, sc.Scan(&n)
-		}, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'custom_entity_records'`)
+		}, eng.listIndexes)
 		if err != nil {
 			return nil, err
 		}
@@ -206,26 +161,26 @@ func (s *Service) restoreIndexes(ctx context.Context) error {
 		}
 		var out []filterableField
 		for _, f := range listed {
-			if !have[indexName("sqlite", f.entityID, f.key)] {
+			if !have[eng.indexName(f.entityID, f.key)] {
 				out = append(out, f)
 			}
 		}
 		return out, nil
 	}
-	fs, err := missing(ctx, s.db)
+	fs, err := missing(ctx, db)
 	if err != nil {
 		return err
 	}
 	if len(fs) > 0 {
 		// Read again under the writer, so that a key another process made
 		// plain meanwhile gets no index.
-		err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		err = db.Tx(ctx, func(tx *store.Tx) error {
 			fs, err := missing(ctx, tx)
 			if err != nil {
 				return err
 			}
 			for _, f := range fs {
-				if err := createFilterableIndex(ctx, tx, f.entityID, f.key); err != nil {
+				if err := createFilterableIndex(ctx, tx, eng, f.entityID, f.key); err != nil {
 					return err
 				}
 			}

@@ -93,8 +93,8 @@ func TestTombstoneOnlyRowRestore(t *testing.T) {
 			now := tx.Now()
 			d := &Definition{ID: store.NewID(), EntityID: ent, Key: "color", Kind: "text", ConfigJSON: map[string]any{},
 				TenantID: sc.TenantID, OrganizationID: sc.OrganizationID, CreatedAt: now, UpdatedAt: now, DeletedAt: &now,
-				tombstoneOnly: true}
-			if err := insertDefinition(t.Context(), tx, d); err != nil {
+				TombstoneOnly: true}
+			if err := svc.store.InsertDefinition(t.Context(), tx, d); err != nil {
 				return err
 			}
 			_, err := svc.changed(t.Context(), tx)

@@ -22,14 +22,22 @@ const (
 
 // Record is one record of a custom entity.
 type Record struct {
-	ID             string         `json:"id"`
-	EntityID       string         `json:"entityId"`
-	Values         map[string]any `json:"values"`
-	TenantID       string         `json:"tenantId"`
-	OrganizationID string         `json:"organizationId,omitempty"`
-	CreatedAt      time.Time      `json:"createdAt"`
-	UpdatedAt      time.Time      `json:"updatedAt"`
-	DeletedAt      *time.Time     `json:"deletedAt,omitempty"`
+	// ID is a UUID, unique within the tenant.
+	ID string `json:"id"`
+	// EntityID is the entity, in stored form ("module.name").
+	EntityID string `json:"entityId"`
+	// Values are the record's values by field key (without cf_), each in
+	// its kind's canonical form (numbers as float64, dates as
+	// YYYY-MM-DD, …).
+	Values   map[string]any `json:"values"`
+	TenantID string         `json:"tenantId"`
+	// OrganizationID is the organization the record was made in, "" for
+	// the tenant's own (readable by all of the tenant's organizations).
+	OrganizationID string    `json:"organizationId,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+	// DeletedAt is set once the record is deleted (soft delete).
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
 }
 
 // recordEvent is a record as its events carry it: organizationId is
@@ -50,7 +58,9 @@ func eventOf(r *Record) recordEvent {
 // RecordInput is a record as created or updated. Value keys may carry
 // the "cf_" prefix.
 type RecordInput struct {
-	EntityID string         `json:"entityId"`
+	EntityID string `json:"entityId"`
+	// RecordID names the record: on create a UUID to use as its id (else
+	// a new one is made), on update the record changed.
 	RecordID string         `json:"recordId"`
 	Values   map[string]any `json:"values"`
 }
@@ -116,24 +126,11 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 		now := tx.Now()
 		r := &Record{ID: recordID, EntityID: id, Values: values, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID,
 			CreatedAt: now, UpdatedAt: now}
-		data, err := json.Marshal(values)
-		if err != nil {
-			return err
-		}
-		counts, err := countsFor(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO custom_entity_records (id, tenant_id, organization_id, entity_id, data, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $6)`, r.ID, r.TenantID, store.NullIfEmpty(r.OrganizationID), id, string(data), now)
+		err := s.store.InsertRecords(ctx, tx, []*Record{r})
 		if errors.Is(err, store.ErrConflict) {
 			return store.Errorf(store.ErrConflict, "A record with this id already exists")
 		}
 		if err != nil {
-			return err
-		}
-		counts.add(values, r.OrganizationID, 1)
-		if err := counts.flush(ctx, tx, r.TenantID, id); err != nil {
 			return err
 		}
 		out = r
@@ -172,40 +169,28 @@ func (s *Service) UpdateRecord(ctx context.Context, in RecordInput) (*Record, er
 	}
 	var out *Record
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		counts, err := countsFor(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		r, err := lockRecord(ctx, tx, sc, id, strings.ToLower(in.RecordID))
-		if err != nil {
-			return err
-		}
-		counts.add(r.Values, r.OrganizationID, -1)
-		for k, v := range values {
-			if v == nil {
-				delete(r.Values, k)
-			} else {
-				r.Values[k] = v
+		r, err := s.store.UpdateRecord(ctx, tx, sc, id, strings.ToLower(in.RecordID), func(r *Record) error {
+			if r.Values == nil {
+				r.Values = map[string]any{}
 			}
-		}
-		if len(r.Values) > maxRecordFields {
-			return store.Invalid("_customFields", "Too many custom fields (at most "+strconv.Itoa(maxRecordFields)+")")
-		}
-		if err := missingRequired(defs, r.Values); err != nil {
-			return err
-		}
-		data, err := json.Marshal(r.Values)
+			for k, v := range values {
+				if v == nil {
+					delete(r.Values, k)
+				} else {
+					r.Values[k] = v
+				}
+			}
+			if len(r.Values) > maxRecordFields {
+				return store.Invalid("_customFields", "Too many custom fields (at most "+strconv.Itoa(maxRecordFields)+")")
+			}
+			if err := missingRequired(defs, r.Values); err != nil {
+				return err
+			}
+			r.UpdatedAt = tx.Now()
+			return nil
+		})
 		if err != nil {
-			return err
-		}
-		r.UpdatedAt = tx.Now()
-		if err := store.ExecOne(ctx, tx, `UPDATE custom_entity_records SET data = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`,
-			r.TenantID, r.ID, string(data), r.UpdatedAt); err != nil {
-			return err
-		}
-		counts.add(r.Values, r.OrganizationID, 1)
-		if err := counts.flush(ctx, tx, r.TenantID, id); err != nil {
-			return err
+			return asRecordNotFound(err)
 		}
 		out = r
 		_, err = tx.EmitData(ctx, EventRecordUpdated, store.Scope{TenantID: r.TenantID, OrganizationID: r.OrganizationID}, eventOf(r))
@@ -225,24 +210,14 @@ func (s *Service) DeleteRecord(ctx context.Context, entityID, recordID string) e
 	if !ok {
 		return recordNotFound
 	}
+	recordID = strings.ToLower(recordID)
+	if !uuidPattern.MatchString(recordID) {
+		return recordNotFound
+	}
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		counts, err := countsFor(ctx, tx, id)
+		r, err := s.store.DeleteRecord(ctx, tx, sc, id, recordID, tx.Now())
 		if err != nil {
-			return err
-		}
-		r, err := lockRecord(ctx, tx, sc, id, strings.ToLower(recordID))
-		if err != nil {
-			return err
-		}
-		now := tx.Now()
-		r.DeletedAt, r.UpdatedAt = &now, now
-		if err := store.ExecOne(ctx, tx, `UPDATE custom_entity_records SET deleted_at = $3, updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
-			r.TenantID, r.ID, now); err != nil {
-			return err
-		}
-		counts.add(r.Values, r.OrganizationID, -1)
-		if err := counts.flush(ctx, tx, r.TenantID, id); err != nil {
-			return err
+			return asRecordNotFound(err)
 		}
 		_, err = tx.EmitData(ctx, EventRecordDeleted, store.Scope{TenantID: r.TenantID, OrganizationID: r.OrganizationID}, eventOf(r))
 		return err
@@ -260,57 +235,22 @@ func (s *Service) GetRecord(ctx context.Context, entityID, recordID string, with
 	if !ok {
 		return nil, recordNotFound
 	}
-	return getRecord(ctx, s.db, sc, id, strings.ToLower(recordID), withDeleted)
+	recordID = strings.ToLower(recordID)
+	if !uuidPattern.MatchString(recordID) {
+		return nil, recordNotFound
+	}
+	r, err := s.store.GetRecord(ctx, s.db, sc, id, recordID, withDeleted)
+	return r, asRecordNotFound(err)
 }
 
 var recordNotFound = store.Errorf(store.ErrNotFound, "Record not found")
 
-const recordColumns = `id, entity_id, data, tenant_id, COALESCE(organization_id, ''), created_at, updated_at, deleted_at`
-
-func scanRecord(s store.Scanner) (*Record, error) {
-	var r Record
-	var data string
-	if err := s.Scan(&r.ID, &r.EntityID, &data, &r.TenantID, &r.OrganizationID, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(data), &r.Values); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
-
-func getRecord(ctx context.Context, q store.Querier, sc store.Scope, entityID, recordID string, withDeleted bool) (*Record, error) {
-	return readRecord(ctx, q, sc, entityID, recordID, withDeleted, "")
-}
-
-// lockRecord is getRecord of a live record for a transaction that changes
-// it: on PostgreSQL the row stays locked until the transaction ends, so
-// that concurrent changes of one record apply one after the other, each
-// to the other's result (and a record deleted meanwhile is not found).
-// SQLite's single writer does that already.
-func lockRecord(ctx context.Context, tx *store.Tx, sc store.Scope, entityID, recordID string) (*Record, error) {
-	lock := ""
-	if tx.Dialect().Name() == "postgres" {
-		lock = " FOR UPDATE"
-	}
-	return readRecord(ctx, tx, sc, entityID, recordID, false, lock)
-}
-
-func readRecord(ctx context.Context, q store.Querier, sc store.Scope, entityID, recordID string, withDeleted bool, lock string) (*Record, error) {
-	if !uuidPattern.MatchString(recordID) {
-		return nil, recordNotFound
-	}
-	c := sc.Readable("tenant_id", "organization_id")
-	c.And("entity_id = ?", entityID)
-	c.And("id = ?", recordID)
-	if !withDeleted {
-		c.And("deleted_at IS NULL")
-	}
-	r, err := store.One(ctx, q, scanRecord, `SELECT `+recordColumns+` FROM custom_entity_records WHERE `+c.SQL()+lock, c.Values()...)
+// asRecordNotFound is err, or recordNotFound for a store.ErrNotFound.
+func asRecordNotFound(err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, recordNotFound
+		return recordNotFound
 	}
-	return r, err
+	return err
 }
 
 // Filter operators of RecordQuery.
@@ -365,29 +305,11 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := s.restoreIndexes(ctx); err != nil {
+	if err := s.store.PrepareLists(ctx, s.db); err != nil {
 		return nil, 0, err
 	}
-	dialect := s.db.Dialect().Name()
-	c := sc.Readable("tenant_id", "organization_id")
-	// The entity id is written into the statement (a checked identifier),
-	// as in the filterable indexes' predicate, so that the engines can use
-	// those partial indexes.
-	c.And("entity_id = '" + id + "'")
-	if !q.WithDeleted {
-		c.And("deleted_at IS NULL")
-	}
+	l := RecordList{EntityID: id, WithDeleted: q.WithDeleted, Search: q.Search}
 	var v store.ValidationError
-	// An equality or In filter alone on a field the caller sees as
-	// filterable may take its total from the value counts (counts.go);
-	// for others there are none to look up (or, defined filterable only
-	// at another scope, counting them gives the same total).
-	type countable struct {
-		key  string
-		vals []any
-	}
-	var filters int
-	var counted *countable
 	for _, f := range q.Filters {
 		key := strings.TrimPrefix(f.Key, "cf_")
 		d := defs[key]
@@ -406,126 +328,56 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 		if len(vals) == 0 {
 			continue
 		}
-		filters++
-		if (f.Op == OpEq || f.Op == OpIn) && !multi(d) && isFilterable(d) {
-			counted = &countable{key, vals}
-		}
-		if multi(d) && (f.Op == OpEq || f.Op == OpIn) {
-			// A list value matches when it holds any of the values (no
-			// index serves this).
-			var anyOf []string
-			var args []any
-			for _, x := range vals {
-				if dialect == "postgres" {
-					b, _ := json.Marshal([]any{x})
-					anyOf, args = append(anyOf, valueExpr(dialect, key)+" @> ?::jsonb"), append(args, string(b))
-				} else {
-					anyOf, args = append(anyOf, "EXISTS (SELECT 1 FROM json_each(data, '$."+key+"') WHERE value = ?)"), append(args, x)
-				}
-			}
-			c.And("("+strings.Join(anyOf, " OR ")+")", args...)
-			continue
-		}
-		// Filters compare the indexed form of the value (indexedExpr), but
-		// equality with a value too long for PostgreSQL's index.
-		indexed := indexedExpr(dialect, key)
 		switch f.Op {
 		case OpEq, OpIn:
-			marks := make([]string, len(vals))
-			args := make([]any, len(vals))
-			expr := indexed
-			for i, x := range vals {
-				p, cast := valueParam(dialect, x)
-				marks[i], args[i] = "?"+cast, p
-				if !shortFilterValue(x) {
-					expr = valueExpr(dialect, key)
-				}
-			}
-			if len(marks) == 1 {
-				c.And(expr+" = "+marks[0], args...)
-			} else {
-				c.And(expr+" IN ("+strings.Join(marks, ", ")+")", args...)
-			}
 		case OpGt, OpGte, OpLt, OpLte:
 			if !rangeKind(d.Kind) {
 				v.Add(fieldName(key), "Range filters apply to integer, float, currency, date and datetime fields")
 				continue
 			}
-			op := map[string]string{OpGt: ">", OpGte: ">=", OpLt: "<", OpLte: "<="}[f.Op]
-			p, cast := valueParam(dialect, vals[0])
-			c.And(indexed+" "+op+" ?"+cast, p)
 		default:
 			v.Add(fieldName(key), "Unknown filter operator")
+			continue
 		}
+		// An equality or In filter alone on a field the caller sees as
+		// filterable may take its total from the Store's value counts; a
+		// field defined filterable only at another scope has none to look
+		// up (counting its matches gives the same total).
+		l.Filters = append(l.Filters, RecordFilter{Key: key, Op: f.Op, Values: vals, Multi: multi(d), Filterable: isFilterable(d)})
 	}
 	if len(q.IDs) > 0 {
 		if len(q.IDs) > 100 {
 			return nil, 0, store.Invalid("id", "must be at most 100 ids")
 		}
-		var marks []string
 		for _, rid := range q.IDs {
-			marks = append(marks, c.Add(strings.ToLower(strings.TrimSpace(rid))))
+			l.IDs = append(l.IDs, strings.ToLower(strings.TrimSpace(rid)))
 		}
-		c.And("id IN (" + strings.Join(marks, ", ") + ")")
 	}
-	if q.Search != "" {
-		if !store.Storable(q.Search) {
-			return nil, 0, store.Invalid("search", "must be valid text")
-		}
-		c.And(valuesContain(s.db.Dialect(), "?"), store.LikeContains(store.FoldCase(q.Search)))
+	if q.Search != "" && !store.Storable(q.Search) {
+		return nil, 0, store.Invalid("search", "must be valid text")
 	}
-	order, err := recordOrder(dialect, defs, q.SortField, q.SortDir)
-	if err != nil {
+	if l.SortField, l.SortDesc, err = recordSort(defs, q.SortField, q.SortDir); err != nil {
 		return nil, 0, err
 	}
 	if err := v.Err(); err != nil {
 		return nil, 0, err
 	}
-	if filters != 1 || len(q.IDs) > 0 || q.Search != "" || q.WithDeleted {
-		counted = nil
+	if !q.All {
+		size := q.PageSize
+		if size <= 0 {
+			size = 50
+		}
+		l.Limit = min(size, 100)
+		l.Offset = (max(q.Page, 1) - 1) * l.Limit
 	}
 	var items []*Record
 	var total int
 	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
-		fromCounts := false
-		if counted != nil {
-			var err error
-			if total, fromCounts, err = countedTotal(ctx, tx, sc, id, counted.key, counted.vals); err != nil {
-				return err
-			}
-		}
-		if !fromCounts {
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM custom_entity_records WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
-				return err
-			}
-		}
-		page := ""
-		if !q.All {
-			size := q.PageSize
-			if size <= 0 {
-				size = 50
-			}
-			size = min(size, 100)
-			p := max(q.Page, 1)
-			page = " LIMIT " + c.Add(size) + " OFFSET " + c.Add((p-1)*size)
-		}
 		var err error
-		items, err = store.Many(ctx, tx, scanRecord, `SELECT `+recordColumns+` FROM custom_entity_records WHERE `+c.SQL()+order+page, c.Values()...)
+		items, total, err = s.store.ListRecords(ctx, tx, sc, l)
 		return err
 	})
 	return items, total, err
-}
-
-// valuesContain is a predicate holding when one of a record's values (not
-// its keys; lists and objects as their JSON text), case-folded, matches
-// the LIKE pattern in param.
-func valuesContain(d store.Dialect, param string) string {
-	if d.Name() == "postgres" {
-		return "EXISTS (SELECT 1 FROM jsonb_each_text(data) v WHERE " + d.ContainsFold("v.value", param) + ")"
-	}
-	// json_each gives booleans as 1 and 0: read them as PostgreSQL does.
-	return "EXISTS (SELECT 1 FROM json_each(data) v WHERE " +
-		d.ContainsFold("CASE v.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE v.value END", param) + ")"
 }
 
 func rangeKind(kind string) bool {
@@ -569,44 +421,35 @@ func coerceFilter(d *Definition, raw string) (any, string) {
 	return raw, ""
 }
 
-// recordOrder returns the ORDER BY clause of a sort field and direction.
-func recordOrder(dialect string, defs map[string]*Definition, field, dir string) (string, error) {
+// recordSort checks a sort field and direction: the field as a
+// RecordList names it, and whether descending.
+func recordSort(defs map[string]*Definition, field, dir string) (string, bool, error) {
 	desc := false
 	switch strings.ToLower(dir) {
 	case "", "asc":
 	case "desc":
 		desc = true
 	default:
-		return "", store.Invalid("sortDir", "must be asc or desc")
-	}
-	d := " ASC"
-	if desc {
-		d = " DESC"
+		return "", false, store.Invalid("sortDir", "must be asc or desc")
 	}
 	switch field {
 	case "", "id":
-		return " ORDER BY id" + d, nil
+		return "id", desc, nil
 	case "createdAt", "created_at":
-		return " ORDER BY created_at" + d + ", id" + d, nil
+		return "createdAt", desc, nil
 	case "updatedAt", "updated_at":
-		return " ORDER BY updated_at" + d + ", id" + d, nil
+		return "updatedAt", desc, nil
 	}
 	key := strings.TrimPrefix(field, "cf_")
 	if defs[key] == nil {
-		return "", store.Invalid("sortField", "must be id, createdAt, updatedAt or a field of the entity")
+		return "", false, store.Invalid("sortField", "must be id, createdAt, updatedAt or a field of the entity")
 	}
-	// Records without the value come first ascending and last descending,
-	// on both engines (SQLite's own order; the PostgreSQL indexes are
-	// built NULLS FIRST to match).
-	nulls := " NULLS FIRST"
-	if desc {
-		nulls = " NULLS LAST"
-	}
-	return " ORDER BY " + indexedExpr(dialect, key) + d + nulls + ", id" + d, nil
+	return key, desc, nil
 }
 
 // Option is one choice of a relation field: a record's id and label.
 type Option struct {
+	// Value is the record's id.
 	Value string `json:"value"`
 	Label string `json:"label"`
 }
@@ -639,33 +482,25 @@ func (s *Service) RelationOptions(ctx context.Context, q OptionsQuery) ([]Option
 	size = min(size, 100)
 	labelField := q.LabelField
 	if labelField == "" {
-		if e, err := liveEntityAt(ctx, s.db, sc.TenantID, sc.OrganizationID, id); err == nil {
+		if e, err := s.store.LiveEntity(ctx, s.db, sc.TenantID, sc.OrganizationID, id); err == nil {
 			labelField = e.LabelField
-		} else if e, err := liveEntityAt(ctx, s.db, sc.TenantID, "", id); err == nil {
+		} else if e, err := s.store.LiveEntity(ctx, s.db, sc.TenantID, "", id); err == nil {
 			labelField = e.LabelField
 		}
 	}
 	if labelField != "" && !labelFieldPattern.MatchString(labelField) {
 		return nil, "", store.Invalid("labelField", "must be a field name")
 	}
-	c := sc.Readable("tenant_id", "organization_id")
-	c.And("entity_id = ?", id)
-	c.And("deleted_at IS NULL")
+	after := ""
 	if q.Cursor != "" {
-		after, err := decodeCursor(q.Cursor)
-		if err != nil {
+		if after, err = decodeCursor(q.Cursor); err != nil {
 			return nil, "", store.Invalid("cursor", "is not a cursor this API gave")
 		}
-		c.And("id > ?", after)
 	}
-	if q.Q != "" {
-		if !store.Storable(q.Q) {
-			return nil, "", store.Invalid("q", "must be valid text")
-		}
-		c.And(valuesContain(s.db.Dialect(), "?"), store.LikeContains(store.FoldCase(q.Q)))
+	if q.Q != "" && !store.Storable(q.Q) {
+		return nil, "", store.Invalid("q", "must be valid text")
 	}
-	recs, err := store.Many(ctx, s.db, scanRecord, `SELECT `+recordColumns+` FROM custom_entity_records WHERE `+c.SQL()+
-		` ORDER BY id LIMIT `+c.Add(size+1), c.Values()...)
+	recs, err := s.store.RecordsAfter(ctx, s.db, sc, id, after, q.Q, size+1)
 	if err != nil {
 		return nil, "", err
 	}
@@ -714,10 +549,6 @@ func decodeCursor(c string) (string, error) {
 	return string(b[2:]), nil
 }
 
-// recordInserts writes new records in multi-row INSERTs.
-var recordInserts = store.NewBatchInsert("custom_entity_records",
-	"id, tenant_id, organization_id, entity_id, data, created_at, updated_at", "")
-
 // maxBatchRecords bounds one CreateRecords call.
 const maxBatchRecords = 1000
 
@@ -756,36 +587,22 @@ func (s *Service) CreateRecords(ctx context.Context, entityID string, values []m
 	}
 	// Prepared once (SQLite parses a 50-row INSERT in about the time it
 	// runs it), before the transaction takes the writer.
-	recordInserts.Prepare(ctx, s.db)
-	countUpserts.Prepare(ctx, s.db)
+	s.store.PrepareInserts(ctx, s.db)
 	s.db.PrepareEmitMany(ctx)
 	ids := make([]string, len(values))
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
-		counts, err := countsFor(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		rows := make([][]any, len(clean))
+		records := make([]*Record, len(clean))
 		for i, c := range clean {
-			counts.add(c, sc.OrganizationID, 1)
-			data, err := json.Marshal(c)
-			if err != nil {
-				return err
-			}
 			ids[i] = store.NewID()
-			rows[i] = []any{ids[i], sc.TenantID, store.NullIfEmpty(sc.OrganizationID), id, string(data), now, now}
+			records[i] = &Record{ID: ids[i], EntityID: id, Values: c, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID,
+				CreatedAt: now, UpdatedAt: now}
 		}
-		if _, err := recordInserts.Insert(ctx, tx, rows); err != nil {
-			return err
-		}
-		if err := counts.flush(ctx, tx, sc.TenantID, id); err != nil {
+		if err := s.store.InsertRecords(ctx, tx, records); err != nil {
 			return err
 		}
 		events := make([]store.Event, len(clean))
-		for i, c := range clean {
-			r := &Record{ID: ids[i], EntityID: id, Values: c, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID,
-				CreatedAt: now, UpdatedAt: now}
+		for i, r := range records {
 			data, err := json.Marshal(eventOf(r))
 			if err != nil {
 				return err

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tenantkit/tenantkit/internal/vcache"
@@ -57,12 +55,9 @@ var ErrNotFound = store.Errorf(store.ErrNotFound, "Not found")
 // the tenant's otherwise).
 type Service struct {
 	db    *store.DB
+	store Store
 	cache *vcache.Cache[cacheKey, []*Definition]
 	code  codeEntities
-	// indexesRestored is set once restoreIndexes found every filterable
-	// index present (restoreMu serialises its look).
-	indexesRestored atomic.Bool
-	restoreMu       sync.Mutex
 }
 
 type cacheKey struct{ tenantID, orgID, entityID string }
@@ -71,9 +66,18 @@ type cacheKey struct{ tenantID, orgID, entityID string }
 // notice other processes' changes (the issue allows a second).
 const cacheCheckInterval = 250 * time.Millisecond
 
-// New returns the service over db, whose migrations include Migrations.
-func New(db *store.DB) *Service {
-	return &Service{db: db, cache: vcache.New[cacheKey, []*Definition](db, versionCounter, cacheCheckInterval, 10000)}
+// New returns the service over db, whose migrations include Migrations,
+// storing in the SQL store (NewSQLStore).
+func New(db *store.DB) *Service { return NewWithStore(db, nil) }
+
+// NewWithStore returns the service over st (the SQL store when nil).
+// Transactions, the definitions' version counter and events stay on db;
+// st reads and writes the area's data in them.
+func NewWithStore(db *store.DB, st Store) *Service {
+	if st == nil {
+		st = NewSQLStore()
+	}
+	return &Service{db: db, store: st, cache: vcache.New[cacheKey, []*Definition](db, versionCounter, cacheCheckInterval, 10000)}
 }
 
 // versionCounter is the store version counter of the field definitions.
@@ -102,7 +106,7 @@ func (s *Service) UpsertEntity(ctx context.Context, in EntityInput) (*Entity, er
 	var out *Entity
 	err = txRacingFirstSave(ctx, s.db, func(tx *store.Tx) error {
 		now := tx.Now()
-		e, err := liveEntityAt(ctx, tx, sc.TenantID, sc.OrganizationID, in.EntityID)
+		e, err := s.store.LiveEntity(ctx, tx, sc.TenantID, sc.OrganizationID, in.EntityID)
 		event := EventEntityUpdated
 		switch {
 		case errors.Is(err, store.ErrNotFound):
@@ -120,9 +124,9 @@ func (s *Service) UpsertEntity(ctx context.Context, in EntityInput) (*Entity, er
 			e.IsActive = *in.IsActive
 		}
 		if event == EventEntityCreated {
-			err = insertEntity(ctx, tx, e)
+			err = s.store.InsertEntity(ctx, tx, e)
 		} else {
-			err = updateEntity(ctx, tx, e)
+			err = s.store.UpdateEntity(ctx, tx, e)
 		}
 		if err != nil {
 			return err
@@ -146,7 +150,7 @@ func (s *Service) DeleteEntity(ctx context.Context, entityID string) error {
 		return ErrNotFound
 	}
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		e, err := liveEntityAt(ctx, tx, sc.TenantID, sc.OrganizationID, id)
+		e, err := s.store.LiveEntity(ctx, tx, sc.TenantID, sc.OrganizationID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrNotFound
 		}
@@ -155,7 +159,7 @@ func (s *Service) DeleteEntity(ctx context.Context, entityID string) error {
 		}
 		now := tx.Now()
 		e.IsActive, e.UpdatedAt, e.DeletedAt = false, now, &now
-		if err := updateEntity(ctx, tx, e); err != nil {
+		if err := s.store.UpdateEntity(ctx, tx, e); err != nil {
 			return err
 		}
 		_, err = tx.EmitData(ctx, EventEntityDeleted, emitScope(e.TenantID, e.OrganizationID), e)
@@ -183,7 +187,7 @@ func (s *Service) entities(ctx context.Context, sidebar bool) ([]EntitySummary, 
 	if err != nil {
 		return nil, err
 	}
-	list, err := visibleEntities(ctx, s.db, sc.TenantID, sc.OrganizationID)
+	list, err := s.store.VisibleEntities(ctx, s.db, sc.TenantID, sc.OrganizationID)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +242,7 @@ func winners(rows []*Definition, includeInactive bool) map[string]*Definition {
 // rows returns the definition rows of entityID visible to sc, cached.
 func (s *Service) rows(ctx context.Context, sc store.Scope, entityID string) ([]*Definition, error) {
 	return s.cache.Get(ctx, cacheKey{sc.TenantID, sc.OrganizationID, entityID}, func(tx *store.Tx) ([]*Definition, error) {
-		return visibleDefinitions(ctx, tx, sc.TenantID, sc.OrganizationID, []string{entityID})
+		return s.store.VisibleDefinitions(ctx, tx, sc.TenantID, sc.OrganizationID, []string{entityID})
 	})
 }
 
@@ -326,7 +330,7 @@ func (s *Service) Settings(ctx context.Context, entityIDs ...string) (map[string
 		}
 		ids = append(ids, id)
 	}
-	return settingsOf(ctx, s.db, sc.TenantID, sc.OrganizationID, ids)
+	return s.store.Settings(ctx, s.db, sc.TenantID, sc.OrganizationID, ids)
 }
 
 // Manage returns what an administrator of the caller's scope works with:
@@ -342,7 +346,7 @@ func (s *Service) Manage(ctx context.Context, entityID string) (items []*Definit
 	if !ok {
 		return nil, nil, store.Invalid("entityId", entityIDMessage)
 	}
-	rows, err := visibleDefinitions(ctx, s.db, sc.TenantID, sc.OrganizationID, []string{id})
+	rows, err := s.store.VisibleDefinitions(ctx, s.db, sc.TenantID, sc.OrganizationID, []string{id})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -412,7 +416,7 @@ func txRacingFirstSave(ctx context.Context, db *store.DB, fn func(tx *store.Tx) 
 // upsertDefinition writes in at the scope and emits its event.
 func (s *Service) upsertDefinition(ctx context.Context, tx *store.Tx, tenantID, orgID string, in DefinitionInput) (*Definition, error) {
 	now := tx.Now()
-	d, err := definitionAt(ctx, tx, tenantID, orgID, in.EntityID, in.Key)
+	d, err := s.store.DefinitionAt(ctx, tx, tenantID, orgID, in.EntityID, in.Key)
 	event := EventDefinitionUpdated
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -422,19 +426,19 @@ func (s *Service) upsertDefinition(ctx context.Context, tx *store.Tx, tenantID, 
 	case err != nil:
 		return nil, err
 	}
-	d.Kind, d.ConfigJSON, d.IsActive, d.UpdatedAt, d.DeletedAt, d.tombstoneOnly = in.Kind, in.ConfigJSON, true, now, nil, false
+	d.Kind, d.ConfigJSON, d.IsActive, d.UpdatedAt, d.DeletedAt, d.TombstoneOnly = in.Kind, in.ConfigJSON, true, now, nil, false
 	if in.IsActive != nil {
 		d.IsActive = *in.IsActive
 	}
 	if event == EventDefinitionCreated {
-		err = insertDefinition(ctx, tx, d)
+		err = s.store.InsertDefinition(ctx, tx, d)
 	} else {
-		err = updateDefinition(ctx, tx, d)
+		err = s.store.UpdateDefinition(ctx, tx, d)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := syncFilterableIndex(ctx, tx, d.EntityID, d.Key); err != nil {
+	if err := s.store.SyncFilterable(ctx, tx, d.EntityID, d.Key); err != nil {
 		return nil, err
 	}
 	_, err = tx.EmitData(ctx, event, emitScope(tenantID, orgID), d)
@@ -497,7 +501,7 @@ func (s *Service) Batch(ctx context.Context, in BatchInput) (int64, error) {
 			if in.SingleFieldsetPerRecord != nil {
 				set.SingleFieldsetPerRecord = *in.SingleFieldsetPerRecord
 			}
-			if err := saveSettings(ctx, tx, sc.TenantID, sc.OrganizationID, id, set, tx.Now()); err != nil {
+			if err := s.store.SaveSettings(ctx, tx, sc.TenantID, sc.OrganizationID, id, set, tx.Now()); err != nil {
 				return err
 			}
 		}
@@ -525,17 +529,17 @@ func (s *Service) DeleteDefinition(ctx context.Context, entityID, key string) (i
 	var version int64
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
-		d, err := definitionAt(ctx, tx, sc.TenantID, sc.OrganizationID, id, key)
+		d, err := s.store.DefinitionAt(ctx, tx, sc.TenantID, sc.OrganizationID, id, key)
 		switch {
 		case err == nil && d.DeletedAt != nil:
 			return ErrNotFound // already deleted here
 		case err == nil:
 			d.IsActive, d.UpdatedAt, d.DeletedAt = false, now, &now
-			err = updateDefinition(ctx, tx, d)
+			err = s.store.UpdateDefinition(ctx, tx, d)
 		case errors.Is(err, store.ErrNotFound):
 			// Defined only in a wider scope: tombstone it here.
 			var rows []*Definition
-			if rows, err = visibleDefinitions(ctx, tx, sc.TenantID, sc.OrganizationID, []string{id}); err != nil {
+			if rows, err = s.store.VisibleDefinitions(ctx, tx, sc.TenantID, sc.OrganizationID, []string{id}); err != nil {
 				return err
 			}
 			w := winners(rows, true)[id+"\x00"+key]
@@ -544,13 +548,13 @@ func (s *Service) DeleteDefinition(ctx context.Context, entityID, key string) (i
 			}
 			d = &Definition{ID: store.NewID(), EntityID: id, Key: key, Kind: w.Kind, ConfigJSON: w.ConfigJSON,
 				TenantID: sc.TenantID, OrganizationID: sc.OrganizationID, Scope: scopeName(sc.TenantID, sc.OrganizationID),
-				CreatedAt: now, UpdatedAt: now, DeletedAt: &now, tombstoneOnly: true}
-			err = insertDefinition(ctx, tx, d)
+				CreatedAt: now, UpdatedAt: now, DeletedAt: &now, TombstoneOnly: true}
+			err = s.store.InsertDefinition(ctx, tx, d)
 		}
 		if err != nil {
 			return err
 		}
-		if err := syncFilterableIndex(ctx, tx, id, key); err != nil {
+		if err := s.store.SyncFilterable(ctx, tx, id, key); err != nil {
 			return err
 		}
 		if _, err := tx.EmitData(ctx, EventDefinitionDeleted, emitScope(sc.TenantID, sc.OrganizationID), d); err != nil {
@@ -576,23 +580,23 @@ func (s *Service) RestoreDefinition(ctx context.Context, entityID, key string) e
 		return ErrNotFound
 	}
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		d, err := definitionAt(ctx, tx, sc.TenantID, sc.OrganizationID, id, key)
+		d, err := s.store.DefinitionAt(ctx, tx, sc.TenantID, sc.OrganizationID, id, key)
 		if errors.Is(err, store.ErrNotFound) || err == nil && d.DeletedAt == nil {
 			return ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
-		if d.tombstoneOnly {
-			err = store.ExecOne(ctx, tx, `DELETE FROM custom_field_definitions WHERE id = $1`, d.ID)
+		if d.TombstoneOnly {
+			err = s.store.RemoveDefinition(ctx, tx, d.ID)
 		} else {
 			d.IsActive, d.UpdatedAt, d.DeletedAt = true, tx.Now(), nil
-			err = updateDefinition(ctx, tx, d)
+			err = s.store.UpdateDefinition(ctx, tx, d)
 		}
 		if err != nil {
 			return err
 		}
-		if err := syncFilterableIndex(ctx, tx, id, key); err != nil {
+		if err := s.store.SyncFilterable(ctx, tx, id, key); err != nil {
 			return err
 		}
 		if _, err := tx.EmitData(ctx, EventDefinitionRestored, emitScope(sc.TenantID, sc.OrganizationID), d); err != nil {

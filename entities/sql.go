@@ -3,10 +3,60 @@ package entities
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tenantkit/tenantkit/store"
 )
+
+// SQLStore is the Store on the store package's databases, SQLite and
+// PostgreSQL alike: the tables of the area's migrations (Migrations),
+// with an expression index and value counts per filterable field
+// (filterable.go, counts.go). The few engine differences come from the
+// Querier's Dialect, and the filterable indexes' names and columns from
+// the engine's own file (sql_sqlite.go, sql_postgres.go). Use one per
+// database.
+type SQLStore struct {
+	// indexesRestored is set once PrepareLists found every filterable
+	// index present (restoreMu serialises its look).
+	indexesRestored atomic.Bool
+	restoreMu       sync.Mutex
+}
+
+// NewSQLStore returns the SQL Store.
+func NewSQLStore() *SQLStore { return &SQLStore{} }
+
+var _ Store = (*SQLStore)(nil)
+
+// engineSQL is what differs between the engines in the area's own SQL and
+// is no Dialect matter: the filterable indexes' names and columns, whose
+// history differs by engine.
+type engineSQL struct {
+	// indexName names the filterable index of (entityID, key).
+	indexName func(entityID, key string) string
+	// indexColumns is the column list of a filterable index (what CREATE
+	// INDEX … ON custom_entity_records (…) holds) whose value key is value.
+	indexColumns func(value string) string
+	// listIndexes, when set, lists the names of custom_entity_records'
+	// indexes: a migration dropped them, so that PrepareLists makes the
+	// missing filterable ones again.
+	listIndexes string
+}
+
+// engines holds each engine's engineSQL by its Dialect value; each
+// engine's build-tagged file registers itself, as the store's engines do.
+var engines = map[store.Dialect]engineSQL{}
+
+// engineOf returns q's engineSQL.
+func engineOf(q store.Querier) (engineSQL, error) {
+	e, ok := engines[q.Dialect()]
+	if !ok {
+		return e, errors.New("entities: the SQL store does not know this database engine")
+	}
+	return e, nil
+}
 
 const entityColumns = `id, entity_id, label, COALESCE(description, ''), COALESCE(label_field, ''), COALESCE(default_editor, ''),
 	show_in_sidebar, is_active, tenant_id, COALESCE(organization_id, ''), created_at, updated_at, deleted_at`
@@ -18,24 +68,22 @@ func scanEntity(s store.Scanner) (*Entity, error) {
 	return &e, err
 }
 
-// liveEntityAt returns the live entity entityID at exactly the scope
-// (tenant, org or "" for the tenant's own).
-func liveEntityAt(ctx context.Context, q store.Querier, tenantID, orgID, entityID string) (*Entity, error) {
+// LiveEntity implements Store.
+func (*SQLStore) LiveEntity(ctx context.Context, q store.Querier, tenantID, orgID, entityID string) (*Entity, error) {
 	return store.One(ctx, q, scanEntity, `SELECT `+entityColumns+` FROM custom_entities
 		WHERE tenant_id = $1 AND COALESCE(organization_id, '') = $2 AND entity_id = $3 AND deleted_at IS NULL`,
 		tenantID, orgID, entityID)
 }
 
-// visibleEntities returns the live entities the caller sees: the
-// tenant's own and its organization's, by entity id (the organization's
-// winning over the tenant's).
-func visibleEntities(ctx context.Context, q store.Querier, tenantID, orgID string) ([]*Entity, error) {
+// VisibleEntities implements Store.
+func (*SQLStore) VisibleEntities(ctx context.Context, q store.Querier, tenantID, orgID string) ([]*Entity, error) {
 	return store.Many(ctx, q, scanEntity, `SELECT `+entityColumns+` FROM custom_entities
 		WHERE tenant_id = $1 AND (organization_id IS NULL OR organization_id = $2) AND deleted_at IS NULL
 		ORDER BY entity_id, organization_id IS NULL, id`, tenantID, orgID)
 }
 
-func insertEntity(ctx context.Context, q store.Querier, e *Entity) error {
+// InsertEntity implements Store.
+func (*SQLStore) InsertEntity(ctx context.Context, q store.Querier, e *Entity) error {
 	_, err := q.Exec(ctx, `INSERT INTO custom_entities (id, tenant_id, organization_id, entity_id, label, description, label_field,
 		default_editor, show_in_sidebar, is_active, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
 		e.ID, e.TenantID, store.NullIfEmpty(e.OrganizationID), e.EntityID, e.Label, store.NullIfEmpty(e.Description),
@@ -43,7 +91,8 @@ func insertEntity(ctx context.Context, q store.Querier, e *Entity) error {
 	return err
 }
 
-func updateEntity(ctx context.Context, q store.Querier, e *Entity) error {
+// UpdateEntity implements Store.
+func (*SQLStore) UpdateEntity(ctx context.Context, q store.Querier, e *Entity) error {
 	return store.ExecOne(ctx, q, `UPDATE custom_entities SET label = $2, description = $3, label_field = $4, default_editor = $5,
 		show_in_sidebar = $6, is_active = $7, updated_at = $8, deleted_at = $9 WHERE id = $1`,
 		e.ID, e.Label, store.NullIfEmpty(e.Description), store.NullIfEmpty(e.LabelField), store.NullIfEmpty(e.DefaultEditor),
@@ -56,7 +105,7 @@ const definitionColumns = `id, COALESCE(tenant_id, ''), COALESCE(organization_id
 func scanDefinition(s store.Scanner) (*Definition, error) {
 	var d Definition
 	var cfg string
-	err := s.Scan(&d.ID, &d.TenantID, &d.OrganizationID, &d.EntityID, &d.Key, &d.Kind, &cfg, &d.IsActive, &d.tombstoneOnly,
+	err := s.Scan(&d.ID, &d.TenantID, &d.OrganizationID, &d.EntityID, &d.Key, &d.Kind, &cfg, &d.IsActive, &d.TombstoneOnly,
 		&d.CreatedAt, &d.UpdatedAt, &d.DeletedAt)
 	if err != nil {
 		return nil, err
@@ -78,11 +127,8 @@ func scopeName(tenantID, orgID string) string {
 	return ScopeOrganization
 }
 
-// visibleDefinitions returns every definition row of the entities that a
-// caller of (tenant, org) may see: global ones, the tenant's, and its
-// organization's (org "" sees none of an organization's), deleted ones
-// included (they are tombstones).
-func visibleDefinitions(ctx context.Context, q store.Querier, tenantID, orgID string, entityIDs []string) ([]*Definition, error) {
+// VisibleDefinitions implements Store.
+func (*SQLStore) VisibleDefinitions(ctx context.Context, q store.Querier, tenantID, orgID string, entityIDs []string) ([]*Definition, error) {
 	c := store.Where("(tenant_id IS NULL OR tenant_id = ?)", tenantID)
 	if orgID == "" {
 		c.And("organization_id IS NULL")
@@ -105,12 +151,16 @@ func visibleDefinitions(ctx context.Context, q store.Querier, tenantID, orgID st
 		` ORDER BY entity_id, field_key, id`, c.Values()...)
 }
 
-// definitionAt returns the row of key at exactly the scope (tenant ""
-// for global, org "" for the tenant's own), deleted or not.
-func definitionAt(ctx context.Context, q store.Querier, tenantID, orgID, entityID, key string) (*Definition, error) {
+// DefinitionAt implements Store.
+func (*SQLStore) DefinitionAt(ctx context.Context, q store.Querier, tenantID, orgID, entityID, key string) (*Definition, error) {
 	return store.One(ctx, q, scanDefinition, `SELECT `+definitionColumns+` FROM custom_field_definitions
 		WHERE COALESCE(tenant_id, '') = $1 AND COALESCE(organization_id, '') = $2 AND entity_id = $3 AND field_key = $4`,
 		tenantID, orgID, entityID, key)
+}
+
+// RemoveDefinition implements Store.
+func (*SQLStore) RemoveDefinition(ctx context.Context, q store.Querier, id string) error {
+	return store.ExecOne(ctx, q, `DELETE FROM custom_field_definitions WHERE id = $1`, id)
 }
 
 func configText(cfg map[string]any) (string, error) {
@@ -118,7 +168,8 @@ func configText(cfg map[string]any) (string, error) {
 	return string(b), err
 }
 
-func insertDefinition(ctx context.Context, q store.Querier, d *Definition) error {
+// InsertDefinition implements Store.
+func (*SQLStore) InsertDefinition(ctx context.Context, q store.Querier, d *Definition) error {
 	cfg, err := configText(d.ConfigJSON)
 	if err != nil {
 		return err
@@ -126,23 +177,23 @@ func insertDefinition(ctx context.Context, q store.Querier, d *Definition) error
 	_, err = q.Exec(ctx, `INSERT INTO custom_field_definitions (id, tenant_id, organization_id, entity_id, field_key, kind,
 		config_json, is_active, tombstone_only, created_at, updated_at, deleted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)`,
 		d.ID, store.NullIfEmpty(d.TenantID), store.NullIfEmpty(d.OrganizationID), d.EntityID, d.Key, d.Kind, cfg, d.IsActive,
-		d.tombstoneOnly, d.CreatedAt, d.DeletedAt)
+		d.TombstoneOnly, d.CreatedAt, d.DeletedAt)
 	return err
 }
 
-func updateDefinition(ctx context.Context, q store.Querier, d *Definition) error {
+// UpdateDefinition implements Store.
+func (*SQLStore) UpdateDefinition(ctx context.Context, q store.Querier, d *Definition) error {
 	cfg, err := configText(d.ConfigJSON)
 	if err != nil {
 		return err
 	}
 	return store.ExecOne(ctx, q, `UPDATE custom_field_definitions SET kind = $2, config_json = $3, is_active = $4,
 		tombstone_only = $5, updated_at = $6, deleted_at = $7 WHERE id = $1`,
-		d.ID, d.Kind, cfg, d.IsActive, d.tombstoneOnly, d.UpdatedAt, d.DeletedAt)
+		d.ID, d.Kind, cfg, d.IsActive, d.TombstoneOnly, d.UpdatedAt, d.DeletedAt)
 }
 
-// settingsOf returns the field settings of the entities visible to
-// (tenant, org), by entity id, the most specific scope winning.
-func settingsOf(ctx context.Context, q store.Querier, tenantID, orgID string, entityIDs []string) (map[string]Settings, error) {
+// Settings implements Store.
+func (*SQLStore) Settings(ctx context.Context, q store.Querier, tenantID, orgID string, entityIDs []string) (map[string]Settings, error) {
 	type row struct {
 		entityID string
 		score    int
@@ -185,7 +236,8 @@ func settingsOf(ctx context.Context, q store.Querier, tenantID, orgID string, en
 	return out, nil
 }
 
-func saveSettings(ctx context.Context, q store.Querier, tenantID, orgID, entityID string, s Settings, now time.Time) error {
+// SaveSettings implements Store.
+func (*SQLStore) SaveSettings(ctx context.Context, q store.Querier, tenantID, orgID, entityID string, s Settings, now time.Time) error {
 	sets, err := json.Marshal(s.Fieldsets)
 	if err != nil {
 		return err

@@ -1,0 +1,133 @@
+package entitiestest_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/entities/entitiestest"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+// The SQL store passes the suite on both engines (PostgreSQL with
+// TENANTKIT_TEST_POSTGRES_URL): one database and store per engine,
+// shared by the subtests.
+func TestSQLStore(t *testing.T) {
+	t.Parallel()
+	for _, engine := range []struct {
+		name string
+		open func(testing.TB, ...store.Migrations) *store.DB
+	}{{"sqlite", storetest.SQLite}, {"postgres", storetest.Postgres}} {
+		t.Run(engine.name, func(t *testing.T) {
+			t.Parallel()
+			db := engine.open(t, entities.Migrations)
+			st := entities.NewSQLStore()
+			entitiestest.Run(t, func(*testing.T) (*store.DB, entities.Store) { return db, st })
+		})
+	}
+}
+
+// brokenEnv names, in a child test process, the broken store that
+// TestBrokenStore runs the suite against.
+const brokenEnv = "ENTITIESTEST_BROKEN_STORE"
+
+// Broken stores: the SQL store with one method wrong each, and the
+// subtest of the suite that must catch it.
+var broken = map[string]struct {
+	store   func() entities.Store
+	subtest string
+}{
+	"org scope ignored":       {func() entities.Store { return orgScopeIgnored{entities.NewSQLStore()} }, "RecordScope"},
+	"delete keeps its counts": {func() entities.Store { return deleteKeepsCounts{entities.NewSQLStore()} }, "CountedTotals"},
+	"sort reversed":           {func() entities.Store { return sortReversed{entities.NewSQLStore()} }, "Sorting"},
+	"tombstones ignored":      {func() entities.Store { return tombstonesIgnored{entities.NewSQLStore()} }, "Tombstones"},
+}
+
+// orgScopeIgnored lists every organization's records.
+type orgScopeIgnored struct{ *entities.SQLStore }
+
+func (s orgScopeIgnored) ListRecords(ctx context.Context, q store.Querier, sc store.Scope, l entities.RecordList) ([]*entities.Record, int, error) {
+	sc.OrganizationIDs = nil
+	return s.SQLStore.ListRecords(ctx, q, sc, l)
+}
+
+// deleteKeepsCounts soft-deletes a record without uncounting its values.
+type deleteKeepsCounts struct{ *entities.SQLStore }
+
+func (s deleteKeepsCounts) DeleteRecord(ctx context.Context, q store.Querier, sc store.Scope, entityID, recordID string, now time.Time) (*entities.Record, error) {
+	r, err := s.GetRecord(ctx, q, sc, entityID, recordID, false)
+	if err != nil {
+		return nil, err
+	}
+	r.DeletedAt, r.UpdatedAt = &now, now
+	return r, store.ExecOne(ctx, q, `UPDATE custom_entity_records SET deleted_at = $3, updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
+		r.TenantID, r.ID, now)
+}
+
+// sortReversed sorts the other way.
+type sortReversed struct{ *entities.SQLStore }
+
+func (s sortReversed) ListRecords(ctx context.Context, q store.Querier, sc store.Scope, l entities.RecordList) ([]*entities.Record, int, error) {
+	l.SortDesc = !l.SortDesc
+	return s.SQLStore.ListRecords(ctx, q, sc, l)
+}
+
+// tombstonesIgnored leaves deleted definitions out, so that a wider
+// scope's definition shows through a tombstone.
+type tombstonesIgnored struct{ *entities.SQLStore }
+
+func (s tombstonesIgnored) VisibleDefinitions(ctx context.Context, q store.Querier, tenantID, orgID string, entityIDs []string) ([]*entities.Definition, error) {
+	rows, err := s.SQLStore.VisibleDefinitions(ctx, q, tenantID, orgID, entityIDs)
+	var live []*entities.Definition
+	for _, d := range rows {
+		if d.DeletedAt == nil {
+			live = append(live, d)
+		}
+	}
+	return live, err
+}
+
+// The suite fails each broken store, in the subtest meant to catch it:
+// each runs in a child process (this test binary running TestBrokenStore),
+// which must exit non-zero naming that subtest as failed.
+func TestSuiteCatchesBrokenStores(t *testing.T) {
+	if os.Getenv(brokenEnv) != "" {
+		t.Skip("in a child process")
+	}
+	t.Parallel()
+	for name, b := range broken {
+		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestBrokenStore$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), brokenEnv+"="+name, storetest.PostgresEnv+"=")
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the suite passed the broken store %q:\n%s", name, out)
+			}
+			if want := "--- FAIL: TestBrokenStore/" + b.subtest + " "; !strings.Contains(string(out), want) {
+				t.Fatalf("the suite failed the broken store %q (%v), but not in %s:\n%s", name, err, b.subtest, out)
+			}
+		})
+	}
+}
+
+// TestBrokenStore runs the suite against the broken store named by
+// ENTITIESTEST_BROKEN_STORE, on SQLite; it is skipped without it.
+func TestBrokenStore(t *testing.T) {
+	name := os.Getenv(brokenEnv)
+	if name == "" {
+		t.Skip("run by TestSuiteCatchesBrokenStores")
+	}
+	b, ok := broken[name]
+	if !ok {
+		t.Fatalf("no broken store %q", name)
+	}
+	db := storetest.SQLite(t, entities.Migrations)
+	st := b.store()
+	entitiestest.Run(t, func(*testing.T) (*store.DB, entities.Store) { return db, st })
+}

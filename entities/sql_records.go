@@ -1,0 +1,273 @@
+package entities
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+const recordColumns = `id, entity_id, data, tenant_id, COALESCE(organization_id, ''), created_at, updated_at, deleted_at`
+
+func scanRecord(s store.Scanner) (*Record, error) {
+	var r Record
+	var data string
+	if err := s.Scan(&r.ID, &r.EntityID, &data, &r.TenantID, &r.OrganizationID, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(data), &r.Values); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// recordInserts writes new records in multi-row INSERTs.
+var recordInserts = store.NewBatchInsert("custom_entity_records",
+	"id, tenant_id, organization_id, entity_id, data, created_at, updated_at", "")
+
+// PrepareInserts implements Store: it has the statements of a batch of
+// records prepared before the transaction takes the writer (SQLite parses
+// a 50-row INSERT in about the time it runs it).
+func (*SQLStore) PrepareInserts(ctx context.Context, db *store.DB) {
+	recordInserts.Prepare(ctx, db)
+	countUpserts.Prepare(ctx, db)
+}
+
+// InsertRecords implements Store. The records are of one entity, or each
+// counted under its own.
+func (*SQLStore) InsertRecords(ctx context.Context, q store.Querier, records []*Record) error {
+	byEntity := map[string]*countDeltas{}
+	var entityOrder []string
+	rows := make([][]any, len(records))
+	for i, r := range records {
+		counts := byEntity[r.EntityID]
+		if counts == nil {
+			var err error
+			if counts, err = countsFor(ctx, q, r.EntityID); err != nil {
+				return err
+			}
+			byEntity[r.EntityID] = counts
+			entityOrder = append(entityOrder, r.EntityID)
+		}
+		counts.add(r.Values, r.OrganizationID, 1)
+		data, err := json.Marshal(r.Values)
+		if err != nil {
+			return err
+		}
+		rows[i] = []any{r.ID, r.TenantID, store.NullIfEmpty(r.OrganizationID), r.EntityID, string(data), r.CreatedAt, r.UpdatedAt}
+	}
+	if _, err := recordInserts.Insert(ctx, q, rows); err != nil {
+		return err
+	}
+	for _, id := range entityOrder {
+		// One tenant per call: the Service writes in one scope.
+		if err := byEntity[id].flush(ctx, q, records[0].TenantID, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetRecord implements Store.
+func (*SQLStore) GetRecord(ctx context.Context, q store.Querier, sc store.Scope, entityID, recordID string, withDeleted bool) (*Record, error) {
+	return readRecord(ctx, q, sc, entityID, recordID, withDeleted, "")
+}
+
+// lockRecord is GetRecord of a live record for a transaction that changes
+// it: where writers run concurrently the row stays locked until the
+// transaction ends (Dialect.ForUpdate), so that concurrent changes of one
+// record apply one after the other, each to the other's result (and a
+// record deleted meanwhile is not found). SQLite's single writer does
+// that already.
+func lockRecord(ctx context.Context, q store.Querier, sc store.Scope, entityID, recordID string) (*Record, error) {
+	return readRecord(ctx, q, sc, entityID, recordID, false, q.Dialect().ForUpdate())
+}
+
+func readRecord(ctx context.Context, q store.Querier, sc store.Scope, entityID, recordID string, withDeleted bool, lock string) (*Record, error) {
+	c := sc.Readable("tenant_id", "organization_id")
+	c.And("entity_id = ?", entityID)
+	c.And("id = ?", recordID)
+	if !withDeleted {
+		c.And("deleted_at IS NULL")
+	}
+	return store.One(ctx, q, scanRecord, `SELECT `+recordColumns+` FROM custom_entity_records WHERE `+c.SQL()+lock, c.Values()...)
+}
+
+// changeRecord starts a change of a live record: it locks the record
+// (lockRecord, after countsFor's lock) and returns it with count changes
+// that uncount its values.
+func changeRecord(ctx context.Context, q store.Querier, sc store.Scope, entityID, recordID string) (*Record, *countDeltas, error) {
+	counts, err := countsFor(ctx, q, entityID)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := lockRecord(ctx, q, sc, entityID, recordID)
+	if err != nil {
+		return nil, nil, err
+	}
+	counts.add(r.Values, r.OrganizationID, -1)
+	return r, counts, nil
+}
+
+// UpdateRecord implements Store, moving the record's counts from its old
+// values to its new ones.
+func (*SQLStore) UpdateRecord(ctx context.Context, q store.Querier, sc store.Scope, entityID, recordID string,
+	change func(r *Record) error) (*Record, error) {
+	r, counts, err := changeRecord(ctx, q, sc, entityID, recordID)
+	if err != nil {
+		return nil, err
+	}
+	if err := change(r); err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(r.Values)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.ExecOne(ctx, q, `UPDATE custom_entity_records SET data = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`,
+		r.TenantID, r.ID, string(data), r.UpdatedAt); err != nil {
+		return nil, err
+	}
+	counts.add(r.Values, r.OrganizationID, 1)
+	return r, counts.flush(ctx, q, r.TenantID, entityID)
+}
+
+// DeleteRecord implements Store, uncounting the record's values.
+func (*SQLStore) DeleteRecord(ctx context.Context, q store.Querier, sc store.Scope, entityID, recordID string, now time.Time) (*Record, error) {
+	r, counts, err := changeRecord(ctx, q, sc, entityID, recordID)
+	if err != nil {
+		return nil, err
+	}
+	r.DeletedAt, r.UpdatedAt = &now, now
+	if err := store.ExecOne(ctx, q, `UPDATE custom_entity_records SET deleted_at = $3, updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
+		r.TenantID, r.ID, now); err != nil {
+		return nil, err
+	}
+	return r, counts.flush(ctx, q, r.TenantID, entityID)
+}
+
+// ListRecords implements Store. A list with one equality or In filter on
+// a filterable field, and no other condition, takes its total from the
+// value counts (counts.go); others count their matches.
+func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scope, l RecordList) ([]*Record, int, error) {
+	d := q.Dialect()
+	c := sc.Readable("tenant_id", "organization_id")
+	// The entity id is written into the statement (a checked identifier),
+	// as in the filterable indexes' predicate, so that the engines can use
+	// those partial indexes.
+	c.And("entity_id = '" + l.EntityID + "'")
+	if !l.WithDeleted {
+		c.And("deleted_at IS NULL")
+	}
+	for _, f := range l.Filters {
+		if f.Multi && (f.Op == OpEq || f.Op == OpIn) {
+			// A list value matches when it holds any of the values (no
+			// index serves this).
+			anyOf := make([]string, len(f.Values))
+			args := make([]any, len(f.Values))
+			for i, x := range f.Values {
+				anyOf[i], args[i] = d.JSONListHas("data", f.Key, "?", x)
+			}
+			c.And("("+strings.Join(anyOf, " OR ")+")", args...)
+			continue
+		}
+		// Filters compare the indexed form of the value (indexedExpr), but
+		// equality with a value too long for PostgreSQL's index.
+		indexed := indexedExpr(q, f.Key)
+		switch f.Op {
+		case OpEq, OpIn:
+			marks := make([]string, len(f.Values))
+			args := make([]any, len(f.Values))
+			expr := indexed
+			for i, x := range f.Values {
+				p, cast := d.JSONValueArg(x)
+				marks[i], args[i] = "?"+cast, p
+				if !shortFilterValue(x) {
+					expr = valueExpr(q, f.Key)
+				}
+			}
+			if len(marks) == 1 {
+				c.And(expr+" = "+marks[0], args...)
+			} else {
+				c.And(expr+" IN ("+strings.Join(marks, ", ")+")", args...)
+			}
+		case OpGt, OpGte, OpLt, OpLte:
+			op := map[string]string{OpGt: ">", OpGte: ">=", OpLt: "<", OpLte: "<="}[f.Op]
+			p, cast := d.JSONValueArg(f.Values[0])
+			c.And(indexed+" "+op+" ?"+cast, p)
+		}
+	}
+	if len(l.IDs) > 0 {
+		marks := make([]string, len(l.IDs))
+		for i, id := range l.IDs {
+			marks[i] = c.Add(id)
+		}
+		c.And("id IN (" + strings.Join(marks, ", ") + ")")
+	}
+	if l.Search != "" {
+		c.And(d.JSONValuesContainFold("data", "?"), store.LikeContains(store.FoldCase(l.Search)))
+	}
+	total, fromCounts := 0, false
+	if len(l.Filters) == 1 && len(l.IDs) == 0 && l.Search == "" && !l.WithDeleted {
+		f := l.Filters[0]
+		if (f.Op == OpEq || f.Op == OpIn) && !f.Multi && f.Filterable {
+			var err error
+			if total, fromCounts, err = countedTotal(ctx, q, sc, l.EntityID, f.Key, f.Values); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	if !fromCounts {
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM custom_entity_records WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+	}
+	page := ""
+	if l.Limit > 0 {
+		page = " LIMIT " + c.Add(l.Limit) + " OFFSET " + c.Add(l.Offset)
+	}
+	items, err := store.Many(ctx, q, scanRecord, `SELECT `+recordColumns+` FROM custom_entity_records WHERE `+c.SQL()+
+		recordOrder(q, l.SortField, l.SortDesc)+page, c.Values()...)
+	return items, total, err
+}
+
+// recordOrder returns the ORDER BY clause of a sort field and direction.
+func recordOrder(q store.Querier, field string, desc bool) string {
+	d := " ASC"
+	if desc {
+		d = " DESC"
+	}
+	switch field {
+	case "", "id":
+		return " ORDER BY id" + d
+	case "createdAt":
+		return " ORDER BY created_at" + d + ", id" + d
+	case "updatedAt":
+		return " ORDER BY updated_at" + d + ", id" + d
+	}
+	// Records without the value come first ascending and last descending,
+	// on both engines (SQLite's own order; the PostgreSQL indexes are
+	// built NULLS FIRST to match).
+	nulls := " NULLS FIRST"
+	if desc {
+		nulls = " NULLS LAST"
+	}
+	return " ORDER BY " + indexedExpr(q, field) + d + nulls + ", id" + d
+}
+
+// RecordsAfter implements Store.
+func (*SQLStore) RecordsAfter(ctx context.Context, q store.Querier, sc store.Scope, entityID, afterID, search string, limit int) ([]*Record, error) {
+	c := sc.Readable("tenant_id", "organization_id")
+	c.And("entity_id = ?", entityID)
+	c.And("deleted_at IS NULL")
+	if afterID != "" {
+		c.And("id > ?", afterID)
+	}
+	if search != "" {
+		c.And(q.Dialect().JSONValuesContainFold("data", "?"), store.LikeContains(store.FoldCase(search)))
+	}
+	return store.Many(ctx, q, scanRecord, `SELECT `+recordColumns+` FROM custom_entity_records WHERE `+c.SQL()+
+		` ORDER BY id LIMIT `+c.Add(limit), c.Values()...)
+}
