@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -105,21 +104,22 @@ func intParam(q url.Values, name string, def, lo int, msg string, v *store.Valid
 	return n
 }
 
-// sortParams is a validated sort order. Field is the API field name, Column
-// the trusted SQL column chosen for it, and Desc is true for sortDir=desc.
+// sortParams is a validated sort order: Field is the API field name (the
+// area's store maps it to a column), Desc is true for sortDir=desc.
 type sortParams struct {
-	Field, Column string
-	Desc          bool
+	Field string
+	Desc  bool
 }
 
-// parseSort reads "sortField" and "sortDir" from q. allowed maps each API field
-// name to a trusted SQL column. A missing sortField selects def, which must be
-// a key of allowed (otherwise a plain, non-validation error is returned since
-// that is a programming mistake). The direction is ascending unless
-// sortDir=desc; asc/desc are case-insensitive. An unknown sortField or a bad
-// sortDir is reported in a *store.ValidationError; both are reported together.
-func parseSort(q url.Values, allowed map[string]string, def string) (sortParams, error) {
-	if _, ok := allowed[def]; !ok {
+// parseSort reads "sortField" and "sortDir" from q. allowed lists the API
+// field names the list sorts by; a missing sortField selects def, which
+// must be one of them (otherwise a plain, non-validation error is
+// returned since that is a programming mistake). The direction is
+// ascending unless sortDir=desc; asc/desc are case-insensitive. An unknown
+// sortField or a bad sortDir is reported in a *store.ValidationError; both
+// are reported together.
+func parseSort(q url.Values, allowed []string, def string) (sortParams, error) {
+	if !slices.Contains(allowed, def) {
 		return sortParams{}, fmt.Errorf("httpapi: default sort field %q is not in the allowed set", def)
 	}
 	var v store.ValidationError
@@ -127,9 +127,8 @@ func parseSort(q url.Values, allowed map[string]string, def string) (sortParams,
 	if field == "" {
 		field = def
 	}
-	column, ok := allowed[field]
-	if !ok {
-		v.Add("sortField", "must be one of "+strings.Join(slices.Sorted(maps.Keys(allowed)), ", "))
+	if !slices.Contains(allowed, field) {
+		v.Add("sortField", "must be one of "+strings.Join(slices.Sorted(slices.Values(allowed)), ", "))
 	}
 	desc := false
 	switch strings.ToLower(q.Get("sortDir")) {
@@ -142,20 +141,7 @@ func parseSort(q url.Values, allowed map[string]string, def string) (sortParams,
 	if err := v.Err(); err != nil {
 		return sortParams{}, err
 	}
-	return sortParams{Field: field, Column: column, Desc: desc}, nil
-}
-
-// SQL returns "ORDER BY <column> ASC|DESC". The column comes from the allowed
-// map given to parseSort, never from the request. The zero sortParams gives "".
-func (s sortParams) SQL() string {
-	if s.Column == "" {
-		return ""
-	}
-	dir := "ASC"
-	if s.Desc {
-		dir = "DESC"
-	}
-	return "ORDER BY " + s.Column + " " + dir
+	return sortParams{Field: field, Desc: desc}, nil
 }
 
 // parseBool reads the optional boolean query parameter name: absent or empty

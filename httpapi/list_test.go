@@ -164,22 +164,21 @@ func TestParseLimitOffset(t *testing.T) {
 }
 
 func TestParseSort(t *testing.T) {
-	allowed := map[string]string{"name": "t.name", "createdAt": "t.created_at", "email": "u.email"}
+	allowed := []string{"name", "createdAt", "email"}
 	oneOf := "must be one of createdAt, email, name"
 	dir := "must be asc or desc"
 	tests := []struct {
-		name    string
-		query   string
-		want    sortParams
-		wantSQL string
-		fields  map[string]string
+		name   string
+		query  string
+		want   sortParams
+		fields map[string]string
 	}{
-		{name: "default", query: "", want: sortParams{Field: "name", Column: "t.name"}, wantSQL: "ORDER BY t.name ASC"},
-		{name: "default desc", query: "sortDir=desc", want: sortParams{Field: "name", Column: "t.name", Desc: true}, wantSQL: "ORDER BY t.name DESC"},
-		{name: "field asc", query: "sortField=email&sortDir=asc", want: sortParams{Field: "email", Column: "u.email"}, wantSQL: "ORDER BY u.email ASC"},
-		{name: "field desc", query: "sortField=createdAt&sortDir=desc", want: sortParams{Field: "createdAt", Column: "t.created_at", Desc: true}, wantSQL: "ORDER BY t.created_at DESC"},
-		{name: "dir case-insensitive", query: "sortField=email&sortDir=DeSc", want: sortParams{Field: "email", Column: "u.email", Desc: true}, wantSQL: "ORDER BY u.email DESC"},
-		{name: "dir upper asc", query: "sortDir=ASC", want: sortParams{Field: "name", Column: "t.name"}, wantSQL: "ORDER BY t.name ASC"},
+		{name: "default", query: "", want: sortParams{Field: "name"}},
+		{name: "default desc", query: "sortDir=desc", want: sortParams{Field: "name", Desc: true}},
+		{name: "field asc", query: "sortField=email&sortDir=asc", want: sortParams{Field: "email"}},
+		{name: "field desc", query: "sortField=createdAt&sortDir=desc", want: sortParams{Field: "createdAt", Desc: true}},
+		{name: "dir case-insensitive", query: "sortField=email&sortDir=DeSc", want: sortParams{Field: "email", Desc: true}},
+		{name: "dir upper asc", query: "sortDir=ASC", want: sortParams{Field: "name"}},
 		{name: "unknown field", query: "sortField=password", fields: map[string]string{"sortField": oneOf}},
 		{name: "column name is not a field", query: "sortField=t.name", fields: map[string]string{"sortField": oneOf}},
 		{name: "injection attempt", query: "sortField=" + url.QueryEscape("name; DROP TABLE t"), fields: map[string]string{"sortField": oneOf}},
@@ -193,14 +192,13 @@ func TestParseSort(t *testing.T) {
 			got, err := parseSort(query(t, tc.query), allowed, "name")
 			checkFields(t, err, tc.fields)
 			is.Equal(got, tc.want)
-			is.Equal(got.SQL(), tc.wantSQL)
 		})
 	}
 }
 
 func TestParseSortBadDefault(t *testing.T) {
 	is := is.New(t)
-	_, err := parseSort(url.Values{}, map[string]string{"name": "name"}, "missing")
+	_, err := parseSort(url.Values{}, []string{"name"}, "missing")
 	is.True(err != nil)
 	is.True(!errors.Is(err, store.ErrInvalid)) // a programming error is not a client error
 }

@@ -222,7 +222,7 @@ func newDataPage[T any](items []T, total int, p pageParams) dataPage[T] {
 	return out
 }
 
-var ruleSortFields = map[string]string{"ruleName": "ruleName", "priority": "priority", "createdAt": "createdAt", "updatedAt": "updatedAt"}
+var ruleSortFields = []string{"ruleName", "priority", "createdAt", "updatedAt"}
 
 func (h ruleHandlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()

@@ -74,10 +74,7 @@ func toToggleItem(t *toggles.Toggle) toggleItem {
 		CreatedAt: t.CreatedAt.UTC().Format(toggleTime), UpdatedAt: t.UpdatedAt.UTC().Format(toggleTime)}
 }
 
-var toggleSortFields = map[string]string{
-	"id": "id", "category": "category", "identifier": "identifier", "name": "name",
-	"createdAt": "createdAt", "updatedAt": "updatedAt", "type": "type",
-}
+var toggleSortFields = []string{"id", "category", "identifier", "name", "createdAt", "updatedAt", "type"}
 
 func (h toggleHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
@@ -205,7 +202,7 @@ type overrideItem struct {
 	TenantName string `json:"tenantName"`
 }
 
-var overrideSortFields = map[string]string{"identifier": "identifier", "name": "name", "category": "category"}
+var overrideSortFields = []string{"identifier", "name", "category"}
 
 func (h toggleHandlers) listOverrides(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
