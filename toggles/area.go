@@ -1,12 +1,13 @@
 package toggles
 
 import (
+	"context"
+
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// The Service plays its part in a Kit's lifecycle (tenantkit.Area): Start
-// and Stop run the cache's version poll (service.go).
+// The Service plays its part in a Kit's lifecycle (tenantkit.Area).
 
 // Name is the area's name in the Kit's errors and logs.
 func (s *Service) Name() string { return "toggles" }
@@ -19,3 +20,10 @@ func (s *Service) EventTypes() []store.EventType { return EventTypes }
 
 // RegisterJobs registers nothing: toggles have no background jobs.
 func (s *Service) RegisterJobs(*jobs.Engine) error { return nil }
+
+// Start does nothing: the cache has no background work. The first check
+// after each PollInterval reads the version counter itself (doc.go, Cache).
+func (s *Service) Start(context.Context) error { return nil }
+
+// Stop does nothing, as Start starts nothing.
+func (s *Service) Stop(context.Context) error { return nil }

@@ -1,19 +1,18 @@
 package toggles
 
 import (
-	"context"
 	"encoding/json"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/tenantkit/tenantkit/store"
 )
 
-// snapshot is the cache: every live toggle with its overrides, as of a
-// version of the version counter. It is never modified once published.
+// The cache is a vcache.Value holding a snapshot: every live toggle with
+// its overrides, as loaded by Store.LoadAll, kept fresh by the store's
+// version counter "toggles" (see doc.go).
+
+// versionCounter names the store version counter every change bumps.
+const versionCounter = "toggles"
+
+// snapshot is the cache's value. It is never modified once published.
 type snapshot struct {
-	version      int64
 	byIdentifier map[string]*cachedToggle
 }
 
@@ -49,8 +48,8 @@ func decodeValue(raw json.RawMessage) cachedValue {
 	return v
 }
 
-func buildSnapshot(version int64, ts []*Toggle, os []*Override) *snapshot {
-	s := &snapshot{version: version, byIdentifier: make(map[string]*cachedToggle, len(ts))}
+func buildSnapshot(ts []*Toggle, os []*Override) *snapshot {
+	s := &snapshot{byIdentifier: make(map[string]*cachedToggle, len(ts))}
 	byID := make(map[string]*cachedToggle, len(ts))
 	for _, t := range ts {
 		c := &cachedToggle{toggle: t, def: decodeValue(t.DefaultValue), overrides: map[string]*cachedValue{}}
@@ -64,59 +63,4 @@ func buildSnapshot(version int64, ts []*Toggle, os []*Override) *snapshot {
 		}
 	}
 	return s
-}
-
-// cache holds the published snapshot and keeps it fresh.
-type cache struct {
-	db      *store.DB
-	current atomic.Pointer[snapshot]
-	// mu serialises reloads, so a slow reload never replaces a newer one.
-	mu sync.Mutex
-}
-
-// reload publishes the database's state if it is newer than the cache's
-// (or force is set). The version is read before the rows: under READ
-// COMMITTED the rows may be newer than the version read, never older, and
-// a snapshot holding newer rows is simply reloaded again at the next poll.
-func (c *cache) reload(ctx context.Context, force bool) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var next *snapshot
-	err := c.db.ReadTx(ctx, func(tx *store.Tx) error {
-		v, err := readVersion(ctx, tx)
-		if err != nil {
-			return err
-		}
-		if cur := c.current.Load(); !force && cur != nil && cur.version == v {
-			return nil
-		}
-		ts, os, err := loadAll(ctx, tx)
-		if err != nil {
-			return err
-		}
-		next = buildSnapshot(v, ts, os)
-		return nil
-	})
-	if err == nil && next != nil {
-		c.current.Store(next)
-	}
-	return err
-}
-
-// poll checks the version every interval until ctx ends, reloading when
-// another process changed something. Failures keep the current snapshot
-// and are retried at the next tick.
-func (c *cache) poll(ctx context.Context, interval time.Duration, onError func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := c.reload(ctx, false); err != nil && ctx.Err() == nil {
-				onError(err)
-			}
-		}
-	}
 }

@@ -10,7 +10,8 @@ import (
 // Resolve returns the toggle's effective value for the tenant in ctx, from
 // the in-process cache: the tenant's override if it has one, else the
 // default. A change made through this Service is visible at once; one made
-// by another process on the same database within the poll interval.
+// by another process on the same database by the first check after the
+// poll interval.
 func (s *Service) Resolve(ctx context.Context, identifier string) (Resolution, error) {
 	c, tenant, err := s.lookup(ctx, identifier)
 	if err != nil {
@@ -91,12 +92,9 @@ func (s *Service) lookup(ctx context.Context, identifier string) (*cachedToggle,
 	if err != nil {
 		return nil, "", err
 	}
-	snap := s.cache.current.Load()
-	if snap == nil { // the first check of this process
-		if err := s.cache.reload(ctx, false); err != nil {
-			return nil, "", err
-		}
-		snap = s.cache.current.Load()
+	snap, err := s.cache.Get(ctx)
+	if err != nil { // the first load failed: there are no previous values
+		return nil, "", err
 	}
 	c := snap.byIdentifier[identifier]
 	if c == nil {

@@ -9,10 +9,10 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/tenantkit/tenantkit/internal/vcache"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -25,8 +25,13 @@ var Migrations = store.Migrations{Line: "toggles", FS: migrationsFS, Dir: "migra
 
 // Options tunes a Service. The zero value is ready to use.
 type Options struct {
-	// PollInterval is how often the cache checks whether another process
-	// changed a toggle (default 250 ms; one single-row read).
+	// Store stores toggles and overrides (default NewSQLStore(), on the
+	// area's own tables). A host with its own storage passes its Store;
+	// it must keep its data in db (see Store) and pass togglestest.Run.
+	Store Store
+	// PollInterval is at most how often a check reads the version counter
+	// to notice another process's change (default 250 ms; one single-row
+	// read, by the first check after the interval).
 	PollInterval time.Duration
 	// Logger receives cache reload failures. Defaults to slog.Default().
 	Logger *slog.Logger
@@ -35,61 +40,36 @@ type Options struct {
 // Service manages toggles and overrides and resolves them from an
 // in-process cache.
 type Service struct {
-	db       *store.DB
-	cache    cache
-	logger   *slog.Logger
-	interval time.Duration
-
-	mu   sync.Mutex
-	stop context.CancelFunc // the running poll's, nil when none runs
-	done chan struct{}
+	db     *store.DB
+	store  Store
+	cache  *vcache.Value[*snapshot]
+	logger *slog.Logger
 }
 
 // New returns the service over db, whose migrations include Migrations.
-// It starts nothing and reads nothing: the cache loads on the first check,
-// and sees other processes' changes once Start runs its version poll.
+// It starts nothing and reads nothing: the cache loads on the first check.
 func New(db *store.DB, opts Options) *Service {
-	s := &Service{db: db, cache: cache{db: db}, logger: opts.Logger, interval: opts.PollInterval}
+	s := &Service{db: db, store: opts.Store, logger: opts.Logger}
+	if s.store == nil {
+		s.store = NewSQLStore()
+	}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
-	if s.interval <= 0 {
-		s.interval = 250 * time.Millisecond
+	interval := opts.PollInterval
+	if interval <= 0 {
+		interval = 250 * time.Millisecond
 	}
+	s.cache = vcache.NewValue(db, versionCounter, interval, func(ctx context.Context, tx *store.Tx) (*snapshot, error) {
+		ts, os, err := s.store.LoadAll(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		return buildSnapshot(ts, os), nil
+	}, func(err error) {
+		s.logger.Warn("toggles: cache reload failed; serving the previous values", "err", err)
+	})
 	return s
-}
-
-// Start runs the cache's version poll until Stop, so that other
-// processes' changes show within the poll interval. Cancelling ctx does
-// not stop it. Starting a running poll does nothing.
-func (s *Service) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stop != nil {
-		return nil
-	}
-	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	s.stop, s.done = stop, make(chan struct{})
-	done := s.done
-	go func() {
-		defer close(done)
-		s.cache.poll(pctx, s.interval, func(err error) {
-			s.logger.Warn("toggles: cache reload failed; serving the previous values", "err", err)
-		})
-	}()
-	return nil
-}
-
-// Stop stops the version poll, if it runs.
-func (s *Service) Stop(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stop != nil {
-		s.stop()
-		<-s.done
-		s.stop = nil
-	}
-	return nil
 }
 
 // Limits of the definition fields (the spec leaves them open).
@@ -144,7 +124,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Toggle, error) {
 			return err
 		}
 		t.CreatedAt, t.UpdatedAt = tx.Now(), tx.Now()
-		if err := insertToggle(ctx, tx, t); err != nil {
+		if err := s.store.CreateToggle(ctx, tx, t); err != nil {
 			return err
 		}
 		_, err := tx.EmitData(ctx, EventToggleCreated, store.Scope{}, t)
@@ -158,7 +138,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*Toggle, error) {
 	var t *Toggle
 	err := s.change(ctx, func(tx *store.Tx) error {
 		var err error
-		if t, err = getToggle(ctx, tx, in.ID); err != nil {
+		if t, err = s.store.GetToggle(ctx, tx, in.ID); err != nil {
 			return notFound(err)
 		}
 		apply(&t.Identifier, in.Identifier)
@@ -180,7 +160,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*Toggle, error) {
 			return err
 		}
 		t.UpdatedAt = tx.Now()
-		if err := updateToggle(ctx, tx, t); err != nil {
+		if err := s.store.UpdateToggle(ctx, tx, t); err != nil {
 			return err
 		}
 		_, err = tx.EmitData(ctx, EventToggleUpdated, store.Scope{}, t)
@@ -196,11 +176,11 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*Toggle, error) {
 // overrides are kept (but no longer apply).
 func (s *Service) Delete(ctx context.Context, id string) error {
 	return s.change(ctx, func(tx *store.Tx) error {
-		t, err := getToggle(ctx, tx, id)
+		t, err := s.store.GetToggle(ctx, tx, id)
 		if err != nil {
 			return notFound(err)
 		}
-		if err := deleteToggle(ctx, tx, id, tx.Now()); err != nil {
+		if err := s.store.DeleteToggle(ctx, tx, id, tx.Now()); err != nil {
 			return err
 		}
 		_, err = tx.EmitData(ctx, EventToggleDeleted, store.Scope{}, t)
@@ -210,25 +190,13 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 
 // Get returns a live toggle.
 func (s *Service) Get(ctx context.Context, id string) (*Toggle, error) {
-	t, err := getToggle(ctx, s.db, id)
+	t, err := s.store.GetToggle(ctx, s.db, id)
 	return t, notFound(err)
-}
-
-// ListFilter selects and orders toggles. Text filters match anywhere,
-// case-insensitively.
-type ListFilter struct {
-	Search, Identifier, Name, Category string
-	Type                               Type
-	// SortField is id, category, identifier, name, createdAt, updatedAt or
-	// type (default createdAt).
-	SortField     string
-	SortDesc      bool
-	Limit, Offset int
 }
 
 // List returns a page of toggles and the total.
 func (s *Service) List(ctx context.Context, f ListFilter) ([]*Toggle, int, error) {
-	return listToggles(ctx, s.db, f)
+	return s.store.ListToggles(ctx, s.db, f)
 }
 
 // OverrideView is a toggle's value for the caller's tenant, with the
@@ -252,7 +220,7 @@ func (s *Service) GetOverride(ctx context.Context, toggleID string) (*OverrideVi
 		return nil, err
 	}
 	view := &OverrideView{Value: t.DefaultValue, TenantID: sc.TenantID, ToggleType: t.Type}
-	o, err := getOverride(ctx, s.db, sc.TenantID, toggleID)
+	o, err := s.store.GetOverride(ctx, s.db, sc.TenantID, toggleID)
 	switch {
 	case err == nil:
 		view.ID, view.Value, view.UpdatedAt = o.ID, o.Value, &o.UpdatedAt
@@ -262,15 +230,6 @@ func (s *Service) GetOverride(ctx context.Context, toggleID string) (*OverrideVi
 	return view, nil
 }
 
-// OverrideFilter selects and orders ListOverrides.
-type OverrideFilter struct {
-	Identifier, Name, Category string
-	// SortField is identifier (default), name or category.
-	SortField     string
-	SortDesc      bool
-	Limit, Offset int
-}
-
 // ListOverrides returns one row per live toggle as the tenant in ctx sees
 // it, and the total.
 func (s *Service) ListOverrides(ctx context.Context, f OverrideFilter) ([]*OverrideItem, int, error) {
@@ -278,7 +237,7 @@ func (s *Service) ListOverrides(ctx context.Context, f OverrideFilter) ([]*Overr
 	if err != nil {
 		return nil, 0, err
 	}
-	return listOverrides(ctx, s.db, sc.TenantID, f)
+	return s.store.ListOverrides(ctx, s.db, sc.TenantID, f)
 }
 
 // SetOverride gives the tenant in ctx its own value of a toggle (on true)
@@ -291,7 +250,7 @@ func (s *Service) SetOverride(ctx context.Context, toggleID string, on bool, val
 	}
 	var out *Override
 	err = s.change(ctx, func(tx *store.Tx) error {
-		t, err := getToggle(ctx, tx, toggleID)
+		t, err := s.store.GetToggle(ctx, tx, toggleID)
 		if err != nil {
 			return notFound(err)
 		}
@@ -301,12 +260,12 @@ func (s *Service) SetOverride(ctx context.Context, toggleID string, on bool, val
 			if msg := checkValue(t.Type, value); msg != "" {
 				return store.Invalid("overrideValue", msg)
 			}
-			if out, err = upsertOverride(ctx, tx, &Override{ID: store.NewID(), ToggleID: t.ID, TenantID: sc.TenantID,
+			if out, err = s.store.UpsertOverride(ctx, tx, &Override{ID: store.NewID(), ToggleID: t.ID, TenantID: sc.TenantID,
 				Value: value, UpdatedAt: tx.Now()}); err != nil {
 				return err
 			}
 			event["value"] = out.Value
-		} else if n, err := deleteOverride(ctx, tx, sc.TenantID, t.ID); err != nil || n == 0 {
+		} else if found, err := s.store.DeleteOverride(ctx, tx, sc.TenantID, t.ID); err != nil || !found {
 			return err // removing no override changes nothing and emits nothing
 		}
 		_, err = tx.EmitData(ctx, EventOverrideUpdated, store.Scope{TenantID: sc.TenantID}, event)
@@ -317,12 +276,14 @@ func (s *Service) SetOverride(ctx context.Context, toggleID string, on bool, val
 
 // change runs fn in a transaction that bumps the version counter, and
 // reloads this process's cache once it commits, so the next check sees the
-// change. The bump comes first: its row lock makes every change wait for
-// the one before to commit, so on PostgreSQL (READ COMMITTED) fn reads the
-// latest state and two concurrent updates never overwrite each other.
+// change (and has values to serve should later reloads fail); other
+// processes' checks notice the bump. The bump comes first: its row lock
+// makes every change wait for the one before to commit, so on PostgreSQL
+// (READ COMMITTED) fn reads the latest state and two concurrent updates
+// never overwrite each other.
 func (s *Service) change(ctx context.Context, fn func(tx *store.Tx) error) error {
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := bumpVersion(ctx, tx); err != nil {
+		if _, err := s.cache.Changed(ctx, tx); err != nil {
 			return err
 		}
 		return fn(tx)
@@ -330,14 +291,17 @@ func (s *Service) change(ctx context.Context, fn func(tx *store.Tx) error) error
 	if err != nil {
 		return err
 	}
-	if err := s.cache.reload(context.WithoutCancel(ctx), false); err != nil {
-		s.logger.Warn("toggles: cache reload after a change failed; the poll will retry", "err", err)
+	// A failure with values cached is logged by the cache, which serves
+	// them and retries at the next check; without any, the next check
+	// loads.
+	if _, err := s.cache.Get(ctx); err != nil {
+		s.logger.Warn("toggles: cache load after a change failed; the next check retries", "err", err)
 	}
 	return nil
 }
 
 func (s *Service) checkIdentifierFree(ctx context.Context, q store.Querier, identifier, except string) error {
-	taken, err := identifierTaken(ctx, q, identifier, except)
+	taken, err := s.store.IdentifierTaken(ctx, q, identifier, except)
 	if err != nil {
 		return err
 	}

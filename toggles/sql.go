@@ -9,8 +9,16 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// The SQL below serves both engines. Toggles are global; overrides are
-// always read and written with their tenant.
+// SQLStore is the Store on tenantkit's schema (Migrations), one SQL text
+// per query for both SQLite and PostgreSQL. It is the only code of the
+// area that writes SQL. Toggles are global; overrides are always read and
+// written with their tenant.
+type SQLStore struct{}
+
+// NewSQLStore returns the SQL Store, the Service's default.
+func NewSQLStore() *SQLStore { return &SQLStore{} }
+
+var _ Store = (*SQLStore)(nil)
 
 const toggleColumns = `id, identifier, name, COALESCE(description, ''), COALESCE(category, ''), type, default_value, created_at, updated_at`
 
@@ -22,44 +30,36 @@ func scanToggle(s store.Scanner) (*Toggle, error) {
 	return &t, err
 }
 
-func getToggle(ctx context.Context, q store.Querier, id string) (*Toggle, error) {
+// GetToggle implements Store.
+func (*SQLStore) GetToggle(ctx context.Context, q store.Querier, id string) (*Toggle, error) {
 	return store.One(ctx, q, scanToggle, `SELECT `+toggleColumns+` FROM feature_toggles WHERE id = $1 AND deleted_at IS NULL`, id)
 }
 
-// identifierTaken reports whether any toggle, deleted ones included, has
-// identifier (other than the toggle except).
-func identifierTaken(ctx context.Context, q store.Querier, identifier, except string) (bool, error) {
+// IdentifierTaken implements Store.
+func (*SQLStore) IdentifierTaken(ctx context.Context, q store.Querier, identifier, except string) (bool, error) {
 	var n int
 	err := q.QueryRow(ctx, `SELECT count(*) FROM feature_toggles WHERE identifier = $1 AND id <> $2`, identifier, except).Scan(&n)
 	return n > 0, err
 }
 
-func insertToggle(ctx context.Context, q store.Querier, t *Toggle) error {
+// CreateToggle implements Store.
+func (*SQLStore) CreateToggle(ctx context.Context, q store.Querier, t *Toggle) error {
 	_, err := q.Exec(ctx, `INSERT INTO feature_toggles (id, identifier, name, description, category, type, default_value, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		t.ID, t.Identifier, t.Name, t.Description, t.Category, string(t.Type), string(t.DefaultValue), t.CreatedAt, t.UpdatedAt)
 	return err
 }
 
-func updateToggle(ctx context.Context, q store.Querier, t *Toggle) error {
+// UpdateToggle implements Store.
+func (*SQLStore) UpdateToggle(ctx context.Context, q store.Querier, t *Toggle) error {
 	return store.ExecOne(ctx, q, `UPDATE feature_toggles SET identifier = $2, name = $3, description = $4, category = $5,
 		default_value = $6, updated_at = $7 WHERE id = $1 AND deleted_at IS NULL`,
 		t.ID, t.Identifier, t.Name, t.Description, t.Category, string(t.DefaultValue), t.UpdatedAt)
 }
 
-func deleteToggle(ctx context.Context, q store.Querier, id string, now time.Time) error {
-	return store.ExecOne(ctx, q, `UPDATE feature_toggles SET deleted_at = $2, updated_at = $2 WHERE id = $1 AND deleted_at IS NULL`, id, now)
-}
-
-// bumpVersion records a change for the other processes' caches.
-func bumpVersion(ctx context.Context, q store.Querier) error {
-	return store.ExecOne(ctx, q, `UPDATE feature_toggles_version SET version = version + 1 WHERE id = 1`)
-}
-
-func readVersion(ctx context.Context, q store.Querier) (int64, error) {
-	var v int64
-	err := q.QueryRow(ctx, `SELECT version FROM feature_toggles_version WHERE id = 1`).Scan(&v)
-	return v, err
+// DeleteToggle implements Store.
+func (*SQLStore) DeleteToggle(ctx context.Context, q store.Querier, id string, at time.Time) error {
+	return store.ExecOne(ctx, q, `UPDATE feature_toggles SET deleted_at = $2, updated_at = $2 WHERE id = $1 AND deleted_at IS NULL`, id, at)
 }
 
 // sortColumns maps the list's sortField values to columns.
@@ -68,7 +68,8 @@ var sortColumns = map[string]string{
 	"createdAt": "created_at", "updatedAt": "updated_at", "type": "type",
 }
 
-func listToggles(ctx context.Context, q store.Querier, f ListFilter) ([]*Toggle, int, error) {
+// ListToggles implements Store.
+func (*SQLStore) ListToggles(ctx context.Context, q store.Querier, f ListFilter) ([]*Toggle, int, error) {
 	d := q.Dialect()
 	c := store.Where("deleted_at IS NULL")
 	if f.Search != "" {
@@ -103,28 +104,33 @@ func scanOverride(s store.Scanner) (*Override, error) {
 	return &o, err
 }
 
-func getOverride(ctx context.Context, q store.Querier, tenantID, toggleID string) (*Override, error) {
+// GetOverride implements Store.
+func (*SQLStore) GetOverride(ctx context.Context, q store.Querier, tenantID, toggleID string) (*Override, error) {
 	return store.One(ctx, q, scanOverride, `SELECT `+overrideColumns+` FROM feature_toggle_overrides
 		WHERE tenant_id = $1 AND toggle_id = $2`, tenantID, toggleID)
 }
 
-// upsertOverride sets the tenant's value, keeping the override's id when
-// it exists, and returns the stored override.
-func upsertOverride(ctx context.Context, q store.Querier, o *Override) (*Override, error) {
+// UpsertOverride implements Store: ON CONFLICT keeps the row, and so its
+// id.
+func (*SQLStore) UpsertOverride(ctx context.Context, q store.Querier, o *Override) (*Override, error) {
 	return store.One(ctx, q, scanOverride, `INSERT INTO feature_toggle_overrides (id, toggle_id, tenant_id, value, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $5)
 		ON CONFLICT (toggle_id, tenant_id) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
 		RETURNING `+overrideColumns, o.ID, o.ToggleID, o.TenantID, string(o.Value), o.UpdatedAt)
 }
 
-func deleteOverride(ctx context.Context, q store.Querier, tenantID, toggleID string) (int64, error) {
-	return q.Exec(ctx, `DELETE FROM feature_toggle_overrides WHERE tenant_id = $1 AND toggle_id = $2`, tenantID, toggleID)
+// DeleteOverride implements Store.
+func (*SQLStore) DeleteOverride(ctx context.Context, q store.Querier, tenantID, toggleID string) (bool, error) {
+	n, err := q.Exec(ctx, `DELETE FROM feature_toggle_overrides WHERE tenant_id = $1 AND toggle_id = $2`, tenantID, toggleID)
+	return n > 0, err
 }
 
 // overrideSortColumns maps the overrides list's sortField values.
 var overrideSortColumns = map[string]string{"identifier": "t.identifier", "name": "t.name", "category": "COALESCE(t.category, '')"}
 
-func listOverrides(ctx context.Context, q store.Querier, tenantID string, f OverrideFilter) ([]*OverrideItem, int, error) {
+// ListOverrides implements Store: a left join, so toggles without an
+// override of the tenant's are listed with their default.
+func (*SQLStore) ListOverrides(ctx context.Context, q store.Querier, tenantID string, f OverrideFilter) ([]*OverrideItem, int, error) {
 	d := q.Dialect()
 	c := &store.Conds{}
 	tenant := c.Add(tenantID)
@@ -157,9 +163,8 @@ func listOverrides(ctx context.Context, q store.Querier, tenantID string, f Over
 	return items, total, err
 }
 
-// loadAll reads every live toggle and every override of one, for the
-// cache.
-func loadAll(ctx context.Context, q store.Querier) ([]*Toggle, []*Override, error) {
+// LoadAll implements Store.
+func (*SQLStore) LoadAll(ctx context.Context, q store.Querier) ([]*Toggle, []*Override, error) {
 	ts, err := store.Many(ctx, q, scanToggle, `SELECT `+toggleColumns+` FROM feature_toggles WHERE deleted_at IS NULL`)
 	if err != nil {
 		return nil, nil, err

@@ -1156,7 +1156,7 @@ func TestCrossProcessFreshness(t *testing.T) {
 	})
 }
 
-// syncBuffer is a bytes.Buffer safe for the poll goroutine's logger.
+// syncBuffer is a bytes.Buffer safe for concurrent loggers.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -1189,11 +1189,16 @@ func TestReloadFailureKeepsServing(t *testing.T) {
 		create(t, svc, toggles.CreateInput{Identifier: "kept", Type: toggles.String, DefaultValue: raw(`"v"`)})
 
 		is.NoErr(db.Close()) // every reload fails from now on
+		// The checks themselves read the version (there is no poll
+		// goroutine): keep checking until one has failed to.
 		deadline := time.Now().Add(5 * time.Second)
 		for !strings.Contains(logs.String(), "cache reload failed") {
 			if time.Now().After(deadline) {
 				t.Fatalf("no reload failure logged; logs: %s", logs.String())
 			}
+			s, err := svc.String(ctx, "kept")
+			is.NoErr(err)
+			is.Equal(s, "v")
 			time.Sleep(5 * time.Millisecond)
 		}
 		s, err := svc.String(ctx, "kept")

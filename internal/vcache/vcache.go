@@ -1,11 +1,23 @@
-// Package vcache is tenantkit's one cache of definitions: a read-through
-// cache kept fresh by a named version counter in the database (store's
-// Tx.BumpVersion and ReadVersion). Every change bumps the counter in its
-// transaction (Changed); a commit in this process drops the cache at once,
-// and other processes' commits are noticed by the first read after each
-// check interval, which reads the counter. A value is cached only if no
-// newer version was seen while it was loaded, so a slow load never
-// publishes stale data.
+// Package vcache is tenantkit's one cache of definitions: caches kept
+// fresh by a named version counter in the database (store's Tx.BumpVersion
+// and ReadVersion). Every change bumps the counter in its transaction
+// (Changed); a commit in this process invalidates the cache at once, and
+// other processes' commits are noticed by the first read after each check
+// interval, which reads the counter. A value is cached only if no newer
+// version was seen while it was loaded, so a slow load never publishes
+// stale data.
+//
+// There are two forms over the same version and check code: Cache, values
+// by key, loaded on demand and dropped together when the version moves;
+// and Value, one value (a snapshot of a whole set of definitions) behind
+// an atomic pointer, reloaded when the version moves, whose reads take no
+// lock and allocate nothing, and which keeps serving the previous value
+// when a reload fails.
+//
+// The check interval is kept by a timer, not by reading the clock on every
+// read: when a check runs it arms a timer that, when it fires, marks the
+// next check due; a read only loads that flag. No goroutine runs between
+// reads, so there is nothing to start or stop.
 //
 // Several caches may share one counter (an area caching two kinds of plan
 // over one set of definitions): a change bumps it once and invalidates
@@ -21,38 +33,71 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
+// watch is the version-check code both forms share: the counter, and when
+// to read it next.
+type watch struct {
+	db      *store.DB
+	counter string
+	due     atomic.Bool // a check is due: the interval has passed since the last
+	timer   *time.Timer // marks the next check due; armed by each check
+	every   time.Duration
+}
+
+func (w *watch) init(db *store.DB, counter string, interval time.Duration) {
+	w.db, w.counter, w.every = db, counter, interval
+	w.due.Store(true) // the first read checks
+	w.timer = time.AfterFunc(time.Hour, func() { w.due.Store(true) })
+	w.timer.Stop()
+}
+
+// check reads the counter if a check is due (one caller at a time; the
+// others go on with what is cached) and reports whether it did. A failed
+// read is retried after the interval, like a successful one. The read
+// does not end with the caller's context: it serves every reader.
+func (w *watch) check(ctx context.Context) (v int64, checked bool, err error) {
+	if !w.due.Load() || !w.due.CompareAndSwap(true, false) {
+		return 0, false, nil
+	}
+	defer w.timer.Reset(w.every)
+	v, err = store.ReadVersion(context.WithoutCancel(ctx), w.db, w.counter)
+	return v, err == nil, err
+}
+
+// changed bumps the counter in tx and has invalidate run with the new
+// version once tx commits.
+func changed(ctx context.Context, tx *store.Tx, counter string, invalidate func(int64)) (int64, error) {
+	v, err := tx.BumpVersion(ctx, counter)
+	if err != nil {
+		return 0, err
+	}
+	tx.AfterCommit(func() { invalidate(v) })
+	return v, nil
+}
+
 // Cache caches values by key. The zero value is not usable; use New.
 type Cache[K comparable, V any] struct {
-	db       *store.DB
-	counter  string
-	interval time.Duration
-	max      int
+	w   watch
+	max int
 
 	mu      sync.RWMutex
 	version int64 // the newest version seen
 	m       map[K]V
-
-	lastCheck atomic.Int64 // unix nanoseconds of the last version read
-	checking  atomic.Bool
 }
 
 // New returns a cache over db kept fresh by the named version counter,
 // checked at most every interval, holding at most max values (past that it
 // starts over).
 func New[K comparable, V any](db *store.DB, counter string, interval time.Duration, max int) *Cache[K, V] {
-	return &Cache[K, V]{db: db, counter: counter, interval: interval, max: max, m: map[K]V{}}
+	c := &Cache[K, V]{max: max, m: map[K]V{}}
+	c.w.init(db, counter, interval)
+	return c
 }
 
 // Changed records, in tx, a change to what the cache holds: it bumps the
 // counter, and once tx commits drops this process's cache. It returns the
 // new version (for another cache on the same counter to Invalidate).
 func (c *Cache[K, V]) Changed(ctx context.Context, tx *store.Tx) (int64, error) {
-	v, err := tx.BumpVersion(ctx, c.counter)
-	if err != nil {
-		return 0, err
-	}
-	tx.AfterCommit(func() { c.Invalidate(v) })
-	return v, nil
+	return changed(ctx, tx, c.w.counter, c.Invalidate)
 }
 
 // Invalidate records version v (read or made by a committed change) and
@@ -66,26 +111,12 @@ func (c *Cache[K, V]) Invalidate(v int64) {
 	}
 }
 
-// refresh reads the version when the last read is older than the
-// interval (one caller at a time; the others go on with the cache).
-func (c *Cache[K, V]) refresh(ctx context.Context) {
-	now := time.Now().UnixNano()
-	if now-c.lastCheck.Load() < int64(c.interval) || !c.checking.CompareAndSwap(false, true) {
-		return
-	}
-	defer c.checking.Store(false)
-	v, err := store.ReadVersion(ctx, c.db, c.counter)
-	if err != nil {
-		return // the next read tries again
-	}
-	c.lastCheck.Store(now)
-	c.Invalidate(v)
-}
-
 // Get returns the value under key, or loads it in a read transaction
 // (after reading the version) and caches it.
 func (c *Cache[K, V]) Get(ctx context.Context, key K, load func(tx *store.Tx) (V, error)) (V, error) {
-	c.refresh(ctx)
+	if v, ok, _ := c.w.check(ctx); ok {
+		c.Invalidate(v) // a failed check: the next one tries again
+	}
 	c.mu.RLock()
 	v, ok := c.m[key]
 	c.mu.RUnlock()
@@ -93,9 +124,9 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K, load func(tx *store.Tx) (V
 		return v, nil
 	}
 	var version int64
-	err := c.db.ReadTx(ctx, func(tx *store.Tx) error {
+	err := c.w.db.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if version, err = store.ReadVersion(ctx, tx, c.counter); err != nil {
+		if version, err = store.ReadVersion(ctx, tx, c.w.counter); err != nil {
 			return err
 		}
 		v, err = load(tx)
@@ -119,4 +150,117 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K, load func(tx *store.Tx) (V
 	}
 	c.m[key] = v
 	return v, nil
+}
+
+// Value caches one value, loaded whole. The zero value is not usable; use
+// NewValue.
+type Value[V any] struct {
+	w       watch
+	load    func(ctx context.Context, tx *store.Tx) (V, error)
+	onError func(error)
+
+	cur    atomic.Pointer[loaded[V]] // nil until the first load
+	wanted atomic.Int64              // the newest version seen
+	// held is the wanted version a reload failed to reach: until a newer
+	// version is seen or the next check runs, cur is served without
+	// another try.
+	held atomic.Int64
+	mu   sync.Mutex // serialises loads, so an older one never replaces a newer
+}
+
+// loaded is a value as of a version of the counter.
+type loaded[V any] struct {
+	version int64
+	value   V
+}
+
+// NewValue returns a value over db kept fresh by the named version
+// counter, checked at most every interval. load reads it whole, in a read
+// transaction that has read the version first. onError (nil: ignored)
+// receives the failures of checks and reloads while the previous value is
+// served.
+func NewValue[V any](db *store.DB, counter string, interval time.Duration,
+	load func(ctx context.Context, tx *store.Tx) (V, error), onError func(error)) *Value[V] {
+	c := &Value[V]{load: load, onError: onError}
+	if c.onError == nil {
+		c.onError = func(error) {}
+	}
+	c.w.init(db, counter, interval)
+	return c
+}
+
+// Changed records, in tx, a change to the value: it bumps the counter, and
+// once tx commits has the next Get in this process reload. It returns the
+// new version.
+func (c *Value[V]) Changed(ctx context.Context, tx *store.Tx) (int64, error) {
+	return changed(ctx, tx, c.w.counter, c.Invalidate)
+}
+
+// Invalidate records version v: a Get reloads unless the value is as new.
+func (c *Value[V]) Invalidate(v int64) {
+	for {
+		old := c.wanted.Load()
+		if v <= old || c.wanted.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// fresh reports whether l may be served: it is as new as the newest
+// version seen, or a reload towards that version failed.
+func (c *Value[V]) fresh(l *loaded[V]) bool {
+	w := c.wanted.Load()
+	return l != nil && (l.version >= w || c.held.Load() >= w)
+}
+
+// Get returns the value, loading it first when it is older than the newest
+// version seen. With the value current it takes no lock and allocates
+// nothing. A failed reload serves the previous value (reporting the error
+// to onError) and is tried again at the next check; the first load's
+// failure is returned.
+func (c *Value[V]) Get(ctx context.Context) (V, error) {
+	if v, checked, err := c.w.check(ctx); checked {
+		c.held.Store(0) // a check retries a failed reload
+		c.Invalidate(v)
+	} else if err != nil {
+		c.onError(err)
+	}
+	if l := c.cur.Load(); c.fresh(l) {
+		return l.value, nil
+	}
+	return c.reload(ctx)
+}
+
+func (c *Value[V]) reload(ctx context.Context) (V, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prev := c.cur.Load()
+	if c.fresh(prev) {
+		return prev.value, nil // loaded (or failed) while this call waited
+	}
+	target := c.wanted.Load()
+	// The load does not end with the caller's context: it serves every
+	// reader.
+	ctx = context.WithoutCancel(ctx)
+	var next loaded[V]
+	err := c.w.db.ReadTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if next.version, err = store.ReadVersion(ctx, tx, c.w.counter); err != nil {
+			return err
+		}
+		next.value, err = c.load(ctx, tx)
+		return err
+	})
+	if err != nil {
+		if prev == nil {
+			var zero V
+			return zero, err
+		}
+		c.held.Store(target)
+		c.onError(err)
+		return prev.value, nil
+	}
+	c.cur.Store(&next)
+	c.Invalidate(next.version) // it may be newer than any seen
+	return next.value, nil
 }
