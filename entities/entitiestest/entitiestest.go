@@ -25,6 +25,7 @@ import (
 
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
 // Run runs the suite. newStore is called once per subtest, with that
@@ -417,6 +418,30 @@ func testRecordScope(t *testing.T, svc *entities.Service) {
 	if got.Values["n"] != 1.0 || got.OrganizationID != tn.org1 || got.TenantID != tn.id {
 		t.Fatalf("org1's record after others' writes: %+v", got)
 	}
+	// The organization grid every area walks: a record of org1 is found,
+	// listed and counted by the scopes that may read org1 only.
+	grid := storetest.NewOrgScopes(tn.id, tn.org1, tn.org2)
+	grid.RunBlind(t, func(t *testing.T, ctx context.Context) {
+		_, err := svc.GetRecord(ctx, ent, r1.ID, true)
+		wantNotFound(t, "get", err)
+		_, err = svc.UpdateRecord(ctx, entities.RecordInput{EntityID: ent, RecordID: r1.ID, Values: map[string]any{"n": 9}})
+		wantNotFound(t, "update", err)
+		wantNotFound(t, "delete", svc.DeleteRecord(ctx, ent, r1.ID))
+		for _, q := range []entities.RecordQuery{{EntityID: ent}, {EntityID: ent, Filters: eq("color", "red")}} {
+			if ids, _ := list(t, svc, ctx, q); slices.Contains(ids, r1.ID) {
+				t.Fatalf("%+v lists org1's record", q.Filters)
+			}
+		}
+	})
+	grid.RunSeeing(t, func(t *testing.T, ctx context.Context) {
+		_, err := svc.GetRecord(ctx, ent, r1.ID, false)
+		must(t, err)
+		for _, q := range []entities.RecordQuery{{EntityID: ent}, {EntityID: ent, Filters: eq("color", "red")}} {
+			if ids, _ := list(t, svc, ctx, q); !slices.Contains(ids, r1.ID) {
+				t.Fatalf("%+v leaves org1's record out", q.Filters)
+			}
+		}
+	})
 	// Another entity's records are not listed.
 	_, total := list(t, svc, tn.all(t), entities.RecordQuery{EntityID: newEntityID()})
 	wantTotal(t, "another entity", total, 0)

@@ -2,9 +2,6 @@ package entitiestest_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,10 +28,6 @@ func TestSQLStore(t *testing.T) {
 		})
 	}
 }
-
-// brokenEnv names, in a child test process, the broken store that
-// TestBrokenStore runs the suite against.
-const brokenEnv = "ENTITIESTEST_BROKEN_STORE"
 
 // Broken stores: the SQL store with one method wrong each, and the
 // subtest of the suite that must catch it.
@@ -92,34 +85,22 @@ func (s tombstonesIgnored) VisibleDefinitions(ctx context.Context, q store.Queri
 	return live, err
 }
 
-// The suite fails each broken store, in the subtest meant to catch it:
-// each runs in a child process (this test binary running TestBrokenStore),
-// which must exit non-zero naming that subtest as failed.
+// The suite fails each broken store, in the subtest meant to catch it
+// (storetest.SuiteCatches runs TestBrokenStore in a child process for
+// each).
 func TestSuiteCatchesBrokenStores(t *testing.T) {
-	if os.Getenv(brokenEnv) != "" {
-		t.Skip("in a child process")
-	}
 	t.Parallel()
+	subtests := map[string]string{}
 	for name, b := range broken {
-		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
-			t.Parallel()
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestBrokenStore$", "-test.count=1", "-test.v")
-			cmd.Env = append(os.Environ(), brokenEnv+"="+name, storetest.PostgresEnv+"=")
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("the suite passed the broken store %q:\n%s", name, out)
-			}
-			if want := "--- FAIL: TestBrokenStore/" + b.subtest + " "; !strings.Contains(string(out), want) {
-				t.Fatalf("the suite failed the broken store %q (%v), but not in %s:\n%s", name, err, b.subtest, out)
-			}
-		})
+		subtests[name] = b.subtest
 	}
+	storetest.SuiteCatches(t, "TestBrokenStore", subtests)
 }
 
-// TestBrokenStore runs the suite against the broken store named by
-// ENTITIESTEST_BROKEN_STORE, on SQLite; it is skipped without it.
+// TestBrokenStore runs the suite against the broken store that
+// storetest.Broken names, on SQLite; it is skipped in an ordinary run.
 func TestBrokenStore(t *testing.T) {
-	name := os.Getenv(brokenEnv)
+	name := storetest.Broken()
 	if name == "" {
 		t.Skip("run by TestSuiteCatchesBrokenStores")
 	}
