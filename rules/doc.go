@@ -76,16 +76,41 @@
 // # Cached plans
 //
 // Executions read no rows: sets and entity types are compiled into plans,
-// cached per tenant, and compiled conditions are reused by rule id while
-// the rule's updatedAt is unchanged. Every change to rules, sets or
-// members bumps a version counter in its transaction: this process drops
-// its plans when the change commits; other processes on the same database
-// notice at the first execution after 250 ms, so their executions may use
-// rules up to about 250 ms old.
+// cached per tenant (two internal/vcache caches), and compiled conditions
+// are reused by rule id while the rule's updatedAt is unchanged. Every
+// change to rules, sets or members bumps the store's version counter
+// "rules.definitions" once, in its transaction: this process drops both
+// caches' plans when the change commits; other processes on the same
+// database notice at the first execution after 250 ms, so their
+// executions may use rules up to about 250 ms old.
 //
 // An execution that is not a dry run commits its log through the group
 // committer and waits for it; on SQLite, do not run one inside a store
 // transaction of your own, which holds the single writer it needs.
+//
+// # Shape
+//
+//   - service.go, sets.go, execute.go, effects.go, logs.go: the Service:
+//     validation, events, execution and its effects, the execution log's
+//     API; plans.go caches plans, commit.go group-commits executions'
+//     writes.
+//   - store.go: Store, the storage the service needs, in domain terms;
+//     every method takes the Querier (database or transaction) the
+//     service gives it, so that a change, its version bump and its event
+//     commit together. The service never writes SQL.
+//   - sql.go: SQLStore, the Store on SQLite and PostgreSQL (one SQL text
+//     for both), and the default when Options.Store is nil.
+//   - rulestest: the conformance suite (rulestest.Run) a Store must pass;
+//     the SQL store runs it on both engines, and deliberately broken
+//     stores prove that it fails where it should.
+//
+// Decisions of the shape: the store takes the scope (store.Scope) for
+// reads that callers make and a bare tenant id for what the tenant as a
+// whole reads (plans, member counts, the ruleId check), so that scoping
+// is the store's contract and is tested; the group committer keeps its
+// batching and events in the service and calls the store only to insert
+// the rows; ordering by ruleId is byte order on every store (the SQL store
+// sorts in Go, as PostgreSQL's text order follows its collation).
 //
 // # Scope
 //

@@ -18,7 +18,9 @@ type LogEntry struct {
 	// ExecutionID is shared by the rows of one execution.
 	ExecutionID string `json:"executionId"`
 	// SetID is the executed set, empty for other executions.
-	SetID      string `json:"setId,omitempty"`
+	SetID string `json:"setId,omitempty"`
+	// RuleUUID is the rule's id (Rule.ID), RuleID its business id; both,
+	// and the name and type, as they were when it ran.
 	RuleUUID   string `json:"ruleUuid"`
 	RuleID     string `json:"ruleId"`
 	RuleName   string `json:"ruleName"`
@@ -31,13 +33,22 @@ type LogEntry struct {
 	// eventType, user:{id}}.
 	InputContext json.RawMessage `json:"inputContext"`
 	// OutputContext is {conditionResult, actionsPlanned, actionsExecuted}.
-	OutputContext   json.RawMessage `json:"outputContext"`
-	ErrorMessage    string          `json:"errorMessage,omitempty"`
-	ExecutionTimeMs float64         `json:"executionTimeMs"`
-	ExecutedAt      time.Time       `json:"executedAt"`
-	TenantID        string          `json:"tenantId"`
-	OrganizationID  string          `json:"organizationId,omitempty"`
-	ExecutedBy      string          `json:"executedBy,omitempty"`
+	OutputContext json.RawMessage `json:"outputContext"`
+	// ErrorMessage says why the condition could not be evaluated
+	// (result ERROR).
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	// ExecutionTimeMs is the rule's evaluation time in milliseconds (to
+	// the microsecond).
+	ExecutionTimeMs float64 `json:"executionTimeMs"`
+	// ExecutedAt is when the execution began (UTC), the instant its id
+	// encodes.
+	ExecutedAt time.Time `json:"executedAt"`
+	TenantID   string    `json:"tenantId"`
+	// OrganizationID is the scope's active organization when it ran;
+	// empty: the whole tenant's. It decides who may read the row.
+	OrganizationID string `json:"organizationId,omitempty"`
+	// ExecutedBy is the acting user's id ("api_key:<id>" for a key).
+	ExecutedBy string `json:"executedBy,omitempty"`
 }
 
 // LogFilter selects log rows, newest first. Zero fields do not filter.
@@ -46,7 +57,8 @@ type LogFilter struct {
 	RuleID, EntityType, EntityID string
 	Result                       Status
 	// From and To bound executedAt, inclusive.
-	From, To      *time.Time
+	From, To *time.Time
+	// Limit is the page size (0: 50); Offset skips that many rows.
 	Limit, Offset int
 }
 

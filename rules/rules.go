@@ -27,50 +27,92 @@ var Types = []Type{Guard, Validation, Calculation, Action, Assignment}
 // Rule is a business rule: a condition and the actions its outcome calls
 // for.
 type Rule struct {
-	ID                  string          `json:"id"`
-	RuleID              string          `json:"ruleId"`
-	RuleName            string          `json:"ruleName"`
-	Description         string          `json:"description"`
-	RuleType            Type            `json:"ruleType"`
-	RuleCategory        string          `json:"ruleCategory"`
-	EntityType          string          `json:"entityType"`
-	EventType           string          `json:"eventType"`
+	// ID is the rule's UUID, made by the service; the API's {id}.
+	ID string `json:"id"`
+	// RuleID is the business id, unique among the tenant's live rules (at
+	// most 50 characters); sets name their members by it.
+	RuleID   string `json:"ruleId"`
+	RuleName string `json:"ruleName"`
+	// Description is free text, at most 5,000 characters.
+	Description string `json:"description"`
+	RuleType    Type   `json:"ruleType"`
+	// RuleCategory is free text a host groups rules by (at most 50
+	// characters); it does not change execution.
+	RuleCategory string `json:"ruleCategory"`
+	// EntityType is what the rule applies to ("order"); Execute runs the
+	// rules of one entity type.
+	EntityType string `json:"entityType"`
+	// EventType limits the rule to one event ("beforeUpdate"); empty
+	// applies to every event.
+	EventType string `json:"eventType"`
+	// ConditionExpression is the condition as package condition parses
+	// it (compact JSON).
 	ConditionExpression json.RawMessage `json:"conditionExpression"`
-	SuccessActions      []action.Action `json:"successActions"`
-	FailureActions      []action.Action `json:"failureActions"`
-	Enabled             bool            `json:"enabled"`
-	Priority            int             `json:"priority"`
-	Version             int             `json:"version"`
-	EffectiveFrom       *time.Time      `json:"effectiveFrom"`
-	EffectiveTo         *time.Time      `json:"effectiveTo"`
-	TenantID            string          `json:"tenantId"`
-	OrganizationID      string          `json:"organizationId"`
-	CreatedBy           string          `json:"createdBy,omitempty"`
-	CreatedAt           time.Time       `json:"createdAt"`
-	UpdatedAt           time.Time       `json:"updatedAt"`
+	// SuccessActions run when the condition holds, FailureActions when it
+	// does not; nil is none.
+	SuccessActions []action.Action `json:"successActions"`
+	FailureActions []action.Action `json:"failureActions"`
+	// Enabled false keeps the rule from running (a set reports it
+	// SKIPPED).
+	Enabled bool `json:"enabled"`
+	// Priority orders Execute's rules, highest first: 0 to 9999.
+	Priority int `json:"priority"`
+	// Version is the host's own revision number of the rule (at least 1);
+	// the service stores it and does not change it.
+	Version int `json:"version"`
+	// EffectiveFrom and EffectiveTo bound when the rule applies, both
+	// inclusive, in UTC; nil is unbounded.
+	EffectiveFrom *time.Time `json:"effectiveFrom"`
+	EffectiveTo   *time.Time `json:"effectiveTo"`
+	TenantID      string     `json:"tenantId"`
+	// OrganizationID is the organization the rule was created in (the
+	// scope's active one); empty makes it the whole tenant's. It decides
+	// who may read it and where it applies.
+	OrganizationID string `json:"organizationId"`
+	// CreatedBy is the creating actor (store.Scope.ActorID): a user id or
+	// "api_key:<id>"; may be empty.
+	CreatedBy string    `json:"createdBy,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	// UpdatedAt changes with every update (and the soft delete); compiled
+	// conditions are reused while it is unchanged.
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // RuleSet is a named, ordered group of rules executed together.
 type RuleSet struct {
-	ID          string      `json:"id"`
-	Name        string      `json:"name"`
-	Description string      `json:"description"`
-	Enabled     bool        `json:"enabled"`
-	MemberCount int         `json:"memberCount"`
-	CreatedAt   time.Time   `json:"createdAt"`
-	UpdatedAt   time.Time   `json:"updatedAt"`
-	Members     []SetMember `json:"members,omitempty"`
+	// ID is the set's id, chosen by its creator: uppercase letters and
+	// underscores, at most 50, unique in the tenant.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Description is free text, at most 2,000 characters.
+	Description string `json:"description"`
+	// Enabled false refuses the set's execution (SET_DISABLED).
+	Enabled bool `json:"enabled"`
+	// MemberCount counts the members whose rules are live, of every
+	// organization.
+	MemberCount int       `json:"memberCount"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+	// Members are filled in by GetSet only: those the scope may read, by
+	// sequence.
+	Members []SetMember `json:"members,omitempty"`
 }
 
 // SetMember is a rule's place in a set.
 type SetMember struct {
-	SetID     string     `json:"setId,omitempty"`
-	RuleID    string     `json:"ruleId"`
-	RuleName  string     `json:"ruleName"`
-	RuleType  Type       `json:"ruleType"`
-	Sequence  int        `json:"sequence"`
-	Enabled   bool       `json:"enabled"`
-	AddedAt   time.Time  `json:"addedAt"`
+	// SetID is the set's id; empty in GetSet's member list.
+	SetID string `json:"setId,omitempty"`
+	// RuleID, RuleName and RuleType are the member rule's.
+	RuleID   string `json:"ruleId"`
+	RuleName string `json:"ruleName"`
+	RuleType Type   `json:"ruleType"`
+	// Sequence orders the set's members, ascending (ties by ruleId): 0 to
+	// 2147483647.
+	Sequence int `json:"sequence"`
+	// Enabled false leaves the member out of the set's executions.
+	Enabled bool      `json:"enabled"`
+	AddedAt time.Time `json:"addedAt"`
+	// UpdatedAt is the last UpdateMember's time; nil until then.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 	// RuleUUID is the member rule's id (Rule.ID), which keys the
 	// membership in a Store; not part of the JSON.

@@ -122,8 +122,10 @@ const (
 
 var setIDPattern = regexp.MustCompile(`^[A-Z_]+$`)
 
-// RuleInput is a rule as a caller writes it (create, or full update).
-// Enabled, Priority and Version are required; nil means missing.
+// RuleInput is a rule as a caller writes it (create, or full update): the
+// fields are Rule's, with their limits. Enabled, Priority and Version are
+// required; nil means missing. EffectiveFrom and EffectiveTo are a date
+// ("2025-01-31") or an RFC 3339 date-time; nil or "" is unbounded.
 type RuleInput struct {
 	RuleID              string          `json:"ruleId"`
 	RuleName            string          `json:"ruleName"`
@@ -233,10 +235,14 @@ func (s *Service) DeleteRule(ctx context.Context, id string) error {
 type RuleFilter struct {
 	Search, RuleID, EntityType, EventType, RuleCategory string
 	RuleType                                            Type
-	Enabled                                             *bool
-	// SortField is ruleName, priority, createdAt (default) or updatedAt.
-	SortField     string
-	SortDesc      bool
+	// Enabled, when not nil, selects enabled or disabled rules.
+	Enabled *bool
+	// SortField is ruleName, priority, createdAt (default) or updatedAt;
+	// ties go by id (creation order).
+	SortField string
+	SortDesc  bool
+	// Limit is the page size (the caller's to bound; 0 returns no rows,
+	// only the total); Offset skips that many rules.
 	Limit, Offset int
 }
 

@@ -29,17 +29,20 @@ type SetPatch struct {
 // SetFilter selects sets: Search matches name or description,
 // case-insensitively.
 type SetFilter struct {
-	Search        string
-	Enabled       *bool
+	Search string
+	// Enabled, when not nil, selects enabled or disabled sets.
+	Enabled *bool
+	// Limit is the page size; Offset skips that many sets (oldest first).
 	Limit, Offset int
 }
 
 // MemberInput adds a rule (by its business id) to a set. Enabled
 // defaults to true.
 type MemberInput struct {
-	RuleID   string `json:"ruleId"`
-	Sequence *int   `json:"sequence"`
-	Enabled  *bool  `json:"enabled"`
+	RuleID string `json:"ruleId"`
+	// Sequence is required: 0 to 2147483647, ascending runs first.
+	Sequence *int  `json:"sequence"`
+	Enabled  *bool `json:"enabled"`
 }
 
 // MemberPatch changes a membership; at least one field is required.

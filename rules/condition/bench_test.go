@@ -4,21 +4,21 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/tenantkit/tenantkit/internal/rulebench"
+	"github.com/tenantkit/tenantkit/internal/rulebenchtest"
 	"github.com/tenantkit/tenantkit/rules/condition"
 )
 
 func benchConditions(b *testing.B) []*condition.Condition {
-	conds := make([]*condition.Condition, len(rulebench.Rules))
-	for i := range rulebench.Rules {
-		conds[i] = parse(b, rulebench.Group(i))
+	conds := make([]*condition.Condition, len(rulebenchtest.Rules))
+	for i := range rulebenchtest.Rules {
+		conds[i] = parse(b, rulebenchtest.Group(i))
 	}
 	return conds
 }
 
 func benchMap(b *testing.B) map[string]any {
 	var data map[string]any
-	if err := json.Unmarshal([]byte(rulebench.Data), &data); err != nil {
+	if err := json.Unmarshal([]byte(rulebenchtest.Data), &data); err != nil {
 		b.Fatal(err)
 	}
 	if len(data) != 20 {
@@ -54,12 +54,12 @@ func BenchmarkSetOfTenRules(b *testing.B) {
 // BenchmarkHandWrittenIfs does the same 30 comparisons as Go if statements.
 func BenchmarkHandWrittenIfs(b *testing.B) {
 	data := benchMap(b)
-	if rulebench.HandWritten(data) != [10]bool{true, true, true, true, true, true, true, true, true, true} {
+	if rulebenchtest.HandWritten(data) != [10]bool{true, true, true, true, true, true, true, true, true, true} {
 		b.Fatal("every hand-written rule should hold")
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if rulebench.HandWritten(data)[9] {
+		if rulebenchtest.HandWritten(data)[9] {
 			sink++
 		}
 	}
@@ -67,7 +67,7 @@ func BenchmarkHandWrittenIfs(b *testing.B) {
 
 // BenchmarkParse is the one-off cost of compiling one rule.
 func BenchmarkParse(b *testing.B) {
-	raw := []byte(rulebench.Group(0))
+	raw := []byte(rulebenchtest.Group(0))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := condition.Parse(raw); err != nil {
