@@ -14,10 +14,11 @@ import (
 // when Options.Store is nil; togglestest.Run is the conformance suite any
 // other implementation must pass.
 //
-// Every method takes the Querier to run on: the *store.DB for a read
-// outside a transaction, or the *store.Tx of a change, so that a change,
-// its domain event and the cache's version bump commit together. A Store
-// therefore keeps its data in that same database, in tables of its own.
+// Every method takes the Querier to run on: a read gets the *store.DB or a
+// transaction, a write always the *store.Tx of the Service's change, so
+// that the change, its domain event and the cache's version bump commit
+// together. A Store therefore keeps its data in that same database, in
+// tables of its own.
 //
 // Toggles are global; overrides belong to one tenant, and every override
 // method takes the tenant and never reads or writes another's.
