@@ -19,11 +19,17 @@
 //
 // Store code receives a Querier (*DB or *Tx) and writes each query once,
 // with $1…$n placeholders, which both drivers bind by ordinal. The few real
-// differences are on Dialect: JSON field access, case-insensitive matching
-// (SQLite's lower() folds ASCII only, so SQLite gets a registered Go
-// function, tk_fold, with the same mapping as PostgreSQL's lower()), and
-// Classify, the one function per engine that turns driver errors into the
-// kinds ErrNotFound, ErrConflict and ErrInvalid by error code.
+// differences are on Dialect: JSON field access (text, comparable values,
+// values bounded for an index, arguments to compare with them, list
+// containment, search over an object's values, scalar checks),
+// case-insensitive matching (SQLite's lower() folds ASCII only, so SQLite
+// gets a registered Go function, tk_fold, with the same mapping as
+// PostgreSQL's lower()), how writers meet (SingleWriter, ForUpdate,
+// LockForWrites, Notifies), and Classify, the one function per engine that
+// turns driver errors into the kinds ErrNotFound, ErrConflict and
+// ErrInvalid by error code. No code outside the engines' files compares
+// engine names; SQL an area keeps per engine is registered under the
+// engine's Dialect value (SQLiteDialect, PostgresDialect).
 //
 // DB.Prepare prepares a statement that write transactions run often
 // (SQLite parses a long multi-row INSERT for longer than it takes to run
