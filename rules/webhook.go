@@ -27,13 +27,17 @@ type CallSigner interface {
 // WebhookCall is the durable job of a CALL_WEBHOOK action: the request,
 // with its placeholders resolved, and where it came from.
 type WebhookCall struct {
-	TenantID    string            `json:"tenantId"`
-	RuleID      string            `json:"ruleId"`
-	ExecutionID string            `json:"executionId"`
-	URL         string            `json:"url"`
-	Method      string            `json:"method"`
-	Headers     map[string]string `json:"headers,omitempty"`
-	Body        any               `json:"body,omitempty"`
+	TenantID string `json:"tenantId"`
+	// RuleID is the calling rule's business id; ExecutionID the
+	// execution's (its log rows' ExecutionID).
+	RuleID      string `json:"ruleId"`
+	ExecutionID string `json:"executionId"`
+	// URL, Method and Headers are the action's, placeholders resolved.
+	URL     string            `json:"url"`
+	Method  string            `json:"method"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// Body is sent as JSON, except with GET; nil sends none.
+	Body any `json:"body,omitempty"`
 	// MessageID identifies the call to the receiver (webhook-id when
 	// signed), the same on every retry of the job.
 	MessageID string `json:"messageId"`
