@@ -11,9 +11,9 @@
 //
 // newStore is called once per subtest. It may return the same database
 // each time: every subtest works in tenants of its own, except LogPrune,
-// which deletes log rows of every tenant from before 2002 (its own
-// executions are in 2001), so nothing else should log rows that old in a
-// shared database. Subtests run in parallel.
+// which deletes the log rows of every tenant from before June 2001 (its
+// own executions are around then), so nothing else should log rows that
+// old in a shared database. Subtests run in parallel.
 package rulestest
 
 import (
