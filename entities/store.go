@@ -74,10 +74,9 @@ type Store interface {
 	// SaveSettings writes an entity's settings at exactly the scope.
 	SaveSettings(ctx context.Context, q store.Querier, tenantID, orgID, entityID string, s Settings, now time.Time) error
 
-	// PrepareLists is called before each list of records (ListRecords,
-	// RecordsAfter), outside any transaction; a Store that must repair
-	// something first (the SQL store: indexes a migration dropped) does it
-	// once.
+	// PrepareLists is called before each ListRecords, outside any
+	// transaction; a Store that must repair something first (the SQL
+	// store: indexes a migration dropped) does it once.
 	PrepareLists(ctx context.Context, db *store.DB) error
 	// PrepareInserts is called before the transaction of a batch of
 	// records, outside it; it may do nothing.
