@@ -9,14 +9,15 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// NewSQLStore returns the Store over the identity tables of Migrations, on
-// either engine: the SQL below serves both. Every query on tenant data
-// names the tenant first.
-func NewSQLStore() Store { return sqlStore{} }
+// SQLStore is the Store over the identity tables of Migrations, on either
+// engine: the SQL below serves both. Every query on tenant data names the
+// tenant first.
+type SQLStore struct{}
 
-type sqlStore struct{}
+// NewSQLStore returns the SQL store.
+func NewSQLStore() *SQLStore { return &SQLStore{} }
 
-var _ Store = sqlStore{}
+var _ Store = (*SQLStore)(nil)
 
 const tenantColumns = `id, name, is_active, created_at`
 
@@ -25,17 +26,17 @@ func scanTenant(s store.Scanner) (*Tenant, error) {
 	return &t, s.Scan(&t.ID, &t.Name, &t.IsActive, &t.CreatedAt)
 }
 
-func (sqlStore) CreateTenant(ctx context.Context, q store.Querier, t *Tenant) error {
+func (SQLStore) CreateTenant(ctx context.Context, q store.Querier, t *Tenant) error {
 	_, err := q.Exec(ctx, `INSERT INTO auth_tenants (id, name, is_active, created_at) VALUES ($1, $2, $3, $4)`,
 		t.ID, t.Name, t.IsActive, t.CreatedAt)
 	return err
 }
 
-func (sqlStore) GetTenant(ctx context.Context, q store.Querier, id string) (*Tenant, error) {
+func (SQLStore) GetTenant(ctx context.Context, q store.Querier, id string) (*Tenant, error) {
 	return store.One(ctx, q, scanTenant, `SELECT `+tenantColumns+` FROM auth_tenants WHERE id = $1 AND deleted_at IS NULL`, id)
 }
 
-func (sqlStore) ListTenants(ctx context.Context, q store.Querier, offset, limit int) ([]*Tenant, int, error) {
+func (SQLStore) ListTenants(ctx context.Context, q store.Querier, offset, limit int) ([]*Tenant, int, error) {
 	var total int
 	if err := q.QueryRow(ctx, `SELECT count(*) FROM auth_tenants WHERE deleted_at IS NULL`).Scan(&total); err != nil {
 		return nil, 0, err
@@ -45,7 +46,7 @@ func (sqlStore) ListTenants(ctx context.Context, q store.Querier, offset, limit 
 	return items, total, err
 }
 
-func (sqlStore) DeleteTenant(ctx context.Context, q store.Querier, id string, now time.Time) error {
+func (SQLStore) DeleteTenant(ctx context.Context, q store.Querier, id string, now time.Time) error {
 	return store.ExecOne(ctx, q, `UPDATE auth_tenants SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL`, id, now)
 }
 
@@ -56,34 +57,34 @@ func scanOrg(s store.Scanner) (*Organization, error) {
 	return &o, s.Scan(&o.ID, &o.TenantID, &o.Name, &o.ParentID, &o.IsActive, &o.CreatedAt)
 }
 
-func (sqlStore) CreateOrganization(ctx context.Context, q store.Querier, o *Organization) error {
+func (SQLStore) CreateOrganization(ctx context.Context, q store.Querier, o *Organization) error {
 	_, err := q.Exec(ctx, `INSERT INTO auth_organizations (id, tenant_id, name, parent_id, is_active, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, o.ID, o.TenantID, o.Name, o.ParentID, o.IsActive, o.CreatedAt)
 	return err
 }
 
-func (sqlStore) GetOrganization(ctx context.Context, q store.Querier, tenantID, id string) (*Organization, error) {
+func (SQLStore) GetOrganization(ctx context.Context, q store.Querier, tenantID, id string) (*Organization, error) {
 	return store.One(ctx, q, scanOrg, `SELECT `+orgColumns+` FROM auth_organizations
 		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id)
 }
 
-func (sqlStore) OrganizationTenant(ctx context.Context, q store.Querier, id string) (string, error) {
+func (SQLStore) OrganizationTenant(ctx context.Context, q store.Querier, id string) (string, error) {
 	var tenantID string
 	err := q.QueryRow(ctx, `SELECT tenant_id FROM auth_organizations WHERE id = $1 AND deleted_at IS NULL`, id).Scan(&tenantID)
 	return tenantID, err
 }
 
-func (sqlStore) ListOrganizations(ctx context.Context, q store.Querier, tenantID string) ([]*Organization, error) {
+func (SQLStore) ListOrganizations(ctx context.Context, q store.Querier, tenantID string) ([]*Organization, error) {
 	return store.Many(ctx, q, scanOrg, `SELECT `+orgColumns+` FROM auth_organizations
 		WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY name, id`, tenantID)
 }
 
-func (sqlStore) OldestOrganization(ctx context.Context, q store.Querier, tenantID string) (*Organization, error) {
+func (SQLStore) OldestOrganization(ctx context.Context, q store.Querier, tenantID string) (*Organization, error) {
 	return store.One(ctx, q, scanOrg, `SELECT `+orgColumns+` FROM auth_organizations
 		WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY created_at, id LIMIT 1`, tenantID)
 }
 
-func (sqlStore) DeleteOrganization(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
+func (SQLStore) DeleteOrganization(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
 	return store.ExecOne(ctx, q, `UPDATE auth_organizations SET deleted_at = $3
 		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id, now)
 }
@@ -110,14 +111,14 @@ func scanRole(s store.Scanner) (*Role, error) {
 	return &r, nil
 }
 
-func (sqlStore) CreateRole(ctx context.Context, q store.Querier, r *Role) error {
+func (SQLStore) CreateRole(ctx context.Context, q store.Querier, r *Role) error {
 	features, orgs := roleJSON(r)
 	_, err := q.Exec(ctx, `INSERT INTO auth_roles (id, tenant_id, name, features, is_super_admin, organizations, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, r.ID, r.TenantID, r.Name, features, r.IsSuperAdmin, orgs, r.CreatedAt, r.UpdatedAt)
 	return err
 }
 
-func (sqlStore) UpdateRoleAccess(ctx context.Context, q store.Querier, r *Role) error {
+func (SQLStore) UpdateRoleAccess(ctx context.Context, q store.Querier, r *Role) error {
 	features, orgs := roleJSON(r)
 	return store.ExecOne(ctx, q, `UPDATE auth_roles SET features = $3, is_super_admin = $4, organizations = $5, updated_at = $6
 		WHERE tenant_id = $1 AND id = $2`, r.TenantID, r.ID, features, r.IsSuperAdmin, orgs, r.UpdatedAt)
@@ -134,21 +135,21 @@ func roleJSON(r *Role) (features string, orgs any) {
 	return string(f), string(o)
 }
 
-func (sqlStore) GetRole(ctx context.Context, q store.Querier, tenantID, id string) (*Role, error) {
+func (SQLStore) GetRole(ctx context.Context, q store.Querier, tenantID, id string) (*Role, error) {
 	return store.One(ctx, q, scanRole, `SELECT `+roleColumns+` FROM auth_roles WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 }
 
-func (sqlStore) GetRoleByName(ctx context.Context, q store.Querier, tenantID, name string) (*Role, error) {
+func (SQLStore) GetRoleByName(ctx context.Context, q store.Querier, tenantID, name string) (*Role, error) {
 	return store.One(ctx, q, scanRole, `SELECT `+roleColumns+` FROM auth_roles WHERE tenant_id = $1 AND name = $2`, tenantID, name)
 }
 
-func (sqlStore) RoleTenant(ctx context.Context, q store.Querier, id string) (string, error) {
+func (SQLStore) RoleTenant(ctx context.Context, q store.Querier, id string) (string, error) {
 	var tenantID string
 	err := q.QueryRow(ctx, `SELECT tenant_id FROM auth_roles WHERE id = $1`, id).Scan(&tenantID)
 	return tenantID, err
 }
 
-func (sqlStore) ListRoles(ctx context.Context, q store.Querier, tenantID string, offset, limit int) ([]*Role, int, error) {
+func (SQLStore) ListRoles(ctx context.Context, q store.Querier, tenantID string, offset, limit int) ([]*Role, int, error) {
 	var total int
 	if err := q.QueryRow(ctx, `SELECT count(*) FROM auth_roles WHERE tenant_id = $1`, tenantID).Scan(&total); err != nil {
 		return nil, 0, err
@@ -175,23 +176,23 @@ func linkRoles(ctx context.Context, q store.Querier, joinTable, ownerColumn, own
 	return nil
 }
 
-func (sqlStore) UserRoles(ctx context.Context, q store.Querier, userID string) ([]*Role, error) {
+func (SQLStore) UserRoles(ctx context.Context, q store.Querier, userID string) ([]*Role, error) {
 	return rolesOf(ctx, q, "auth_user_roles", "user_id", userID)
 }
 
-func (sqlStore) APIKeyRoles(ctx context.Context, q store.Querier, keyID string) ([]*Role, error) {
+func (SQLStore) APIKeyRoles(ctx context.Context, q store.Querier, keyID string) ([]*Role, error) {
 	return rolesOf(ctx, q, "auth_api_key_roles", "key_id", keyID)
 }
 
-func (sqlStore) LinkUserRoles(ctx context.Context, q store.Querier, userID string, roleIDs []string) error {
+func (SQLStore) LinkUserRoles(ctx context.Context, q store.Querier, userID string, roleIDs []string) error {
 	return linkRoles(ctx, q, "auth_user_roles", "user_id", userID, roleIDs)
 }
 
-func (sqlStore) LinkAPIKeyRoles(ctx context.Context, q store.Querier, keyID string, roleIDs []string) error {
+func (SQLStore) LinkAPIKeyRoles(ctx context.Context, q store.Querier, keyID string, roleIDs []string) error {
 	return linkRoles(ctx, q, "auth_api_key_roles", "key_id", keyID, roleIDs)
 }
 
-func (sqlStore) APIKeyRoleRefs(ctx context.Context, q store.Querier, keyIDs []string) (map[string][]RoleRef, error) {
+func (SQLStore) APIKeyRoleRefs(ctx context.Context, q store.Querier, keyIDs []string) (map[string][]RoleRef, error) {
 	out := map[string][]RoleRef{}
 	if len(keyIDs) == 0 {
 		return out, nil
@@ -225,17 +226,17 @@ func scanUser(s store.Scanner) (*UserRecord, error) {
 	return &u, s.Scan(&u.ID, &u.TenantID, &u.OrganizationID, &u.Email, &u.PasswordHash, &u.PasswordChangedAt, &u.CreatedAt)
 }
 
-func (sqlStore) CreateUser(ctx context.Context, q store.Querier, u *UserRecord) error {
+func (SQLStore) CreateUser(ctx context.Context, q store.Querier, u *UserRecord) error {
 	_, err := q.Exec(ctx, `INSERT INTO auth_users (id, tenant_id, organization_id, email, password_hash, password_changed_at, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, u.ID, u.TenantID, u.OrganizationID, u.Email, u.PasswordHash, u.PasswordChangedAt, u.CreatedAt)
 	return err
 }
 
-func (sqlStore) GetUser(ctx context.Context, q store.Querier, tenantID, id string) (*UserRecord, error) {
+func (SQLStore) GetUser(ctx context.Context, q store.Querier, tenantID, id string) (*UserRecord, error) {
 	return store.One(ctx, q, scanUser, `SELECT `+userColumns+` FROM auth_users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id)
 }
 
-func (sqlStore) UsersByEmail(ctx context.Context, q store.Querier, email, tenantID string, limit int) ([]*UserRecord, error) {
+func (SQLStore) UsersByEmail(ctx context.Context, q store.Querier, email, tenantID string, limit int) ([]*UserRecord, error) {
 	w := store.Where("u.email = ?", email).And("u.deleted_at IS NULL").And("t.deleted_at IS NULL")
 	if tenantID != "" {
 		w.And("u.tenant_id = ?", tenantID)
@@ -246,7 +247,7 @@ func (sqlStore) UsersByEmail(ctx context.Context, q store.Querier, email, tenant
 		FROM auth_users u JOIN auth_tenants t ON t.id = u.tenant_id WHERE `+where+` ORDER BY u.created_at, u.id LIMIT `+limitArg, w.Values()...)
 }
 
-func (sqlStore) SetUserPassword(ctx context.Context, q store.Querier, tenantID, userID, hash string, changedAt time.Time) error {
+func (SQLStore) SetUserPassword(ctx context.Context, q store.Querier, tenantID, userID, hash string, changedAt time.Time) error {
 	return store.ExecOne(ctx, q, `UPDATE auth_users SET password_hash = $3, password_changed_at = $4 WHERE tenant_id = $1 AND id = $2`,
 		tenantID, userID, hash, changedAt)
 }
@@ -258,14 +259,14 @@ func scanKey(s store.Scanner) (*APIKeyRecord, error) {
 	return &k, s.Scan(&k.ID, &k.TenantID, &k.OrganizationID, &k.Name, &k.Description, &k.KeyPrefix, &k.SecretHash, &k.ExpiresAt, &k.CreatedAt)
 }
 
-func (sqlStore) CreateAPIKey(ctx context.Context, q store.Querier, k *APIKeyRecord) error {
+func (SQLStore) CreateAPIKey(ctx context.Context, q store.Querier, k *APIKeyRecord) error {
 	_, err := q.Exec(ctx, `INSERT INTO auth_api_keys (id, tenant_id, organization_id, name, description, key_prefix, secret_hash, expires_at, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		k.ID, k.TenantID, k.OrganizationID, k.Name, k.Description, k.KeyPrefix, k.SecretHash, k.ExpiresAt, k.CreatedAt)
 	return err
 }
 
-func (sqlStore) APIKeyByPrefix(ctx context.Context, q store.Querier, prefix string) (k *APIKeyRecord, live bool, err error) {
+func (SQLStore) APIKeyByPrefix(ctx context.Context, q store.Querier, prefix string) (k *APIKeyRecord, live bool, err error) {
 	k = &APIKeyRecord{}
 	err = q.QueryRow(ctx, `SELECT k.id, k.tenant_id, k.organization_id, k.name, k.description, k.key_prefix, k.secret_hash, k.expires_at, k.created_at,
 			(k.deleted_at IS NULL AND t.deleted_at IS NULL AND t.is_active AND o.deleted_at IS NULL)
@@ -277,7 +278,7 @@ func (sqlStore) APIKeyByPrefix(ctx context.Context, q store.Querier, prefix stri
 	return k, live, err
 }
 
-func (sqlStore) ListAPIKeys(ctx context.Context, q store.Querier, sc store.Scope, offset, limit int) ([]*APIKeyRecord, int, error) {
+func (SQLStore) ListAPIKeys(ctx context.Context, q store.Querier, sc store.Scope, offset, limit int) ([]*APIKeyRecord, int, error) {
 	c := sc.Readable("tenant_id", "organization_id")
 	c.And("deleted_at IS NULL")
 	var total int
@@ -290,25 +291,25 @@ func (sqlStore) ListAPIKeys(ctx context.Context, q store.Querier, sc store.Scope
 	return items, total, err
 }
 
-func (sqlStore) GetAPIKey(ctx context.Context, q store.Querier, tenantID, id string) (*APIKeyRecord, error) {
+func (SQLStore) GetAPIKey(ctx context.Context, q store.Querier, tenantID, id string) (*APIKeyRecord, error) {
 	return store.One(ctx, q, scanKey, `SELECT `+keyColumns+` FROM auth_api_keys WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id)
 }
 
-func (sqlStore) APIKeyTenant(ctx context.Context, q store.Querier, id string) (string, error) {
+func (SQLStore) APIKeyTenant(ctx context.Context, q store.Querier, id string) (string, error) {
 	var tenantID string
 	err := q.QueryRow(ctx, `SELECT tenant_id FROM auth_api_keys WHERE id = $1 AND deleted_at IS NULL`, id).Scan(&tenantID)
 	return tenantID, err
 }
 
-func (sqlStore) DeleteAPIKey(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
+func (SQLStore) DeleteAPIKey(ctx context.Context, q store.Querier, tenantID, id string, now time.Time) error {
 	return store.ExecOne(ctx, q, `UPDATE auth_api_keys SET deleted_at = $3 WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenantID, id, now)
 }
 
-func (sqlStore) RestoreAPIKey(ctx context.Context, q store.Querier, tenantID, id string) error {
+func (SQLStore) RestoreAPIKey(ctx context.Context, q store.Querier, tenantID, id string) error {
 	return store.ExecOne(ctx, q, `UPDATE auth_api_keys SET deleted_at = NULL, expires_at = NULL WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 }
 
-func (sqlStore) CreatePasswordReset(ctx context.Context, q store.Querier, r *PasswordReset) error {
+func (SQLStore) CreatePasswordReset(ctx context.Context, q store.Querier, r *PasswordReset) error {
 	_, err := q.Exec(ctx, `INSERT INTO auth_password_resets (token_hash, user_id, expires_at, created_at) VALUES ($1, $2, $3, $4)`,
 		r.TokenHash, r.UserID, r.ExpiresAt, r.CreatedAt)
 	return err
@@ -318,7 +319,7 @@ func (sqlStore) CreatePasswordReset(ctx context.Context, q store.Querier, r *Pas
 // only if it still may be: of two concurrent consumes one wins. (No UPDATE
 // … RETURNING: on SQLite a query outside a transaction runs on a read-only
 // connection.)
-func (sqlStore) ConsumePasswordReset(ctx context.Context, q store.Querier, tokenHash string, now time.Time) (*UserRecord, error) {
+func (SQLStore) ConsumePasswordReset(ctx context.Context, q store.Querier, tokenHash string, now time.Time) (*UserRecord, error) {
 	const usable = `token_hash = $1 AND used_at IS NULL AND expires_at > $2
 		AND user_id IN (SELECT id FROM auth_users WHERE deleted_at IS NULL)`
 	var userID string

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -127,13 +125,11 @@ var brokenStores = map[string]struct {
 	"reusableResets":  {func(s identity.Store) identity.Store { return reusableResets{s} }, "PasswordResetSingleUse"},
 }
 
-const brokenEnv = "IDENTITY_BROKEN_STORE"
-
-// TestBrokenStoreHelper runs the suite against the broken store named by
-// IDENTITY_BROKEN_STORE, in the child process TestSuiteCatchesBrokenStores
-// starts; without the variable it does nothing.
+// TestBrokenStoreHelper runs the suite against the broken store
+// storetest.Broken names, in the child process TestSuiteCatchesBrokenStores
+// starts; without one it does nothing.
 func TestBrokenStoreHelper(t *testing.T) {
-	name := os.Getenv(brokenEnv)
+	name := storetest.Broken()
 	if name == "" {
 		t.Skip("runs only in TestSuiteCatchesBrokenStores's child process")
 	}
@@ -150,23 +146,9 @@ func TestBrokenStoreHelper(t *testing.T) {
 // broken store it fails, in the subtest that checks the broken behaviour.
 func TestSuiteCatchesBrokenStores(t *testing.T) {
 	t.Parallel()
-	if os.Getenv(brokenEnv) != "" {
-		t.Skip("in the child process")
-	}
+	catches := map[string]string{}
 	for name, broken := range brokenStores {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestBrokenStoreHelper$", "-test.v", "-test.count=1")
-			cmd.Env = append(os.Environ(), brokenEnv+"="+name, storetest.PostgresEnv+"=")
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatalf("the suite passed against %s (err %v); output:\n%s", name, err, out)
-			}
-			want := "--- FAIL: TestBrokenStoreHelper/" + broken.subtest + " "
-			if !strings.Contains(string(out), want) {
-				t.Errorf("against %s the suite failed, but not in %s; output:\n%s", name, broken.subtest, out)
-			}
-		})
+		catches[name] = broken.subtest
 	}
+	storetest.SuiteCatches(t, "TestBrokenStoreHelper", catches)
 }

@@ -2,10 +2,7 @@ package webhookstest_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -61,14 +58,11 @@ var brokenStores = map[string]struct {
 	"lostUnclaim": {lostUnclaim{webhooks.NewSQLStore()}, "ClaimOrderAndStates"},
 }
 
-const brokenEnv = "WEBHOOKSTEST_BROKEN_STORE"
-
-// TestBrokenStoreHelper runs the suite against the broken store named by
-// WEBHOOKSTEST_BROKEN_STORE (on SQLite); TestSuiteCatchesBrokenStores
-// runs it in a child process and expects it to fail. Without the
-// variable it is skipped.
+// TestBrokenStoreHelper runs the suite against the broken store
+// storetest.Broken names (on SQLite); TestSuiteCatchesBrokenStores runs it
+// in a child process and expects it to fail. Without one it is skipped.
 func TestBrokenStoreHelper(t *testing.T) {
-	name := os.Getenv(brokenEnv)
+	name := storetest.Broken()
 	if name == "" {
 		t.Skip("run by TestSuiteCatchesBrokenStores")
 	}
@@ -84,22 +78,9 @@ func TestBrokenStoreHelper(t *testing.T) {
 // catch it.
 func TestSuiteCatchesBrokenStores(t *testing.T) {
 	t.Parallel()
+	catches := map[string]string{}
 	for name, b := range brokenStores {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			cmd := exec.Command(os.Args[0], "-test.run", "^TestBrokenStoreHelper$", "-test.v", "-test.count=1")
-			cmd.Env = append(os.Environ(), brokenEnv+"="+name)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("the suite passed the broken store %s:\n%s", name, out)
-			}
-			if _, ok := err.(*exec.ExitError); !ok {
-				t.Fatalf("run the suite: %v", err)
-			}
-			want := "--- FAIL: TestBrokenStoreHelper/" + b.subtest
-			if !strings.Contains(string(out), want) {
-				t.Fatalf("the broken store %s did not fail %s:\n%s", name, b.subtest, out)
-			}
-		})
+		catches[name] = b.subtest
 	}
+	storetest.SuiteCatches(t, "TestBrokenStoreHelper", catches)
 }
