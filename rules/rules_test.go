@@ -959,40 +959,31 @@ func TestOrganizationScope(t *testing.T) {
 		createSet(t, svc, ctxO1, "ORG_SET")
 
 		onlyO2 := scoped(store.Scope{TenantID: tenant, OrganizationID: o2, OrganizationIDs: []string{o2}})
-		none := scoped(store.Scope{TenantID: tenant, OrganizationIDs: []string{}})
-		for name, ctx := range map[string]context.Context{"O2 only": onlyO2, "no organization": none} {
-			t.Run(name, func(t *testing.T) {
-				is := is.New(t)
-				_, err := svc.GetRule(ctx, r1.ID)
-				wantRuleNotFound(t, err)
-				_, err = svc.UpdateRule(ctx, r1.ID, ruleInput("O1_RULE"))
-				wantRuleNotFound(t, err)
-				wantRuleNotFound(t, svc.DeleteRule(ctx, r1.ID))
-				ids, total := listRules(t, svc, ctx, rules.RuleFilter{})
-				is.Equal(ids, []string{"TENANT_RULE"}) // a rule without organization is the whole tenant's
-				is.Equal(total, 1)
-				_, err = svc.AddMember(ctx, "ORG_SET", rules.MemberInput{RuleID: "O1_RULE", Sequence: ptr(1)})
-				wantCode(t, err, rules.CodeRuleNotFound, store.ErrNotFound)
-				_, err = svc.GetRule(ctx, r0.ID)
-				is.NoErr(err)
-			})
-		}
-
-		for name, ctx := range map[string]context.Context{
-			"all organizations": scoped(store.Scope{TenantID: tenant, OrganizationID: o2}),
-			"O1 among others":   scoped(store.Scope{TenantID: tenant, OrganizationID: o2, OrganizationIDs: []string{o2, o1}}),
-			"O1 itself":         ctxO1,
-		} {
-			t.Run(name, func(t *testing.T) {
-				is := is.New(t)
-				got, err := svc.GetRule(ctx, r1.ID)
-				is.NoErr(err)
-				is.Equal(got.RuleID, "O1_RULE")
-				ids, total := listRules(t, svc, ctx, rules.RuleFilter{})
-				is.Equal(ids, []string{"O1_RULE", "TENANT_RULE"})
-				is.Equal(total, 2)
-			})
-		}
+		grid := storetest.NewOrgScopes(tenant, o1, o2)
+		grid.RunBlind(t, func(t *testing.T, ctx context.Context) {
+			is := is.New(t)
+			_, err := svc.GetRule(ctx, r1.ID)
+			wantRuleNotFound(t, err)
+			_, err = svc.UpdateRule(ctx, r1.ID, ruleInput("O1_RULE"))
+			wantRuleNotFound(t, err)
+			wantRuleNotFound(t, svc.DeleteRule(ctx, r1.ID))
+			ids, total := listRules(t, svc, ctx, rules.RuleFilter{})
+			is.Equal(ids, []string{"TENANT_RULE"}) // a rule without organization is the whole tenant's
+			is.Equal(total, 1)
+			_, err = svc.AddMember(ctx, "ORG_SET", rules.MemberInput{RuleID: "O1_RULE", Sequence: ptr(1)})
+			wantCode(t, err, rules.CodeRuleNotFound, store.ErrNotFound)
+			_, err = svc.GetRule(ctx, r0.ID)
+			is.NoErr(err)
+		})
+		grid.RunSeeing(t, func(t *testing.T, ctx context.Context) {
+			is := is.New(t)
+			got, err := svc.GetRule(ctx, r1.ID)
+			is.NoErr(err)
+			is.Equal(got.RuleID, "O1_RULE")
+			ids, total := listRules(t, svc, ctx, rules.RuleFilter{})
+			is.Equal(ids, []string{"O1_RULE", "TENANT_RULE"})
+			is.Equal(total, 2)
+		})
 
 		// ruleIds are unique in the tenant, across organizations (decision).
 		_, err = svc.CreateRule(onlyO2, ruleInput("O1_RULE"))

@@ -1070,45 +1070,35 @@ func TestWebhookOrganizationScope(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(got.OrganizationID, o1)
 
-		for name, ctx := range map[string]context.Context{
-			"O2 only":         scoped(store.Scope{TenantID: tenant, OrganizationID: o2, OrganizationIDs: []string{o2}}),
-			"no organization": scoped(store.Scope{TenantID: tenant, OrganizationIDs: []string{}}),
-		} {
-			t.Run(name, func(t *testing.T) {
-				is := is.New(t)
-				_, err := svc.Get(ctx, w1.ID)
-				wantWebhookNotFound(t, err)
-				_, err = svc.Update(ctx, w1.ID, webhooks.Patch{Name: ptrTo("x")})
-				wantWebhookNotFound(t, err)
-				_, err = svc.RotateSecret(ctx, w1.ID)
-				wantWebhookNotFound(t, err)
-				_, err = svc.Secrets(ctx, w1.ID)
-				wantWebhookNotFound(t, err)
-				wantWebhookNotFound(t, svc.Delete(ctx, w1.ID))
-				got, total := listHooks(t, svc, ctx, webhooks.Filter{})
-				is.Equal(got, []string{"tenant-hook"}) // a webhook without organization is the whole tenant's
-				is.Equal(total, 1)
-				_, err = svc.Get(ctx, w0.ID)
-				is.NoErr(err)
-			})
-		}
-		for name, ctx := range map[string]context.Context{
-			"all organizations": scoped(store.Scope{TenantID: tenant, OrganizationID: o2}),
-			"O1 among others":   scoped(store.Scope{TenantID: tenant, OrganizationID: o2, OrganizationIDs: []string{o2, o1}}),
-			"O1 itself":         ctxO1,
-		} {
-			t.Run(name, func(t *testing.T) {
-				is := is.New(t)
-				got, err := svc.Get(ctx, w1.ID)
-				is.NoErr(err)
-				is.Equal(got.Name, "o1-hook")
-				names, total := listHooks(t, svc, ctx, webhooks.Filter{})
-				is.Equal(names, []string{"tenant-hook", "o1-hook"})
-				is.Equal(total, 2)
-				_, err = svc.Secrets(ctx, w1.ID)
-				is.NoErr(err)
-			})
-		}
+		grid := storetest.NewOrgScopes(tenant, o1, o2)
+		grid.RunBlind(t, func(t *testing.T, ctx context.Context) {
+			is := is.New(t)
+			_, err := svc.Get(ctx, w1.ID)
+			wantWebhookNotFound(t, err)
+			_, err = svc.Update(ctx, w1.ID, webhooks.Patch{Name: ptrTo("x")})
+			wantWebhookNotFound(t, err)
+			_, err = svc.RotateSecret(ctx, w1.ID)
+			wantWebhookNotFound(t, err)
+			_, err = svc.Secrets(ctx, w1.ID)
+			wantWebhookNotFound(t, err)
+			wantWebhookNotFound(t, svc.Delete(ctx, w1.ID))
+			got, total := listHooks(t, svc, ctx, webhooks.Filter{})
+			is.Equal(got, []string{"tenant-hook"}) // a webhook without organization is the whole tenant's
+			is.Equal(total, 1)
+			_, err = svc.Get(ctx, w0.ID)
+			is.NoErr(err)
+		})
+		grid.RunSeeing(t, func(t *testing.T, ctx context.Context) {
+			is := is.New(t)
+			got, err := svc.Get(ctx, w1.ID)
+			is.NoErr(err)
+			is.Equal(got.Name, "o1-hook")
+			names, total := listHooks(t, svc, ctx, webhooks.Filter{})
+			is.Equal(names, []string{"tenant-hook", "o1-hook"})
+			is.Equal(total, 2)
+			_, err = svc.Secrets(ctx, w1.ID)
+			is.NoErr(err)
+		})
 
 		// An update from another organization that may read O1 keeps the
 		// webhook's organization.
