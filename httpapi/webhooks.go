@@ -9,11 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/identity"
-	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
-	"github.com/tenantkit/tenantkit/toggles"
 	"github.com/tenantkit/tenantkit/webhooks"
 )
 
@@ -28,7 +25,7 @@ const (
 // webhookRoutes are the outbound webhook endpoints: CRUD, secret
 // rotation, test sends, the delivery log and the event catalogue.
 func (a *api) webhookRoutes() []route {
-	h := webhookHandlers{svc: a.kit.Webhooks}
+	h := webhookHandlers{svc: a.kit.Webhooks, catalogue: eventCatalogue(a.kit.EventTypes())}
 	const base = "/webhooks"
 	return []route{
 		// NoStore: create and rotate-secret show a signing secret; the
@@ -56,7 +53,10 @@ func (a *api) webhookRoutes() []route {
 	}
 }
 
-type webhookHandlers struct{ svc *webhooks.Service }
+type webhookHandlers struct {
+	svc       *webhooks.Service
+	catalogue []catalogueEvent
+}
 
 // pathIs matches requests whose path wildcard name has value.
 func pathIs(name, value string) func(*http.Request) bool {
@@ -218,13 +218,17 @@ type catalogueEvent struct {
 	Module string `json:"module"`
 }
 
-// eventCatalogue lists the event types the areas (and the built-in
-// identity) declare, by id. The webhooks area's own events are left out,
-// as a webhook subscribed to them would only echo its own changes.
-func eventCatalogue() []catalogueEvent {
+// eventCatalogue lists, by id, the event types the Kit's areas declare
+// (areaTypes) and the built-in identity's. The webhooks area's own events
+// are left out, as a webhook subscribed to them would only echo its own
+// changes.
+func eventCatalogue(areaTypes []store.EventType) []catalogueEvent {
 	var out []catalogueEvent
-	for _, list := range [][]store.EventType{identity.EventTypes, toggles.EventTypes, rules.EventTypes, entities.EventTypes} {
+	for _, list := range [][]store.EventType{identity.EventTypes, areaTypes} {
 		for _, et := range list {
+			if slices.ContainsFunc(webhooks.EventTypes, func(own store.EventType) bool { return own.ID == et.ID }) {
+				continue
+			}
 			action := et.ID[strings.LastIndexByte(et.ID, '.')+1:]
 			category := "lifecycle"
 			if action == "created" || action == "updated" || action == "deleted" {
@@ -239,7 +243,7 @@ func eventCatalogue() []catalogueEvent {
 }
 
 func (h webhookHandlers) events(w http.ResponseWriter, r *http.Request) error {
-	events := eventCatalogue()
+	events := h.catalogue
 	return encode(w, http.StatusOK, struct {
 		Data  []catalogueEvent `json:"data"`
 		Total int              `json:"total"`
