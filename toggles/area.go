@@ -22,7 +22,8 @@ func (s *Service) EventTypes() []store.EventType { return EventTypes }
 func (s *Service) RegisterJobs(*jobs.Engine) error { return nil }
 
 // Start does nothing: the cache has no background work. The first check
-// after each PollInterval reads the version counter itself (doc.go, Cache).
+// after each PollInterval reads the version counter itself (see
+// Evaluation in doc.go).
 func (s *Service) Start(context.Context) error { return nil }
 
 // Stop does nothing, as Start starts nothing.

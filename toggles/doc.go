@@ -2,20 +2,53 @@
 // type boolean, string, number or json, per-tenant overrides, and the
 // resolution of a toggle's effective value for a tenant.
 //
+// # The area's shape
+//
+// toggles is the worked example of how an area is laid out; the others
+// follow it:
+//
+//   - toggles.go holds the domain types (Toggle, Override, the events).
+//   - store.go defines Store, the storage the Service needs in the area's
+//     terms (toggles CRUD, identifier reservation, overrides upsert, delete
+//     and list, the filtered, sorted, paged lists, LoadAll for the cache),
+//     each method taking ctx and the store.Querier to run on.
+//   - sql.go is SQLStore, the Store on the area's tables (Migrations) for
+//     SQLite and PostgreSQL, and the only SQL of the package.
+//   - service.go is the Service: validation, transactions, domain events
+//     and the cache, over a Store held in a field; resolve.go answers
+//     checks from the cache; area.go is its part in the Kit's lifecycle
+//     (tenantkit.Area).
+//   - togglestest is the Store conformance suite: every behaviour the
+//     Service relies on, run against SQLStore on both engines, and shown
+//     to fail against deliberately broken stores.
+//
+// A host with its own storage passes it as Options.Store (the default is
+// NewSQLStore()) and runs togglestest.Run against it. Its tables live in
+// the Service's database, since every write gets the transaction that
+// also records the domain event and bumps the cache's version counter;
+// the Service keeps every rule (validation, reserved identifiers, type
+// checks, events), so a Store only stores, filters and orders.
+//
 // # Evaluation
 //
 // Service.Bool, String, Number, JSON and Resolve answer from an in-process
-// cache: every live toggle with its default and its overrides, decoded
-// once, behind an atomic pointer. A typed check is a context lookup and two
-// map lookups, with no allocation. Every change runs in a transaction that
-// also bumps a one-row version counter; after it commits, the Service that
-// made it reloads the cache before returning, so the next check in this
-// process sees it. Every Service also reads the counter every PollInterval
-// (250 ms by default) and reloads when another process on the same
-// database changed it, so such changes show within about a quarter of a
-// second. A reload reads every toggle and override: changes are rare and
-// the set is small, checks are many. If a reload fails, the previous values
-// keep being served and the next poll retries.
+// cache: every live toggle with its default and its overrides (LoadAll),
+// decoded once, behind an atomic pointer (an internal/vcache Value). A
+// typed check is a context lookup, two atomic loads and two map lookups,
+// with no lock and no allocation. Every change runs in a transaction that
+// also bumps the store's version counter "toggles" (store.Tx.BumpVersion);
+// after it commits, the Service that made it reloads the cache before
+// returning, so the next check in this process sees it. A check also reads
+// the counter when PollInterval (250 ms by default) has passed since the
+// last read, and reloads when another process on the same database changed
+// it, so such changes show within about a quarter of a second of the next
+// check. The interval is kept by a timer, so a check that is not due reads
+// no clock. There is no poll goroutine: Start and Stop do nothing, and a
+// Service nobody checks reads nothing. A reload reads every toggle and
+// override: changes are rare and the set is small, checks are many. If a
+// reload fails, the previous values keep being served (the failure is
+// logged) and the next check after the interval, or the next change,
+// retries.
 //
 // # Decisions where the spec is silent
 //

@@ -55,7 +55,14 @@ func (w *watch) init(db *store.DB, counter string, interval time.Duration) {
 // read is retried after the interval, like a successful one. The read
 // does not end with the caller's context: it serves every reader.
 func (w *watch) check(ctx context.Context) (v int64, checked bool, err error) {
-	if !w.due.Load() || !w.due.CompareAndSwap(true, false) {
+	if !w.due.Load() { // inlined: the common case
+		return 0, false, nil
+	}
+	return w.checkNow(ctx)
+}
+
+func (w *watch) checkNow(ctx context.Context) (v int64, checked bool, err error) {
+	if !w.due.CompareAndSwap(true, false) {
 		return 0, false, nil
 	}
 	defer w.timer.Reset(w.every)
@@ -219,6 +226,13 @@ func (c *Value[V]) fresh(l *loaded[V]) bool {
 // to onError) and is tried again at the next check; the first load's
 // failure is returned.
 func (c *Value[V]) Get(ctx context.Context) (V, error) {
+	if l := c.cur.Load(); l != nil && !c.w.due.Load() && l.version >= c.wanted.Load() {
+		return l.value, nil // inlined: the common case
+	}
+	return c.get(ctx)
+}
+
+func (c *Value[V]) get(ctx context.Context) (V, error) {
 	if v, checked, err := c.w.check(ctx); checked {
 		c.held.Store(0) // a check retries a failed reload
 		c.Invalidate(v)

@@ -440,6 +440,29 @@ func sorted[T any](items []T, key, id func(T) string, desc bool) []T {
 	return out
 }
 
+// checkOrder checks that list gives the identifiers want in this order and
+// a total of all of them, in one page and in pages of two.
+func checkOrder[T any](t *testing.T, what string, want []string, identifier func(T) string, list func(limit, offset int) ([]T, int, error)) {
+	t.Helper()
+	items, total, err := list(len(want)+5, 0)
+	noErr(t, what, err)
+	if got := identifiers(items, identifier); !slices.Equal(got, want) || total != len(want) {
+		t.Errorf("%s: %q (total %d), want %q (total %d)", what, got, total, want, len(want))
+	}
+	var paged []string
+	for off := 0; off < len(want)+2; off += 2 {
+		page, total, err := list(2, off)
+		noErr(t, what, err)
+		if total != len(want) {
+			t.Errorf("%s, offset %d: total %d, want %d", what, off, total, len(want))
+		}
+		paged = append(paged, identifiers(page, identifier)...)
+	}
+	if !slices.Equal(paged, want) {
+		t.Errorf("%s, in pages of 2: %q, want %q", what, paged, want)
+	}
+}
+
 // Every sort field orders both ways, ties by id in the same direction;
 // pages put together give the same order.
 func testListSort(t *testing.T, e *env) {
@@ -448,23 +471,10 @@ func testListSort(t *testing.T, e *env) {
 	for field, key := range toggleKeys {
 		for _, desc := range []bool{false, true} {
 			want := identifiers(sorted(ts, key, toggleID, desc), toggleIdentifier)
-			items, total, err := e.st.ListToggles(e.ctx, e.db, toggles.ListFilter{SortField: field, SortDesc: desc, Limit: 10})
-			noErr(t, "ListToggles", err)
-			if got := identifiers(items, toggleIdentifier); !slices.Equal(got, want) || total != len(ts) {
-				t.Errorf("sort %s desc=%v: %q (total %d), want %q (total %d)", field, desc, got, total, want, len(ts))
-			}
-			var paged []string
-			for off := 0; off < len(ts)+2; off += 2 {
-				page, total, err := e.st.ListToggles(e.ctx, e.db, toggles.ListFilter{SortField: field, SortDesc: desc, Limit: 2, Offset: off})
-				noErr(t, "ListToggles", err)
-				if total != len(ts) {
-					t.Errorf("sort %s desc=%v offset %d: total %d, want %d", field, desc, off, total, len(ts))
-				}
-				paged = append(paged, identifiers(page, toggleIdentifier)...)
-			}
-			if !slices.Equal(paged, want) {
-				t.Errorf("sort %s desc=%v in pages of 2: %q, want %q", field, desc, paged, want)
-			}
+			checkOrder(t, fmt.Sprintf("ListToggles sort %q desc=%v", field, desc), want, toggleIdentifier,
+				func(limit, offset int) ([]*toggles.Toggle, int, error) {
+					return e.st.ListToggles(e.ctx, e.db, toggles.ListFilter{SortField: field, SortDesc: desc, Limit: limit, Offset: offset})
+				})
 		}
 	}
 	// The default and unknown fields order by createdAt.
@@ -666,23 +676,10 @@ func testOverrideListSort(t *testing.T, e *env) {
 		}
 		for _, desc := range []bool{false, true} {
 			want := identifiers(sorted(ts, key, toggleID, desc), toggleIdentifier)
-			items, total, err := e.st.ListOverrides(e.ctx, e.db, "tenant-a", toggles.OverrideFilter{SortField: field, SortDesc: desc, Limit: 10})
-			noErr(t, "ListOverrides", err)
-			if got := identifiers(items, itemIdentifier); !slices.Equal(got, want) || total != len(ts) {
-				t.Errorf("sort %q desc=%v: %q (total %d), want %q (total %d)", field, desc, got, total, want, len(ts))
-			}
-			var paged []string
-			for off := 0; off < len(ts)+2; off += 2 {
-				page, total, err := e.st.ListOverrides(e.ctx, e.db, "tenant-a", toggles.OverrideFilter{SortField: field, SortDesc: desc, Limit: 2, Offset: off})
-				noErr(t, "ListOverrides", err)
-				if total != len(ts) {
-					t.Errorf("sort %q desc=%v offset %d: total %d, want %d", field, desc, off, total, len(ts))
-				}
-				paged = append(paged, identifiers(page, itemIdentifier)...)
-			}
-			if !slices.Equal(paged, want) {
-				t.Errorf("sort %q desc=%v in pages of 2: %q, want %q", field, desc, paged, want)
-			}
+			checkOrder(t, fmt.Sprintf("ListOverrides sort %q desc=%v", field, desc), want, itemIdentifier,
+				func(limit, offset int) ([]*toggles.OverrideItem, int, error) {
+					return e.st.ListOverrides(e.ctx, e.db, "tenant-a", toggles.OverrideFilter{SortField: field, SortDesc: desc, Limit: limit, Offset: offset})
+				})
 		}
 	}
 	items, total, err := e.st.ListOverrides(e.ctx, e.db, "tenant-a", toggles.OverrideFilter{Limit: 0})
