@@ -11,10 +11,17 @@
 //	defer kit.Close(ctx)
 //	if err := kit.Start(ctx); err != nil { … } // background jobs
 //
+// Every area's service is an Area: the Kit builds them (constructors start
+// and read nothing), applies their migrations, registers their jobs, and
+// starts and stops them in one loop. Each area reaches its data through a
+// Store interface whose SQL implementation serves both engines; a host may
+// plug in its own and check it with the area's conformance suite
+// (togglestest, rulestest, entitiestest, webhookstest, identitytest).
+//
 // Package httpapi serves the REST API on a net/http handler; examples/server
 // runs it standalone. A host that wants a single area can use it without
 // the Kit: open a store.DB, migrate the area's Migrations and create its
-// service.
+// service (toggles.New(db, toggles.Options{})).
 //
 // Every service call runs in the tenant carried by its context
 // (store.WithScope); there is no "all tenants" fallback.

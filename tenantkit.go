@@ -216,7 +216,7 @@ func (k *Kit) EventTypes() []store.EventType {
 // Start starts the background workers (job engine, event delivery,
 // periodic clean-ups), then each area's own background work. Register
 // extra workers and subscriptions on k.Jobs, and open services that
-// register their own (auth.Open with Config.Jobs), before calling it. The
+// register their own (identity.Open with Config.Jobs), before calling it. The
 // workers run until Close; cancelling ctx does not stop them.
 func (k *Kit) Start(ctx context.Context) error {
 	if err := k.Jobs.Start(ctx); err != nil {
