@@ -23,7 +23,7 @@ import (
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
-// Value counts (counts.go): the totals of lists filtered by one equality
+// Value counts (sql_counts.go): the totals of lists filtered by one equality
 // or In filter on a filterable field come from custom_entity_value_counts,
 // kept in every record write's transaction and rebuilt or dropped with the
 // field's index. These tests compare three totals that must always agree:

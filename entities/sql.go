@@ -14,7 +14,7 @@ import (
 // SQLStore is the Store on the store package's databases, SQLite and
 // PostgreSQL alike: the tables of the area's migrations (Migrations),
 // with an expression index and value counts per filterable field
-// (filterable.go, counts.go). The few engine differences come from the
+// (sql_filterable.go, sql_counts.go). The few engine differences come from the
 // Querier's Dialect, and the filterable indexes' names and columns from
 // the engine's own file (sql_sqlite.go, sql_postgres.go). Use one per
 // database.

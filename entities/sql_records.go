@@ -150,7 +150,7 @@ func (*SQLStore) DeleteRecord(ctx context.Context, q store.Querier, sc store.Sco
 
 // ListRecords implements Store. A list with one equality or In filter on
 // a filterable field, and no other condition, takes its total from the
-// value counts (counts.go); others count their matches.
+// value counts (sql_counts.go); others count their matches.
 func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scope, l RecordList) ([]*Record, int, error) {
 	d := q.Dialect()
 	c := sc.Readable("tenant_id", "organization_id")

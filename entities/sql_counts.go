@@ -17,7 +17,7 @@ import (
 // the total of a value held by 10,000 records costs what the total of one
 // held by 10 does; counting the matches instead grows with their number
 // (see doc.go). They are written in the transaction of every record
-// write, and rebuilt or dropped with the field's index (filterable.go).
+// write, and rebuilt or dropped with the field's index (sql_filterable.go).
 //
 // Only scalar values are counted (numbers, booleans, and text of at most
 // maxCountedText bytes, which the counts' key can hold): a filter by
@@ -189,7 +189,7 @@ func rebuildCounts(ctx context.Context, q store.Querier, entityID, key string) e
 		return err
 	}
 	// Keys are checked identifiers, written into the statement as in the
-	// indexes (filterable.go).
+	// indexes (sql_filterable.go).
 	value := valueExpr(q, key)
 	// The values countedValue counts.
 	scalar := q.Dialect().JSONScalar("data", key, maxCountedText)

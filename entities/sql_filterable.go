@@ -41,7 +41,7 @@ func shortFilterValue(x any) bool {
 // value counts in step with its definitions. When some definition of the
 // key (at any scope, active, not deleted) is filterable, the key is
 // listed in custom_entity_filterable_fields and has an expression index
-// and counts (counts.go); when none is, it has neither.
+// and counts (sql_counts.go); when none is, it has neither.
 //
 // The index: the tenant, the value, then the id (and the organization,
 // for counts that do not use the value counts), over the entity's live
