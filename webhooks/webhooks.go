@@ -12,21 +12,33 @@ import (
 // delivered, and how. Its signing secret is never part of it; reads show
 // MaskedSecret.
 type Webhook struct {
-	ID                   string            `json:"id"`
-	Name                 string            `json:"name"`
-	Description          string            `json:"description"`
-	URL                  string            `json:"url"`
-	SubscribedEvents     []string          `json:"subscribedEvents"`
-	HTTPMethod           string            `json:"httpMethod"`
-	CustomHeaders        map[string]string `json:"customHeaders"`
-	MaxRetries           int               `json:"maxRetries"`
-	TimeoutMs            int               `json:"timeoutMs"`
-	RateLimitPerMinute   int               `json:"rateLimitPerMinute"`
-	AutoDisableThreshold int               `json:"autoDisableThreshold"`
-	IsActive             bool              `json:"isActive"`
-	ConsecutiveFailures  int               `json:"consecutiveFailures"`
-	LastSuccessAt        *time.Time        `json:"lastSuccessAt"`
-	LastFailureAt        *time.Time        `json:"lastFailureAt"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// URL is an http(s) URL on a public address (netguard.CheckURL) unless
+	// the service allows private URLs.
+	URL string `json:"url"`
+	// SubscribedEvents are event types or patterns ("orders.*", "*").
+	SubscribedEvents []string `json:"subscribedEvents"`
+	// HTTPMethod is one of Methods (POST by default).
+	HTTPMethod string `json:"httpMethod"`
+	// CustomHeaders are sent with every delivery (they may hold the
+	// receiver's credentials: responses showing them are not cached).
+	CustomHeaders map[string]string `json:"customHeaders"`
+	// MaxRetries is how many times a failed delivery is tried again.
+	MaxRetries int `json:"maxRetries"`
+	// TimeoutMs bounds one delivery attempt, in milliseconds.
+	TimeoutMs int `json:"timeoutMs"`
+	// RateLimitPerMinute caps deliveries to this webhook; 0 is no cap.
+	RateLimitPerMinute int `json:"rateLimitPerMinute"`
+	// AutoDisableThreshold is how many consecutive failed deliveries switch
+	// the webhook off (IsActive false).
+	AutoDisableThreshold int  `json:"autoDisableThreshold"`
+	IsActive             bool `json:"isActive"`
+	// ConsecutiveFailures counts failed deliveries since the last success.
+	ConsecutiveFailures int        `json:"consecutiveFailures"`
+	LastSuccessAt       *time.Time `json:"lastSuccessAt"`
+	LastFailureAt       *time.Time `json:"lastFailureAt"`
 	// MaskedSecret shows that a secret exists, not what it is.
 	MaskedSecret string `json:"maskedSecret"`
 	// PreviousSecretSetAt is when the secret was last rotated;
