@@ -25,7 +25,7 @@ type Webhook struct {
 	// CustomHeaders are sent with every delivery (they may hold the
 	// receiver's credentials: responses showing them are not cached).
 	CustomHeaders map[string]string `json:"customHeaders"`
-	// MaxRetries is how many times a failed delivery is tried again.
+	// MaxRetries is how many attempts a delivery gets in all (at least one).
 	MaxRetries int `json:"maxRetries"`
 	// TimeoutMs bounds one delivery attempt, in milliseconds.
 	TimeoutMs int `json:"timeoutMs"`
