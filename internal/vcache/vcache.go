@@ -121,8 +121,8 @@ func (c *Cache[K, V]) Invalidate(v int64) {
 // Get returns the value under key, or loads it in a read transaction
 // (after reading the version) and caches it.
 func (c *Cache[K, V]) Get(ctx context.Context, key K, load func(tx *store.Tx) (V, error)) (V, error) {
-	if v, ok, _ := c.w.check(ctx); ok {
-		c.Invalidate(v) // a failed check: the next one tries again
+	if v, ok, _ := c.w.check(ctx); ok { // a failed check is retried after the interval
+		c.Invalidate(v)
 	}
 	c.mu.RLock()
 	v, ok := c.m[key]
