@@ -1,4 +1,4 @@
-// Package httpapi serves the tenantkit REST API of ../shared/spec/service.md
+// Package httpapi serves the tenantkit REST API
 // as one net/http handler: New(kit, Options).
 //
 // # Route table
