@@ -88,15 +88,11 @@ type Area interface {
 	Stop(ctx context.Context) error
 }
 
-// Migrations lists the migration lines of every area on the Kit, in the
-// order Open applies them.
-func Migrations() []store.Migrations {
-	areas, err := newAreas(nil, Config{SecretKey: make([]byte, 32)})
-	if err != nil {
-		panic("tenantkit: " + err.Error()) // the zero configuration is valid
-	}
+// Migrations lists the migration lines of the Kit's areas, in the order
+// Open applied them.
+func (k *Kit) Migrations() []store.Migrations {
 	var lines []store.Migrations
-	for _, a := range areas {
+	for _, a := range k.areas {
 		lines = append(lines, a.Migrations()...)
 	}
 	return lines
@@ -179,11 +175,7 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 			k.Entities = svc
 		}
 	}
-	var lines []store.Migrations
-	for _, a := range k.areas {
-		lines = append(lines, a.Migrations()...)
-	}
-	if err := k.DB.Migrate(ctx, lines...); err != nil {
+	if err := k.DB.Migrate(ctx, k.Migrations()...); err != nil {
 		return fmt.Errorf("tenantkit: migrate: %w", err)
 	}
 	jobsCfg := cfg.Jobs
