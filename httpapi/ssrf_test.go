@@ -77,8 +77,8 @@ var genericDeliveryErrors = []string{"connection refused", "timeout", "blocked a
 
 var ipInText = regexp.MustCompile(`\d+\.\d+\.\d+\.\d+|\[?[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F:]*\]?`)
 
-// A test send to a target refused when it connects, or whose name does
-// not resolve, stores a generic error message: no resolver, no address.
+// A test send to a target refused when it connects stores a generic
+// error message: no resolver, no address.
 // The targets are written into the row directly, as a webhook created
 // before this check (or while private targets were allowed) has them.
 func TestWebhookTestSendGenericError(t *testing.T) {
@@ -95,12 +95,12 @@ func TestWebhookTestSendGenericError(t *testing.T) {
 		id := e.createWebhook(key, whBody("probe", func(b map[string]any) { b["timeoutMs"] = 2000 }))["id"].(string)
 
 		for target, want := range map[string][]string{
-			rcv.URL + "/h":                         {"blocked address"},
-			"http://[::ffff:127.0.0.1]:" + port:    {"blocked address"},
-			"http://localhost:" + port + "/h":      {"blocked address"},
-			"http://0x7f.1:" + port + "/h":         {"DNS failure", "timeout"},
-			"http://127.1:" + port + "/h":          {"DNS failure", "timeout", "blocked address"},
-			"http://nowhere.invalid:" + port + "/": {"DNS failure", "timeout"},
+			rcv.URL + "/h":                      {"blocked address"},
+			"http://[::ffff:127.0.0.1]:" + port: {"blocked address"},
+			"http://localhost:" + port + "/h":   {"blocked address"},
+			// Names that need the network's resolver (0x7f.1, *.invalid) are
+			// left out: tests send nothing beyond loopback. Reason's own
+			// tests classify DNS failures.
 		} {
 			t.Run(target, func(t *testing.T) {
 				e := e.with(t)
