@@ -154,11 +154,6 @@ func rowID(executionID string, i int) string {
 	return executionID[:len(executionID)-4] + fmt.Sprintf("%04x", i)
 }
 
-// executionID is the execution a rule log row id belongs to.
-func executionID(rowID string) string {
-	return rowID[:len(rowID)-4] + "0000"
-}
-
 // inputContext is the log rows' input: the data as the next rule sees it
 // (secrets redacted), the entity and event, and the acting user. Data that
 // JSON cannot hold (NaN, infinities, channels) or that holds NUL characters

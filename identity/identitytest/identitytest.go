@@ -116,10 +116,6 @@ func (f *fixture) roleNamed(tenantID, name string, features []string, orgs []str
 	return r
 }
 
-func (f *fixture) role(tenantID string) *identity.Role {
-	return f.roleNamed(tenantID, fmt.Sprintf("role %d", f.seq()), []string{"x.view"}, nil)
-}
-
 func (f *fixture) user(tenantID, orgID, email string) *identity.UserRecord {
 	f.t.Helper()
 	u := &identity.UserRecord{User: identity.User{ID: store.NewID(), TenantID: tenantID, OrganizationID: orgID, Email: email,
