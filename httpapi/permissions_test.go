@@ -86,139 +86,100 @@ func TestPermissionMatrix(t *testing.T) {
 			e := e.with(t)
 			tf := e.newTenant("Perm " + randomHex(3))
 			keys := map[string]string{}
-			keyFor := func(fs []string) string {
+			keyFor := func(e *testEnv, fs []string) string { // one key per feature set, made by the subtest that first needs it
 				k := strings.Join(fs, ",")
 				if _, ok := keys[k]; !ok {
 					keys[k] = e.newKey(tf, fs...)
 				}
 				return keys[k]
 			}
-			want, checked := 0, 0
-			for i, rt := range routes {
-				if len(rt.Features) == 0 {
-					continue
-				}
-				want++
-				if rt.Public {
-					t.Errorf("%s %s is public and declares features %v", rt.Method, rt.Path, rt.Features)
-					continue
-				}
-				path, shown, ok := permPath(routes, i, nil, words)
-				if !ok {
-					t.Errorf("%s %s (%s): no path reaches it", rt.Method, rt.Path, rt.Summary)
-					continue
-				}
-				others := slices.DeleteFunc(slices.Clone(features), func(f string) bool { return slices.Contains(rt.Features, f) })
-				without, only := keyFor(others), keyFor(rt.Features)
-				checked++
-				t.Run(permName(rt, shown), func(t *testing.T) {
+			permEachRoute(t, routes, words, "routes with features", func(rt route) bool { return len(rt.Features) > 0 },
+				func(t *testing.T, rt route, path, name string) {
+					others := slices.DeleteFunc(slices.Clone(features), func(f string) bool { return slices.Contains(rt.Features, f) })
 					e := e.with(t)
-					r := e.do(rt.Method, path, without, permBody(rt.Method))
-					permCheck(t, "features/"+permName(rt, shown)+" without", permForbidden(r, rt.Features, false))
-					r = e.do(rt.Method, path, only, permBody(rt.Method))
-					permCheck(t, "features/"+permName(rt, shown)+" only", permThrough(r))
+					r := e.do(rt.Method, path, keyFor(e, others), permBody(rt.Method))
+					permCheck(t, "features/"+name+" without", permForbidden(r, rt.Features, false))
+					r = e.do(rt.Method, path, keyFor(e, rt.Features), permBody(rt.Method))
+					permCheck(t, "features/"+name+" only", permThrough(r))
 				})
-			}
-			t.Logf("checked %d routes with features (of %d)", checked, want)
-			if checked == 0 || checked != want {
-				t.Fatalf("checked %d routes with features, the table has %d", checked, want)
-			}
 		})
 
 		t.Run("superadmin", func(t *testing.T) {
 			e := e.with(t)
-			tf := e.newTenant("Perm " + randomHex(3))
-			star := e.newKey(tf, "*")
-			want, checked := 0, 0
-			for i, rt := range routes {
-				if !rt.SuperAdmin {
-					continue
-				}
-				want++
-				path, shown, ok := permPath(routes, i, nil, words)
-				if !ok {
-					t.Errorf("%s %s (%s): no path reaches it", rt.Method, rt.Path, rt.Summary)
-					continue
-				}
-				checked++
-				t.Run(permName(rt, shown), func(t *testing.T) {
+			star := e.newKey(e.newTenant("Perm "+randomHex(3)), "*")
+			permEachRoute(t, routes, words, "super-admin routes", func(rt route) bool { return rt.SuperAdmin },
+				func(t *testing.T, rt route, path, name string) {
 					e := e.with(t)
 					r := e.do(rt.Method, path, star, permBody(rt.Method))
-					permCheck(t, "superadmin/"+permName(rt, shown)+" star", permForbidden(r, rt.Features, true))
+					permCheck(t, "superadmin/"+name+" star", permForbidden(r, rt.Features, true))
 					r = e.do(rt.Method, path, e.superKey, permBody(rt.Method))
-					permCheck(t, "superadmin/"+permName(rt, shown)+" super", permThrough(r))
+					permCheck(t, "superadmin/"+name+" super", permThrough(r))
 				})
-			}
-			t.Logf("checked %d super-admin routes (of %d)", checked, want)
-			if checked == 0 || checked != want {
-				t.Fatalf("checked %d super-admin routes, the table has %d", checked, want)
-			}
 		})
 
 		t.Run("authonly", func(t *testing.T) {
 			e := e.with(t)
-			tf := e.newTenant("Perm " + randomHex(3))
-			none := e.newKey(tf) // a role with no feature at all
-			want, checked := 0, 0
-			for i, rt := range routes {
-				if rt.Public || rt.SuperAdmin || len(rt.Features) > 0 {
-					continue
-				}
-				want++
-				path, shown, ok := permPath(routes, i, nil, words)
-				if !ok {
-					t.Errorf("%s %s (%s): no path reaches it", rt.Method, rt.Path, rt.Summary)
-					continue
-				}
-				checked++
-				t.Run(permName(rt, shown), func(t *testing.T) {
+			none := e.newKey(e.newTenant("Perm " + randomHex(3))) // a role with no feature at all
+			permEachRoute(t, routes, words, "authentication-only routes",
+				func(rt route) bool { return !rt.Public && !rt.SuperAdmin && len(rt.Features) == 0 },
+				func(t *testing.T, rt route, path, name string) {
 					e := e.with(t)
 					r := e.do(rt.Method, path, "", permBody(rt.Method))
-					permCheck(t, "authonly/"+permName(rt, shown)+" anonymous", permStatus(r, http.StatusUnauthorized))
+					permCheck(t, "authonly/"+name+" anonymous", permStatus(r, http.StatusUnauthorized))
 					r = e.do(rt.Method, path, none, permBody(rt.Method))
-					permCheck(t, "authonly/"+permName(rt, shown)+" key", permThrough(r))
+					permCheck(t, "authonly/"+name+" key", permThrough(r))
 				})
-			}
-			t.Logf("checked %d authentication-only routes (of %d)", checked, want)
-			if checked == 0 || checked != want {
-				t.Fatalf("checked %d authentication-only routes, the table has %d", checked, want)
-			}
 		})
 
 		t.Run("unauthenticated", func(t *testing.T) {
-			e := e.with(t)
 			garbage := "tk_" + randomHex(24)
-			want, checked := 0, 0
-			for i, rt := range routes {
-				if rt.Public {
-					continue
-				}
-				want++
-				path, shown, ok := permPath(routes, i, nil, words)
-				if !ok {
-					t.Errorf("%s %s (%s): no path reaches it", rt.Method, rt.Path, rt.Summary)
-					continue
-				}
-				checked++
-				t.Run(permName(rt, shown), func(t *testing.T) {
+			permEachRoute(t, routes, words, "non-public routes", func(rt route) bool { return !rt.Public },
+				func(t *testing.T, rt route, path, name string) {
 					e := e.with(t)
-					name := "unauthenticated/" + permName(rt, shown)
+					name = "unauthenticated/" + name
 					permCheck(t, name+" none", permStatus(e.do(rt.Method, path, "", permBody(rt.Method)), http.StatusUnauthorized))
 					permCheck(t, name+" garbage key", permStatus(e.do(rt.Method, path, garbage, permBody(rt.Method)), http.StatusUnauthorized))
 					bearer := e.send(rt.Method, path, permBody(rt.Method), func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+garbage) })
 					permCheck(t, name+" garbage bearer", permStatus(bearer, http.StatusUnauthorized))
 				})
-			}
-			t.Logf("checked %d non-public routes (of %d)", checked, want)
-			if checked == 0 || checked != want {
-				t.Fatalf("checked %d non-public routes, the table has %d", checked, want)
-			}
 		})
 
 		t.Run("orgscope", func(t *testing.T) {
 			permOrgScope(t, e.with(t), routes, words)
 		})
 	})
+}
+
+// permEachRoute runs check as a subtest for every route selects picks,
+// with a path that reaches it, and fails unless it checked every one
+// (kind names them in the messages), so the matrix cannot pass empty. A
+// public route that declares features is an error of the table itself.
+func permEachRoute(t *testing.T, routes []route, words []string, kind string, selects func(route) bool,
+	check func(t *testing.T, rt route, path, name string)) {
+	t.Helper()
+	want, checked := 0, 0
+	for i, rt := range routes {
+		if !selects(rt) {
+			continue
+		}
+		want++
+		if rt.Public && len(rt.Features) > 0 {
+			t.Errorf("%s %s is public and declares features %v", rt.Method, rt.Path, rt.Features)
+			continue
+		}
+		path, shown, ok := permPath(routes, i, nil, words)
+		if !ok {
+			t.Errorf("%s %s (%s): no path reaches it", rt.Method, rt.Path, rt.Summary)
+			continue
+		}
+		checked++
+		name := permName(rt, shown)
+		t.Run(name, func(t *testing.T) { check(t, rt, path, name) })
+	}
+	t.Logf("checked %d %s (of %d)", checked, kind, want)
+	if checked == 0 || checked != want {
+		t.Fatalf("checked %d %s, the table has %d", checked, kind, want)
+	}
 }
 
 // permOrgScope is the organization part of the matrix: a tenant with two
