@@ -1,0 +1,58 @@
+package thumbs
+
+import (
+	"bytes"
+	"image"
+	"image/jpeg"
+	"io"
+	"testing"
+
+	"golang.org/x/image/draw"
+)
+
+// BenchmarkResizeCover2000x1333 is the target: a cold 320×320 cover
+// thumbnail of a 2000×1333 JPEG (decode, resize, encode).
+func BenchmarkResizeCover2000x1333(b *testing.B) {
+	src := photoJPEG(b)
+	b.ReportMetric(float64(len(src)), "srcbytes")
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Resize(io.Discard, bytes.NewReader(src), 320, 320, Cover); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkResizeCover2000x1333Naive does the same work the naive way:
+// image/jpeg decode of the whole image, draw.CatmullRom over the full-size
+// crop, JPEG encode. It is the in-run baseline for the benchmark above.
+func BenchmarkResizeCover2000x1333Naive(b *testing.B) {
+	src := photoJPEG(b)
+	b.ResetTimer()
+	for b.Loop() {
+		img, err := jpeg.Decode(bytes.NewReader(src))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := img.Bounds()
+		side := min(r.Dx(), r.Dy())
+		crop := image.Rect(0, 0, side, side).Add(image.Pt((r.Dx()-side)/2, (r.Dy()-side)/2))
+		dst := image.NewRGBA(image.Rect(0, 0, 320, 320))
+		draw.CatmullRom.Scale(dst, dst.Rect, img, crop, draw.Src, nil)
+		if err := jpeg.Encode(io.Discard, dst, &jpeg.Options{Quality: JPEGQuality}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeJPEG2000x1333 is image/jpeg's full decode alone, for
+// comparison.
+func BenchmarkDecodeJPEG2000x1333(b *testing.B) {
+	src := photoJPEG(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := jpeg.Decode(bytes.NewReader(src)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,276 @@
+package thumbs
+
+import (
+	"image"
+	"image/color"
+
+	"golang.org/x/image/draw"
+)
+
+// layout is where the source maps to on the output canvas, in full-size
+// source pixel coordinates (before any reduced-scale decode).
+type layout struct {
+	cropW, cropH float64         // size of the centred source region used
+	dst          image.Rectangle // where that region lands on the W×H canvas
+}
+
+// plan computes the centred crop (Cover) or the centred placement
+// (Contain) for an sw×sh source on a W×H canvas.
+func plan(sw, sh, W, H int, fit Fit) layout {
+	wider := int64(sw)*int64(H) >= int64(sh)*int64(W) // source aspect ≥ box aspect
+	if fit == Cover {
+		l := layout{cropW: float64(sw), cropH: float64(sh), dst: image.Rect(0, 0, W, H)}
+		if wider {
+			l.cropW = float64(sh) * float64(W) / float64(H)
+		} else {
+			l.cropH = float64(sw) * float64(H) / float64(W)
+		}
+		return l
+	}
+	dw, dh := W, H
+	if wider {
+		dh = roundClamp(float64(sh)*float64(W)/float64(sw), 1, H)
+	} else {
+		dw = roundClamp(float64(sw)*float64(H)/float64(sh), 1, W)
+	}
+	x0, y0 := (W-dw)/2, (H-dh)/2
+	return layout{cropW: float64(sw), cropH: float64(sh), dst: image.Rect(x0, y0, x0+dw, y0+dh)}
+}
+
+func roundClamp(v float64, lo, hi int) int {
+	i := int(v + 0.5)
+	if i < lo {
+		return lo
+	}
+	if i > hi {
+		return hi
+	}
+	return i
+}
+
+// render produces the W×H output canvas for the decoded image.
+func render(d decoded, info Info, W, H int, fit Fit) (*image.RGBA, error) {
+	l := plan(d.srcW, d.srcH, W, H, fit)
+	b := d.img.Bounds()
+	iw, ih := b.Dx(), b.Dy()
+
+	// The crop in decoded-image coordinates (the decoded image may be a
+	// reduced-scale decode of the srcW×srcH original).
+	cw := roundClamp(l.cropW*float64(iw)/float64(d.srcW), 1, iw)
+	ch := roundClamp(l.cropH*float64(ih)/float64(d.srcH), 1, ih)
+	crop := image.Rect(0, 0, cw, ch).Add(image.Pt(b.Min.X+(iw-cw)/2, b.Min.Y+(ih-ch)/2))
+
+	dst := image.NewRGBA(image.Rect(0, 0, W, H))
+	if info.Format == FormatJPEG && l.dst != dst.Rect {
+		// JPEG has no alpha: pad with white.
+		for i := range dst.Pix {
+			dst.Pix[i] = 0xff
+		}
+	}
+
+	// Integer box pre-shrink down to no less than twice the output size,
+	// so that the quality filter below only ever sees a small image.
+	var src image.Image = d.img
+	sr := crop
+	if k := min(cw/(2*l.dst.Dx()), ch/(2*l.dst.Dy())); k >= 2 {
+		// Drop the (fewer than k) leftover pixels evenly from both sides.
+		sr.Min.X += (cw % k) / 2
+		sr.Min.Y += (ch % k) / 2
+		sr.Max.X = sr.Min.X + cw - cw%k
+		sr.Max.Y = sr.Min.Y + ch - ch%k
+		src = boxShrink(d.img, sr, k)
+		sr = src.Bounds()
+	}
+	draw.CatmullRom.Scale(dst, l.dst, src, sr, draw.Src, nil)
+	return dst, nil
+}
+
+// boxShrink averages each k×k block of r (whose size is a multiple of k) in
+// img into one pixel of a new premultiplied RGBA image.
+func boxShrink(img image.Image, r image.Rectangle, k int) *image.RGBA {
+	if m, ok := img.(*image.YCbCr); ok {
+		return boxShrinkYCbCr(m, r, k)
+	}
+	return boxShrinkRows(img, r, k)
+}
+
+// reciprocal returns ⌊2³²/n⌉ for dividing block sums by n with a multiply.
+func reciprocal(n int) uint64 { return (1<<32 + uint64(n)/2) / uint64(n) }
+
+func avg(sum uint32, recip uint64) uint32 { return uint32((uint64(sum)*recip + 1<<31) >> 32) }
+
+// boxShrinkYCbCr averages in Y'CbCr space (the conversion to RGB is affine, so
+// this equals averaging in RGB up to rounding) and converts each output pixel
+// once, reading the planes directly.
+func boxShrinkYCbCr(m *image.YCbCr, r image.Rectangle, k int) *image.RGBA {
+	ow, oh := r.Dx()/k, r.Dy()/k
+	out := image.NewRGBA(image.Rect(0, 0, ow, oh))
+	sumY := make([]uint32, ow)
+	sumB := make([]uint32, ow)
+	sumR := make([]uint32, ow)
+	// Chroma column offsets for each source column of r.
+	cx := make([]int32, r.Dx())
+	for x := r.Min.X; x < r.Max.X; x++ {
+		cx[x-r.Min.X] = int32(m.COffset(x, m.Rect.Min.Y))
+	}
+	recip := reciprocal(k * k)
+	for oy := 0; oy < oh; oy++ {
+		clear(sumY)
+		clear(sumB)
+		clear(sumR)
+		for j := 0; j < k; j++ {
+			y := r.Min.Y + oy*k + j
+			yrow := m.Y[m.YOffset(r.Min.X, y) : m.YOffset(r.Min.X, y)+r.Dx()]
+			cbase := m.COffset(m.Rect.Min.X, y) - m.COffset(m.Rect.Min.X, m.Rect.Min.Y)
+			cbRow := m.Cb[cbase:]
+			crRow := m.Cr[cbase:]
+			x := 0
+			for ox := 0; ox < ow; ox++ {
+				var sy, sb, sr uint32
+				for e := x + k; x < e; x++ {
+					sy += uint32(yrow[x])
+					c := cx[x]
+					sb += uint32(cbRow[c])
+					sr += uint32(crRow[c])
+				}
+				sumY[ox] += sy
+				sumB[ox] += sb
+				sumR[ox] += sr
+			}
+		}
+		pix := out.Pix[oy*out.Stride : oy*out.Stride+4*ow]
+		for ox := 0; ox < ow; ox++ {
+			rr, gg, bb := color.YCbCrToRGB(uint8(avg(sumY[ox], recip)), uint8(avg(sumB[ox], recip)), uint8(avg(sumR[ox], recip)))
+			p := pix[4*ox : 4*ox+4 : 4*ox+4]
+			p[0], p[1], p[2], p[3] = rr, gg, bb, 0xff
+		}
+	}
+	return out
+}
+
+// boxShrinkRows handles every other image type: each source row is first
+// converted to premultiplied RGBA, then k×k blocks are averaged.
+func boxShrinkRows(img image.Image, r image.Rectangle, k int) *image.RGBA {
+	ow, oh := r.Dx()/k, r.Dy()/k
+	out := image.NewRGBA(image.Rect(0, 0, ow, oh))
+	sum := make([]uint32, 4*ow)
+	row := make([]uint8, 4*r.Dx())
+	rf := newRowFetcher(img)
+	recip := reciprocal(k * k)
+	for oy := 0; oy < oh; oy++ {
+		clear(sum)
+		for j := 0; j < k; j++ {
+			rf.fetch(row, r.Min.X, r.Max.X, r.Min.Y+oy*k+j)
+			i := 0
+			for ox := 0; ox < ow; ox++ {
+				var s0, s1, s2, s3 uint32
+				for e := i + 4*k; i < e; i += 4 {
+					p := row[i : i+4 : i+4]
+					s0 += uint32(p[0])
+					s1 += uint32(p[1])
+					s2 += uint32(p[2])
+					s3 += uint32(p[3])
+				}
+				s := sum[4*ox : 4*ox+4 : 4*ox+4]
+				s[0] += s0
+				s[1] += s1
+				s[2] += s2
+				s[3] += s3
+			}
+		}
+		pix := out.Pix[oy*out.Stride : oy*out.Stride+4*ow]
+		for i, s := range sum {
+			pix[i] = uint8(avg(s, recip))
+		}
+	}
+	return out
+}
+
+// rowFetcher converts image rows to premultiplied 8-bit RGBA.
+type rowFetcher struct {
+	img image.Image
+	pal []color.RGBA // premultiplied palette for *image.Paletted
+}
+
+func newRowFetcher(img image.Image) *rowFetcher {
+	rf := &rowFetcher{img: img}
+	if m, ok := img.(*image.Paletted); ok {
+		rf.pal = make([]color.RGBA, 256)
+		for i, c := range m.Palette {
+			if i >= len(rf.pal) {
+				break
+			}
+			r, g, b, a := c.RGBA()
+			rf.pal[i] = color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), uint8(a >> 8)}
+		}
+		// Indices beyond the palette (invalid input) read as transparent
+		// black instead of panicking.
+	}
+	return rf
+}
+
+// fetch writes the premultiplied RGBA pixels of row y, columns x0..x1, to dst.
+func (rf *rowFetcher) fetch(dst []uint8, x0, x1, y int) {
+	n := x1 - x0
+	dst = dst[:4*n]
+	switch m := rf.img.(type) {
+	case *image.RGBA:
+		i := m.PixOffset(x0, y)
+		copy(dst, m.Pix[i:i+4*n])
+	case *image.NRGBA:
+		i := m.PixOffset(x0, y)
+		s := m.Pix[i : i+4*n]
+		for j := 0; j < len(s); j += 4 {
+			a := uint32(s[j+3])
+			d := dst[j : j+4 : j+4]
+			switch a {
+			case 0xff:
+				d[0], d[1], d[2], d[3] = s[j], s[j+1], s[j+2], 0xff
+			case 0:
+				d[0], d[1], d[2], d[3] = 0, 0, 0, 0
+			default:
+				d[0] = uint8((uint32(s[j])*a + 127) / 255)
+				d[1] = uint8((uint32(s[j+1])*a + 127) / 255)
+				d[2] = uint8((uint32(s[j+2])*a + 127) / 255)
+				d[3] = uint8(a)
+			}
+		}
+	case *image.Gray:
+		i := m.PixOffset(x0, y)
+		for j, v := range m.Pix[i : i+n] {
+			d := dst[4*j : 4*j+4 : 4*j+4]
+			d[0], d[1], d[2], d[3] = v, v, v, 0xff
+		}
+	case *image.Paletted:
+		i := m.PixOffset(x0, y)
+		for j, v := range m.Pix[i : i+n] {
+			c := rf.pal[v]
+			d := dst[4*j : 4*j+4 : 4*j+4]
+			d[0], d[1], d[2], d[3] = c.R, c.G, c.B, c.A
+		}
+	case *image.YCbCr:
+		for x := x0; x < x1; x++ {
+			yi, ci := m.YOffset(x, y), m.COffset(x, y)
+			r, g, b := color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
+			d := dst[4*(x-x0) : 4*(x-x0)+4 : 4*(x-x0)+4]
+			d[0], d[1], d[2], d[3] = r, g, b, 0xff
+		}
+	case *image.NYCbCrA:
+		for x := x0; x < x1; x++ {
+			yi, ci := m.YOffset(x, y), m.COffset(x, y)
+			r, g, b := color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
+			a := uint32(m.A[m.AOffset(x, y)])
+			d := dst[4*(x-x0) : 4*(x-x0)+4 : 4*(x-x0)+4]
+			d[0] = uint8((uint32(r)*a + 127) / 255)
+			d[1] = uint8((uint32(g)*a + 127) / 255)
+			d[2] = uint8((uint32(b)*a + 127) / 255)
+			d[3] = uint8(a)
+		}
+	default:
+		for x := x0; x < x1; x++ {
+			r, g, b, a := m.At(x, y).RGBA()
+			d := dst[4*(x-x0) : 4*(x-x0)+4 : 4*(x-x0)+4]
+			d[0], d[1], d[2], d[3] = uint8(r>>8), uint8(g>>8), uint8(b>>8), uint8(a>>8)
+		}
+	}
+}

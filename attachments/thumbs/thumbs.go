@@ -1,0 +1,251 @@
+package thumbs
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"strings"
+
+	"golang.org/x/image/webp"
+)
+
+// MaxPixels is the largest image, in pixels (width×height as declared by the
+// image header), that Probe accepts and Resize decodes. Anything larger is
+// refused with ErrTooLarge before a single pixel is allocated.
+const MaxPixels = 50_000_000
+
+// MaxSize is the largest width or height, in pixels, that Resize produces.
+const MaxSize = 4000
+
+// Fit says how Resize maps the source image onto the requested box.
+type Fit string
+
+const (
+	// Cover scales the image so that it fills the whole box and crops the
+	// overflow evenly on both sides (centre crop). The output is exactly the
+	// requested width×height and has no padding.
+	Cover Fit = "cover"
+	// Contain scales the image so that it fits entirely inside the box and
+	// centres it on a canvas of exactly the requested width×height. The
+	// padding is transparent for PNG output and white for JPEG output.
+	Contain Fit = "contain"
+)
+
+var (
+	// ErrNotImage reports input that is not a PNG, JPEG, GIF or WebP image,
+	// whose header cannot be decoded, or (from Resize) whose pixel data is
+	// corrupt.
+	ErrNotImage = errors.New("thumbs: not a supported image")
+	// ErrTooLarge reports an image whose header declares more than MaxPixels
+	// pixels (a decompression or "pixel" bomb). It is detected from the
+	// header alone.
+	ErrTooLarge = errors.New("thumbs: image too large")
+	// ErrInvalidParams reports a width or height outside 1..MaxSize or an
+	// unknown Fit passed to Resize.
+	ErrInvalidParams = errors.New("thumbs: invalid resize parameters")
+)
+
+// Format names reported in Info.Format.
+const (
+	FormatPNG  = "png"
+	FormatJPEG = "jpeg"
+	FormatGIF  = "gif"
+	FormatWebP = "webp"
+)
+
+// Info describes an image as declared by its header.
+type Info struct {
+	// Format is one of "png", "jpeg", "gif" or "webp".
+	Format string
+	// Width and Height are the pixel dimensions declared by the header.
+	Width, Height int
+}
+
+// sniff returns the format whose magic number starts b, or "".
+func sniff(b []byte) string {
+	switch {
+	case len(b) >= 8 && string(b[:8]) == "\x89PNG\r\n\x1a\n":
+		return FormatPNG
+	case len(b) >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff:
+		return FormatJPEG
+	case len(b) >= 6 && (string(b[:6]) == "GIF87a" || string(b[:6]) == "GIF89a"):
+		return FormatGIF
+	case len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
+		return FormatWebP
+	}
+	return ""
+}
+
+// Probe reads the image header from r (only as much of r as the format's
+// DecodeConfig needs, plus read-ahead buffering) and reports the format and
+// declared dimensions.
+//
+// It returns an error wrapping ErrNotImage if r does not start with a PNG,
+// JPEG, GIF or WebP signature or the header does not decode, and
+// ErrTooLarge, together with the decoded Info, if the header declares more
+// than MaxPixels pixels.
+func Probe(r io.Reader) (Info, error) {
+	return probe(bufio.NewReaderSize(r, 512))
+}
+
+func probe(br *bufio.Reader) (info Info, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			info, err = Info{}, fmt.Errorf("%w: header decoder panic: %v", ErrNotImage, p)
+		}
+	}()
+	magic, _ := br.Peek(12)
+	format := sniff(magic)
+	var cfg image.Config
+	switch format {
+	case FormatPNG:
+		cfg, err = png.DecodeConfig(br)
+	case FormatJPEG:
+		cfg, err = jpeg.DecodeConfig(br)
+	case FormatGIF:
+		cfg, err = gif.DecodeConfig(br)
+	case FormatWebP:
+		cfg, err = webp.DecodeConfig(br)
+	default:
+		return Info{}, fmt.Errorf("%w: unrecognised signature", ErrNotImage)
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("%w: %s header: %v", ErrNotImage, format, err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return Info{}, fmt.Errorf("%w: %s header declares %dx%d", ErrNotImage, format, cfg.Width, cfg.Height)
+	}
+	info = Info{Format: format, Width: cfg.Width, Height: cfg.Height}
+	if int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
+		return info, fmt.Errorf("%w: %dx%d exceeds %d pixels", ErrTooLarge, cfg.Width, cfg.Height, MaxPixels)
+	}
+	return info, nil
+}
+
+// IsImageType reports whether a sniffed MIME type (for example from
+// http.DetectContentType; parameters such as "; charset=" are ignored) is one
+// that Resize accepts: image/png, image/jpeg, image/gif or image/webp.
+func IsImageType(mime string) bool {
+	if i := strings.IndexByte(mime, ';'); i >= 0 {
+		mime = mime[:i]
+	}
+	switch strings.ToLower(strings.TrimSpace(mime)) {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+// Content types returned by Resize.
+const (
+	ContentTypeJPEG = "image/jpeg"
+	ContentTypePNG  = "image/png"
+)
+
+// JPEGQuality is the quality used for JPEG output.
+const JPEGQuality = 85
+
+// Resize decodes the image in src and writes a width×height thumbnail of it
+// to w, returning the Content-Type of what it wrote ("image/jpeg" or
+// "image/png").
+//
+// The header is checked first exactly as Probe does, so unsupported input
+// fails with ErrNotImage and pixel bombs with ErrTooLarge before anything
+// is decoded. Width and height must be in 1..MaxSize and fit Cover or
+// Contain, otherwise the error wraps ErrInvalidParams.
+//
+// JPEG sources produce JPEG output (quality JPEGQuality; with Contain the
+// padding is white). PNG, GIF and WebP sources produce PNG output (with
+// Contain the padding is fully transparent). Only the first frame of an
+// animated GIF is used. EXIF orientation is not applied.
+//
+// The output is a deterministic function of the input bytes and parameters.
+// Nothing is written to w unless the whole thumbnail was produced, except
+// when w itself fails part-way.
+func Resize(w io.Writer, src io.Reader, width, height int, fit Fit) (contentType string, err error) {
+	if width < 1 || width > MaxSize || height < 1 || height > MaxSize {
+		return "", fmt.Errorf("%w: size %dx%d not in 1..%d", ErrInvalidParams, width, height, MaxSize)
+	}
+	if fit != Cover && fit != Contain {
+		return "", fmt.Errorf("%w: fit %q", ErrInvalidParams, string(fit))
+	}
+
+	// Probe through a tee so that the decoder can re-read the header bytes.
+	var head bytes.Buffer
+	info, err := probe(bufio.NewReaderSize(io.TeeReader(src, &head), 512))
+	if err != nil {
+		return "", err
+	}
+	img, err := decode(io.MultiReader(&head, src), info, width, height)
+	if err != nil {
+		return "", err
+	}
+
+	out, err := render(img, info, width, height, fit)
+	if err != nil {
+		return "", err
+	}
+
+	var buf bytes.Buffer
+	if info.Format == FormatJPEG {
+		contentType = ContentTypeJPEG
+		err = jpeg.Encode(&buf, out, &jpeg.Options{Quality: JPEGQuality})
+	} else {
+		contentType = ContentTypePNG
+		err = pngEncoder.Encode(&buf, out)
+	}
+	if err != nil {
+		return "", fmt.Errorf("thumbs: encode: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return "", err
+	}
+	return contentType, nil
+}
+
+var pngEncoder = png.Encoder{CompressionLevel: png.DefaultCompression}
+
+// decoded is a decoded source image together with the size of the image it
+// represents: a JPEG decoded at a reduced DCT scale is smaller than the
+// header's dimensions.
+type decoded struct {
+	img  image.Image
+	srcW int // full-size width declared by the header
+	srcH int
+}
+
+// decode decodes the image body. r starts at the beginning of the file.
+// Panics in the decoders (hostile input) are turned into ErrNotImage.
+func decode(r io.Reader, info Info, width, height int) (d decoded, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			d, err = decoded{}, fmt.Errorf("%w: %s decoder panic: %v", ErrNotImage, info.Format, p)
+		}
+	}()
+	var img image.Image
+	switch info.Format {
+	case FormatPNG:
+		img, err = png.Decode(r)
+	case FormatJPEG:
+		img, err = jpeg.Decode(r)
+	case FormatGIF:
+		img, err = gif.Decode(r)
+	case FormatWebP:
+		img, err = webp.Decode(r)
+	}
+	if err != nil {
+		return decoded{}, fmt.Errorf("%w: %s: %v", ErrNotImage, info.Format, err)
+	}
+	b := img.Bounds()
+	if b.Dx() != info.Width || b.Dy() != info.Height {
+		return decoded{}, fmt.Errorf("%w: %s decoded %dx%d, header said %dx%d",
+			ErrNotImage, info.Format, b.Dx(), b.Dy(), info.Width, info.Height)
+	}
+	return decoded{img: img, srcW: info.Width, srcH: info.Height}, nil
+}
