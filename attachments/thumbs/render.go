@@ -56,8 +56,8 @@ func render(d decoded, info Info, W, H int, fit Fit) (*image.RGBA, error) {
 
 	// The crop in decoded-image coordinates (the decoded image may be a
 	// reduced-scale decode of the srcW×srcH original).
-	cw := roundClamp(l.cropW*float64(iw)/float64(d.srcW), 1, iw)
-	ch := roundClamp(l.cropH*float64(ih)/float64(d.srcH), 1, ih)
+	cw := roundClamp(l.cropW/float64(d.scale), 1, iw)
+	ch := roundClamp(l.cropH/float64(d.scale), 1, ih)
 	crop := image.Rect(0, 0, cw, ch).Add(image.Pt(b.Min.X+(iw-cw)/2, b.Min.Y+(ih-ch)/2))
 
 	dst := image.NewRGBA(image.Rect(0, 0, W, H))

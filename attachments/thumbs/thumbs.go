@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tenantkit/tenantkit/attachments/thumbs/internal/fastjpeg"
 	"golang.org/x/image/webp"
 )
 
@@ -182,7 +183,7 @@ func Resize(w io.Writer, src io.Reader, width, height int, fit Fit) (contentType
 	if err != nil {
 		return "", err
 	}
-	img, err := decode(io.MultiReader(&head, src), info, width, height)
+	img, err := decode(io.MultiReader(&head, src), info, width, height, fit)
 	if err != nil {
 		return "", err
 	}
@@ -215,25 +216,28 @@ var pngEncoder = png.Encoder{CompressionLevel: png.DefaultCompression}
 // represents: a JPEG decoded at a reduced DCT scale is smaller than the
 // header's dimensions.
 type decoded struct {
-	img  image.Image
-	srcW int // full-size width declared by the header
-	srcH int
+	img   image.Image
+	srcW  int // full-size width declared by the header
+	srcH  int
+	scale int // img is the source downscaled by 1/scale (1, 2, 4 or 8)
 }
 
 // decode decodes the image body. r starts at the beginning of the file.
 // Panics in the decoders (hostile input) are turned into ErrNotImage.
-func decode(r io.Reader, info Info, width, height int) (d decoded, err error) {
+func decode(r io.Reader, info Info, width, height int, fit Fit) (d decoded, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			d, err = decoded{}, fmt.Errorf("%w: %s decoder panic: %v", ErrNotImage, info.Format, p)
 		}
 	}()
 	var img image.Image
+	scale := 1
 	switch info.Format {
 	case FormatPNG:
 		img, err = png.Decode(r)
 	case FormatJPEG:
-		img, err = jpeg.Decode(r)
+		scale = jpegScale(info, width, height, fit)
+		img, err = fastjpeg.Decode(r, scale)
 	case FormatGIF:
 		img, err = gif.Decode(r)
 	case FormatWebP:
@@ -243,9 +247,23 @@ func decode(r io.Reader, info Info, width, height int) (d decoded, err error) {
 		return decoded{}, fmt.Errorf("%w: %s: %v", ErrNotImage, info.Format, err)
 	}
 	b := img.Bounds()
-	if b.Dx() != info.Width || b.Dy() != info.Height {
-		return decoded{}, fmt.Errorf("%w: %s decoded %dx%d, header said %dx%d",
-			ErrNotImage, info.Format, b.Dx(), b.Dy(), info.Width, info.Height)
+	if wantW, wantH := (info.Width+scale-1)/scale, (info.Height+scale-1)/scale; b.Dx() != wantW || b.Dy() != wantH {
+		return decoded{}, fmt.Errorf("%w: %s decoded %dx%d at 1/%d, header said %dx%d",
+			ErrNotImage, info.Format, b.Dx(), b.Dy(), scale, info.Width, info.Height)
 	}
-	return decoded{img: img, srcW: info.Width, srcH: info.Height}, nil
+	return decoded{img: img, srcW: info.Width, srcH: info.Height, scale: scale}, nil
+}
+
+// jpegScale picks the DCT scaling denominator for decoding a JPEG: the
+// largest of 8, 4 and 2 that still leaves the used part of the image at
+// least twice the size it is drawn at (so the final filter has room to
+// anti-alias; libvips' shrink-on-load uses the same margin), else 1.
+func jpegScale(info Info, width, height int, fit Fit) int {
+	l := plan(info.Width, info.Height, width, height, fit)
+	for _, s := range []int{8, 4, 2} {
+		if l.cropW/float64(s) >= 2*float64(l.dst.Dx()) && l.cropH/float64(s) >= 2*float64(l.dst.Dy()) {
+			return s
+		}
+	}
+	return 1
 }

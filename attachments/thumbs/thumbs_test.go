@@ -117,7 +117,7 @@ func checkColor(t *testing.T, m image.Image, x, y int, want color.NRGBA, tol int
 	}
 }
 
-func TestCoverExactSize(t *testing.T) {
+func TestOutputDimensions(t *testing.T) {
 	srcs := map[string][]byte{
 		"png":  encPNG(t, bands()),
 		"jpeg": encJPEG(t, bands()),
@@ -311,7 +311,7 @@ func pngHeader(w, h uint32) []byte {
 	return b.Bytes()
 }
 
-func TestPixelBomb(t *testing.T) {
+func TestBombRefused(t *testing.T) {
 	bomb := pngHeader(10000, 10000)
 	if info, err := Probe(bytes.NewReader(bomb)); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("Probe(10000x10000) = %+v, %v; want ErrTooLarge", info, err)
