@@ -3,8 +3,6 @@ package thumbs
 import (
 	"image"
 	"image/color"
-
-	"golang.org/x/image/draw"
 )
 
 // layout is where the source maps to on the output canvas, in full-size
@@ -48,46 +46,159 @@ func roundClamp(v float64, lo, hi int) int {
 	return i
 }
 
-// render produces the W×H output canvas for the decoded image.
-func render(d decoded, info Info, W, H int, fit Fit) (*image.RGBA, error) {
+// render produces the W×H output image for the decoded source: an
+// *image.YCbCr (4:4:4) or *image.RGBA for JPEG output, an *image.RGBA for
+// PNG output.
+func render(d decoded, info Info, W, H int, fit Fit) image.Image {
 	l := plan(d.srcW, d.srcH, W, H, fit)
 	b := d.img.Bounds()
 	iw, ih := b.Dx(), b.Dy()
 
-	// The crop in decoded-image coordinates (the decoded image may be a
-	// reduced-scale decode of the srcW×srcH original).
+	// The centred crop in decoded-image coordinates (relative to b.Min);
+	// the decoded image may be a 1/scale DCT-domain decode.
 	cw := roundClamp(l.cropW/float64(d.scale), 1, iw)
 	ch := roundClamp(l.cropH/float64(d.scale), 1, ih)
-	crop := image.Rect(0, 0, cw, ch).Add(image.Pt(b.Min.X+(iw-cw)/2, b.Min.Y+(ih-ch)/2))
-
-	dst := image.NewRGBA(image.Rect(0, 0, W, H))
-	if info.Format == FormatJPEG && l.dst != dst.Rect {
-		// JPEG has no alpha: pad with white.
-		for i := range dst.Pix {
-			dst.Pix[i] = 0xff
-		}
-	}
+	crop := image.Rect(0, 0, cw, ch).Add(image.Pt((iw-cw)/2, (ih-ch)/2))
+	dw, dh := l.dst.Dx(), l.dst.Dy()
 
 	// Integer box pre-shrink down to no less than twice the output size,
-	// so that the quality filter below only ever sees a small image.
-	var src image.Image = d.img
-	sr := crop
-	if k := min(cw/(2*l.dst.Dx()), ch/(2*l.dst.Dy())); k >= 2 {
+	// so that the filter below only ever sees a small image. (JPEG sources
+	// have mostly been shrunk this way by their DCT-scaled decode already.)
+	src := d.img
+	if k := min(cw/(2*dw), ch/(2*dh)); k >= 2 {
 		// Drop the (fewer than k) leftover pixels evenly from both sides.
-		sr.Min.X += (cw % k) / 2
-		sr.Min.Y += (ch % k) / 2
-		sr.Max.X = sr.Min.X + cw - cw%k
-		sr.Max.Y = sr.Min.Y + ch - ch%k
-		src = boxShrink(d.img, sr, k)
-		sr = src.Bounds()
+		r := crop.Add(b.Min)
+		r.Min.X += (cw % k) / 2
+		r.Min.Y += (ch % k) / 2
+		r.Max.X = r.Min.X + cw - cw%k
+		r.Max.Y = r.Min.Y + ch - ch%k
+		src = boxShrink(d.img, r, k)
+		crop = src.Bounds()
 	}
-	draw.CatmullRom.Scale(dst, l.dst, src, sr, draw.Src, nil)
-	return dst, nil
+	jpegOut := info.Format == FormatJPEG
+	padded := l.dst != image.Rect(0, 0, W, H)
+
+	if m, ok := src.(*image.YCbCr); ok {
+		// Resample the Y', Cb and Cr planes separately (chroma straight
+		// from its subsampled plane) into a 4:4:4 image.
+		var out *image.YCbCr
+		if jpegOut && !padded {
+			out = image.NewYCbCr(image.Rect(0, 0, W, H), image.YCbCrSubsampleRatio444)
+		} else {
+			out = image.NewYCbCr(image.Rect(0, 0, dw, dh), image.YCbCrSubsampleRatio444)
+		}
+		resampleYCbCr(out, m, crop)
+		if !jpegOut {
+			dst := image.NewRGBA(image.Rect(0, 0, W, H))
+			ycbcrToRGBA(dst, l.dst.Min, out)
+			return dst
+		}
+		if !padded {
+			return out
+		}
+		// JPEG has no alpha: pad with white.
+		dst := image.NewYCbCr(image.Rect(0, 0, W, H), image.YCbCrSubsampleRatio444)
+		fill(dst.Y, 0xff)
+		fill(dst.Cb, 0x80)
+		fill(dst.Cr, 0x80)
+		for y := 0; y < dh; y++ {
+			o := dst.YOffset(l.dst.Min.X, l.dst.Min.Y+y)
+			copy(dst.Y[o:o+dw], out.Y[y*out.YStride:])
+			copy(dst.Cb[o:o+dw], out.Cb[y*out.CStride:])
+			copy(dst.Cr[o:o+dw], out.Cr[y*out.CStride:])
+		}
+		return dst
+	}
+
+	// Everything else is resampled as premultiplied RGBA, converted a row
+	// at a time.
+	dst := image.NewRGBA(image.Rect(0, 0, W, H))
+	if jpegOut && padded {
+		fill(dst.Pix, 0xff)
+	}
+	sb := src.Bounds()
+	c0, c1 := columns(float64(crop.Min.X), float64(crop.Dx()), dw, 0, sb.Dx())
+	rf := newRowFetcher(src)
+	buf := make([]uint8, 4*(c1-c0))
+	rows := func(y int) ([]uint8, int) {
+		rf.fetch(buf, sb.Min.X+c0, sb.Min.X+c1, sb.Min.Y+y)
+		return buf, c0
+	}
+	o := dst.PixOffset(l.dst.Min.X, l.dst.Min.Y)
+	resample(plane{dst.Pix[o:], dst.Stride, 4}, dw, dh, rows,
+		float64(crop.Min.X), float64(crop.Min.Y), float64(crop.Dx()), float64(crop.Dy()),
+		0, sb.Dx(), 0, sb.Dy())
+	return dst
+}
+
+func fill(b []uint8, v uint8) {
+	for i := range b {
+		b[i] = v
+	}
+}
+
+// resampleYCbCr resamples the crop (relative to m.Rect.Min) of m onto the
+// whole of out (4:4:4; its top-left dw×dh if larger).
+func resampleYCbCr(out, m *image.YCbCr, crop image.Rectangle) {
+	dw, dh := out.Rect.Dx(), out.Rect.Dy()
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	x0, y0 := float64(crop.Min.X), float64(crop.Min.Y)
+	cw, ch := float64(crop.Dx()), float64(crop.Dy())
+	resample(plane{out.Y, out.YStride, 1}, dw, dh, planeRows(m.Y[m.YOffset(m.Rect.Min.X, m.Rect.Min.Y):], m.YStride),
+		x0, y0, cw, ch, 0, w, 0, h)
+
+	// Chroma: the same span in chroma sample units. Chroma sample j of a
+	// plane subsampled by f covers luma [f·j, f·(j+1)) (centred siting).
+	fx, fy := 1, 1
+	switch m.SubsampleRatio {
+	case image.YCbCrSubsampleRatio422:
+		fx = 2
+	case image.YCbCrSubsampleRatio420:
+		fx, fy = 2, 2
+	case image.YCbCrSubsampleRatio440:
+		fy = 2
+	case image.YCbCrSubsampleRatio411:
+		fx = 4
+	case image.YCbCrSubsampleRatio410:
+		fx, fy = 4, 2
+	}
+	// The chroma plane covers luma from the subsample-aligned origin.
+	ox, oy := m.Rect.Min.X-m.Rect.Min.X/fx*fx, m.Rect.Min.Y-m.Rect.Min.Y/fy*fy
+	cpw, cph := (ox+w+fx-1)/fx, (oy+h+fy-1)/fy
+	ffx, ffy := float64(fx), float64(fy)
+	cx0, cy0 := (x0+float64(ox))/ffx, (y0+float64(oy))/ffy
+	c0 := m.COffset(m.Rect.Min.X, m.Rect.Min.Y)
+	for _, p := range [2]struct{ dst, src []uint8 }{{out.Cb, m.Cb}, {out.Cr, m.Cr}} {
+		resample(plane{p.dst, out.CStride, 1}, dw, dh, planeRows(p.src[c0:], m.CStride),
+			cx0, cy0, cw/ffx, ch/ffy, 0, cpw, 0, cph)
+	}
+}
+
+func planeRows(pix []uint8, stride int) rowFunc {
+	return func(y int) ([]uint8, int) { return pix[y*stride:], 0 }
+}
+
+// ycbcrToRGBA converts m (4:4:4) into dst at p.
+func ycbcrToRGBA(dst *image.RGBA, p image.Point, m *image.YCbCr) {
+	w := m.Rect.Dx()
+	for y := 0; y < m.Rect.Dy(); y++ {
+		yr := m.Y[y*m.YStride : y*m.YStride+w]
+		cb := m.Cb[y*m.CStride : y*m.CStride+w]
+		cr := m.Cr[y*m.CStride : y*m.CStride+w]
+		o := dst.PixOffset(p.X, p.Y+y)
+		d := dst.Pix[o : o+4*w]
+		for x := range yr {
+			r, g, b := color.YCbCrToRGB(yr[x], cb[x], cr[x])
+			q := d[4*x : 4*x+4 : 4*x+4]
+			q[0], q[1], q[2], q[3] = r, g, b, 0xff
+		}
+	}
 }
 
 // boxShrink averages each k×k block of r (whose size is a multiple of k) in
-// img into one pixel of a new premultiplied RGBA image.
-func boxShrink(img image.Image, r image.Rectangle, k int) *image.RGBA {
+// img into one pixel: a 4:4:4 *image.YCbCr for *image.YCbCr sources, a
+// premultiplied *image.RGBA otherwise.
+func boxShrink(img image.Image, r image.Rectangle, k int) image.Image {
 	if m, ok := img.(*image.YCbCr); ok {
 		return boxShrinkYCbCr(m, r, k)
 	}
@@ -99,12 +210,11 @@ func reciprocal(n int) uint64 { return (1<<32 + uint64(n)/2) / uint64(n) }
 
 func avg(sum uint32, recip uint64) uint32 { return uint32((uint64(sum)*recip + 1<<31) >> 32) }
 
-// boxShrinkYCbCr averages in Y'CbCr space (the conversion to RGB is affine, so
-// this equals averaging in RGB up to rounding) and converts each output pixel
-// once, reading the planes directly.
-func boxShrinkYCbCr(m *image.YCbCr, r image.Rectangle, k int) *image.RGBA {
+// boxShrinkYCbCr averages the Y', Cb and Cr planes (chroma read through
+// the subsampling) into a 4:4:4 image, reading the planes directly.
+func boxShrinkYCbCr(m *image.YCbCr, r image.Rectangle, k int) *image.YCbCr {
 	ow, oh := r.Dx()/k, r.Dy()/k
-	out := image.NewRGBA(image.Rect(0, 0, ow, oh))
+	out := image.NewYCbCr(image.Rect(0, 0, ow, oh), image.YCbCrSubsampleRatio444)
 	sumY := make([]uint32, ow)
 	sumB := make([]uint32, ow)
 	sumR := make([]uint32, ow)
@@ -138,11 +248,11 @@ func boxShrinkYCbCr(m *image.YCbCr, r image.Rectangle, k int) *image.RGBA {
 				sumR[ox] += sr
 			}
 		}
-		pix := out.Pix[oy*out.Stride : oy*out.Stride+4*ow]
+		yo, co := oy*out.YStride, oy*out.CStride
 		for ox := 0; ox < ow; ox++ {
-			rr, gg, bb := color.YCbCrToRGB(uint8(avg(sumY[ox], recip)), uint8(avg(sumB[ox], recip)), uint8(avg(sumR[ox], recip)))
-			p := pix[4*ox : 4*ox+4 : 4*ox+4]
-			p[0], p[1], p[2], p[3] = rr, gg, bb, 0xff
+			out.Y[yo+ox] = uint8(avg(sumY[ox], recip))
+			out.Cb[co+ox] = uint8(avg(sumB[ox], recip))
+			out.Cr[co+ox] = uint8(avg(sumR[ox], recip))
 		}
 	}
 	return out

@@ -188,7 +188,7 @@ func Resize(w io.Writer, src io.Reader, width, height int, fit Fit) (contentType
 		return "", err
 	}
 
-	out, err := render(img, info, width, height, fit)
+	out, err := renderSafe(img, info, width, height, fit)
 	if err != nil {
 		return "", err
 	}
@@ -208,6 +208,18 @@ func Resize(w io.Writer, src io.Reader, width, height int, fit Fit) (contentType
 		return "", err
 	}
 	return contentType, nil
+}
+
+// renderSafe is render with panics (bugs) turned into errors, so that one
+// bad image cannot take the server down.
+func renderSafe(d decoded, info Info, width, height int, fit Fit) (out image.Image, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("thumbs: internal error resizing %s %dx%d to %dx%d %s: %v",
+				info.Format, info.Width, info.Height, width, height, fit, p)
+		}
+	}()
+	return render(d, info, width, height, fit), nil
 }
 
 var pngEncoder = png.Encoder{CompressionLevel: png.DefaultCompression}

@@ -10,11 +10,15 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/tenantkit/tenantkit/attachments/thumbs/internal/fastjpeg"
+	"golang.org/x/image/draw"
 )
 
 var (
@@ -406,3 +410,62 @@ func TestWriterError(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// psnr returns the peak signal-to-noise ratio between two same-size images
+// over R, G and B.
+func psnr(a, b image.Image) float64 {
+	var se, n float64
+	r := a.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			c1, c2 := nrgba(a, x, y), nrgba(b, x, y)
+			for _, d := range []float64{float64(c1.R) - float64(c2.R), float64(c1.G) - float64(c2.G), float64(c1.B) - float64(c2.B)} {
+				se += d * d
+				n++
+			}
+		}
+	}
+	if se == 0 {
+		return math.Inf(1)
+	}
+	return 10 * math.Log10(255*255/(se/n))
+}
+
+// The fast path (DCT-scaled decode, box pre-shrink, integer Catmull-Rom)
+// must look like the slow, obviously right one: a full image/jpeg decode
+// scaled with x/image/draw's Catmull-Rom. Both are compared before JPEG
+// re-encoding, as lossless PNGs, and against the pristine source too.
+func TestQualityAgainstNaive(t *testing.T) {
+	orig := synthPhoto(2000, 1333)
+	src := photoJPEG(t)
+	full, err := jpeg.Decode(bytes.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		w, h int
+		fit  Fit
+	}{{320, 320, Cover}, {100, 100, Cover}, {640, 200, Cover}, {300, 300, Contain}, {50, 40, Contain}, {1200, 800, Cover}} {
+		d := decoded{srcW: 2000, srcH: 1333, scale: jpegScale(Info{FormatJPEG, 2000, 1333}, c.w, c.h, c.fit)}
+		d.img, err = fastjpeg.Decode(bytes.NewReader(src), d.scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Render as if for PNG output, to compare pixels without another
+		// lossy encode.
+		got := render(d, Info{FormatPNG, 2000, 1333}, c.w, c.h, c.fit)
+		l := plan(2000, 1333, c.w, c.h, c.fit)
+		cw, ch := int(l.cropW+0.5), int(l.cropH+0.5)
+		crop := image.Rect(0, 0, cw, ch).Add(image.Pt((2000-cw)/2, (1333-ch)/2))
+		want := image.NewRGBA(image.Rect(0, 0, c.w, c.h))
+		draw.CatmullRom.Scale(want, l.dst, full, crop, draw.Src, nil)
+		ideal := image.NewRGBA(image.Rect(0, 0, c.w, c.h))
+		draw.CatmullRom.Scale(ideal, l.dst, orig, crop, draw.Src, nil)
+		p, pi := psnr(got, want), psnr(got, ideal)
+		t.Logf("%dx%d %s (JPEG decoded at 1/%d): PSNR %.1f dB against the naive path, %.1f dB against the unencoded source (naive: %.1f dB)",
+			c.w, c.h, c.fit, d.scale, p, pi, psnr(want, ideal))
+		if p < 30 {
+			t.Errorf("%dx%d %s: PSNR %.1f dB against the naive path", c.w, c.h, c.fit, p)
+		}
+	}
+}
