@@ -55,18 +55,30 @@ func synthPhoto(w, h int) *image.RGBA {
 }
 
 var (
-	benchJPEGOnce sync.Once
-	benchJPEG     []byte
+	photoOnce sync.Once
+	photo     *image.RGBA
+	photoEnc  []byte
 )
 
-// photoJPEG returns the 2000×1333 synthetic photo encoded as JPEG quality 90.
-func photoJPEG(tb testing.TB) []byte {
-	benchJPEGOnce.Do(func() {
+func makePhoto() {
+	photoOnce.Do(func() {
+		photo = synthPhoto(2000, 1333)
 		var b bytes.Buffer
-		if err := jpeg.Encode(&b, synthPhoto(2000, 1333), &jpeg.Options{Quality: 90}); err != nil {
+		if err := jpeg.Encode(&b, photo, &jpeg.Options{Quality: 90}); err != nil {
 			panic(err)
 		}
-		benchJPEG = b.Bytes()
+		photoEnc = b.Bytes()
 	})
-	return benchJPEG
+}
+
+// photoJPEG returns the 2000×1333 synthetic photo encoded as JPEG quality 90.
+func photoJPEG(testing.TB) []byte {
+	makePhoto()
+	return photoEnc
+}
+
+// photoRGBA returns the 2000×1333 synthetic photo before encoding.
+func photoRGBA() *image.RGBA {
+	makePhoto()
+	return photo
 }

@@ -83,7 +83,9 @@ func render(d decoded, info Info, W, H int, fit Fit) image.Image {
 		// from its subsampled plane) into a 4:4:4 image.
 		var out *image.YCbCr
 		if jpegOut && !padded {
-			out = image.NewYCbCr(image.Rect(0, 0, W, H), image.YCbCrSubsampleRatio444)
+			// The JPEG encoder subsamples chroma 2×2 anyway: resample
+			// chroma straight to 4:2:0, a quarter of the work.
+			out = image.NewYCbCr(image.Rect(0, 0, W, H), image.YCbCrSubsampleRatio420)
 		} else {
 			out = image.NewYCbCr(image.Rect(0, 0, dw, dh), image.YCbCrSubsampleRatio444)
 		}
@@ -137,8 +139,26 @@ func fill(b []uint8, v uint8) {
 	}
 }
 
+// subsampling returns the chroma subsampling factors of r.
+func subsampling(r image.YCbCrSubsampleRatio) (fx, fy int) {
+	switch r {
+	case image.YCbCrSubsampleRatio422:
+		return 2, 1
+	case image.YCbCrSubsampleRatio420:
+		return 2, 2
+	case image.YCbCrSubsampleRatio440:
+		return 1, 2
+	case image.YCbCrSubsampleRatio411:
+		return 4, 1
+	case image.YCbCrSubsampleRatio410:
+		return 4, 2
+	}
+	return 1, 1
+}
+
 // resampleYCbCr resamples the crop (relative to m.Rect.Min) of m onto the
-// whole of out (4:4:4; its top-left dw×dh if larger).
+// whole of out, whose Rect must start at (0, 0) and which is 4:4:4 or 4:2:0.
+// Chroma is read from and written to the subsampled planes directly.
 func resampleYCbCr(out, m *image.YCbCr, crop image.Rectangle) {
 	dw, dh := out.Rect.Dx(), out.Rect.Dy()
 	w, h := m.Rect.Dx(), m.Rect.Dy()
@@ -147,30 +167,24 @@ func resampleYCbCr(out, m *image.YCbCr, crop image.Rectangle) {
 	resample(plane{out.Y, out.YStride, 1}, dw, dh, planeRows(m.Y[m.YOffset(m.Rect.Min.X, m.Rect.Min.Y):], m.YStride),
 		x0, y0, cw, ch, 0, w, 0, h)
 
-	// Chroma: the same span in chroma sample units. Chroma sample j of a
-	// plane subsampled by f covers luma [f·j, f·(j+1)) (centred siting).
-	fx, fy := 1, 1
-	switch m.SubsampleRatio {
-	case image.YCbCrSubsampleRatio422:
-		fx = 2
-	case image.YCbCrSubsampleRatio420:
-		fx, fy = 2, 2
-	case image.YCbCrSubsampleRatio440:
-		fy = 2
-	case image.YCbCrSubsampleRatio411:
-		fx = 4
-	case image.YCbCrSubsampleRatio410:
-		fx, fy = 4, 2
-	}
-	// The chroma plane covers luma from the subsample-aligned origin.
+	// Chroma sample j of a plane subsampled by f covers luma [f·j, f·(j+1))
+	// (centred siting), counted from the subsample-aligned origin.
+	fx, fy := subsampling(m.SubsampleRatio)
 	ox, oy := m.Rect.Min.X-m.Rect.Min.X/fx*fx, m.Rect.Min.Y-m.Rect.Min.Y/fy*fy
 	cpw, cph := (ox+w+fx-1)/fx, (oy+h+fy-1)/fy
+	// Output chroma: ocw×och samples covering output luma [0, ofx·ocw)
+	// (one more than dw when dw is odd), so the source luma span
+	// grows in proportion.
+	ofx, ofy := subsampling(out.SubsampleRatio)
+	ocw, och := (dw+ofx-1)/ofx, (dh+ofy-1)/ofy
+	spanW := cw * float64(ofx*ocw) / float64(dw)
+	spanH := ch * float64(ofy*och) / float64(dh)
 	ffx, ffy := float64(fx), float64(fy)
 	cx0, cy0 := (x0+float64(ox))/ffx, (y0+float64(oy))/ffy
 	c0 := m.COffset(m.Rect.Min.X, m.Rect.Min.Y)
 	for _, p := range [2]struct{ dst, src []uint8 }{{out.Cb, m.Cb}, {out.Cr, m.Cr}} {
-		resample(plane{p.dst, out.CStride, 1}, dw, dh, planeRows(p.src[c0:], m.CStride),
-			cx0, cy0, cw/ffx, ch/ffy, 0, cpw, 0, cph)
+		resample(plane{p.dst, out.CStride, 1}, ocw, och, planeRows(p.src[c0:], m.CStride),
+			cx0, cy0, spanW/ffx, spanH/ffy, 0, cpw, 0, cph)
 	}
 }
 

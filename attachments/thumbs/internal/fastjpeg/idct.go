@@ -259,18 +259,9 @@ func idctCols(b *block) {
 	}
 }
 
-// zigOf maps a natural-order coefficient index to its zig-zag index (the
-// inverse of unzig), for dequantizing with the zig-zag-ordered tables.
-var zigOf = func() (z [blockSize]int) {
-	for i, n := range unzig {
-		z[n] = i
-	}
-	return z
-}()
-
 // idctReduced computes an n×n (n = 4 or 2) inverse DCT from the n×n
 // lowest-frequency coefficients of b (natural order, not yet dequantized;
-// qt is the zig-zag-ordered quantization table), in effect sampling the
+// qt is the quantization table in natural order), in effect sampling the
 // band-limited block at the centres of its n×n sub-blocks:
 //
 //	f(m, k) = ¼ Σ_u Σ_v C(u)·C(v)·F(v, u)·cos((2m+1)uπ/2n)·cos((2k+1)vπ/2n)
@@ -285,34 +276,43 @@ func idctReduced(b *block, qt *block, n int) {
 		c4 = 5793 // round(2¹³·cos(π/4)) = round(2¹³/√2)
 		c1 = 7568 // round(2¹³·cos(π/8))
 		c3 = 3135 // round(2¹³·cos(3π/8))
+		// ¼ and the two 2¹³ scales: shift by 28, rounding.
+		sh, half = 28, 1 << 27
 	)
 	if n == 2 {
 		f00 := int64(b[0]) * int64(qt[0])
 		f01 := int64(b[1]) * int64(qt[1])
-		f10 := int64(b[8]) * int64(qt[2])
-		f11 := int64(b[9]) * int64(qt[4])
+		f10 := int64(b[8]) * int64(qt[8])
+		f11 := int64(b[9]) * int64(qt[9])
 		// Rows, then columns; each pass multiplies by c4 (2¹³/√2).
 		r00, r01 := c4*(f00+f01), c4*(f00-f01)
 		r10, r11 := c4*(f10+f11), c4*(f10-f11)
-		// ¼ and the two 2¹³ scales: shift by 28, rounding.
-		const sh, half = 28, 1 << 27
 		b[0] = clampIDCT((c4*(r00+r10) + half) >> sh)
 		b[1] = clampIDCT((c4*(r01+r11) + half) >> sh)
 		b[8] = clampIDCT((c4*(r00-r10) + half) >> sh)
 		b[9] = clampIDCT((c4*(r01-r11) + half) >> sh)
 		return
 	}
+	if b[1]|b[2]|b[3]|b[8]|b[9]|b[10]|b[11]|b[16]|b[17]|b[18]|b[19]|b[24]|b[25]|b[26]|b[27] == 0 {
+		// Flat block (common): the general formula with only F(0,0).
+		v := clampIDCT((c4*c4*(int64(b[0])*int64(qt[0])) + half) >> sh)
+		for k := 0; k < 4; k++ {
+			b[k*8], b[k*8+1], b[k*8+2], b[k*8+3] = v, v, v, v
+		}
+		return
+	}
 	var t [4][4]int64
 	for v := 0; v < 4; v++ {
-		f0 := int64(b[v*8+0]) * int64(qt[zigOf[v*8+0]])
-		f1 := int64(b[v*8+1]) * int64(qt[zigOf[v*8+1]])
-		f2 := int64(b[v*8+2]) * int64(qt[zigOf[v*8+2]])
-		f3 := int64(b[v*8+3]) * int64(qt[zigOf[v*8+3]])
+		r := b[v*8 : v*8+4 : v*8+4]
+		q := qt[v*8 : v*8+4 : v*8+4]
+		f0 := int64(r[0]) * int64(q[0])
+		f1 := int64(r[1]) * int64(q[1])
+		f2 := int64(r[2]) * int64(q[2])
+		f3 := int64(r[3]) * int64(q[3])
 		e0, e1 := c4*(f0+f2), c4*(f0-f2)
 		o0, o1 := c1*f1+c3*f3, c3*f1-c1*f3
 		t[v] = [4]int64{e0 + o0, e1 + o1, e1 - o1, e0 - o0}
 	}
-	const sh, half = 28, 1 << 27
 	for m := 0; m < 4; m++ {
 		f0, f1, f2, f3 := t[0][m], t[1][m], t[2][m], t[3][m]
 		e0, e1 := c4*(f0+f2), c4*(f0-f2)

@@ -159,6 +159,7 @@ type decoder struct {
 	progCoeffs [maxComponents][]block // Saved state between progressive-mode scans.
 	huff       [maxTc + 1][maxTh + 1]huffman
 	quant      [maxTq + 1]block // Quantization tables, in zig-zag order.
+	quantNat   [maxTq + 1]block // The same tables in natural order.
 	tmp        [2 * blockSize]byte
 }
 
@@ -400,6 +401,11 @@ loop:
 	}
 	if n != 0 {
 		return FormatError("DQT has wrong length")
+	}
+	for tq := range d.quant {
+		for zig, q := range d.quant[tq] {
+			d.quantNat[tq][unzig[zig]] = q
+		}
 	}
 	return nil
 }

@@ -520,7 +520,7 @@ func (d *decoder) reconstructBlock(b *block, bx, by, compIndex int) error {
 		dst[0] = clampLevel((b[0]*qt[0] + 4) >> 3)
 		return nil
 	default:
-		idctReduced(b, qt, bs)
+		idctReduced(b, &d.quantNat[d.comp[compIndex].tq], bs)
 	}
 	// Level shift by +128, clip to [0, 255], and write to dst.
 	for y := 0; y < bs; y++ {
