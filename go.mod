@@ -6,6 +6,7 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/matryer/is v1.4.1
 	github.com/open-feature/go-sdk v1.20.0
 	github.com/redis/go-redis/v9 v9.23.0
