@@ -8,6 +8,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/rules"
@@ -24,6 +25,7 @@ var (
 	_ tenantkit.Area = (*rules.Service)(nil)
 	_ tenantkit.Area = (*webhooks.Service)(nil)
 	_ tenantkit.Area = (*entities.Service)(nil)
+	_ tenantkit.Area = (*attachments.Service)(nil)
 	_ tenantkit.Area = (*identity.Service)(nil)
 )
 
@@ -45,7 +47,7 @@ func TestKitAreas(t *testing.T) {
 			is.True(slices.Contains(kit.EventTypes(), et)) // the Kit's catalogue holds every area's events
 		}
 	}
-	is.Equal(names, []string{"toggles", "rules", "webhooks", "entities"})
+	is.Equal(names, []string{"toggles", "rules", "webhooks", "entities", "attachments"})
 	is.Equal(kit.Areas()[0], tenantkit.Area(kit.Toggles))
 	is.Equal(len(kit.Migrations()), len(names)) // one line each
 
@@ -58,6 +60,8 @@ func TestKitAreas(t *testing.T) {
 	_, _, err = kit.Webhooks.List(sctx, webhooks.Filter{Limit: 1})
 	is.NoErr(err)
 	_, err = kit.Entities.ListEntities(sctx)
+	is.NoErr(err)
+	_, err = kit.Attachments.Library(sctx, attachments.LibraryQuery{})
 	is.NoErr(err)
 
 	is.NoErr(kit.Start(ctx))

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/rules"
@@ -35,6 +36,14 @@ type Config struct {
 	Rules rules.Options
 	// Webhooks configures outbound webhooks (SecretKey is the Kit's).
 	Webhooks webhooks.Options
+	// Attachments configures uploads: limits, quota, partitions, text
+	// extraction. Its Fields (custom fields) are the entities area's, and
+	// its Blobs, when nil, FSBlobs under FilesDir.
+	Attachments attachments.Options
+	// FilesDir is where attachments' files are stored (the standalone
+	// server uses DATA_DIR/files). Empty, with no Attachments.Blobs, keeps
+	// them in memory: fine for tests, lost on restart.
+	FilesDir string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -60,6 +69,8 @@ type Kit struct {
 	Webhooks *webhooks.Service
 	// Entities manages custom entities and custom field definitions.
 	Entities *entities.Service
+	// Attachments manages uploaded files, their partitions and delivery.
+	Attachments *attachments.Service
 
 	areas  []Area
 	ownsDB bool
@@ -149,12 +160,44 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 		// of the tenant's webhook registered for the call's URL.
 		rulesOpts.Signer = webhooksSvc
 	}
+	entitiesSvc := entities.New(db)
+	attOpts := cfg.Attachments
+	if attOpts.Fields == nil {
+		attOpts.Fields = entityFields{entitiesSvc}
+	}
+	if attOpts.Blobs == nil && cfg.FilesDir != "" {
+		blobs, err := attachments.NewFSBlobs(cfg.FilesDir)
+		if err != nil {
+			return nil, fmt.Errorf("tenantkit: attachments: %w", err)
+		}
+		attOpts.Blobs = blobs
+	}
+	if attOpts.Logger == nil {
+		attOpts.Logger = cfg.Logger
+	}
 	return []Area{
 		toggles.New(db, toggles.Options{Logger: cfg.Logger}),
 		rules.New(db, rulesOpts),
 		webhooksSvc,
-		entities.New(db),
+		entitiesSvc,
+		attachments.New(db, attOpts),
 	}, nil
+}
+
+// entityFields gives the attachments area the entities area's custom
+// field definitions (areas do not import each other; the Kit wires them).
+type entityFields struct{ svc *entities.Service }
+
+func (f entityFields) CheckValues(ctx context.Context, entityID string, values map[string]any, partial bool) (map[string]any, error) {
+	return f.svc.CheckValues(ctx, entityID, values, partial)
+}
+
+func (f entityFields) FieldConfig(ctx context.Context, entityID, key string) (map[string]any, error) {
+	d, err := f.svc.Field(ctx, entityID, key)
+	if err != nil {
+		return nil, err
+	}
+	return d.ConfigJSON, nil
 }
 
 func (k *Kit) open(ctx context.Context, cfg Config) error {
@@ -173,6 +216,8 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 			k.Webhooks = svc
 		case *entities.Service:
 			k.Entities = svc
+		case *attachments.Service:
+			k.Attachments = svc
 		}
 	}
 	if err := k.DB.Migrate(ctx, k.Migrations()...); err != nil {

@@ -614,3 +614,43 @@ func (s *Service) CreateRecords(ctx context.Context, entityID string, values []m
 	})
 	return ids, err
 }
+
+// CheckValues validates custom field values against the definitions of
+// entityID that apply to the caller, as a record write would, and returns
+// them in stored form (keys without "cf_"). It is how other areas (the
+// attachments' customFields) use the entity's custom fields without
+// storing a record. Unless partial (an update), nulls are dropped and
+// required fields must be present; a partial result keeps nulls (they
+// clear a value).
+func (s *Service) CheckValues(ctx context.Context, entityID string, values map[string]any, partial bool) (map[string]any, error) {
+	_, _, defs, err := s.writeContext(ctx, entityID)
+	if err != nil {
+		return nil, err
+	}
+	out, err := cleanValues(defs, values)
+	if err != nil {
+		return nil, err
+	}
+	if !partial {
+		dropNulls(out)
+		if err := missingRequired(defs, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Field returns the active definition of key (with or without "cf_") for
+// entityID that applies to the caller, or an error wrapping
+// store.ErrNotFound.
+func (s *Service) Field(ctx context.Context, entityID, key string) (*Definition, error) {
+	_, _, defs, err := s.writeContext(ctx, entityID)
+	if err != nil {
+		return nil, err
+	}
+	d := defs[strings.TrimPrefix(key, "cf_")]
+	if d == nil {
+		return nil, store.Errorf(store.ErrNotFound, "Unknown field")
+	}
+	return d, nil
+}

@@ -19,6 +19,7 @@ var statusTable = []struct {
 }{
 	{identity.ErrUnauthenticated, http.StatusUnauthorized},
 	{errBodyTooLarge, http.StatusRequestEntityTooLarge},
+	{store.ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{store.ErrInvalid, http.StatusBadRequest},
 	{store.ErrNoScope, http.StatusForbidden},
 	{store.ErrForbidden, http.StatusForbidden},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"runtime/debug"
@@ -35,18 +37,11 @@ func (a *api) handle(rt route) http.Handler {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		if !rt.Public {
-			id, err := a.authenticate(r)
-			if err != nil {
+			var err error
+			if r, err = a.admit(r, rt); err != nil {
 				a.writeError(w, r, rt, err)
 				return
 			}
-			if err := authorize(rt, id); err != nil {
-				a.writeError(w, r, rt, err)
-				return
-			}
-			ctx := identity.WithIdentity(r.Context(), id)
-			ctx = store.WithScope(ctx, id.Scope())
-			r = r.WithContext(ctx)
 		}
 		if err := a.checkRouteLimit(r, rt.RateLimit); err != nil {
 			a.writeError(w, r, rt, err)
@@ -58,16 +53,39 @@ func (a *api) handle(rt route) http.Handler {
 	})
 }
 
+// admit authenticates and authorizes the caller of a non-public route
+// and returns the request with the caller's identity and scope in its
+// context. An OptionalAuth route admits a request without a credential
+// as it is.
+func (a *api) admit(r *http.Request, rt route) (*http.Request, error) {
+	id, err := a.authenticate(r)
+	if rt.OptionalAuth && errors.Is(err, errNoCredential) {
+		return r, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	if err := authorize(rt, id); err != nil {
+		return r, err
+	}
+	ctx := identity.WithIdentity(r.Context(), id)
+	return r.WithContext(store.WithScope(ctx, id.Scope())), nil
+}
+
+// errNoCredential is the 401 of a request that carries no credential (as
+// opposed to an invalid one).
+var errNoCredential = fmt.Errorf("no credential: %w", identity.ErrUnauthenticated)
+
 func (a *api) authenticate(r *http.Request) (*identity.Identity, error) {
 	if a.authn == nil {
-		return nil, identity.ErrUnauthenticated
+		return nil, errNoCredential
 	}
 	id, err := a.authn.Authenticate(r)
 	if err != nil {
 		return nil, err
 	}
 	if id == nil {
-		return nil, identity.ErrUnauthenticated
+		return nil, errNoCredential
 	}
 	return id, nil
 }

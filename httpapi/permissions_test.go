@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -61,6 +63,9 @@ var permOrgKinds = []struct{ prefix, kind string }{
 	{"/webhooks/{", "webhook"},
 	{"/business_rules/rules/{", "rule"},
 	{"/business_rules/logs/{", "log"},
+	{"/attachments/library/{", "attachment"},
+	{"/attachments/file/{", "attachment"},
+	{"/attachments/image/{", "attachment"},
 }
 
 // permTenantLevel are areas whose id routes are not organization scoped,
@@ -231,8 +236,10 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		"definitions": []any{map[string]any{"key": fieldKey, "kind": "text"}}}).expect(200)
 	recordID := e.do("POST", "/api/entities/records", key2, map[string]any{"entityId": entityID,
 		"values": map[string]any{fieldKey: "org2 value"}}).expect(200).JSON()["item"].(map[string]any)["recordId"].(string)
-	ids := map[string]string{"webhook": webhookID, "delivery": deliveryID, "rule": ruleID, "log": logID}
-	t.Logf("org2 objects: webhook %s, delivery %s, rule %s, log %s, entity %s, record %s", webhookID, deliveryID, ruleID, logID, entityID, recordID)
+	attachmentID := permUpload(e, key2, entityID, recordID, "org2-"+suffix+".png", permPNG)
+	ids := map[string]string{"webhook": webhookID, "delivery": deliveryID, "rule": ruleID, "log": logID, "attachment": attachmentID}
+	t.Logf("org2 objects: webhook %s, delivery %s, rule %s, log %s, entity %s, record %s, attachment %s", webhookID, deliveryID,
+		ruleID, logID, entityID, recordID, attachmentID)
 
 	// The lists: org2 sees each object (so the check is not vacuous),
 	// org1 does not.
@@ -250,6 +257,9 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		{"/api/entities/records?entityId=" + entityID + "&id=" + recordID, recordID},
 		{"/api/entities/records?entityId=" + entityID + "&format=csv", recordID},
 		{"/api/entities/relations/options?entityId=" + entityID, recordID},
+		{"/api/attachments?entityId=" + entityID + "&recordId=" + recordID, attachmentID},
+		{"/api/attachments/library", attachmentID},
+		{"/api/attachments/library?search=org2-" + suffix, attachmentID},
 	}
 	// Check names show the ids as placeholders, so they stay the same
 	// from run to run.
@@ -323,6 +333,9 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		idCase{"DELETE /entities/records?entityId&recordId", "DELETE", "/api/entities/records?entityId=" + entityID + "&recordId=" + recordID, nil},
 		idCase{"DELETE /entities/records (JSON body)", "DELETE", "/api/entities/records", map[string]any{"entityId": entityID, "recordId": recordID}},
 		idCase{"DELETE /entities/entities (org2's custom entity)", "DELETE", "/api/entities/entities", map[string]any{"entityId": entityID}},
+		idCase{"POST /attachments/transfer (org2's attachment)", "POST", "/api/attachments/transfer",
+			map[string]any{"entityId": entityID, "attachmentIds": []string{attachmentID}, "toRecordId": "elsewhere"}},
+		idCase{"DELETE /attachments?id=", "DELETE", "/api/attachments?id=" + attachmentID, nil},
 	)
 	slices.SortStableFunc(cases, func(a, b idCase) int {
 		return permBoolCmp(a.method == "DELETE", b.method == "DELETE")
@@ -412,7 +425,32 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		if r := e.do("GET", "/api/entities/entities", key2, nil).expect(200); !strings.Contains(string(r.Body), entityID) {
 			t.Errorf("org2's entity is gone: %s", r.Body)
 		}
+		if r := e.do("GET", "/api/attachments?entityId="+entityID+"&recordId="+recordID, key2, nil).expect(200); !strings.Contains(string(r.Body), attachmentID) {
+			t.Errorf("org2's attachment moved or is gone: %s", r.Body)
+		}
 	})
+}
+
+// permPNG is a 1×1 PNG.
+var permPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
+	"\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+
+// permUpload uploads a file to a record with key and returns the
+// attachment's id.
+func permUpload(e *testEnv, key, entityID, recordID, name string, data []byte) string {
+	e.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("entityId", entityID)
+	_ = mw.WriteField("recordId", recordID)
+	fw, _ := mw.CreateFormFile("file", name)
+	_, _ = fw.Write(data)
+	_ = mw.Close()
+	r := e.send("POST", "/api/attachments", buf.Bytes(), func(req *http.Request) {
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		req.Header.Set("X-Api-Key", key)
+	}).expect(200)
+	return r.JSON()["item"].(map[string]any)["id"].(string)
 }
 
 // permNewEnv is newTestEnv with webhooks that may target loopback

@@ -17,6 +17,12 @@ type route struct {
 	Summary string
 	// Public routes need no credential.
 	Public bool
+	// OptionalAuth routes also serve callers without a credential: the
+	// chain authenticates and authorizes a request that carries one (an
+	// invalid one is 401), and passes one without a credential to the
+	// handler with no identity or scope in its context. The handler
+	// decides what such a caller gets (public files).
+	OptionalAuth bool
 	// SuperAdmin routes need a super-admin caller.
 	SuperAdmin bool
 	// Features the caller must all hold (super admins hold every feature).
@@ -62,6 +68,9 @@ func (a *api) routes() []route {
 	}
 	if a.kit != nil && a.kit.Entities != nil {
 		rs = append(rs, a.entityRoutes()...)
+	}
+	if a.kit != nil && a.kit.Attachments != nil {
+		rs = append(rs, a.attachmentRoutes()...)
 	}
 	return rs
 }

@@ -27,6 +27,8 @@ var (
 	// ErrNoScope: the context carries no tenant scope. Services never fall
 	// back to "all tenants".
 	ErrNoScope = errors.New("no tenant scope in context")
+	// ErrTooLarge: the input exceeds a size limit or a quota.
+	ErrTooLarge = errors.New("too large")
 )
 
 // errRetryable marks driver errors after which the whole transaction may be

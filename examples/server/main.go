@@ -50,6 +50,13 @@
 //	                              limits apply only to requests sending
 //	                              "x-app-test-rate-limit: on".
 //
+// Attachments (files are stored under DATA_DIR/files):
+//
+//	APP_ATTACHMENT_MAX_UPLOAD_MB        largest upload in MB (default 25).
+//	APP_ATTACHMENT_TENANT_QUOTA_MB      each tenant's stored total in MB (default 512).
+//	APP_DEFAULT_ATTACHMENT_OCR_ENABLED  new partitions extract text (default true).
+//	APP_ATTACHMENT_PARTITIONS_LOCKED    true refuses partition changes with 403.
+//
 // Business rules:
 //
 //	BUSINESS_RULES_LOG_RETENTION_DAYS  execution log retention in whole days
@@ -106,6 +113,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/jobs"
@@ -239,6 +247,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	attachmentsCfg, err := attachments.OptionsFromEnv(getenv)
+	if err != nil {
+		return err
+	}
+
 	inbound, err := webhooks.ParseInboundEndpoints(getenv("APP_INBOUND_WEBHOOKS"))
 	if err != nil {
 		return fmt.Errorf("APP_INBOUND_WEBHOOKS: %w", err)
@@ -246,7 +259,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	logger.Info("opening database", describeDatabase(databaseURL)...)
 	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger, Rules: rulesCfg,
-		Webhooks: webhooks.Options{AllowPrivateURLs: rulesCfg.AllowPrivateURLs}, Jobs: jobsCfg})
+		Webhooks: webhooks.Options{AllowPrivateURLs: rulesCfg.AllowPrivateURLs}, Jobs: jobsCfg,
+		Attachments: attachmentsCfg, FilesDir: filepath.Join(dataDir, "files")})
 	if err != nil {
 		return err
 	}

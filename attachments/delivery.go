@@ -1,0 +1,158 @@
+package attachments
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+
+	"github.com/tenantkit/tenantkit/attachments/thumbs"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Access says on whose behalf a file is delivered.
+type Access int
+
+const (
+	// Anonymous callers (no credential) get files of public partitions
+	// only; any other id is ErrCredentialRequired, whether or not it
+	// exists.
+	Anonymous Access = iota
+	// Scoped callers get the files their scope (in ctx) may read; others
+	// are ErrNotFound.
+	Scoped
+	// AnyTenant callers (super admins) get any tenant's file.
+	AnyTenant
+)
+
+// ErrCredentialRequired answers an anonymous request for a file that is
+// not public (or does not exist).
+var ErrCredentialRequired = errors.New("attachments: a credential is required for this file")
+
+// File is an attachment to deliver, with its partition (whose isPublic
+// decides the cache headers).
+type File struct {
+	Attachment *Attachment
+	Partition  *Partition
+}
+
+// Lookup finds an attachment to deliver for a caller with the access
+// given.
+func (s *Service) Lookup(ctx context.Context, id string, access Access) (*File, error) {
+	if access == Scoped {
+		a, p, err := s.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &File{Attachment: a, Partition: p}, nil
+	}
+	if !store.IsID(id) {
+		if access == Anonymous {
+			return nil, ErrCredentialRequired
+		}
+		return nil, ErrNotFound
+	}
+	a, p, err := s.store.GetAnyAttachment(ctx, s.db, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound) && access == Anonymous:
+		return nil, ErrCredentialRequired
+	case errors.Is(err, store.ErrNotFound):
+		return nil, ErrNotFound
+	case err != nil:
+		return nil, err
+	case access == Anonymous && (p == nil || !p.IsPublic):
+		return nil, ErrCredentialRequired
+	}
+	return &File{Attachment: a, Partition: p}, nil
+}
+
+// Open returns the file's bytes.
+func (s *Service) Open(ctx context.Context, f *File) (Blob, error) {
+	b, err := s.blobs.Open(ctx, f.Attachment.StorageKey)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("attachments: the file of %s is missing from storage: %w", f.Attachment.ID, err)
+	}
+	return b, err
+}
+
+// IsImage reports whether the file is an image the image route can
+// resize.
+func (f *File) IsImage() bool { return thumbs.IsImageType(f.Attachment.MimeType) }
+
+// Image returns the file resized to width×height (fit cover or contain),
+// from blob storage when that size was made before. Concurrent first
+// requests of one size share one resize; the result is stored for the
+// next. A file that is not an image is ErrNotImage; one whose header
+// declares more than thumbs.MaxPixels is refused (store.ErrInvalid)
+// before decoding.
+func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thumbs.Fit) (Blob, string, error) {
+	a := f.Attachment
+	if !f.IsImage() {
+		return nil, "", ErrNotImage
+	}
+	key := fmt.Sprintf("%sthumbs/%dx%d-%s", attachmentPrefix(a.TenantID, a.ID), width, height, fit)
+	if b, err := s.blobs.Open(ctx, key); err == nil {
+		return sniffed(b)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, "", err
+	}
+	_, err, _ := s.resizes.Do(key, func() (any, error) {
+		// Detached from the first caller: the others wait on this resize.
+		ctx := context.WithoutCancel(ctx)
+		src, err := s.Open(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		defer src.Close()
+		if _, err := thumbs.Probe(src); err != nil {
+			return nil, imageError(err)
+		}
+		if _, err := src.Seek(0, 0); err != nil {
+			return nil, err
+		}
+		var out bytes.Buffer
+		if _, err := thumbs.Resize(&out, src, width, height, fit); err != nil {
+			return nil, imageError(err)
+		}
+		_, err = s.blobs.Put(ctx, key, &out)
+		return nil, err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := s.blobs.Open(ctx, key)
+	if err != nil {
+		return nil, "", err
+	}
+	return sniffed(b)
+}
+
+// sniffed returns a resized image with its type, read from its first
+// bytes (thumbs.Resize picks the format).
+func sniffed(b Blob) (Blob, string, error) {
+	head := make([]byte, 512)
+	n, err := io.ReadFull(b, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		b.Close()
+		return nil, "", err
+	}
+	if _, err := b.Seek(0, io.SeekStart); err != nil {
+		b.Close()
+		return nil, "", err
+	}
+	return b, http.DetectContentType(head[:n]), nil
+}
+
+// imageError maps the image package's refusals to the area's errors.
+func imageError(err error) error {
+	switch {
+	case errors.Is(err, thumbs.ErrTooLarge):
+		return store.Errorf(store.ErrInvalid, "The image is larger than %d megapixels.", thumbs.MaxPixels/1_000_000)
+	case errors.Is(err, thumbs.ErrNotImage):
+		return ErrNotImage
+	}
+	return err
+}

@@ -1,0 +1,103 @@
+// Package attachments is the attachments area: files uploaded to records,
+// their storage partitions, the library (search, tags, assignments,
+// custom fields), transfer between records, file and image delivery, and
+// text extraction in the background.
+//
+// # Storage
+//
+// A file's bytes live in Blobs (FSBlobs on disk: the standalone server
+// uses DATA_DIR/files; MemBlobs in memory for tests); the attachment row
+// in the Store. An upload streams: Stage reads the first 3 KiB to sniff
+// the type (github.com/gabriel-vasile/mimetype; the client's type is never
+// trusted), then copies the rest to a temporary file that is synced and
+// renamed into place under a fresh id, stopping at the size limit. Only
+// then does Upload validate the rest and insert the row, in one
+// transaction with the tenant's usage, the created event and the
+// extraction job. A file no row names (a failed upload, a crash between
+// the two steps, a delete whose file removal failed) is removed by the
+// hourly orphan sweep once it is an hour old. A delete removes the row
+// first and the file after the commit, so no row ever names a missing
+// file. Keys: "<tenant>/<attachment id>/original" and
+// "<tenant>/<attachment id>/thumbs/<w>x<h>-<fit>".
+//
+// # Limits and refusals
+//
+//   - A file over Options.MaxUploadBytes (APP_ATTACHMENT_MAX_UPLOAD_MB,
+//     25 MB by default) is refused with ErrTooLarge (413) while it
+//     streams; over HTTP a Content-Length beyond it plus 1 MiB is refused
+//     before reading. A field's maxAttachmentSizeMb can only lower it.
+//   - The sum of a tenant's file sizes is kept in attachment_usage,
+//     changed in the transaction of every upload and delete. An upload is
+//     refused with ErrQuota (413) when it would pass
+//     Options.TenantQuotaBytes (APP_ATTACHMENT_TENANT_QUOTA_MB, 512 MB):
+//     early, while streaming past what the quota leaves, and for certain
+//     by a conditional update at insert, so concurrent uploads cannot
+//     together pass it.
+//   - Executable extensions in any dot segment (exe, dll, bat, … ;
+//     case-insensitive) and active content (html, htm, xhtml, svg, xml by
+//     extension, or sniffed as such, or starting with such markup) are
+//     refused with 400.
+//   - A field (fieldKey, a definition of the record's entity) applies its
+//     configJson's maxAttachmentSizeMb, acceptExtensions and
+//     partitionCode.
+//
+// # Partitions
+//
+// Per tenant. The two defaults, productsMedia (public) and
+// privateAttachments (private), are created on first use (listing
+// partitions or the library, uploading). New partitions extract text
+// unless Options.NoDefaultOCR (APP_DEFAULT_ATTACHMENT_OCR_ENABLED=false)
+// or their requiresOcr says otherwise. A partition's code is immutable;
+// the defaults cannot be removed; one that holds attachments cannot
+// either (the attachments' foreign key decides, so a concurrent upload
+// cannot slip in). Options.PartitionsLocked
+// (APP_ATTACHMENT_PARTITIONS_LOCKED) refuses every partition change with
+// 403. Uploads go to privateAttachments unless they name a partition
+// (decision: a public one may be named explicitly).
+//
+// # Scope
+//
+// Attachment rows carry the tenant and the uploader's organization, and
+// read like records: a caller sees its tenant's attachments of no
+// organization and of the organizations it may read; another tenant's id
+// is ErrNotFound. A record's attachments are those linked to it: every
+// upload gets the assignment {type: entityId, id: recordId}, and an update
+// keeps the assignment of the record the attachment belongs to
+// (decision: assignments link, the owning record stays). Transfer moves
+// the owning record and rewrites the assignments of the old record; all
+// ids must be the caller's and of the entity, or nothing changes.
+//
+// Custom fields of attachments are the entities area's definitions for
+// the entity "attachments:attachment" (Options.Fields; the Kit wires it):
+// an undeclared key is refused naming it; an update merges, null clears.
+//
+// # Delivery
+//
+// Files of public partitions are served to anyone; others need a
+// credential with attachments.view, and the caller's scope must read the
+// attachment (a super admin reads any tenant's). An anonymous request for
+// a private or unknown id gets the same 401, so it learns nothing of
+// which ids exist. Images (png, jpeg, gif, webp) are resized by package
+// thumbs (pure Go): an image whose header declares more than 50
+// megapixels is refused before decoding; each size is made once
+// (concurrent first requests share one resize) and kept in Blobs.
+//
+// # Text extraction
+//
+// Package extract fills content in a durable job (attachments.extract,
+// enqueued in the upload's transaction, so a crash or restart never loses
+// one): text files as trimmed UTF-8, the PDF text layer and .docx
+// documents in-process, bounded in pages, output (1 MB), decompressed
+// bytes and time; other formats stay null, as do files of partitions with
+// requiresOcr false. A file the extractors refuse keeps null content (the
+// refusal is logged, the job is not retried). Options.OCR, when a host
+// plugs one in, reads images and PDFs without a text layer. The content
+// fill is not an event (decision: it is not a user's change).
+//
+// # Events
+//
+// attachments.attachment.created, .updated (metadata changes and
+// transfers) and .deleted, with the attachment's id, tenantId,
+// organizationId, entityId, recordId, fileName, fileSize, mimeType and
+// partitionCode.
+package attachments

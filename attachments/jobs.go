@@ -1,0 +1,189 @@
+package attachments
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tenantkit/tenantkit/attachments/extract"
+	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// ExtractText is the job that fills an attachment's content.
+type ExtractText struct {
+	TenantID     string `json:"tenantId"`
+	AttachmentID string `json:"attachmentId"`
+}
+
+// Kind implements jobs.Args.
+func (ExtractText) Kind() string { return "attachments.extract" }
+
+// SweepOrphans is the periodic job that removes stored files no
+// attachment names.
+type SweepOrphans struct{}
+
+// Kind implements jobs.Args.
+func (SweepOrphans) Kind() string { return "attachments.sweep" }
+
+// OrphanGrace is how old a stored file no attachment names must be before
+// the sweep removes it: an upload stages its file before its row commits.
+const OrphanGrace = time.Hour
+
+// RegisterJobs registers the text extraction worker and the hourly orphan
+// sweep on e; call it before e starts. Without it uploads extract nothing.
+func (s *Service) RegisterJobs(e *jobs.Engine) error {
+	if err := jobs.Register(e, &extractWorker{s}, &jobs.RegisterOpts{Queue: "attachments", MaxAttempts: 5, Workers: 2}); err != nil {
+		return err
+	}
+	if err := jobs.Register(e, jobs.WorkFunc[SweepOrphans](func(ctx context.Context, _ *jobs.Job[SweepOrphans]) error {
+		_, err := s.SweepOrphans(ctx, time.Now().Add(-OrphanGrace))
+		return err
+	}), nil); err != nil {
+		return err
+	}
+	e.Periodic(time.Hour, func() jobs.Args { return SweepOrphans{} })
+	s.jobs = e
+	return nil
+}
+
+// enqueueExtraction adds a's extraction job to tx.
+func (s *Service) enqueueExtraction(ctx context.Context, tx *store.Tx, a *Attachment) error {
+	if s.jobs == nil {
+		return nil
+	}
+	_, err := s.jobs.EnqueueTx(ctx, tx, ExtractText{TenantID: a.TenantID, AttachmentID: a.ID}, nil)
+	return err
+}
+
+type extractWorker struct{ s *Service }
+
+// Timeout gives an extraction its limit and a margin to store the result.
+func (w *extractWorker) Timeout(*jobs.Job[ExtractText]) time.Duration {
+	return w.s.opts.ExtractLimits.Timeout + 30*time.Second
+}
+
+func (w *extractWorker) Work(ctx context.Context, job *jobs.Job[ExtractText]) error {
+	return w.s.ExtractContent(ctx, job.Args.TenantID, job.Args.AttachmentID)
+}
+
+// ExtractContent extracts an attachment's text and stores it as its
+// content: text files as UTF-8, PDFs' text layer and .docx documents
+// in-process (bounded by Options.ExtractLimits), images and PDFs without
+// text through Options.OCR when set. Nothing is extracted when the
+// attachment's partition has requiresOcr false, or the attachment is gone.
+// A file the extractors refuse (malformed, over a limit) keeps a null
+// content; the refusal is logged.
+func (s *Service) ExtractContent(ctx context.Context, tenantID, id string) error {
+	a, p, err := s.store.GetAnyAttachment(ctx, s.db, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && a.TenantID != tenantID {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	if p == nil || !p.RequiresOcr {
+		return nil
+	}
+	b, err := s.blobs.Open(ctx, a.StorageKey)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	text, ok, err := extract.Extract(ctx, b, b.Info().Size, a.FileName, a.MimeType, s.opts.ExtractLimits)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err // stopping: run again later
+		}
+		s.logger.InfoContext(ctx, "attachments: no text extracted", "attachmentId", a.ID, "err", err)
+		return nil
+	}
+	if (!ok || text == "") && s.opts.OCR != nil && ocrable(a.MimeType) {
+		if _, err := b.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if text, err = s.opts.OCR.Text(ctx, b, a.MimeType); err != nil {
+			return err
+		}
+		ok = true
+	}
+	if !ok {
+		return nil
+	}
+	text = cleanText(text, s.opts.ExtractLimits.MaxOutputBytes)
+	err = s.store.SetContent(ctx, s.db, tenantID, id, &text)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// cleanText makes extracted text storable: valid UTF-8 without NUL bytes,
+// trimmed, at most max bytes (cut at a character boundary).
+func cleanText(text string, max int) string {
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	text = strings.TrimSpace(strings.ReplaceAll(text, "\x00", ""))
+	if len(text) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	return text
+}
+
+// ocrable reports whether OCR applies to a type: images and PDFs.
+func ocrable(mime string) bool {
+	return strings.HasPrefix(mime, "image/") || strings.HasPrefix(mime, "application/pdf")
+}
+
+// SweepOrphans removes stored files that no attachment names and that are
+// older than before (files of uploads still in progress are younger). It
+// returns how many it removed.
+func (s *Service) SweepOrphans(ctx context.Context, before time.Time) (int, error) {
+	blobs, err := s.blobs.List(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	byID := map[string][]string{}
+	var ids []string
+	for _, b := range blobs {
+		parts := strings.SplitN(b.Key, "/", 3)
+		if len(parts) < 3 || !b.ModTime.Before(before) {
+			continue
+		}
+		id := parts[1]
+		if _, seen := byID[id]; !seen {
+			ids = append(ids, id)
+		}
+		byID[id] = append(byID[id], b.Key)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	live, err := s.store.Existing(ctx, s.db, ids)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, id := range ids {
+		if live[id] {
+			continue
+		}
+		for _, key := range byID[id] {
+			if err := s.blobs.Delete(ctx, key); err != nil {
+				return removed, err
+			}
+			removed++
+		}
+	}
+	return removed, nil
+}

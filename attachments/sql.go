@@ -1,0 +1,357 @@
+package attachments
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// SQLStore is the Store on the store package's engines, SQLite and
+// PostgreSQL: the same SQL serves both. Its tables are Migrations'.
+type SQLStore struct{}
+
+// NewSQLStore returns the SQL store.
+func NewSQLStore() *SQLStore { return &SQLStore{} }
+
+const partitionColumns = "id, tenant_id, code, title, description, is_public, requires_ocr, created_at, updated_at"
+
+func scanPartition(s store.Scanner) (*Partition, error) {
+	var p Partition
+	if err := s.Scan(&p.ID, &p.TenantID, &p.Code, &p.Title, &p.Description, &p.IsPublic, &p.RequiresOcr,
+		&p.CreatedAt, &p.UpdatedAt); err != nil {
+		return nil, err
+	}
+	p.EnvKey = EnvKey(p.Code)
+	return &p, nil
+}
+
+// ListPartitions implements Store.
+func (*SQLStore) ListPartitions(ctx context.Context, q store.Querier, tenantID string) ([]*Partition, error) {
+	return store.Many(ctx, q, scanPartition, `SELECT `+partitionColumns+` FROM attachment_partitions
+		WHERE tenant_id = $1 ORDER BY created_at, code`, tenantID)
+}
+
+// GetPartition implements Store.
+func (*SQLStore) GetPartition(ctx context.Context, q store.Querier, tenantID, id string) (*Partition, error) {
+	return store.One(ctx, q, scanPartition, `SELECT `+partitionColumns+` FROM attachment_partitions
+		WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+}
+
+// GetPartitionByCode implements Store.
+func (*SQLStore) GetPartitionByCode(ctx context.Context, q store.Querier, tenantID, code string) (*Partition, error) {
+	return store.One(ctx, q, scanPartition, `SELECT `+partitionColumns+` FROM attachment_partitions
+		WHERE tenant_id = $1 AND code = $2`, tenantID, code)
+}
+
+// InsertPartition implements Store.
+func (*SQLStore) InsertPartition(ctx context.Context, q store.Querier, p *Partition, ignoreConflict bool) error {
+	onConflict := ""
+	if ignoreConflict {
+		onConflict = " ON CONFLICT DO NOTHING"
+	}
+	_, err := q.Exec(ctx, `INSERT INTO attachment_partitions (`+partitionColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`+onConflict,
+		p.ID, p.TenantID, p.Code, p.Title, p.Description, p.IsPublic, p.RequiresOcr, p.CreatedAt, p.UpdatedAt)
+	return err
+}
+
+// UpdatePartition implements Store.
+func (*SQLStore) UpdatePartition(ctx context.Context, q store.Querier, p *Partition) error {
+	return store.ExecOne(ctx, q, `UPDATE attachment_partitions SET title = $3, description = $4, is_public = $5,
+		requires_ocr = $6, updated_at = $7 WHERE tenant_id = $1 AND id = $2`,
+		p.TenantID, p.ID, p.Title, p.Description, p.IsPublic, p.RequiresOcr, p.UpdatedAt)
+}
+
+// DeletePartition implements Store. The attachments' foreign key refuses
+// the delete of a partition in use, on both engines, whatever uploads
+// run at the same time.
+func (*SQLStore) DeletePartition(ctx context.Context, q store.Querier, tenantID, id string) error {
+	err := store.ExecOne(ctx, q, `DELETE FROM attachment_partitions WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	if errors.Is(err, store.ErrInvalid) { // the foreign key
+		return store.Errorf(store.ErrConflict, "partition in use: %v", err)
+	}
+	return err
+}
+
+// attachmentColumns are the columns scanAttachment reads, qualified by a.
+const attachmentColumns = "a.id, a.tenant_id, COALESCE(a.organization_id, ''), a.entity_id, a.record_id, a.partition_code, " +
+	"a.file_name, a.file_size, a.mime_type, a.storage_key, a.content, a.tags, a.assignments, a.custom_fields, a.created_at, a.updated_at"
+
+func scanAttachment(s store.Scanner) (*Attachment, error) {
+	var a Attachment
+	var tags, assignments, fields []byte
+	if err := s.Scan(&a.ID, &a.TenantID, &a.OrganizationID, &a.EntityID, &a.RecordID, &a.PartitionCode, &a.FileName,
+		&a.FileSize, &a.MimeType, &a.StorageKey, &a.Content, &tags, &assignments, &fields, &a.CreatedAt, &a.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(tags, &a.Tags); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(assignments, &a.Assignments); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(fields, &a.CustomFields); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// jsonText marshals a JSON column's value (bound as a string on both
+// engines).
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// attachmentJSON returns a's JSON columns as text.
+func attachmentJSON(a *Attachment) (tags, assignments, fields string, err error) {
+	if tags, err = jsonText(nonNilTags(a.Tags)); err != nil {
+		return
+	}
+	if assignments, err = jsonText(nonNilAssignments(a.Assignments)); err != nil {
+		return
+	}
+	cf := a.CustomFields
+	if cf == nil {
+		cf = map[string]any{}
+	}
+	fields, err = jsonText(cf)
+	return
+}
+
+// InsertAttachment implements Store.
+func (s *SQLStore) InsertAttachment(ctx context.Context, q store.Querier, a *Attachment) error {
+	tags, assignments, fields, err := attachmentJSON(a)
+	if err != nil {
+		return err
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO attachments (id, tenant_id, organization_id, entity_id, record_id, partition_code,
+		file_name, file_size, mime_type, storage_key, content, tags, assignments, custom_fields, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		a.ID, a.TenantID, store.NullIfEmpty(a.OrganizationID), a.EntityID, a.RecordID, a.PartitionCode, a.FileName,
+		a.FileSize, a.MimeType, a.StorageKey, a.Content, tags, assignments, fields, a.CreatedAt, a.UpdatedAt); err != nil {
+		return err
+	}
+	return s.writeIndexes(ctx, q, a)
+}
+
+// writeIndexes stores a's tags and links (after removing any old ones).
+func (*SQLStore) writeIndexes(ctx context.Context, q store.Querier, a *Attachment) error {
+	if _, err := q.Exec(ctx, `DELETE FROM attachment_tags WHERE attachment_id = $1`, a.ID); err != nil {
+		return err
+	}
+	if _, err := q.Exec(ctx, `DELETE FROM attachment_links WHERE attachment_id = $1`, a.ID); err != nil {
+		return err
+	}
+	for _, tag := range dedupe(a.Tags) {
+		if _, err := q.Exec(ctx, `INSERT INTO attachment_tags (attachment_id, tenant_id, tag) VALUES ($1, $2, $3)`,
+			a.ID, a.TenantID, tag); err != nil {
+			return err
+		}
+	}
+	seen := map[[2]string]bool{}
+	for _, as := range a.Assignments {
+		k := [2]string{as.Type, as.ID}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if _, err := q.Exec(ctx, `INSERT INTO attachment_links (attachment_id, tenant_id, type, target_id) VALUES ($1, $2, $3, $4)`,
+			a.ID, a.TenantID, as.Type, as.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readable is the predicate of the attachments sc may read.
+func readable(sc store.Scope) *store.Conds { return sc.Readable("a.tenant_id", "a.organization_id") }
+
+// GetAttachment implements Store.
+func (*SQLStore) GetAttachment(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Attachment, error) {
+	c := readable(sc)
+	c.And("a.id = ?", id)
+	return store.One(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM attachments a WHERE `+c.SQL(), c.Values()...)
+}
+
+// GetAnyAttachment implements Store.
+func (*SQLStore) GetAnyAttachment(ctx context.Context, q store.Querier, id string) (*Attachment, *Partition, error) {
+	var p Partition
+	a, err := store.One(ctx, q, func(s store.Scanner) (*Attachment, error) {
+		var tags, assignments, fields []byte
+		var a Attachment
+		err := s.Scan(&a.ID, &a.TenantID, &a.OrganizationID, &a.EntityID, &a.RecordID, &a.PartitionCode, &a.FileName,
+			&a.FileSize, &a.MimeType, &a.StorageKey, &a.Content, &tags, &assignments, &fields, &a.CreatedAt, &a.UpdatedAt,
+			&p.ID, &p.Title, &p.Description, &p.IsPublic, &p.RequiresOcr, &p.CreatedAt, &p.UpdatedAt)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(tags, &a.Tags); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(assignments, &a.Assignments); err != nil {
+			return nil, err
+		}
+		return &a, json.Unmarshal(fields, &a.CustomFields)
+	}, `SELECT `+attachmentColumns+`, p.id, p.title, p.description, p.is_public, p.requires_ocr, p.created_at, p.updated_at
+		FROM attachments a JOIN attachment_partitions p ON p.tenant_id = a.tenant_id AND p.code = a.partition_code
+		WHERE a.id = $1`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.TenantID, p.Code, p.EnvKey = a.TenantID, a.PartitionCode, EnvKey(a.PartitionCode)
+	return a, &p, nil
+}
+
+// ListLinked implements Store.
+func (*SQLStore) ListLinked(ctx context.Context, q store.Querier, sc store.Scope, typ, id string) ([]*Attachment, error) {
+	c := readable(sc)
+	c.And("a.id IN (SELECT l.attachment_id FROM attachment_links l WHERE l.tenant_id = ? AND l.type = ? AND l.target_id = ?)",
+		sc.TenantID, typ, id)
+	return store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM attachments a WHERE `+c.SQL()+
+		` ORDER BY a.created_at DESC, a.id DESC`, c.Values()...)
+}
+
+// librarySort maps LibraryFilter.SortField to columns.
+var librarySort = map[string]string{"fileName": "a.file_name", "fileSize": "a.file_size", "createdAt": "a.created_at"}
+
+// Library implements Store.
+func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) ([]*Attachment, int, error) {
+	c := readable(sc)
+	if f.Search != "" {
+		c.And(q.Dialect().ContainsFold("a.file_name", "?"), store.LikeContains(f.Search))
+	}
+	if f.Partition != "" {
+		c.And("a.partition_code = ?", f.Partition)
+	}
+	for _, tag := range dedupe(f.Tags) {
+		c.And("EXISTS (SELECT 1 FROM attachment_tags t WHERE t.attachment_id = a.id AND t.tenant_id = ? AND t.tag = ?)",
+			sc.TenantID, tag)
+	}
+	var total int
+	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments a WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	col, ok := librarySort[f.SortField]
+	if !ok {
+		col = "a.created_at"
+	}
+	items, err := store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM attachments a WHERE `+c.SQL()+
+		c.OrderPage(col, "a.id", f.SortDesc, f.Limit, f.Offset), c.Values()...)
+	return items, total, err
+}
+
+// Tags implements Store.
+func (*SQLStore) Tags(ctx context.Context, q store.Querier, sc store.Scope) ([]string, error) {
+	c := readable(sc)
+	return store.Many(ctx, q, func(s store.Scanner) (string, error) {
+		var tag string
+		return tag, s.Scan(&tag)
+	}, `SELECT DISTINCT t.tag FROM attachment_tags t JOIN attachments a ON a.id = t.attachment_id
+		WHERE `+c.SQL()+` ORDER BY t.tag`, c.Values()...)
+}
+
+// UpdateAttachment implements Store.
+func (s *SQLStore) UpdateAttachment(ctx context.Context, q store.Querier, a *Attachment) error {
+	tags, assignments, fields, err := attachmentJSON(a)
+	if err != nil {
+		return err
+	}
+	if err := store.ExecOne(ctx, q, `UPDATE attachments SET entity_id = $3, record_id = $4, tags = $5, assignments = $6,
+		custom_fields = $7, updated_at = $8 WHERE tenant_id = $1 AND id = $2`,
+		a.TenantID, a.ID, a.EntityID, a.RecordID, tags, assignments, fields, a.UpdatedAt); err != nil {
+		return err
+	}
+	return s.writeIndexes(ctx, q, a)
+}
+
+// DeleteAttachment implements Store.
+func (*SQLStore) DeleteAttachment(ctx context.Context, q store.Querier, tenantID, id string) error {
+	return store.ExecOne(ctx, q, `DELETE FROM attachments WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+}
+
+// SetContent implements Store.
+func (*SQLStore) SetContent(ctx context.Context, q store.Querier, tenantID, id string, content *string) error {
+	return store.ExecOne(ctx, q, `UPDATE attachments SET content = $3 WHERE tenant_id = $1 AND id = $2`, tenantID, id, content)
+}
+
+// Existing implements Store.
+func (*SQLStore) Existing(ctx context.Context, q store.Querier, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), 500)]
+		ids = ids[len(batch):]
+		var args store.Args
+		ph := make([]string, len(batch))
+		for i, id := range batch {
+			ph[i] = args.Add(id)
+		}
+		found, err := store.Many(ctx, q, func(s store.Scanner) (string, error) {
+			var id string
+			return id, s.Scan(&id)
+		}, `SELECT id FROM attachments WHERE id IN (`+strings.Join(ph, ", ")+`)`, args.Values()...)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range found {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
+// AddUsage implements Store: one conditional update, so that the check
+// and the addition are one step on both engines.
+func (*SQLStore) AddUsage(ctx context.Context, q store.Querier, tenantID string, delta, quota int64) (bool, error) {
+	if _, err := q.Exec(ctx, `INSERT INTO attachment_usage (tenant_id, bytes) VALUES ($1, 0) ON CONFLICT DO NOTHING`,
+		tenantID); err != nil {
+		return false, err
+	}
+	if delta <= 0 || quota < 0 {
+		_, err := q.Exec(ctx, `UPDATE attachment_usage SET bytes = bytes + $2 WHERE tenant_id = $1`, tenantID, delta)
+		return err == nil, err
+	}
+	n, err := q.Exec(ctx, `UPDATE attachment_usage SET bytes = bytes + $2 WHERE tenant_id = $1 AND bytes + $2 <= $3`,
+		tenantID, delta, quota)
+	return n == 1, err
+}
+
+// Usage implements Store.
+func (*SQLStore) Usage(ctx context.Context, q store.Querier, tenantID string) (int64, error) {
+	var n int64
+	err := q.QueryRow(ctx, `SELECT bytes FROM attachment_usage WHERE tenant_id = $1`, tenantID).Scan(&n)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// dedupe returns list without repeats, in first-seen order.
+func dedupe(list []string) []string {
+	seen := make(map[string]bool, len(list))
+	out := make([]string, 0, len(list))
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func nonNilTags(t []string) []string {
+	if t == nil {
+		return []string{}
+	}
+	return t
+}
+
+func nonNilAssignments(a []Assignment) []Assignment {
+	if a == nil {
+		return []Assignment{}
+	}
+	return a
+}

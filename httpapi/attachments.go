@@ -1,0 +1,557 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/attachments/thumbs"
+	"github.com/tenantkit/tenantkit/identity"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Features of the attachment routes (spec).
+const (
+	featureAttachmentsView   = "attachments.view"
+	featureAttachmentsManage = "attachments.manage"
+)
+
+// multipartOverhead is what a multipart upload may carry beyond its file
+// (boundaries, headers, the other fields).
+const multipartOverhead = 1 << 20
+
+// maxFormField bounds each non-file field of an upload.
+const maxFormField = 64 << 10
+
+// attachmentRoutes are the attachment endpoints: upload, lists, the
+// library, transfer, partitions, and file and image delivery.
+func (a *api) attachmentRoutes() []route {
+	h := attachmentHandlers{svc: a.kit.Attachments, base: a.base}
+	const base = "/attachments"
+	view, manage := []string{featureAttachmentsView}, []string{featureAttachmentsManage}
+	return []route{
+		{Method: "GET", Path: base, Summary: "List a record's attachments, newest first (?entityId, recordId)", Features: view, Handler: h.list},
+		{Method: "POST", Path: base, Summary: "Upload a file to a record (multipart/form-data)", Features: manage,
+			MaxBodyBytes: h.svc.MaxUploadBytes() + multipartOverhead, Handler: h.upload},
+		{Method: "DELETE", Path: base, Summary: "Delete an attachment and its file (?id)", Features: manage, Handler: h.deleteByQuery},
+		{Method: "GET", Path: base + "/library", Summary: "Search the attachment library (page, pageSize, search, partition, tags, sortField, sortDir)", Features: view, Handler: h.library},
+		{Method: "GET", Path: base + "/library/{id}", Summary: "Get an attachment with its partition and custom fields", Features: view, Handler: h.get},
+		{Method: "PATCH", Path: base + "/library/{id}", Summary: "Change an attachment's tags, assignments and custom fields", Features: manage, Handler: h.patch},
+		{Method: "DELETE", Path: base + "/library/{id}", Summary: "Delete an attachment and its file", Features: manage, Handler: h.deleteByPath},
+		{Method: "POST", Path: base + "/transfer", Summary: "Move attachments of an entity to another record", Features: manage, Handler: h.transfer},
+		{Method: "GET", Path: base + "/partitions", Summary: "List storage partitions (the defaults are created on first use)", Features: manage, Handler: h.partitions},
+		{Method: "POST", Path: base + "/partitions", Summary: "Create a storage partition", Features: manage, Handler: h.createPartition},
+		{Method: "PUT", Path: base + "/partitions", Summary: "Update a storage partition (its code cannot change)", Features: manage, Handler: h.updatePartition},
+		{Method: "DELETE", Path: base + "/partitions", Summary: "Delete a storage partition (?id; not a default, not one in use)", Features: manage, Handler: h.deletePartition},
+		{Method: "GET", Path: base + "/file/{id}", Summary: "Download an attachment's file (public partitions need no credential; ?download=1 forces a download)",
+			Features: view, OptionalAuth: true, Handler: h.file},
+		{Method: "GET", Path: base + "/image/{id}", Summary: "An image attachment, resized (?width, height, cropType=cover|contain) or as uploaded",
+			Features: view, OptionalAuth: true, Handler: h.image},
+		{Method: "GET", Path: base + "/image/{id}/{slug}", Summary: "An image attachment, resized, with a file name in the path",
+			Features: view, OptionalAuth: true, Handler: h.image},
+	}
+}
+
+type attachmentHandlers struct {
+	svc  *attachments.Service
+	base string
+}
+
+// attachmentItem is an attachment as the API shows it.
+type attachmentItem struct {
+	ID             string                   `json:"id"`
+	URL            string                   `json:"url"`
+	FileName       string                   `json:"fileName"`
+	FileSize       int64                    `json:"fileSize"`
+	MimeType       string                   `json:"mimeType"`
+	PartitionCode  string                   `json:"partitionCode"`
+	PartitionTitle string                   `json:"partitionTitle,omitempty"`
+	ThumbnailURL   string                   `json:"thumbnailUrl"`
+	Content        *string                  `json:"content"`
+	Tags           []string                 `json:"tags"`
+	Assignments    []attachments.Assignment `json:"assignments"`
+	CustomFields   map[string]any           `json:"customFields"`
+	CreatedAt      time.Time                `json:"createdAt"`
+}
+
+func (h attachmentHandlers) item(a *attachments.Attachment) attachmentItem {
+	it := attachmentItem{ID: a.ID, URL: h.base + "/attachments/file/" + a.ID, FileName: a.FileName, FileSize: a.FileSize,
+		MimeType: a.MimeType, PartitionCode: a.PartitionCode,
+		ThumbnailURL: h.base + "/attachments/image/" + a.ID + "/" + attachments.Slug(a.FileName) + "?width=320&height=320",
+		Content:      a.Content, Tags: a.Tags, Assignments: a.Assignments, CustomFields: a.CustomFields, CreatedAt: a.CreatedAt}
+	if it.Tags == nil {
+		it.Tags = []string{}
+	}
+	if it.Assignments == nil {
+		it.Assignments = []attachments.Assignment{}
+	}
+	if it.CustomFields == nil {
+		it.CustomFields = map[string]any{}
+	}
+	return it
+}
+
+func (h attachmentHandlers) items(list []*attachments.Attachment) []attachmentItem {
+	out := make([]attachmentItem, len(list))
+	for i, a := range list {
+		out[i] = h.item(a)
+	}
+	return out
+}
+
+func (h attachmentHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	list, err := h.svc.ForRecord(r.Context(), q.Get("entityId"), q.Get("recordId"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"items": h.items(list)})
+}
+
+// uploadForm is what an upload's parts say besides the file.
+type uploadForm struct {
+	values map[string]string
+	staged *attachments.StagedFile
+}
+
+// readUpload reads a multipart upload part by part: the file streams to
+// storage as it arrives (Stage), the other fields are read whole (each
+// at most maxFormField). On error the staged file, if any, is discarded.
+func (h attachmentHandlers) readUpload(r *http.Request) (*uploadForm, error) {
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mediaType != "multipart/form-data" {
+		return nil, store.Errorf(store.ErrInvalid, "Expected multipart/form-data")
+	}
+	if r.ContentLength > h.svc.MaxUploadBytes()+multipartOverhead {
+		return nil, attachments.ErrTooLarge
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, store.Errorf(store.ErrInvalid, "Expected multipart/form-data")
+	}
+	form := &uploadForm{values: map[string]string{}}
+	fail := func(err error) (*uploadForm, error) {
+		h.svc.Discard(r.Context(), form.staged)
+		return nil, err
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return form, nil
+		}
+		if err != nil {
+			return fail(multipartError(err))
+		}
+		name := part.FormName()
+		if name == "file" && part.FileName() != "" {
+			if form.staged != nil {
+				return fail(store.Invalid("file", "Send one file per upload."))
+			}
+			staged, err := h.svc.Stage(r.Context(), part.FileName(), part)
+			if err != nil {
+				return fail(multipartError(err))
+			}
+			form.staged = staged
+			continue
+		}
+		value, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
+		if err != nil {
+			return fail(multipartError(err))
+		}
+		if len(value) > maxFormField {
+			return fail(store.Invalid(name, "The field is longer than 64 KiB."))
+		}
+		if name != "" {
+			form.values[name] = string(value)
+		}
+	}
+}
+
+// multipartError turns a failure to read a multipart body into a 4xx: a
+// body over the route's limit is 413, a malformed one 400. Errors of the
+// service pass as they are.
+func multipartError(err error) error {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return attachments.ErrTooLarge
+	case errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrTooLarge), errors.Is(err, store.ErrForbidden),
+		errors.Is(err, store.ErrNoScope):
+		return err
+	case errors.Is(err, io.ErrUnexpectedEOF), strings.HasPrefix(err.Error(), "multipart:"):
+		return store.Errorf(store.ErrInvalid, "Malformed multipart body")
+	}
+	return err
+}
+
+func (h attachmentHandlers) upload(w http.ResponseWriter, r *http.Request) error {
+	form, err := h.readUpload(r)
+	if err != nil {
+		return err
+	}
+	in, err := uploadInput(r, form)
+	if err != nil {
+		h.svc.Discard(r.Context(), form.staged)
+		return err
+	}
+	a, err := h.svc.Upload(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"ok": true, "item": h.item(a)})
+}
+
+// uploadInput checks an upload's fields: the required ones, the JSON
+// ones, and the scope fields, which must equal the caller's.
+func uploadInput(r *http.Request, form *uploadForm) (attachments.UploadInput, error) {
+	f := form.values
+	in := attachments.UploadInput{EntityID: f["entityId"], RecordID: f["recordId"], FieldKey: f["fieldKey"],
+		PartitionCode: f["partitionCode"], Staged: form.staged}
+	var v store.ValidationError
+	for _, name := range []string{"entityId", "recordId"} {
+		if strings.TrimSpace(f[name]) == "" {
+			v.Add(name, "Required.")
+		}
+	}
+	if form.staged == nil {
+		v.Add("file", "A file is required.")
+	}
+	jsonField(&v, f, "tags", "a JSON array of strings", &in.Tags)
+	jsonField(&v, f, "assignments", "a JSON array of {type, id, href?, label?}", &in.Assignments)
+	jsonField(&v, f, "customFields", "a JSON object", &in.CustomFields)
+	if err := v.Err(); err != nil {
+		return in, err
+	}
+	sc, err := store.ScopeFrom(r.Context())
+	if err != nil {
+		return in, err
+	}
+	if t, ok := f["tenantId"]; ok && t != "" && t != sc.TenantID {
+		return in, attachments.ErrScopeMismatch
+	}
+	if o, ok := f["organizationId"]; ok && o != "" && o != sc.OrganizationID {
+		return in, attachments.ErrScopeMismatch
+	}
+	return in, nil
+}
+
+// jsonField decodes the form field name, when present, into dst; a
+// malformed value is recorded in v.
+func jsonField(v *store.ValidationError, form map[string]string, name, want string, dst any) {
+	raw, ok := form[name]
+	if !ok || strings.TrimSpace(raw) == "" {
+		return
+	}
+	if err := json.Unmarshal([]byte(raw), dst); err != nil {
+		v.Add(name, "Must be "+want+".")
+	}
+}
+
+func (h attachmentHandlers) deleteByQuery(w http.ResponseWriter, r *http.Request) error {
+	return h.delete(w, r, r.URL.Query().Get("id"))
+}
+
+func (h attachmentHandlers) deleteByPath(w http.ResponseWriter, r *http.Request) error {
+	return h.delete(w, r, r.PathValue("id"))
+}
+
+func (h attachmentHandlers) delete(w http.ResponseWriter, r *http.Request, id string) error {
+	if err := h.svc.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// librarySorts are the library's sort fields.
+var librarySorts = []string{"createdAt", "fileName", "fileSize"}
+
+func (h attachmentHandlers) library(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := checkText(q, "search", "partition", "tags"); err != nil {
+		return err
+	}
+	var v store.ValidationError
+	page := intParam(q, "page", 1, 1, msgPositive, &v)
+	pageSize := intParam(q, "pageSize", attachments.DefaultPageSize, 1, msgPositive, &v)
+	if pageSize > attachments.MaxPageSize {
+		v.Add("pageSize", "must be at most 100")
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	sort, err := parseSort(q, librarySorts, "createdAt")
+	if err != nil {
+		return err
+	}
+	if q.Get("sortDir") == "" {
+		sort.Desc = true // newest first by default
+	}
+	var tags []string
+	for _, t := range strings.Split(q.Get("tags"), ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			tags = append(tags, t)
+		}
+	}
+	res, err := h.svc.Library(r.Context(), attachments.LibraryQuery{Page: page, PageSize: pageSize,
+		LibraryFilter: attachments.LibraryFilter{Search: q.Get("search"), Partition: q.Get("partition"), Tags: tags,
+			SortField: sort.Field, SortDesc: sort.Desc}})
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"items": h.items(res.Items), "total": res.Total, "page": res.Page,
+		"pageSize": res.PageSize, "totalPages": res.TotalPages, "availableTags": res.AvailableTags, "partitions": res.Partitions})
+}
+
+func (h attachmentHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	a, p, err := h.svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	item := h.item(a)
+	item.PartitionTitle = p.Title
+	return encode(w, http.StatusOK, map[string]any{"item": item})
+}
+
+func (h attachmentHandlers) patch(w http.ResponseWriter, r *http.Request) error {
+	body, err := decode[map[string]json.RawMessage](r)
+	if err != nil {
+		return err
+	}
+	var p attachments.Patch
+	var v store.ValidationError
+	if raw, ok := body["tags"]; ok {
+		var tags []string
+		if json.Unmarshal(raw, &tags) != nil {
+			v.Add("tags", "Must be an array of strings.")
+		}
+		p.Tags = &tags
+	}
+	if raw, ok := body["assignments"]; ok {
+		var list []attachments.Assignment
+		if json.Unmarshal(raw, &list) != nil {
+			v.Add("assignments", "Must be an array of {type, id, href?, label?}.")
+		}
+		p.Assignments = &list
+	}
+	p.CustomFields = map[string]any{}
+	if raw, ok := body["customFields"]; ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &p.CustomFields) != nil {
+			v.Add("customFields", "Must be an object.")
+		}
+	}
+	for k, raw := range body {
+		if strings.HasPrefix(k, "cf_") {
+			var x any
+			_ = json.Unmarshal(raw, &x) // decode checked the body is JSON
+			p.CustomFields[k] = x
+		}
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	a, err := h.svc.Update(r.Context(), r.PathValue("id"), p)
+	if err != nil {
+		return err
+	}
+	it := h.item(a)
+	return encode(w, http.StatusOK, map[string]any{"ok": true, "item": map[string]any{"id": it.ID, "tags": it.Tags,
+		"assignments": it.Assignments, "customFields": it.CustomFields}})
+}
+
+func (h attachmentHandlers) transfer(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[attachments.TransferInput](r)
+	if err != nil {
+		return err
+	}
+	n, err := h.svc.Transfer(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"ok": true, "updated": n})
+}
+
+func (h attachmentHandlers) partitions(w http.ResponseWriter, r *http.Request) error {
+	list, err := h.svc.Partitions(r.Context())
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"items": list})
+}
+
+func (h attachmentHandlers) createPartition(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[attachments.PartitionInput](r)
+	if err != nil {
+		return err
+	}
+	p, err := h.svc.CreatePartition(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, map[string]any{"item": p})
+}
+
+func (h attachmentHandlers) updatePartition(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[attachments.PartitionInput](r)
+	if err != nil {
+		return err
+	}
+	p, err := h.svc.UpdatePartition(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"item": p})
+}
+
+func (h attachmentHandlers) deletePartition(w http.ResponseWriter, r *http.Request) error {
+	if err := h.svc.DeletePartition(r.Context(), r.URL.Query().Get("id")); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// lookup finds the attachment a delivery route serves, for the caller:
+// anonymous callers get public files, super admins any tenant's, others
+// their scope's.
+func (h attachmentHandlers) lookup(r *http.Request) (*attachments.File, error) {
+	access := attachments.Scoped
+	switch id := identity.IdentityFrom(r.Context()); {
+	case id == nil:
+		access = attachments.Anonymous
+	case id.IsSuperAdmin:
+		access = attachments.AnyTenant
+	}
+	f, err := h.svc.Lookup(r.Context(), r.PathValue("id"), access)
+	if errors.Is(err, attachments.ErrCredentialRequired) {
+		return nil, errNoCredential
+	}
+	return f, err
+}
+
+// inlineTypes are served inline; every other type is a download.
+var inlineTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// deliveryHeaders sets what every file and image response carries: a
+// sandboxing CSP (a file opened in the browser runs nothing) and the
+// partition's cache policy.
+func deliveryHeaders(w http.ResponseWriter, f *attachments.File, publicAge, privateAge int) {
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	if f.Partition != nil && f.Partition.IsPublic {
+		w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(publicAge))
+	} else {
+		w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(privateAge))
+	}
+}
+
+// disposition is a Content-Disposition header naming the file.
+func disposition(kind, fileName string) string {
+	if v := mime.FormatMediaType(kind, map[string]string{"filename": fileName}); v != "" {
+		return v
+	}
+	return kind
+}
+
+func (h attachmentHandlers) file(w http.ResponseWriter, r *http.Request) error {
+	f, err := h.lookup(r)
+	if err != nil {
+		return err
+	}
+	b, err := h.svc.Open(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	a := f.Attachment
+	deliveryHeaders(w, f, 86400, 60)
+	download := r.URL.Query().Get("download")
+	if inlineTypes[a.MimeType] && download != "1" && download != "true" {
+		w.Header().Set("Content-Type", a.MimeType)
+		w.Header().Set("Content-Disposition", disposition("inline", a.FileName))
+	} else {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", disposition("attachment", a.FileName))
+	}
+	w.Header().Set("ETag", `"`+a.ID+`"`) // a file never changes under its id
+	http.ServeContent(w, r, "", a.CreatedAt, b)
+	return nil
+}
+
+// imageSize reads the image route's size: width and height (1..4000; one
+// alone stands for both), cropType (cover by default, or contain).
+// resize is false when neither size is given.
+func imageSize(q url.Values) (width, height int, fit thumbs.Fit, resize bool, err error) {
+	var v store.ValidationError
+	dim := func(name string) int {
+		s := q.Get(name)
+		if s == "" {
+			return 0
+		}
+		n, convErr := strconv.Atoi(s)
+		if convErr != nil || n < 1 || n > 4000 {
+			v.Add(name, "must be an integer from 1 to 4000")
+			return 0
+		}
+		return n
+	}
+	width, height = dim("width"), dim("height")
+	fit = thumbs.Fit(q.Get("cropType"))
+	switch fit {
+	case "":
+		fit = thumbs.Cover
+	case thumbs.Cover, thumbs.Contain:
+	default:
+		v.Add("cropType", "must be cover or contain")
+	}
+	if err := v.Err(); err != nil {
+		return 0, 0, "", false, store.Errorf(store.ErrInvalid, "Invalid size parameters: %v", err)
+	}
+	if width == 0 && height == 0 {
+		return 0, 0, fit, false, nil
+	}
+	if width == 0 {
+		width = height
+	}
+	if height == 0 {
+		height = width
+	}
+	return width, height, fit, true, nil
+}
+
+func (h attachmentHandlers) image(w http.ResponseWriter, r *http.Request) error {
+	width, height, fit, resize, err := imageSize(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	f, err := h.lookup(r)
+	if err != nil {
+		return err
+	}
+	if !f.IsImage() {
+		return attachments.ErrNotImage
+	}
+	a := f.Attachment
+	var b attachments.Blob
+	contentType, etag := a.MimeType, `"`+a.ID+`"`
+	if resize {
+		b, contentType, err = h.svc.Image(r.Context(), f, width, height, fit)
+		etag = `"` + a.ID + "-" + strconv.Itoa(width) + "x" + strconv.Itoa(height) + "-" + string(fit) + `"`
+	} else {
+		b, err = h.svc.Open(r.Context(), f)
+	}
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	deliveryHeaders(w, f, 3600, 60)
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Content-Disposition", disposition("inline", attachments.Slug(a.FileName)))
+	w.Header().Set("ETag", etag)
+	http.ServeContent(w, r, "", a.CreatedAt, b)
+	return nil
+}
