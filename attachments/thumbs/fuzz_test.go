@@ -41,10 +41,14 @@ func addSeeds(f *testing.F, add func([]byte)) {
 }
 
 // FuzzProbe checks that Probe never panics and never reports success for an
-// image larger than MaxPixels (or with a non-positive dimension).
+// image larger than MaxPixels (or with a non-positive dimension), and that
+// the EXIF orientation parser never panics.
 func FuzzProbe(f *testing.F) {
 	addSeeds(f, func(b []byte) { f.Add(b) })
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if o := jpegOrientation(data); o < 1 || o > 8 {
+			t.Fatalf("jpegOrientation = %d", o)
+		}
 		info, err := Probe(bytes.NewReader(data))
 		if err != nil {
 			if !errors.Is(err, ErrNotImage) && !errors.Is(err, ErrTooLarge) {

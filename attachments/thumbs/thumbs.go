@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/draw"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -64,7 +65,8 @@ const (
 type Info struct {
 	// Format is one of "png", "jpeg", "gif" or "webp".
 	Format string
-	// Width and Height are the pixel dimensions declared by the header.
+	// Width and Height are the pixel dimensions declared by the header
+	// (as stored: before any EXIF orientation, which Resize applies).
 	Width, Height int
 }
 
@@ -164,7 +166,8 @@ const JPEGQuality = 85
 // JPEG sources produce JPEG output (quality JPEGQuality; with Contain the
 // padding is white). PNG, GIF and WebP sources produce PNG output (with
 // Contain the padding is fully transparent). Only the first frame of an
-// animated GIF is used. EXIF orientation is not applied.
+// animated GIF is used. A JPEG's EXIF orientation is applied: width and
+// height are those of the image as displayed.
 //
 // The output is a deterministic function of the input bytes and parameters.
 // Nothing is written to w unless the whole thumbnail was produced, except
@@ -183,12 +186,22 @@ func Resize(w io.Writer, src io.Reader, width, height int, fit Fit) (contentType
 	if err != nil {
 		return "", err
 	}
-	img, err := decode(io.MultiReader(&head, src), info, width, height, fit)
+	// JPEG EXIF orientation: resize in stored orientation (to the box
+	// turned the same way), then turn the small result.
+	orientation := 1
+	if info.Format == FormatJPEG {
+		orientation = jpegOrientation(head.Bytes())
+	}
+	tw, th := width, height
+	if transposed(orientation) {
+		tw, th = height, width
+	}
+	img, err := decode(io.MultiReader(&head, src), info, tw, th, fit)
 	if err != nil {
 		return "", err
 	}
 
-	out, err := renderSafe(img, info, width, height, fit)
+	out, err := renderSafe(img, info, tw, th, fit, orientation)
 	if err != nil {
 		return "", err
 	}
@@ -212,14 +225,18 @@ func Resize(w io.Writer, src io.Reader, width, height int, fit Fit) (contentType
 
 // renderSafe is render with panics (bugs) turned into errors, so that one
 // bad image cannot take the server down.
-func renderSafe(d decoded, info Info, width, height int, fit Fit) (out image.Image, err error) {
+func renderSafe(d decoded, info Info, width, height int, fit Fit, orientation int) (out image.Image, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = nil, fmt.Errorf("thumbs: internal error resizing %s %dx%d to %dx%d %s: %v",
 				info.Format, info.Width, info.Height, width, height, fit, p)
 		}
 	}()
-	return render(d, info, width, height, fit), nil
+	out = render(d, info, width, height, fit)
+	if orientation != 1 {
+		out = orient(out, orientation)
+	}
+	return out, nil
 }
 
 var pngEncoder = png.Encoder{CompressionLevel: png.DefaultCompression}
@@ -259,6 +276,14 @@ func decode(r io.Reader, info Info, width, height int, fit Fit) (d decoded, err 
 		return decoded{}, fmt.Errorf("%w: %s: %v", ErrNotImage, info.Format, err)
 	}
 	b := img.Bounds()
+	if info.Format == FormatGIF && b != image.Rect(0, 0, info.Width, info.Height) {
+		// The first frame may cover only part of the logical screen (the
+		// decoder has checked that it lies within it): the rest is
+		// transparent.
+		canvas := image.NewRGBA(image.Rect(0, 0, info.Width, info.Height))
+		draw.Draw(canvas, b, img, b.Min, draw.Src)
+		img, b = canvas, canvas.Rect
+	}
 	if wantW, wantH := (info.Width+scale-1)/scale, (info.Height+scale-1)/scale; b.Dx() != wantW || b.Dy() != wantH {
 		return decoded{}, fmt.Errorf("%w: %s decoded %dx%d at 1/%d, header said %dx%d",
 			ErrNotImage, info.Format, b.Dx(), b.Dy(), scale, info.Width, info.Height)

@@ -268,6 +268,28 @@ func TestFormats(t *testing.T) {
 	}
 }
 
+// A GIF whose first frame covers only part of its logical screen: the rest
+// is transparent.
+func TestGIFPartialFrame(t *testing.T) {
+	pal := color.Palette{color.NRGBA{0, 0, 0, 0}, red}
+	frame := image.NewPaletted(image.Rect(50, 0, 100, 100), pal)
+	for i := range frame.Pix {
+		frame.Pix[i] = 1
+	}
+	var b bytes.Buffer
+	err := gif.EncodeAll(&b, &gif.GIF{
+		Image:  []*image.Paletted{frame},
+		Delay:  []int{0},
+		Config: image.Config{Width: 100, Height: 100, ColorModel: pal},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := resize(t, b.Bytes(), 50, 50, Cover)
+	checkColor(t, m, 10, 25, color.NRGBA{}, 0)
+	checkColor(t, m, 40, 25, red, 8)
+}
+
 func TestNotImage(t *testing.T) {
 	png := encPNG(t, bands())
 	for name, src := range map[string][]byte{
@@ -471,5 +493,95 @@ func TestQualityAgainstNaive(t *testing.T) {
 		if p < 30 {
 			t.Errorf("%dx%d %s: PSNR %.1f dB against the naive path", c.w, c.h, c.fit, p)
 		}
+	}
+}
+
+// withOrientation inserts an APP1 Exif segment with the given Orientation
+// after a JPEG's SOI marker, in big- or little-endian TIFF.
+func withOrientation(jpg []byte, o uint16, little bool) []byte {
+	var bo binary.AppendByteOrder = binary.BigEndian
+	tiff := []byte("MM\x00*")
+	if little {
+		bo, tiff = binary.LittleEndian, []byte("II*\x00")
+	}
+	tiff = bo.AppendUint32(tiff, 8)       // IFD0 offset
+	tiff = bo.AppendUint16(tiff, 2)       // entries
+	tiff = bo.AppendUint16(tiff, 0x010f)  // Make, ASCII, an unrelated entry first
+	tiff = bo.AppendUint16(tiff, 2)       //
+	tiff = bo.AppendUint32(tiff, 4)       //
+	tiff = append(tiff, 'G', 'o', 0, 0)   //
+	tiff = bo.AppendUint16(tiff, 0x0112)  // Orientation
+	tiff = bo.AppendUint16(tiff, 3)       // SHORT
+	tiff = bo.AppendUint32(tiff, 1)       // count
+	tiff = bo.AppendUint16(tiff, o)       // value
+	tiff = append(tiff, 0, 0, 0, 0, 0, 0) // padding, next IFD = 0
+	seg := append([]byte("Exif\x00\x00"), tiff...)
+	out := append([]byte{0xff, 0xd8, 0xff, 0xe1}, byte((len(seg)+2)>>8), byte(len(seg)+2))
+	out = append(out, seg...)
+	return append(out, jpg[2:]...)
+}
+
+func TestEXIFOrientation(t *testing.T) {
+	// Stored: 200×100, left half red, right half blue.
+	src := image.NewRGBA(image.Rect(0, 0, 200, 100))
+	for y := 0; y < 100; y++ {
+		for x := 0; x < 200; x++ {
+			c := color.RGBA{255, 0, 0, 255}
+			if x >= 100 {
+				c = color.RGBA{0, 0, 255, 255}
+			}
+			src.SetRGBA(x, y, c)
+		}
+	}
+	jpg := encJPEG(t, src)
+	if o := jpegOrientation(jpg); o != 1 {
+		t.Fatalf("no EXIF: orientation %d", o)
+	}
+	for _, c := range []struct {
+		o      uint16
+		w, h   int
+		pts    [2][2]int // where red, then blue, must be
+		little bool
+	}{
+		{1, 80, 40, [2][2]int{{10, 20}, {70, 20}}, false},
+		{2, 80, 40, [2][2]int{{70, 20}, {10, 20}}, true},  // mirrored
+		{3, 80, 40, [2][2]int{{70, 20}, {10, 20}}, false}, // 180°
+		{4, 80, 40, [2][2]int{{10, 20}, {70, 20}}, true},  // flipped vertically
+		{5, 40, 80, [2][2]int{{20, 10}, {20, 70}}, false}, // transposed
+		{6, 40, 80, [2][2]int{{20, 10}, {20, 70}}, true},  // 90° clockwise: left goes to the top
+		{7, 40, 80, [2][2]int{{20, 70}, {20, 10}}, false},
+		{8, 40, 80, [2][2]int{{20, 70}, {20, 10}}, true}, // 90° anticlockwise: left goes to the bottom
+	} {
+		data := withOrientation(jpg, c.o, c.little)
+		if o := jpegOrientation(data); o != int(c.o) {
+			t.Fatalf("jpegOrientation = %d, want %d", o, c.o)
+		}
+		info, err := Probe(bytes.NewReader(data))
+		if err != nil || info.Width != 200 || info.Height != 100 {
+			t.Fatalf("Probe = %+v, %v", info, err)
+		}
+		// Cover to the display aspect ratio: nothing is cropped.
+		m, _ := resize(t, data, c.w, c.h, Cover)
+		checkColor(t, m, c.pts[0][0], c.pts[0][1], red, 20)
+		checkColor(t, m, c.pts[1][0], c.pts[1][1], blue, 20)
+		// Contain into a square: padded along the display's short side.
+		m, _ = resize(t, data, 60, 60, Contain)
+		white := color.NRGBA{255, 255, 255, 255}
+		if transposed(int(c.o)) {
+			checkColor(t, m, 2, 30, white, 20)
+			checkColor(t, m, 57, 30, white, 20)
+		} else {
+			checkColor(t, m, 30, 2, white, 20)
+			checkColor(t, m, 30, 57, white, 20)
+		}
+	}
+	// Malformed EXIF is ignored.
+	bad := withOrientation(jpg, 9, false)
+	if o := jpegOrientation(bad); o != 1 {
+		t.Errorf("orientation 9 read as %d", o)
+	}
+	for cut := 4; cut < 60; cut++ {
+		b := append([]byte(nil), withOrientation(jpg, 6, false)[:cut]...)
+		jpegOrientation(b) // must not panic
 	}
 }
