@@ -158,24 +158,56 @@ func (d *decoder) processDHT(n int) error {
 			return err
 		}
 
-		// Derive the look-up table.
-		clear(h.lut[:])
-		var x, code uint32
-		for i := uint32(0); i < lutSize; i++ {
-			code <<= 1
-			for j := int32(0); j < nCodes[i]; j++ {
-				// The codeLength is 1+i, so shift code by lutSize-(1+i)
-				// to calculate the high bits for every lutSize-bit
-				// sequence whose codeLength's high bits matches code.
-				// The high 8 bits of lutValue are the encoded value.
-				// The low 8 bits are 1 plus the codeLength.
-				base := (code << (lutSize - 1 - i)) & (1<<lutSize - 1)
-				lutValue := uint16(h.vals[x])<<8 | uint16(2+i)
-				for k := uint32(0); k < 1<<(lutSize-1-i); k++ {
-					h.lut[base|k] = lutValue
+		// Derive minCodes, maxCodes, and valsIndices.
+		var c, index int32
+		for i, n := range nCodes {
+			if n == 0 {
+				h.minCodes[i] = -1
+				h.maxCodes[i] = -1
+				h.valsIndices[i] = -1
+			} else {
+				h.minCodes[i] = c
+				h.maxCodes[i] = c + n - 1
+				h.valsIndices[i] = index
+				c += n
+				index += n
+			}
+			c <<= 1
+		}
+
+		// Derive the look-up table. For well-formed tables this is the
+		// usual fill of every lutSize-bit prefix of each short code. For
+		// malformed (over-subscribed) tables it must match what image/jpeg
+		// decodes, so it is built the way image/jpeg does it: image/jpeg's
+		// own 8-bit table (later codes overwrite earlier ones), and where
+		// that has no entry, image/jpeg's slow bit-by-bit search.
+		var lut8 [256]uint16
+		{
+			var x, code uint32
+			for i := uint32(0); i < 8; i++ {
+				code <<= 1
+				for j := int32(0); j < nCodes[i]; j++ {
+					base := uint8(code << (7 - i))
+					lutValue := uint16(h.vals[x])<<8 | uint16(2+i)
+					for k := uint8(0); k < 1<<(7-i); k++ {
+						lut8[base|k] = lutValue
+					}
+					code++
+					x++
 				}
-				code++
-				x++
+			}
+		}
+		for p := range h.lut {
+			h.lut[p] = lut8[p>>(lutSize-8)]
+			if h.lut[p] != 0 {
+				continue
+			}
+			for i := int32(0); i < lutSize; i++ {
+				code := int32(p >> (lutSize - 1 - i))
+				if code <= h.maxCodes[i] {
+					h.lut[p] = uint16(h.vals[h.valsIndices[i]+code-h.minCodes[i]])<<8 | uint16(2+i)
+					break
+				}
 			}
 		}
 
@@ -201,22 +233,6 @@ func (d *decoder) processDHT(n int) error {
 			}
 		}
 
-		// Derive minCodes, maxCodes, and valsIndices.
-		var c, index int32
-		for i, n := range nCodes {
-			if n == 0 {
-				h.minCodes[i] = -1
-				h.maxCodes[i] = -1
-				h.valsIndices[i] = -1
-			} else {
-				h.minCodes[i] = c
-				h.maxCodes[i] = c + n - 1
-				h.valsIndices[i] = index
-				c += n
-				index += n
-			}
-			c <<= 1
-		}
 	}
 	return nil
 }

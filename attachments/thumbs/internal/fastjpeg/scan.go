@@ -262,13 +262,16 @@ func (d *decoder) processSOS(n int) error {
 								}
 								peek := (d.bits.a >> uint32(d.bits.n-lutSize)) & (1<<lutSize - 1)
 								if fac := huff.fastAC[peek]; fac != 0 {
-									d.bits.n -= fac & 0xff
-									zig += (fac >> 8) & 0x0f
-									if zig > zigEnd {
-										break
+									// (A run past the block's end, in corrupt
+									// data, takes the ordinary path, which
+									// like image/jpeg stops before the
+									// coefficient's bits.)
+									if z := zig + (fac>>8)&0x0f; z <= zigEnd {
+										d.bits.n -= fac & 0xff
+										zig = z
+										b[unzig[zig&63]&63] = (fac >> 16) << al
+										continue
 									}
-									b[unzig[zig&63]&63] = (fac >> 16) << al
-									continue
 								}
 								var value uint8
 								if v := huff.lut[peek]; v != 0 {
