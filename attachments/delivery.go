@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"time"
 
 	"github.com/tenantkit/tenantkit/attachments/thumbs"
 	"github.com/tenantkit/tenantkit/store"
@@ -40,40 +41,56 @@ type File struct {
 }
 
 // Lookup finds an attachment to deliver for a caller with the access
-// given.
+// given. Lookups are cached in memory by id (the file routes run one per
+// request) and kept fresh by a version counter that deletes and partition
+// changes bump: this process sees them at once, others within
+// fileCacheCheck. File.Attachment's metadata (tags, assignments, custom
+// fields) may lag as long; read it with Get.
 func (s *Service) Lookup(ctx context.Context, id string, access Access) (*File, error) {
+	notFound := ErrNotFound
+	if access == Anonymous {
+		notFound = ErrCredentialRequired
+	}
+	var sc store.Scope
 	if access == Scoped {
-		a, p, err := s.Get(ctx, id)
+		var err error
+		if sc, err = scope(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if !store.IsID(id) {
+		return nil, notFound
+	}
+	f, err := s.files.Get(ctx, id, func(tx *store.Tx) (*File, error) {
+		a, p, err := s.store.GetAnyAttachment(ctx, tx, id)
 		if err != nil {
 			return nil, err
 		}
 		return &File{Attachment: a, Partition: p}, nil
-	}
-	if !store.IsID(id) {
-		if access == Anonymous {
-			return nil, ErrCredentialRequired
-		}
-		return nil, ErrNotFound
-	}
-	a, p, err := s.store.GetAnyAttachment(ctx, s.db, id)
+	})
 	switch {
-	case errors.Is(err, store.ErrNotFound) && access == Anonymous:
-		return nil, ErrCredentialRequired
 	case errors.Is(err, store.ErrNotFound):
-		return nil, ErrNotFound
+		return nil, notFound
 	case err != nil:
 		return nil, err
-	case access == Anonymous && (p == nil || !p.IsPublic):
+	case access == Anonymous && (f.Partition == nil || !f.Partition.IsPublic):
 		return nil, ErrCredentialRequired
+	case access == Scoped && (f.Attachment.TenantID != sc.TenantID || !sc.AllowsOrganization(f.Attachment.OrganizationID)):
+		return nil, ErrNotFound
 	}
-	return &File{Attachment: a, Partition: p}, nil
+	return f, nil
 }
 
-// Open returns the file's bytes.
+// fileCacheCheck is how often Lookup's cache reads the version counter to
+// see other processes' deletes and partition changes.
+const fileCacheCheck = 250 * time.Millisecond
+
+// Open returns the file's bytes. A file gone from storage (its attachment
+// deleted meanwhile, by another process) is ErrNotFound.
 func (s *Service) Open(ctx context.Context, f *File) (Blob, error) {
 	b, err := s.blobs.Open(ctx, f.Attachment.StorageKey)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("attachments: the file of %s is missing from storage: %w", f.Attachment.ID, err)
+		return nil, ErrNotFound
 	}
 	return b, err
 }

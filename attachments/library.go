@@ -118,14 +118,20 @@ func (s *Service) Get(ctx context.Context, id string) (*Attachment, *Partition, 
 	if !store.IsID(id) {
 		return nil, nil, ErrNotFound
 	}
-	a, err := s.store.GetAttachment(ctx, s.db, sc, id)
+	var a *Attachment
+	var p *Partition
+	// A read transaction: its statements are prepared once and reused
+	// (the file routes call this on every request).
+	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
+		if a, err = s.store.GetAttachment(ctx, tx, sc, id); err != nil {
+			return err
+		}
+		p, err = s.store.GetPartitionByCode(ctx, tx, sc.TenantID, a.PartitionCode)
+		return err
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, ErrNotFound
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.store.GetPartitionByCode(ctx, s.db, sc.TenantID, a.PartitionCode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,6 +248,9 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 			return err
 		}
 		if _, err := s.store.AddUsage(ctx, tx, a.TenantID, -a.FileSize, -1); err != nil {
+			return err
+		}
+		if _, err := s.files.Changed(ctx, tx); err != nil { // no more deliveries
 			return err
 		}
 		gone = a

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/tenantkit/tenantkit/attachments/extract"
+	"github.com/tenantkit/tenantkit/internal/vcache"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -117,6 +118,8 @@ type Service struct {
 	// resizes shares one resize among concurrent first requests of a
 	// size.
 	resizes singleflight.Group
+	// files caches delivery lookups (Lookup) by attachment id.
+	files *vcache.Cache[string, *File]
 }
 
 // New returns the service over db. It starts nothing; the Kit registers
@@ -139,7 +142,8 @@ func New(db *store.DB, opts Options) *Service {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Service{db: db, store: opts.Store, blobs: opts.Blobs, opts: opts, logger: logger}
+	return &Service{db: db, store: opts.Store, blobs: opts.Blobs, opts: opts, logger: logger,
+		files: vcache.New[string, *File](db, "attachments.files", fileCacheCheck, 10000)}
 }
 
 // withDefaultLimits fills lim's zero fields from extract.DefaultLimits.
@@ -315,6 +319,9 @@ func (s *Service) UpdatePartition(ctx context.Context, in PartitionInput) (*Part
 			p.RequiresOcr = *in.RequiresOcr
 		}
 		out = p
+		if _, err := s.files.Changed(ctx, tx); err != nil { // isPublic decides who gets its files
+			return err
+		}
 		return s.store.UpdatePartition(ctx, tx, p)
 	})
 	return out, err

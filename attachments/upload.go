@@ -90,7 +90,9 @@ func (s *Service) Stage(ctx context.Context, fileName string, r io.Reader) (*Sta
 	if isActiveType(mime.String()) || activeMarkup(head) {
 		return nil, ErrActiveContent
 	}
-	f := &StagedFile{id: store.NewID(), tenantID: sc.TenantID, FileName: fileName, MimeType: mime.String()}
+	// The bare type ("text/plain"), without parameters such as charset.
+	mimeType, _, _ := strings.Cut(mime.String(), ";")
+	f := &StagedFile{id: store.NewID(), tenantID: sc.TenantID, FileName: fileName, MimeType: strings.TrimSpace(mimeType)}
 	f.key = originalKey(sc.TenantID, f.id)
 	size, err := s.blobs.Put(ctx, f.key, &limitedReader{r: io.MultiReader(bytes.NewReader(head), r), n: limit})
 	if err != nil {
