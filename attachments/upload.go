@@ -242,10 +242,14 @@ func (s *Service) Upload(ctx context.Context, in UploadInput) (a *Attachment, er
 		RecordID: in.RecordID, FileName: staged.FileName, FileSize: staged.Size, MimeType: staged.MimeType,
 		PartitionCode: partitionCode, Tags: tags, Assignments: assignments, CustomFields: fields, StorageKey: staged.key}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := s.ensureDefaults(ctx, tx, sc.TenantID); err != nil {
-			return err
-		}
 		p, err := s.store.GetPartitionByCode(ctx, tx, sc.TenantID, partitionCode)
+		if errors.Is(err, store.ErrNotFound) && IsDefaultPartition(partitionCode) {
+			// The tenant's first upload: create the defaults.
+			if err := s.ensureDefaults(ctx, tx, sc.TenantID); err != nil {
+				return err
+			}
+			p, err = s.store.GetPartitionByCode(ctx, tx, sc.TenantID, partitionCode)
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			return store.Invalid("partitionCode", "Unknown partition.")
 		}
