@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"image/png"
 	"io"
 	"testing"
 
@@ -16,8 +17,7 @@ import (
 // thumbnail of a 2000×1333 JPEG (decode, resize, encode).
 func BenchmarkResizeCover2000x1333(b *testing.B) {
 	src := photoJPEG(b)
-	b.ReportMetric(float64(len(src)), "srcbytes")
-	b.ResetTimer()
+	b.Logf("source: %d bytes (%.2f bits/pixel)", len(src), float64(8*len(src))/(2000*1333))
 	for b.Loop() {
 		if _, err := Resize(io.Discard, bytes.NewReader(src), 320, 320, Cover); err != nil {
 			b.Fatal(err)
@@ -30,7 +30,6 @@ func BenchmarkResizeCover2000x1333(b *testing.B) {
 // crop, JPEG encode. It is the in-run baseline for the benchmark above.
 func BenchmarkResizeCover2000x1333Naive(b *testing.B) {
 	src := photoJPEG(b)
-	b.ResetTimer()
 	for b.Loop() {
 		img, err := jpeg.Decode(bytes.NewReader(src))
 		if err != nil {
@@ -51,7 +50,6 @@ func BenchmarkResizeCover2000x1333Naive(b *testing.B) {
 // comparison.
 func BenchmarkDecodeJPEG2000x1333(b *testing.B) {
 	src := photoJPEG(b)
-	b.ResetTimer()
 	for b.Loop() {
 		if _, err := jpeg.Decode(bytes.NewReader(src)); err != nil {
 			b.Fatal(err)
@@ -71,5 +69,20 @@ func BenchmarkDecodeFastJPEG2000x1333(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkResizeContainPNG1000x667 is a PNG source (decoded as RGBA, so
+// the premultiplied-RGBA path) to a 320×320 contain thumbnail, PNG output.
+func BenchmarkResizeContainPNG1000x667(b *testing.B) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, synthPhoto(1000, 667)); err != nil {
+		b.Fatal(err)
+	}
+	src := buf.Bytes()
+	for b.Loop() {
+		if _, err := Resize(io.Discard, bytes.NewReader(src), 320, 320, Contain); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

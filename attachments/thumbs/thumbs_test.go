@@ -369,6 +369,22 @@ func TestBombRefused(t *testing.T) {
 	if _, err := Probe(bytes.NewReader(pngHeader(50_000_001, 1))); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Probe(50000001x1) = %v, want ErrTooLarge", err)
 	}
+	// The other formats' headers, each declaring far more than 50 MP.
+	jpegBomb := []byte("\xff\xd8" +
+		"\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00" + // APP0 JFIF
+		"\xff\xc0\x00\x11\x08\xff\xff\xff\xff\x03\x01\x22\x00\x02\x11\x01\x03\x11\x01") // SOF0 65535×65535
+	gifBomb := []byte("GIF89a\xff\xff\xff\xff\x00\x00\x00") // 65535×65535 screen
+	webpBomb := []byte("RIFF\x16\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x00\x00\x00\x00" +
+		"\xff\x3f\x00\xff\x3f\x00") // VP8X canvas 16384×16384
+	for name, b := range map[string][]byte{"jpeg": jpegBomb, "gif": gifBomb, "webp": webpBomb} {
+		info, err := Probe(bytes.NewReader(b))
+		if !errors.Is(err, ErrTooLarge) || info.Format != name {
+			t.Errorf("Probe(%s bomb) = %+v, %v; want ErrTooLarge", name, info, err)
+		}
+		if _, err := Resize(&bytes.Buffer{}, bytes.NewReader(b), 10, 10, Contain); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("Resize(%s bomb) = %v, want ErrTooLarge", name, err)
+		}
+	}
 }
 
 func TestDeterministic(t *testing.T) {

@@ -4,6 +4,8 @@
 
 package fastjpeg
 
+import "encoding/binary"
+
 // maxCodeLength is the maximum (inclusive) number of bits in a Huffman code.
 const maxCodeLength = 16
 
@@ -49,6 +51,18 @@ var errShortHuffmanData = FormatError("short Huffman data")
 // buffer while the entropy-coded data lasts and with zero padding after it
 // (see the bits type).
 func (d *decoder) fillBits() {
+	// Fast path: take whole bytes from 8 buffered bytes that hold no 0xff
+	// (so no stuffing and no marker).
+	if i := d.bytes.i; !d.bits.end && i+8 <= d.bytes.j {
+		v := binary.BigEndian.Uint64(d.bytes.buf[i : i+8])
+		if x := ^v; (x-0x0101010101010101)&^x&0x8080808080808080 == 0 {
+			k := uint32(64-d.bits.n) >> 3 // 1..8 bytes, leaving 57..64 bits
+			d.bits.a = d.bits.a<<(8*k) | v>>(64-8*k)
+			d.bits.n += int32(8 * k)
+			d.bytes.i = i + int(k)
+			return
+		}
+	}
 	for d.bits.n <= 56 {
 		if d.bits.end {
 			d.bits.a <<= 8
