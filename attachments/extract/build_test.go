@@ -181,6 +181,32 @@ func objStmLoopPDF() []byte {
 		[][3]int{{0, 0, 255}, {2, 2, 0}, {2, 1, 0}, {1, 9, 0}}, "")
 }
 
+// objStmLengthLoopPDF has an object stream whose /Length is an object
+// stored in that object stream: each lookup of the length loads the
+// stream, which looks up its length. The recursion reads the file at every
+// turn, so the guarded reader's call-depth bound ends it.
+func objStmLengthLoopPDF() []byte {
+	body := "3 0 obj\n<< /Type /ObjStm /N 2 /First 8 /Length 4 0 R >>\nstream\n1 0 4 40 << /Type /Catalog /Pages 5 0 R >>    100\nendstream\nendobj\n" +
+		strings.Repeat("% padding\n", 4)
+	return xrefStreamPDF(body, 2, [][3]int{{0, 0, 255}, {2, 3, 0}, {1, 0, 0}, {1, 9, 0}, {2, 3, 1}}, "")
+}
+
+// xrefSizePDF has a cross-reference stream with a /Size of 10^11: the
+// library allocated a table that large (a fatal out-of-memory error).
+func xrefSizePDF() []byte {
+	pad := strings.Repeat("% padding to make the file long enough for a PDF trailer\n", 2)
+	data := xrefStreamPDF(pad, 1, [][3]int{{1, 9, 0}}, "")
+	return bytes.Replace(data, []byte("/Size 1 "), []byte("/Size 99999999999 "), 1)
+}
+
+// objStmPDF has its catalog in an object stream whose dictionary has the
+// entries dict.
+func objStmPDF(dict string) []byte {
+	body := "3 0 obj\n<< /Type /ObjStm /N 1 /First 4 " + dict + " /Length 50 >>\nstream\n1 0 << /Type /Catalog /Pages 4 0 R >>          \nendstream\nendobj\n" +
+		strings.Repeat("% padding\n", 4)
+	return xrefStreamPDF(body, 2, [][3]int{{0, 0, 255}, {2, 3, 0}, {1, 0, 0}, {1, 9, 0}}, "")
+}
+
 // docxFile is one file of a .docx package.
 type docxFile struct{ name, body string }
 
@@ -263,15 +289,17 @@ func bombDOCX(n int) []byte {
 // testdataFiles are the files TestGenerateTestdata writes.
 func testdataFiles() map[string][]byte {
 	return map[string][]byte{
-		"sample.pdf":        samplePDF(),
-		"pagetree-loop.pdf": loopPDF(),
-		"pagetree-self.pdf": selfLoopPDF(),
-		"objstm-loop.pdf":   objStmLoopPDF(),
-		"sample.docx":       sampleDOCX(),
-		"invalid-utf8.txt":  []byte("\xef\xbb\xbf  Hello\x00 w\xc3\xb6rld \xff\xfe bad \xc3 bytes\r\nline two\t\n\n  "),
-		"notes.md":          []byte("# Notes\n\n- first *point*\n- second point\n\n```go\nfmt.Println(\"hi\")\n```\n"),
-		"data.csv":          []byte("\xef\xbb\xbfname,amount,city\r\n\"Müller, Jörg\",12.50,Zürich\r\nO'Brien,7,Cork\r\n"),
-		"utf16le.txt":       utf16LE("\ufeffHello UTF-16 ✓\n"),
+		"sample.pdf":             samplePDF(),
+		"pagetree-loop.pdf":      loopPDF(),
+		"pagetree-self.pdf":      selfLoopPDF(),
+		"objstm-loop.pdf":        objStmLoopPDF(),
+		"objstm-length-loop.pdf": objStmLengthLoopPDF(),
+		"xref-size.pdf":          xrefSizePDF(),
+		"sample.docx":            sampleDOCX(),
+		"invalid-utf8.txt":       []byte("\xef\xbb\xbf  Hello\x00 w\xc3\xb6rld \xff\xfe bad \xc3 bytes\r\nline two\t\n\n  "),
+		"notes.md":               []byte("# Notes\n\n- first *point*\n- second point\n\n```go\nfmt.Println(\"hi\")\n```\n"),
+		"data.csv":               []byte("\xef\xbb\xbfname,amount,city\r\n\"Müller, Jörg\",12.50,Zürich\r\nO'Brien,7,Cork\r\n"),
+		"utf16le.txt":            utf16LE("\ufeffHello UTF-16 ✓\n"),
 	}
 }
 

@@ -39,8 +39,13 @@
 //     sections as the library will and refuses /Prev loops, object numbers,
 //     /Size, /Index and /W beyond bounds (object numbers at most one per
 //     byte of the file and at most Acrobat's 8,388,607), unsupported
-//     encodings, and object streams listed as stored in object streams
-//     (the library's lookup recursed on them until the stack overflowed).
+//     encodings, object streams listed as stored in object streams (the
+//     library's lookup recursed on them until the stack overflowed), and
+//     object streams whose /N, filters or predictor parameters are out of
+//     bounds (the library decodes those without a check of ours between).
+//     The /Size bomb and both recursions were fatal for the library alone:
+//     testdata has them (xref-size.pdf, objstm-loop.pdf,
+//     objstm-length-loop.pdf).
 //   - The page tree is walked here, not by the library (whose Page(n)
 //     loops for ever on a /Kids cycle and whose inherited-attribute lookup
 //     follows /Parent without end): an explicit stack, a /Pages node equal

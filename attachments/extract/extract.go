@@ -207,9 +207,9 @@ var errTimeout = errors.New("extract: timeout")
 // ends. The PDF library cannot be interrupted, so a PDF is parsed in a
 // goroutine; when the deadline passes Extract returns at once and that
 // goroutine finishes on its own, at its next read of r (every read checks
-// the deadline) or its next content-stream operator, both of which come
-// within a bounded amount of work. r must stay readable until then, and
-// must be safe for concurrent ReadAt calls as io.ReaderAt requires.
+// the deadline first, so r is not read again once Extract has returned,
+// but for a read already under way) or its next content-stream operators,
+// both of which come within a bounded amount of work.
 func Extract(ctx context.Context, r io.ReaderAt, size int64, fileName, mimeType string, lim Limits) (text string, ok bool, err error) {
 	kind := KindOf(fileName, mimeType)
 	if kind == None {

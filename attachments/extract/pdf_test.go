@@ -60,6 +60,32 @@ func TestPDFObjectStreamLoop(t *testing.T) {
 	is.True(strings.Contains(err.Error(), "itself in an object stream"))
 }
 
+func TestPDFRecursionOverTheFile(t *testing.T) {
+	is := is.New(t)
+	_, err := extractPDFBytes(t, readTestdata(t, "objstm-length-loop.pdf"), Limits{Timeout: 5 * time.Second})
+	is.True(errors.Is(err, ErrMalformed))
+	is.True(strings.Contains(err.Error(), "recursion too deep"))
+}
+
+func TestPDFObjectStreamChecks(t *testing.T) {
+	for _, c := range []struct{ dict, want string }{
+		{"/Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 1000000000000 >>", "/Columns out of range"},
+		{"/Filter [/FlateDecode /FlateDecode /FlateDecode /FlateDecode /FlateDecode]", "too many filters"},
+		{"/N 1000000000000000", "/N out of range"},
+	} {
+		is := is.New(t)
+		data := objStmPDF(c.dict)
+		_, err := extractPDFBytes(t, data, Limits{Timeout: 5 * time.Second})
+		is.True(errors.Is(err, ErrMalformed))
+		is.True(strings.Contains(err.Error(), c.want))
+	}
+	// Without those entries the same file reads (an empty page tree).
+	is := is.New(t)
+	text, err := extractPDFBytes(t, objStmPDF(""), Limits{})
+	is.NoErr(err)
+	is.Equal(text, "")
+}
+
 func TestPDFXrefChecks(t *testing.T) {
 	pad := strings.Repeat("% padding to make the file long enough for a PDF trailer\n", 2)
 	withPrev := func(prev string) []byte {
@@ -90,9 +116,7 @@ func TestPDFXrefChecks(t *testing.T) {
 	}
 	// The /Size of a cross-reference stream is bounded by the file's size.
 	is := is.New(t)
-	data := xrefStreamPDF(pad, 1, [][3]int{{1, 9, 0}}, "")
-	data = bytes.Replace(data, []byte("/Size 1 "), []byte("/Size 99999999999 "), 1)
-	_, err := extractPDFBytes(t, data, Limits{Timeout: 5 * time.Second})
+	_, err := extractPDFBytes(t, readTestdata(t, "xref-size.pdf"), Limits{Timeout: 5 * time.Second})
 	is.True(errors.Is(err, ErrMalformed))
 	is.True(strings.Contains(err.Error(), "/Size"))
 }
@@ -113,11 +137,8 @@ func TestPDFMaxPages(t *testing.T) {
 
 func TestPDFOutputLimit(t *testing.T) {
 	is := is.New(t)
-	r := &countingReader{r: bytes.NewReader(pagesPDF(200))}
-	data := pagesPDF(200)
-	text, ok, err := Extract(context.Background(), r, int64(len(data)), "f.pdf", "", Limits{MaxOutputBytes: 20})
+	text, err := extractPDFBytes(t, pagesPDF(200), Limits{MaxOutputBytes: 20})
 	is.NoErr(err)
-	is.True(ok)
 	is.Equal(text, "Page 1\n\nPage 2\n\nPage") // cut at 20 bytes, trimmed
 }
 
@@ -186,6 +207,23 @@ func TestPDFCMapCountsChecked(t *testing.T) {
 	text, err := extractPDFBytes(t, data, Limits{Timeout: 5 * time.Second})
 	is.NoErr(err)
 	is.Equal(text, "plain") // the font's map refused: its glyph ids give no text
+}
+
+func TestPDFFormDrawsItself(t *testing.T) {
+	is := is.New(t)
+	// The form shows "x" and draws itself twice: nesting stops at 8 levels.
+	data := buildPDF([]string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Contents 4 0 R /Resources 5 0 R >>",
+		stream("", []byte("/Fm1 Do")),
+		"<< /Font << /F1 6 0 R >> /XObject << /Fm1 7 0 R >> >>",
+		helvetica,
+		stream("/Type /XObject /Subtype /Form /Resources 5 0 R", []byte("BT /F1 12 Tf (x) Tj ET /Fm1 Do /Fm1 Do")),
+	}, "")
+	text, err := extractPDFBytes(t, data, Limits{Timeout: 5 * time.Second})
+	is.NoErr(err)
+	is.Equal(text, strings.Repeat("x", 255)) // 1+2+...+128 forms, all at the origin
 }
 
 func TestPDF20Header(t *testing.T) {

@@ -52,7 +52,7 @@ type lexer struct {
 }
 
 func newLexer(r io.Reader) *lexer {
-	return &lexer{r: bufio.NewReaderSize(r, 16<<10)}
+	return &lexer{r: bufio.NewReaderSize(r, 4<<10)}
 }
 
 func (lx *lexer) readByte() (byte, bool) {

@@ -122,19 +122,158 @@ func checkXref(ra io.ReaderAt, size int64) error {
 	}
 	// The library finds an object stored in an object stream by loading
 	// the object stream; when that one is listed as stored in an object
-	// stream too, the lookup recurses for ever.
+	// stream too, the lookup recurses for ever. The object streams
+	// themselves are decoded by the library with no check of ours in
+	// between, so their dictionaries are checked here.
+	checked := map[uint32]bool{}
 	for _, e := range table {
-		if !e.inStream {
+		if !e.inStream || checked[e.stream] {
 			continue
 		}
-		if s := e.stream; int64(s) < int64(len(table)) {
-			c := table[s]
-			if c.id == s && c.gen == 0 && c.inStream {
-				return malformedf("object stream %d is itself in an object stream", s)
-			}
+		s := e.stream
+		checked[s] = true
+		if int64(s) >= int64(len(table)) {
+			continue // the library finds no such stream
+		}
+		c := table[s]
+		if c.id != s || c.gen != 0 {
+			continue // the library finds no such stream
+		}
+		if c.inStream {
+			return malformedf("object stream %d is itself in an object stream", s)
+		}
+		if c.offset == 0 {
+			continue
+		}
+		if err := checkObjStm(ra, size, table, c); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// Bounds of an object stream's dictionary.
+const (
+	maxObjStmN   = 1 << 20 // objects in one object stream
+	maxFilters   = 4       // filters applied to one stream
+	maxResolving = 4       // indirect references followed to reach a value
+)
+
+// checkObjStm checks the dictionary of the object stream at entry c: the
+// library loops /N times looking for an object (without reading the file
+// once the stream is exhausted) and decodes the stream as its /Filter and
+// /DecodeParms say.
+func checkObjStm(ra io.ReaderAt, size int64, table []xrefEntry, c xrefEntry) error {
+	bad := func(what string) error {
+		return malformedf("object stream %d: %s", c.id, what)
+	}
+	obj, err := readObjectAt(ra, size, c)
+	if err != nil {
+		return bad("unreadable")
+	}
+	d, ok := obj.(map[string]any)
+	if !ok {
+		return bad("not a stream")
+	}
+	// get returns d[key], following indirect references to objects stored
+	// outside object streams (the library resolves them; a value stored in
+	// an object stream is not expected here and refused).
+	get := func(d map[string]any, key string) (any, error) {
+		v := d[key]
+		for range maxResolving {
+			ref, ok := v.(pdfRef)
+			if !ok {
+				return v, nil
+			}
+			if ref.id < 0 || ref.id >= int64(len(table)) {
+				return nil, nil
+			}
+			e := table[ref.id]
+			if int64(e.id) != ref.id || int64(e.gen) != ref.gen || !e.inStream && e.offset == 0 {
+				return nil, nil
+			}
+			if e.inStream {
+				return nil, bad("/" + key + " stored in an object stream")
+			}
+			if v, err = readObjectAt(ra, size, e); err != nil {
+				return nil, bad("/" + key + " unreadable")
+			}
+		}
+		return nil, bad("/" + key + " through too many references")
+	}
+	for _, key := range []string{"N", "First"} {
+		v, err := get(d, key)
+		if err != nil {
+			return err
+		}
+		if n, ok := v.(int64); v != nil && (!ok || n < 0 || n > maxObjStmN && key == "N") {
+			return bad("/" + key + " out of range")
+		}
+	}
+	filter, err := get(d, "Filter")
+	if err != nil {
+		return err
+	}
+	params, err := get(d, "DecodeParms")
+	if err != nil {
+		return err
+	}
+	filters, _ := filter.([]any)
+	if filter != nil && filters == nil {
+		filters = []any{filter}
+		params = []any{params}
+	}
+	if len(filters) > maxFilters {
+		return bad("too many filters")
+	}
+	plist, _ := params.([]any)
+	for i, f := range filters {
+		if _, ok := f.(pdfRef); ok {
+			return bad("indirect filter name")
+		}
+		var p any
+		if i < len(plist) {
+			p = plist[i]
+		}
+		if _, ok := p.(pdfRef); ok {
+			return bad("indirect decode parameters")
+		}
+		pd, _ := p.(map[string]any)
+		pred, err := get(pd, "Predictor")
+		if err != nil {
+			return err
+		}
+		if pred == nil {
+			continue
+		}
+		cols, err := get(pd, "Columns")
+		if err != nil {
+			return err
+		}
+		if n, ok := cols.(int64); cols != nil && (!ok || n < 0 || n > maxPredColumns) {
+			return bad("predictor /Columns out of range")
+		}
+	}
+	return nil
+}
+
+// readObjectAt reads the object of entry e, stored outside object streams
+// (at e.offset): "id gen obj" and the object (a stream's dictionary for a
+// stream).
+func readObjectAt(ra io.ReaderAt, size int64, e xrefEntry) (any, error) {
+	if e.offset < 0 || e.offset >= size {
+		return nil, errSyntax
+	}
+	p := &parser{lx: newLexer(io.NewSectionReader(ra, e.offset, size-e.offset))}
+	id, gen, kw := p.next(), p.next(), p.next()
+	if id.kind != tInt || gen.kind != tInt || kw.kind != tKeyword || kw.s != "obj" {
+		return nil, errSyntax
+	}
+	obj, err := p.object(0)
+	if p.lx.err != nil {
+		return nil, p.lx.err
+	}
+	return obj, err
 }
 
 // findLastLine is the library's: the index of the last s in buf that has a
