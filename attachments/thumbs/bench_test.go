@@ -18,6 +18,7 @@ import (
 func BenchmarkResizeCover2000x1333(b *testing.B) {
 	src := photoJPEG(b)
 	b.Logf("source: %d bytes (%.2f bits/pixel)", len(src), float64(8*len(src))/(2000*1333))
+	defer cpuMeter(b)()
 	for b.Loop() {
 		if _, err := Resize(io.Discard, bytes.NewReader(src), 320, 320, Cover); err != nil {
 			b.Fatal(err)
@@ -30,6 +31,7 @@ func BenchmarkResizeCover2000x1333(b *testing.B) {
 // crop, JPEG encode. It is the in-run baseline for the benchmark above.
 func BenchmarkResizeCover2000x1333Naive(b *testing.B) {
 	src := photoJPEG(b)
+	defer cpuMeter(b)()
 	for b.Loop() {
 		img, err := jpeg.Decode(bytes.NewReader(src))
 		if err != nil {
@@ -50,6 +52,7 @@ func BenchmarkResizeCover2000x1333Naive(b *testing.B) {
 // comparison.
 func BenchmarkDecodeJPEG2000x1333(b *testing.B) {
 	src := photoJPEG(b)
+	defer cpuMeter(b)()
 	for b.Loop() {
 		if _, err := jpeg.Decode(bytes.NewReader(src)); err != nil {
 			b.Fatal(err)
@@ -63,7 +66,8 @@ func BenchmarkDecodeFastJPEG2000x1333(b *testing.B) {
 	src := photoJPEG(b)
 	for _, scale := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("denom=%d", scale), func(b *testing.B) {
-			for b.Loop() {
+			defer cpuMeter(b)()
+	for b.Loop() {
 				if _, err := fastjpeg.Decode(bytes.NewReader(src), scale); err != nil {
 					b.Fatal(err)
 				}
@@ -80,6 +84,7 @@ func BenchmarkResizeContainPNG1000x667(b *testing.B) {
 		b.Fatal(err)
 	}
 	src := buf.Bytes()
+	defer cpuMeter(b)()
 	for b.Loop() {
 		if _, err := Resize(io.Discard, bytes.NewReader(src), 320, 320, Contain); err != nil {
 			b.Fatal(err)

@@ -195,6 +195,7 @@ func hpass1(dst, src []uint8, start []int, a *axis) {
 		n := a.n[i]
 		s := src[start[i] : start[i]+n]
 		w := a.w[i*taps : i*taps+n]
+		w = w[:len(s)] // one bounds check here instead of one per tap
 		var acc int32
 		for k, v := range s {
 			acc += w[k] * int32(v)
@@ -209,6 +210,7 @@ func hpass4(dst, src []uint8, start []int, a *axis) {
 		n := a.n[i]
 		s := src[4*start[i] : 4*(start[i]+n)]
 		w := a.w[i*taps : i*taps+n]
+		s = s[:4*len(w)]
 		var r, g, b, al int32
 		for k, wk := range w {
 			p := s[4*k : 4*k+4 : 4*k+4]
