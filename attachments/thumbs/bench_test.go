@@ -67,7 +67,7 @@ func BenchmarkDecodeFastJPEG2000x1333(b *testing.B) {
 	for _, scale := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("denom=%d", scale), func(b *testing.B) {
 			defer cpuMeter(b)()
-	for b.Loop() {
+			for b.Loop() {
 				if _, err := fastjpeg.Decode(bytes.NewReader(src), scale); err != nil {
 					b.Fatal(err)
 				}
