@@ -9,8 +9,11 @@ import (
 	"image/gif"
 	"image/jpeg"
 	_ "image/png" // decode resized PNGs
+	"io/fs"
+	"mime"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +21,7 @@ import (
 	"github.com/matryer/is"
 	_ "golang.org/x/image/webp" // decode the WebP fixture's size
 
+	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -103,6 +107,16 @@ func attDecodeSize(t testing.TB, body []byte) (string, int, int) {
 	return format, b.Dx(), b.Dy()
 }
 
+// attDispositionName is the file name a Content-Disposition header gives.
+func attDispositionName(t testing.TB, cd string) string {
+	t.Helper()
+	_, params, err := mime.ParseMediaType(cd)
+	if err != nil {
+		t.Errorf("Content-Disposition %q: %v", cd, err)
+	}
+	return params["filename"]
+}
+
 // attCommonHeaders checks what every delivery carries.
 func attCommonHeaders(t testing.TB, what string, r *response, cache string) {
 	t.Helper()
@@ -144,6 +158,8 @@ func TestAttachmentFileDelivery(t *testing.T) {
 			{"png-named.txt", "image/png", attPNG(t, 4, 4), true},
 			{"text-named.png", "", []byte("text in disguise"), false},
 			{"z.zip", "", []byte("PK\x03\x04 not much of a zip"), false},
+			{"Ärger résumé.txt", "", []byte("non-ASCII name"), false},
+			{`quote "me".png`, "image/png", attPNG(t, 3, 3), true},
 		} {
 			item := f.upload("r", c.name, c.data)
 			url := item["url"].(string)
@@ -156,7 +172,7 @@ func TestAttachmentFileDelivery(t *testing.T) {
 			if c.inline {
 				is.Equal(ct, c.mime)
 				is.Equal(item["mimeType"], c.mime)
-				if !strings.HasPrefix(cd, "inline") || !strings.Contains(cd, c.name) {
+				if !strings.HasPrefix(cd, "inline") || attDispositionName(t, cd) != c.name {
 					t.Errorf("%s: Content-Disposition %q, want inline naming the file", c.name, cd)
 				}
 				// download=1 forces a download.
@@ -167,7 +183,7 @@ func TestAttachmentFileDelivery(t *testing.T) {
 				if ct != "application/octet-stream" {
 					t.Errorf("%s: Content-Type %q, want application/octet-stream", c.name, ct)
 				}
-				if !strings.HasPrefix(cd, "attachment") || !strings.Contains(cd, c.name) {
+				if !strings.HasPrefix(cd, "attachment") || attDispositionName(t, cd) != c.name {
 					t.Errorf("%s: Content-Disposition %q, want attachment naming the file", c.name, cd)
 				}
 			}
@@ -314,6 +330,20 @@ func TestAttachmentImages(t *testing.T) {
 		}
 		e.attGet(attBase+"/file/"+txt, f.key).expect(200)
 
+		// WebP and GIF sources give PNGs.
+		webp, err := os.ReadFile("testdata/attachments/tiny.webp")
+		is.NoErr(err)
+		for _, src := range []struct {
+			name string
+			data []byte
+		}{{"w.webp", webp}, {"g.gif", attGIF(t, 30, 30)}} {
+			id := f.upload("r", src.name, src.data)["id"].(string)
+			r := e.attGet(attBase+"/image/"+id+"?width=16&height=9&cropType=contain", f.key).expect(200)
+			format, w, h := attDecodeSize(t, r.Body)
+			is.Equal([]any{src.name, format, w, h}, []any{src.name, "png", 16, 9})
+			is.Equal(r.Header.Get("Content-Type"), "image/png")
+		}
+
 		// A pixel bomb: its header declares 10000×10000; resizing is refused
 		// before decoding.
 		bomb := f.upload("r", "bomb.png", attPNGHeader(10000, 10000))
@@ -401,5 +431,62 @@ func TestAttachmentImagesConcurrent(t *testing.T) {
 		if len(list) != 1 {
 			t.Errorf("%d thumbnails stored, want 1", len(list))
 		}
+	})
+}
+
+// On disk (Config.FilesDir, as the standalone server stores files): the
+// same answers, and deletes and refusals leave no file behind.
+func TestAttachmentFilesOnDisk(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		dir := t.TempDir()
+		e := attNewEnvConfig(t, db, tenantkit.Config{FilesDir: dir, Attachments: attachments.Options{MaxUploadBytes: 64 << 10}})
+		f := attSetup(e, "Acme")
+		files := func() []string {
+			var out []string
+			err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					out = append(out, path)
+				}
+				return err
+			})
+			is.NoErr(err)
+			return out
+		}
+		pngData := attPNG(t, 90, 60)
+		id := f.upload("r", "p.png", pngData)["id"].(string)
+		txt := f.upload("r", "t.txt", []byte("0123456789abcdef"))["id"].(string)
+		is.Equal(len(files()), 2)
+		is.Equal(e.attGet(attBase+"/file/"+id, f.key).expect(200).Body, pngData)
+		is.Equal(e.attGet(attBase+"/file/"+txt, f.key, "Range", "bytes=0-9").expect(206).Body, []byte("0123456789"))
+
+		// Resizes are made once, concurrently, and kept.
+		path := attBase + "/image/" + id + "/p.png?width=30&height=30&cropType=contain"
+		bodies := make([][]byte, 8)
+		var wg sync.WaitGroup
+		for i := range bodies {
+			wg.Go(func() { bodies[i] = e.attGet(path, f.key).Body })
+		}
+		wg.Wait()
+		for i := range bodies {
+			is.Equal(bodies[i], bodies[0])
+		}
+		_, w, h := attDecodeSize(t, bodies[0])
+		is.Equal([]int{w, h}, []int{30, 30})
+		is.Equal(len(files()), 3)
+		is.Equal(e.attGet(path, f.key).Body, bodies[0])
+
+		// Refusals store nothing.
+		e.attUpload(f.key, f.fields("r"), "big.txt", attBytes(65<<10)).expect(413)
+		e.attUpload(f.key, f.fields("r", "partitionCode", "nope"), "a.txt", []byte("x")).expect(400)
+		e.attUpload(f.key, f.fields("r", "tenantId", store.NewID()), "a.txt", []byte("x")).expect(403)
+		is.Equal(len(files()), 3)
+
+		// A delete removes the file and its resized images.
+		e.do("DELETE", attBase+"/library/"+id, f.key, nil).expect(200)
+		e.do("DELETE", attBase+"?id="+txt, f.key, nil).expect(200)
+		is.Equal(files(), []string(nil))
+		attNotFound(t, "deleted", e.attGet(attBase+"/file/"+id, f.key))
 	})
 }

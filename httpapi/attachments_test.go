@@ -481,6 +481,10 @@ func TestAttachmentUpload(t *testing.T) {
 		is.True(time.Since(created) < time.Minute)
 		is.Equal(e.attList(f.key, f.entity, rec), []string{id})
 
+		// The file may come before the fields.
+		first := attMultipart(t, append([]attPart{{name: "file", fileName: "first.txt", data: []byte("first")}}, attForm(f.fields(rec), "", nil)...)...)
+		is.Equal(e.attPostBody(f.key, first).expect(200).JSON()["item"].(map[string]any)["fileName"], "first.txt")
+
 		// Required fields, each named.
 		attInvalid(t, e.attPostBody(f.key, attMultipart(t)), "entityId", "recordId", "file")
 		attInvalid(t, e.attUpload(f.key, nil, "a.txt", []byte("x")), "entityId", "recordId")
@@ -564,6 +568,11 @@ func TestAttachmentUpload(t *testing.T) {
 		attError(t, e.attUpload(f.key, f.fields(rec, "organizationId", other.OrgID), "a.txt", []byte("x")), 403, mismatch)
 		attError(t, e.attUpload(f.key, f.fields(rec, "tenantId", f.tf.ID, "organizationId", e.entNewOrg(f.tf.ID, "West")), "a.txt", []byte("x")), 403, mismatch)
 		is.Equal(e.attLibrary(attKey(e, other), "")["total"], 0.0)
+
+		// Each field is at most 64 KiB.
+		long := `["` + strings.Repeat("t", 64<<10) + `"]`
+		attInvalid(t, e.attUpload(f.key, f.fields(rec, "tags", long), "a.txt", []byte("x")), "tags")
+		attInvalid(t, e.attUpload(f.key, f.fields(rec, "note", strings.Repeat("n", 64<<10+1)), "a.txt", []byte("x")), "note")
 
 		// Nothing refused was kept: one blob per attachment.
 		total := e.attLibrary(f.key, "pageSize=100")["total"].(float64)
@@ -692,6 +701,19 @@ func TestAttachmentQuota(t *testing.T) {
 			t.Errorf("the tenant stores %v bytes, over its quota of %d", sum, quota)
 		}
 		is.Equal(e.attBlobCount(h.tf.ID), ok)
+
+		// Concurrent deletes of one attachment give its bytes back once.
+		k := attSetup(e, "Deletes")
+		id := k.upload("r", "a.txt", attBytes(60_000))["id"].(string)
+		dels := make([]int, 5)
+		for i := range dels {
+			wg.Go(func() { dels[i] = e.do("DELETE", attBase+"?id="+id, k.key, nil).Status })
+		}
+		wg.Wait()
+		slices.Sort(dels)
+		is.Equal(dels, []int{200, 404, 404, 404, 404})
+		k.upload("r", "b.txt", attBytes(60_000))
+		attError(t, e.attUpload(k.key, k.fields("r"), "c.txt", attBytes(60_000)), 413, over)
 	})
 }
 
@@ -800,6 +822,12 @@ func TestAttachmentLibrary(t *testing.T) {
 		attInvalid(t, e.do("GET", attBase+"/library?sortField=mimeType", f.key, nil), "sortField")
 		attInvalid(t, e.do("GET", attBase+"/library?sortDir=up", f.key, nil), "sortDir")
 		e.do("GET", attBase+"/library?search=%ff", f.key, nil).expect(400)
+		// A page whose offset would overflow (SQLite would read a negative
+		// OFFSET as 0 and answer the first page).
+		for _, q := range []string{"page=9223372036854775807&pageSize=100", "page=92233720368547760&pageSize=100", "page=99999999999999999999"} {
+			attInvalid(t, e.do("GET", attBase+"/library?"+q, f.key, nil), "page")
+		}
+		is.Equal(len(entItems(t, e.attLibrary(f.key, "page=92233720368547759&pageSize=100"))), 0) // the last page that fits
 
 		// Search: a case-insensitive substring of the name, non-ASCII too;
 		// LIKE's wildcards are literal.
@@ -1079,7 +1107,11 @@ func TestAttachmentTenants(t *testing.T) {
 		// A transfer mixing B's own id and A's moves nothing.
 		attNotFound(t, "mixed transfer", e.do("POST", attBase+"/transfer", b.key, map[string]any{"entityId": a.entity, "attachmentIds": []string{bOwn, aPriv}, "toRecordId": "x"}))
 		is.Equal(e.attList(b.key, a.entity, "rec"), []string{bOwn})
-		// B may use the code A uses.
+		// B may use the code A uses, and delete its own (unused) one while
+		// A's stays in use.
+		bShared := e.do("POST", attBase+"/partitions", b.key, map[string]any{"code": "shared", "title": "B's"}).expect(201).JSON()["item"].(map[string]any)
+		e.do("DELETE", attBase+"/partitions?id="+bShared["id"].(string), b.key, nil).expect(200)
+		e.do("DELETE", attBase+"/partitions?id="+shared["id"].(string), a.key, nil).expect(409)
 		e.do("POST", attBase+"/partitions", b.key, map[string]any{"code": "shared", "title": "B's"}).expect(201)
 
 		// A's side is untouched.
