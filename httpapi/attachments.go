@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -147,21 +148,21 @@ func (h attachmentHandlers) readUpload(r *http.Request) (*uploadForm, error) {
 			return form, nil
 		}
 		if err != nil {
-			return fail(multipartError(err))
+			return fail(multipartError(bodyError{err}))
 		}
 		name := part.FormName()
 		if name == "file" && part.FileName() != "" {
 			if form.staged != nil {
 				return fail(store.Invalid("file", "Send one file per upload."))
 			}
-			staged, err := h.svc.Stage(r.Context(), part.FileName(), part)
+			staged, err := h.svc.Stage(r.Context(), part.FileName(), bodyReader{part})
 			if err != nil {
 				return fail(multipartError(err))
 			}
 			form.staged = staged
 			continue
 		}
-		value, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
+		value, err := io.ReadAll(io.LimitReader(bodyReader{part}, maxFormField+1))
 		if err != nil {
 			return fail(multipartError(err))
 		}
@@ -174,18 +175,40 @@ func (h attachmentHandlers) readUpload(r *http.Request) (*uploadForm, error) {
 	}
 }
 
+// bodyError is a failure to read the request body: a malformed multipart
+// structure or part header (textproto's errors carry no "multipart:"
+// prefix), a bad transfer encoding, a body cut short. It is the client's,
+// unlike a failure of the service or of storage.
+type bodyError struct{ err error }
+
+func (e bodyError) Error() string { return e.err.Error() }
+func (e bodyError) Unwrap() error { return e.err }
+
+// bodyReader marks the errors of reading a part as bodyErrors (io.EOF
+// passes as it is).
+type bodyReader struct{ r io.Reader }
+
+func (b bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = bodyError{err}
+	}
+	return n, err
+}
+
 // multipartError turns a failure to read a multipart body into a 4xx: a
 // body over the route's limit is 413, a malformed one 400. Errors of the
 // service pass as they are.
 func multipartError(err error) error {
 	var tooLarge *http.MaxBytesError
+	var body bodyError
 	switch {
 	case errors.As(err, &tooLarge):
 		return attachments.ErrTooLarge
 	case errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrTooLarge), errors.Is(err, store.ErrForbidden),
 		errors.Is(err, store.ErrNoScope):
 		return err
-	case errors.Is(err, io.ErrUnexpectedEOF), strings.HasPrefix(err.Error(), "multipart:"):
+	case errors.As(err, &body), errors.Is(err, io.ErrUnexpectedEOF), strings.HasPrefix(err.Error(), "multipart:"):
 		return store.Errorf(store.ErrInvalid, "Malformed multipart body")
 	}
 	return err
@@ -282,6 +305,9 @@ func (h attachmentHandlers) library(w http.ResponseWriter, r *http.Request) erro
 	pageSize := intParam(q, "pageSize", attachments.DefaultPageSize, 1, msgPositive, &v)
 	if pageSize > attachments.MaxPageSize {
 		v.Add("pageSize", "must be at most 100")
+	}
+	if pageSize > 0 && page-1 > math.MaxInt/pageSize {
+		v.Add("page", "is too large") // its offset would overflow (as parsePage refuses)
 	}
 	if err := v.Err(); err != nil {
 		return err
