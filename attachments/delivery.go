@@ -110,6 +110,9 @@ func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thu
 	if !f.IsImage() {
 		return nil, "", ErrNotImage
 	}
+	if width < 1 || width > thumbs.MaxSize || height < 1 || height > thumbs.MaxSize || fit != thumbs.Cover && fit != thumbs.Contain {
+		return nil, "", store.Errorf(store.ErrInvalid, "Invalid size parameters")
+	}
 	key := fmt.Sprintf("%sthumbs/%dx%d-%s", attachmentPrefix(a.TenantID, a.ID), width, height, fit)
 	if b, err := s.blobs.Open(ctx, key); err == nil {
 		return sniffed(b)
@@ -170,6 +173,8 @@ func imageError(err error) error {
 		return store.Errorf(store.ErrInvalid, "The image is larger than %d megapixels.", thumbs.MaxPixels/1_000_000)
 	case errors.Is(err, thumbs.ErrNotImage):
 		return ErrNotImage
+	case errors.Is(err, thumbs.ErrInvalidParams):
+		return store.Errorf(store.ErrInvalid, "Invalid size parameters")
 	}
 	return err
 }

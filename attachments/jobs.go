@@ -114,8 +114,8 @@ func (s *Service) ExtractContent(ctx context.Context, tenantID, id string) error
 		}
 		ok = true
 	}
-	if !ok {
-		return nil
+	if !ok || text == "" && extract.KindOf(a.FileName, a.MimeType) != extract.Text {
+		return nil // nothing read (a PDF without a text layer): content stays null
 	}
 	text = cleanText(text, s.opts.ExtractLimits.MaxOutputBytes)
 	err = s.store.SetContent(ctx, s.db, tenantID, id, &text)

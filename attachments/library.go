@@ -3,6 +3,7 @@ package attachments
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -69,6 +70,9 @@ func (s *Service) Library(ctx context.Context, q LibraryQuery) (*LibraryPage, er
 	}
 	if q.PageSize < 1 || q.PageSize > MaxPageSize {
 		v.Add("pageSize", "Use a page size from 1 to 100.")
+	}
+	if q.Page > 1 && q.PageSize >= 1 && q.Page-1 > math.MaxInt/q.PageSize {
+		v.Add("page", "The page is too large.")
 	}
 	switch q.SortField {
 	case "", "fileName", "fileSize", "createdAt":
@@ -349,7 +353,10 @@ func (s *Service) Transfer(ctx context.Context, in TransferInput) (int, error) {
 		}
 		return nil
 	})
-	return updated, err
+	if err != nil {
+		return 0, err // rolled back: nothing changed
+	}
+	return updated, nil
 }
 
 // transfer rewrites a's links from record from to record to of entityID

@@ -198,12 +198,16 @@ func (s *Service) Upload(ctx context.Context, in UploadInput) (a *Attachment, er
 		v.Add("assignments", asErr)
 	}
 	if err := v.Err(); err != nil {
-		if in.Staged != nil {
+		if in.Staged != nil && in.Staged.tenantID == sc.TenantID {
 			s.Discard(ctx, in.Staged)
 		}
 		return nil, err
 	}
 	staged := in.Staged
+	if staged != nil && staged.tenantID != sc.TenantID {
+		// Not the caller's to discard.
+		return nil, store.Invalid("file", "The staged file belongs to another tenant.")
+	}
 	if staged == nil {
 		if staged, err = s.Stage(ctx, in.FileName, in.File); err != nil {
 			return nil, err
@@ -214,9 +218,6 @@ func (s *Service) Upload(ctx context.Context, in UploadInput) (a *Attachment, er
 			s.Discard(ctx, staged)
 		}
 	}()
-	if staged.tenantID != sc.TenantID {
-		return nil, store.Invalid("file", "The staged file belongs to another tenant.")
-	}
 	partitionCode := in.PartitionCode
 	if in.FieldKey != "" {
 		code, err := s.applyField(ctx, in.EntityID, in.FieldKey, staged)
