@@ -70,7 +70,7 @@ func TestExtractContent(t *testing.T) {
 		renamed := extracted("report.bin", testdata(t, "report.pdf"), nil)
 		is.True(strings.Contains(renamed, "Quarterly report"))
 
-		is.Equal(extracted("photo.png", pngImage(t, 8, 8), nil), "<nil>") // no OCR plugged: images stay null
+		is.Equal(extracted("photo.png", pngImage(t, 8, 8), nil), "<nil>")      // no OCR plugged: images stay null
 		is.Equal(extracted("scan.pdf", testdata(t, "scan.pdf"), nil), "<nil>") // a PDF without a text layer (and no OCR): null
 		is.Equal(extracted("broken.pdf", []byte("%PDF-1.4\nthis is not a pdf at all\n%%EOF"), nil), "<nil>")
 		is.Equal(extracted("broken.docx", []byte("PK\x03\x04 not a zip"), nil), "<nil>")
