@@ -22,8 +22,9 @@ const (
 	// only; any other id is ErrCredentialRequired, whether or not it
 	// exists.
 	Anonymous Access = iota
-	// Scoped callers get the files their scope (in ctx) may read; others
-	// are ErrNotFound.
+	// Scoped callers get the files their scope (in ctx) may read, and
+	// files of public partitions (a credential never gets less than
+	// none); others are ErrNotFound.
 	Scoped
 	// AnyTenant callers (super admins) get any tenant's file.
 	AnyTenant
@@ -75,7 +76,8 @@ func (s *Service) Lookup(ctx context.Context, id string, access Access) (*File, 
 		return nil, err
 	case access == Anonymous && (f.Partition == nil || !f.Partition.IsPublic):
 		return nil, ErrCredentialRequired
-	case access == Scoped && (f.Attachment.TenantID != sc.TenantID || !sc.AllowsOrganization(f.Attachment.OrganizationID)):
+	case access == Scoped && !(f.Partition != nil && f.Partition.IsPublic) &&
+		(f.Attachment.TenantID != sc.TenantID || !sc.AllowsOrganization(f.Attachment.OrganizationID)):
 		return nil, ErrNotFound
 	}
 	return f, nil

@@ -144,7 +144,9 @@ func (h attachmentHandlers) readUpload(r *http.Request) (*uploadForm, error) {
 	}
 	for {
 		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
+		// Only the bare io.EOF after the closing boundary ends the body;
+		// one wrapped ("multipart: NextPart: EOF") is a body cut short.
+		if err == io.EOF {
 			return form, nil
 		}
 		if err != nil {

@@ -597,6 +597,12 @@ func TestAttachmentRefusals(t *testing.T) {
 		rec := "r"
 		kept := 0
 
+		// A body cut short after a whole part (no closing boundary) is
+		// malformed, not complete.
+		whole := attMultipart(t, attForm(f.fields(rec), "cut.txt", []byte("cut"))...)
+		cut := whole[:bytes.LastIndex(whole, []byte("--"+attBoundary))]
+		attError(t, e.attPostBody(f.key, cut), 400, "Malformed multipart body")
+
 		// The upload limit: at it is fine, one byte more is 413, and so is
 		// a body whose Content-Length is beyond it plus the multipart
 		// allowance (refused before reading).
@@ -1036,8 +1042,8 @@ func attNotFound(t testing.TB, what string, r *response) {
 
 // attBlind checks that key neither sees nor changes attachment id (of
 // entity, on record rec, tagged tag) on any route, nor partition pid when
-// given.
-func attBlind(t *testing.T, e *testEnv, key, entity, rec, id, tag, pid string) {
+// given; a public file it may only download.
+func attBlind(t *testing.T, e *testEnv, key, entity, rec, id, tag, pid string, public bool) {
 	t.Helper()
 	if ids := e.attList(key, entity, rec); slices.Contains(ids, id) {
 		t.Errorf("the record list shows %s", id)
@@ -1058,10 +1064,18 @@ func attBlind(t *testing.T, e *testEnv, key, entity, rec, id, tag, pid string) {
 	attNotFound(t, "DELETE ?id", e.do("DELETE", attBase+"?id="+id, key, nil))
 	attNotFound(t, "transfer", e.do("POST", attBase+"/transfer", key, map[string]any{"entityId": entity, "attachmentIds": []string{id}, "toRecordId": "stolen"}))
 	attNotFound(t, "transfer from", e.do("POST", attBase+"/transfer", key, map[string]any{"entityId": entity, "attachmentIds": []string{id}, "fromRecordId": rec, "toRecordId": "stolen"}))
-	attNotFound(t, "file", e.do("GET", attBase+"/file/"+id, key, nil))
-	attNotFound(t, "file download", e.do("GET", attBase+"/file/"+id+"?download=1", key, nil))
-	attNotFound(t, "image", e.do("GET", attBase+"/image/"+id, key, nil))
-	attNotFound(t, "image resized", e.do("GET", attBase+"/image/"+id+"/a.png?width=10&height=10", key, nil))
+	if public {
+		// A file of a public partition is served to every caller (a
+		// credential never gets less than none), and only the file.
+		for _, path := range []string{"/file/" + id, "/image/" + id, "/image/" + id + "/a.png?width=10&height=10"} {
+			e.do("GET", attBase+path, key, nil).expect(200)
+		}
+	} else {
+		attNotFound(t, "file", e.do("GET", attBase+"/file/"+id, key, nil))
+		attNotFound(t, "file download", e.do("GET", attBase+"/file/"+id+"?download=1", key, nil))
+		attNotFound(t, "image", e.do("GET", attBase+"/image/"+id, key, nil))
+		attNotFound(t, "image resized", e.do("GET", attBase+"/image/"+id+"/a.png?width=10&height=10", key, nil))
+	}
 	if pid != "" {
 		attNotFound(t, "PUT partition", e.do("PUT", attBase+"/partitions", key, map[string]any{"id": pid, "code": "shared", "title": "Stolen"}))
 		attNotFound(t, "DELETE partition", e.do("DELETE", attBase+"/partitions?id="+pid, key, nil))
@@ -1096,7 +1110,7 @@ func TestAttachmentTenants(t *testing.T) {
 		attError(t, e.do("DELETE", attBase+"/partitions?id="+aDefaults["productsMedia"]["id"].(string), b.key, nil), 404, "Partition not found")
 
 		for _, id := range []string{aPriv, aPub, aShared} {
-			attBlind(t, e, b.key, a.entity, "rec", id, "a-secret", shared["id"].(string))
+			attBlind(t, e, b.key, a.entity, "rec", id, "a-secret", shared["id"].(string), id == aPub)
 		}
 		// B's lists hold exactly its own.
 		is.Equal(e.attList(b.key, a.entity, "rec"), []string{bOwn})
@@ -1155,8 +1169,8 @@ func TestAttachmentOrganizations(t *testing.T) {
 		id1 := up(k1, "one.png", "org1-tag")
 		idT := up(kT, "tenant.png", "tenant-tag") // of no organization: everyone's
 
-		attBlind(t, e, k1, entity, "rec", id2, "org2-tag", "")
-		attBlind(t, e, k2, entity, "rec", id1, "org1-tag", "")
+		attBlind(t, e, k1, entity, "rec", id2, "org2-tag", "", false)
+		attBlind(t, e, k2, entity, "rec", id1, "org1-tag", "", false)
 		is.Equal(e.attList(k1, entity, "rec"), []string{idT, id1})
 		is.Equal(e.attList(k2, entity, "rec"), []string{idT, id2})
 		is.Equal(e.attList(kT, entity, "rec"), []string{idT, id1, id2})
