@@ -73,9 +73,14 @@
 //
 // # Delivery
 //
-// Files of public partitions are served to anyone; others need a
+// Files of public partitions are served to anyone (with a credential of
+// any tenant too: a credential never gets less than none); others need a
 // credential with attachments.view, and the caller's scope must read the
-// attachment (a super admin reads any tenant's). An anonymous request for
+// attachment (a super admin reads any tenant's). Lookups are cached in
+// memory by id behind a version counter that deletes and partition
+// changes bump, so a delete stops this process's deliveries at once and
+// other processes' within 250 ms (and a file already removed from storage
+// answers 404). An anonymous request for
 // a private or unknown id gets the same 401, so it learns nothing of
 // which ids exist. Images (png, jpeg, gif, webp) are resized by package
 // thumbs (pure Go): an image whose header declares more than 50
