@@ -219,8 +219,15 @@ func (d *decoder) processSOS(n int) error {
 					// Load the previous partially decoded coefficients, if applicable.
 					if d.progressive {
 						b = d.progCoeffs[compIndex][by*mxx*hi+bx]
-					} else {
+					} else if d.bs == 8 {
 						b = block{}
+					} else {
+						// A reduced-size IDCT reads only the top-left bs×bs
+						// coefficients: clear just those (the others may
+						// hold stale values from earlier blocks, unread).
+						for v := 0; v < d.bs; v++ {
+							clear(b[v*8 : v*8+d.bs])
+						}
 					}
 
 					if ah != 0 {
