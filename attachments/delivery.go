@@ -103,8 +103,9 @@ func (f *File) IsImage() bool { return thumbs.IsImageType(f.Attachment.MimeType)
 
 // Image returns the file resized to width×height (fit cover or contain),
 // from blob storage when that size was made before. Concurrent first
-// requests of one size share one resize; the result is stored for the
-// next. A file that is not an image is ErrNotImage; one whose header
+// requests of one size share one resize, and at most one resize per CPU
+// runs at once (a large image's decode takes hundreds of megabytes); the
+// result is stored for the next. A file that is not an image is ErrNotImage; one whose header
 // declares more than thumbs.MaxPixels is refused (store.ErrInvalid)
 // before decoding.
 func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thumbs.Fit) (Blob, string, error) {
@@ -124,6 +125,8 @@ func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thu
 	_, err, _ := s.resizes.Do(key, func() (any, error) {
 		// Detached from the first caller: the others wait on this resize.
 		ctx := context.WithoutCancel(ctx)
+		s.resizing <- struct{}{} // one resize per CPU at a time
+		defer func() { <-s.resizing }()
 		src, err := s.Open(ctx, f)
 		if err != nil {
 			return nil, err

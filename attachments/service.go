@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 
 	"golang.org/x/sync/singleflight"
@@ -120,6 +121,9 @@ type Service struct {
 	resizes singleflight.Group
 	// files caches delivery lookups (Lookup) by attachment id.
 	files *vcache.Cache[string, *File]
+	// resizing bounds the resizes running at once: decoding a large image
+	// takes hundreds of megabytes.
+	resizing chan struct{}
 }
 
 // New returns the service over db. It starts nothing; the Kit registers
@@ -143,7 +147,8 @@ func New(db *store.DB, opts Options) *Service {
 		logger = slog.Default()
 	}
 	return &Service{db: db, store: opts.Store, blobs: opts.Blobs, opts: opts, logger: logger,
-		files: vcache.New[string, *File](db, "attachments.files", fileCacheCheck, 10000)}
+		files:    vcache.New[string, *File](db, "attachments.files", fileCacheCheck, 10000),
+		resizing: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
 }
 
 // withDefaultLimits fills lim's zero fields from extract.DefaultLimits.
