@@ -122,13 +122,15 @@ func TestTwoTenants(t *testing.T) {
 		is.Equal(len(events(t, db, a.id, attachments.EventDeleted)), 0)
 		is.Equal(len(events(t, db, b.id, attachments.EventCreated)), 1)
 
-		// Lookup: Scoped reads the caller's tenant only; Anonymous gets
-		// public files of any tenant and one 401 for everything else;
-		// AnyTenant (a super admin) gets any tenant's.
+		// Lookup: Scoped reads the caller's tenant only, and public files
+		// (a credential never gets less than none); Anonymous gets public
+		// files of any tenant and one 401 for everything else; AnyTenant
+		// (a super admin) gets any tenant's.
 		_, err = svc.Lookup(b.ctx, aDoc.ID, attachments.Scoped)
 		is.True(errors.Is(err, attachments.ErrNotFound))
-		_, err = svc.Lookup(b.ctx, aImg.ID, attachments.Scoped)
-		is.True(errors.Is(err, attachments.ErrNotFound)) // public, but not B's
+		pub, err := svc.Lookup(b.ctx, aImg.ID, attachments.Scoped)
+		is.NoErr(err) // public: B may download it, as anyone may
+		is.Equal(pub.Attachment.ID, aImg.ID)
 		f, err := svc.Lookup(a.ctx, aDoc.ID, attachments.Scoped)
 		is.NoErr(err)
 		is.Equal(f.Attachment.ID, aDoc.ID)
