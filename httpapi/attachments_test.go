@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -23,7 +21,6 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
-	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -51,25 +48,7 @@ func attNewEnv(t testing.TB, db *store.DB, opts attachments.Options) *testEnv {
 // SecretKey are set here).
 func attNewEnvConfig(t testing.TB, db *store.DB, cfg tenantkit.Config) *testEnv {
 	t.Helper()
-	ctx := t.Context()
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	cfg.DB, cfg.SecretKey = db, key
-	kit, err := tenantkit.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kit.Close(context.Background()) })
-	mail := &testMailer{tokens: map[string]chan string{}}
-	svc, err := identity.Open(ctx, db, identity.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	superKey := "tk_" + randomHex(24)
-	if _, err := svc.Bootstrap(ctx, identity.BootstrapInput{APIKey: superKey}); err != nil {
-		t.Fatal(err)
-	}
-	return &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}
+	return newTestEnvConfig(t, db, cfg)
 }
 
 // attAllFeatures are what the fixture's key holds: both attachment
@@ -250,17 +229,7 @@ func attError(t testing.TB, r *response, status int, msg string) {
 // attEvents returns the tenant's attachments.* events, oldest first.
 func (e *testEnv) attEvents(tenantID string) []store.Event {
 	e.t.Helper()
-	evs, err := store.ListEvents(e.t.Context(), e.kit.DB, store.EventFilter{TenantID: tenantID, Limit: 1000})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []store.Event
-	for _, ev := range evs {
-		if strings.HasPrefix(ev.Type, "attachments.") {
-			out = append(out, ev)
-		}
-	}
-	return out
+	return e.events(tenantID, "attachments.")
 }
 
 // attBlobCount is how many blobs the Kit's storage holds for a tenant's

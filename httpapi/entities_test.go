@@ -125,17 +125,7 @@ func (e *testEnv) entDefKeys(key, entityID string) []any {
 // entityEvents returns the tenant's entities.* events, oldest first.
 func (e *testEnv) entityEvents(tenantID string) []store.Event {
 	e.t.Helper()
-	evs, err := store.ListEvents(e.t.Context(), e.kit.DB, store.EventFilter{TenantID: tenantID, Limit: 1000})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []store.Event
-	for _, ev := range evs {
-		if strings.HasPrefix(ev.Type, "entities.") {
-			out = append(out, ev)
-		}
-	}
-	return out
+	return e.events(tenantID, "entities.")
 }
 
 // expectEntVersion checks an {ok: true, version} body and returns the version.

@@ -32,10 +32,18 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB, db *store.DB) *testEnv {
 	t.Helper()
+	return newTestEnvConfig(t, db, tenantkit.Config{})
+}
+
+// newTestEnvConfig is newTestEnv over a Kit opened with cfg (its DB and
+// SecretKey are set here).
+func newTestEnvConfig(t testing.TB, db *store.DB, cfg tenantkit.Config) *testEnv {
+	t.Helper()
 	ctx := t.Context()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: db, SecretKey: key})
+	cfg.DB, cfg.SecretKey = db, key
+	kit, err := tenantkit.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +58,23 @@ func newTestEnv(t testing.TB, db *store.DB) *testEnv {
 		t.Fatal(err)
 	}
 	return &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}
+}
+
+// events returns the tenant's events whose type starts with prefix
+// ("webhooks."), oldest first.
+func (e *testEnv) events(tenantID, prefix string) []store.Event {
+	e.t.Helper()
+	evs, err := store.ListEvents(e.t.Context(), e.kit.DB, store.EventFilter{TenantID: tenantID, Limit: 1000})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []store.Event
+	for _, ev := range evs {
+		if strings.HasPrefix(ev.Type, prefix) {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // start runs the Kit's background jobs until the test ends. Tests that

@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"mime/multipart"
@@ -458,24 +456,7 @@ func permUpload(e *testEnv, key, entityID, recordID, name string, data []byte) s
 // It starts no workers.
 func permNewEnv(t *testing.T, db *store.DB) *testEnv {
 	t.Helper()
-	ctx := t.Context()
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: db, SecretKey: key, Webhooks: webhooks.Options{AllowPrivateURLs: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kit.Close(context.Background()) })
-	mail := &testMailer{tokens: map[string]chan string{}}
-	svc, err := identity.Open(ctx, db, identity.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	superKey := "tk_" + randomHex(24)
-	if _, err := svc.Bootstrap(ctx, identity.BootstrapInput{APIKey: superKey}); err != nil {
-		t.Fatal(err)
-	}
-	return &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}
+	return newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 }
 
 // permOrgKey creates, as the super admin, a role of the tenant holding

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,7 +18,6 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/tenantkit/tenantkit"
-	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -64,26 +61,9 @@ func newDeliveryEnv(t *testing.T, db *store.DB) *testEnv {
 // newDeliveryEnvRetrying is newDeliveryEnv with retries after retryDelay.
 func newDeliveryEnvRetrying(t *testing.T, db *store.DB, retryDelay time.Duration) *testEnv {
 	t.Helper()
-	ctx := t.Context()
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: db, SecretKey: key,
+	e := newTestEnvConfig(t, db, tenantkit.Config{
 		Webhooks: webhooks.Options{AllowPrivateURLs: true, RetryDelay: func(int) time.Duration { return retryDelay }},
 		Rules:    rules.Options{AllowPrivateURLs: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kit.Close(context.Background()) })
-	mail := &testMailer{tokens: map[string]chan string{}}
-	svc, err := identity.Open(ctx, db, identity.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	superKey := "tk_" + randomHex(24)
-	if _, err := svc.Bootstrap(ctx, identity.BootstrapInput{APIKey: superKey}); err != nil {
-		t.Fatal(err)
-	}
-	e := &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}
 	e.start()
 	return e
 }

@@ -125,17 +125,7 @@ func webhookNamesOf(t testing.TB, list map[string]any) []string {
 // webhookEvents returns the tenant's webhooks.* events, oldest first.
 func (e *testEnv) webhookEvents(tenantID string) []store.Event {
 	e.t.Helper()
-	evs, err := store.ListEvents(e.t.Context(), e.kit.DB, store.EventFilter{TenantID: tenantID, Limit: 1000})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []store.Event
-	for _, ev := range evs {
-		if strings.HasPrefix(ev.Type, "webhooks.") {
-			out = append(out, ev)
-		}
-	}
-	return out
+	return e.events(tenantID, "webhooks.")
 }
 
 // storedSecret reads the secret column of a webhook.
