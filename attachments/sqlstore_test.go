@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -248,11 +249,44 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 	storetest.SuiteCatches(t, "TestBrokenStoreHelper", subtests)
 }
 
-// checkThenAdd checks the quota and adds in two steps, with a pause
-// between: concurrent transactions each see room and together pass the
-// quota. SQLite runs one write transaction at a time, so only PostgreSQL
-// shows it; SuiteCatches runs SQLite, hence the test of its own below.
-type checkThenAdd struct{ attachments.Store }
+// checkThenAdd checks the quota and adds in two steps: concurrent
+// transactions each see room and together pass the quota. So that they do
+// every time, whatever the scheduling, each caller adding waits after its
+// check until racyCallers have checked (or a second has passed). SQLite
+// runs one write transaction at a time, so only PostgreSQL shows it;
+// SuiteCatches runs SQLite, hence the test of its own below.
+type checkThenAdd struct {
+	attachments.Store
+	gate *racyGate
+}
+
+// racyCallers is how many adds the gate holds until they have all
+// checked: four adds of 300 pass the suite's quota of 1000 (and the
+// PostgreSQL pool runs at least four transactions at once).
+const racyCallers = 4
+
+// racyGate holds callers until n of them have arrived, or a second has
+// passed.
+type racyGate struct {
+	mu      sync.Mutex
+	arrived int
+	all     chan struct{}
+}
+
+func newRacyGate() *racyGate { return &racyGate{all: make(chan struct{})} }
+
+func (g *racyGate) wait() {
+	g.mu.Lock()
+	g.arrived++
+	if g.arrived == racyCallers {
+		close(g.all)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.all:
+	case <-time.After(time.Second):
+	}
+}
 
 func (s checkThenAdd) AddUsage(ctx context.Context, q store.Querier, tenantID string, delta, quota int64) (bool, error) {
 	used, err := s.Usage(ctx, q, tenantID)
@@ -262,7 +296,9 @@ func (s checkThenAdd) AddUsage(ctx context.Context, q store.Querier, tenantID st
 	if delta > 0 && quota >= 0 && used+delta > quota {
 		return false, nil
 	}
-	time.Sleep(20 * time.Millisecond)
+	if delta > 0 {
+		s.gate.wait()
+	}
 	return s.Store.AddUsage(ctx, q, tenantID, delta, -1)
 }
 
@@ -278,7 +314,9 @@ func TestRacyUsageHelper(t *testing.T) {
 		t.Skip("runs only in TestSuiteCatchesRacyUsageOnPostgres's child process")
 	}
 	db := storetest.Postgres(t, attachments.Migrations)
-	attachmentstest.Run(t, func(*testing.T) (*store.DB, attachments.Store) { return db, checkThenAdd{attachments.NewSQLStore()} })
+	attachmentstest.Run(t, func(*testing.T) (*store.DB, attachments.Store) {
+		return db, checkThenAdd{attachments.NewSQLStore(), newRacyGate()}
+	})
 }
 
 // TestSuiteCatchesRacyUsageOnPostgres proves UsageConcurrent bites: on
