@@ -152,7 +152,7 @@ type Patch struct {
 
 // Update changes an attachment's tags, assignments and custom fields.
 // The link to the record it belongs to stays whatever the assignments
-// say.
+// say. An update that changes nothing writes nothing and emits no event.
 func (s *Service) Update(ctx context.Context, id string, p Patch) (*Attachment, error) {
 	sc, err := scope(ctx)
 	if err != nil {
@@ -192,6 +192,10 @@ func (s *Service) Update(ctx context.Context, id string, p Patch) (*Attachment, 
 		if err != nil {
 			return err
 		}
+		before, err := metadataJSON(a)
+		if err != nil {
+			return err
+		}
 		if p.Tags != nil {
 			a.Tags = tags
 		}
@@ -211,15 +215,24 @@ func (s *Service) Update(ctx context.Context, id string, p Patch) (*Attachment, 
 				a.CustomFields[k] = val
 			}
 		}
+		out = a
+		if after, err := metadataJSON(a); err != nil || after == before {
+			return err // nothing changed: no write, no event
+		}
 		a.UpdatedAt = tx.Now()
 		if err := s.store.UpdateAttachment(ctx, tx, a); err != nil {
 			return err
 		}
-		out = a
 		_, err = tx.EmitData(ctx, EventUpdated, eventScope(a), eventOf(a))
 		return err
 	})
 	return out, err
+}
+
+// metadataJSON is what Update may change of a, as comparable text.
+func metadataJSON(a *Attachment) (string, error) {
+	tags, assignments, fields, err := attachmentJSON(a)
+	return tags + "\x00" + assignments + "\x00" + fields, err
 }
 
 // eventScope is the scope an attachment's events are emitted in: its

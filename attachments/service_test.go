@@ -704,13 +704,17 @@ func TestUpdate(t *testing.T) {
 		is.Equal(page.Total, 0) // the old tag no longer matches
 		is.Equal(page.AvailableTags, []string{"new", "two"})
 
-		// Nil fields stay.
+		// Nil fields stay, and an update that changes nothing writes
+		// nothing: no event, the same updatedAt.
 		same, err := svc.Update(tn.ctx, a.ID, attachments.Patch{})
 		is.NoErr(err)
 		is.Equal(same.Tags, []string{"new", "two"})
 		is.Equal(len(same.Assignments), 2)
+		is.Equal(same.UpdatedAt, upd.UpdatedAt)
+		_, err = svc.Update(tn.ctx, a.ID, attachments.Patch{Tags: &[]string{"two", "new", "new"}})
+		is.NoErr(err) // the same tags in another order are a change (order is kept)
 		evs := events(t, db, tn.id, attachments.EventUpdated)
-		is.Equal(len(evs), 2)
+		is.Equal(len(evs), 2) // the first update's and the reorder's
 		is.Equal(evs[0]["id"], a.ID)
 
 		_, err = svc.Update(tn.ctx, store.NewID(), attachments.Patch{})
