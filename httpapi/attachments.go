@@ -280,8 +280,13 @@ func jsonField(v *store.ValidationError, form map[string]string, name, want stri
 }
 
 func (h attachmentHandlers) deleteByQuery(w http.ResponseWriter, r *http.Request) error {
-	return h.delete(w, r, r.URL.Query().Get("id"))
+	id, err := requiredID(r)
+	if err != nil {
+		return err
+	}
+	return h.delete(w, r, id)
 }
+
 
 func (h attachmentHandlers) deleteByPath(w http.ResponseWriter, r *http.Request) error {
 	return h.delete(w, r, r.PathValue("id"))
@@ -438,7 +443,11 @@ func (h attachmentHandlers) updatePartition(w http.ResponseWriter, r *http.Reque
 }
 
 func (h attachmentHandlers) deletePartition(w http.ResponseWriter, r *http.Request) error {
-	if err := h.svc.DeletePartition(r.Context(), r.URL.Query().Get("id")); err != nil {
+	id, err := requiredID(r)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.DeletePartition(r.Context(), id); err != nil {
 		return err
 	}
 	return encode(w, http.StatusOK, map[string]bool{"ok": true})

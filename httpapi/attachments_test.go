@@ -723,7 +723,8 @@ func TestAttachmentRecordList(t *testing.T) {
 		attError(t, e.do("DELETE", attBase+"?id="+b, f.key, nil), 404, "Attachment not found")
 		attError(t, e.do("DELETE", attBase+"?id="+store.NewID(), f.key, nil), 404, "Attachment not found")
 		e.do("DELETE", attBase+"?id=not-an-id", f.key, nil).expect(404)
-		e.do("DELETE", attBase, f.key, nil).expect(404)
+		attInvalid(t, e.do("DELETE", attBase, f.key, nil), "id")               // no id: 400 naming it
+		attInvalid(t, e.do("DELETE", attBase+"/partitions", f.key, nil), "id") // the same for partitions
 		e.do("GET", attBase+"/file/"+b, f.key, nil).expect(404)
 		e.do("GET", attBase+"/library/"+b, f.key, nil).expect(404)
 		e.do("DELETE", attBase+"?id="+c, f.key, nil).expect(200)
