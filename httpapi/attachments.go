@@ -287,7 +287,6 @@ func (h attachmentHandlers) deleteByQuery(w http.ResponseWriter, r *http.Request
 	return h.delete(w, r, id)
 }
 
-
 func (h attachmentHandlers) deleteByPath(w http.ResponseWriter, r *http.Request) error {
 	return h.delete(w, r, r.PathValue("id"))
 }
