@@ -141,7 +141,7 @@ func New(db *store.DB, opts Options) *Service {
 	if opts.TenantQuotaBytes == 0 {
 		opts.TenantQuotaBytes = DefaultTenantQuotaBytes
 	}
-	opts.ExtractLimits = withDefaultLimits(opts.ExtractLimits)
+	opts.ExtractLimits = opts.ExtractLimits.WithDefaults()
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -149,27 +149,6 @@ func New(db *store.DB, opts Options) *Service {
 	return &Service{db: db, store: opts.Store, blobs: opts.Blobs, opts: opts, logger: logger,
 		files:    vcache.New[string, *File](db, "attachments.files", fileCacheCheck, 10000),
 		resizing: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
-}
-
-// withDefaultLimits fills lim's zero fields from extract.DefaultLimits.
-func withDefaultLimits(lim extract.Limits) extract.Limits {
-	def := extract.DefaultLimits()
-	if lim.MaxInputBytes <= 0 {
-		lim.MaxInputBytes = def.MaxInputBytes
-	}
-	if lim.MaxPages <= 0 {
-		lim.MaxPages = def.MaxPages
-	}
-	if lim.MaxOutputBytes <= 0 {
-		lim.MaxOutputBytes = def.MaxOutputBytes
-	}
-	if lim.Timeout <= 0 {
-		lim.Timeout = def.Timeout
-	}
-	if lim.MaxUnzippedBytes <= 0 {
-		lim.MaxUnzippedBytes = def.MaxUnzippedBytes
-	}
-	return lim
 }
 
 // Blobs returns the service's file storage.

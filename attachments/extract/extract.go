@@ -68,8 +68,9 @@ func DefaultLimits() Limits {
 	}
 }
 
-// withDefaults replaces zero and negative fields by their defaults.
-func (l Limits) withDefaults() Limits {
+// WithDefaults returns l with its zero and negative fields replaced by
+// their defaults (what Extract applies).
+func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits()
 	if l.MaxInputBytes <= 0 {
 		l.MaxInputBytes = d.MaxInputBytes
@@ -215,7 +216,7 @@ func Extract(ctx context.Context, r io.ReaderAt, size int64, fileName, mimeType 
 	if kind == None {
 		return "", false, nil
 	}
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	if size < 0 {
 		return "", true, fmt.Errorf("%w: negative size %d", ErrMalformed, size)
 	}

@@ -67,8 +67,8 @@ func TestDefaultLimits(t *testing.T) {
 	is := is.New(t)
 	d := DefaultLimits()
 	is.Equal(d, Limits{MaxInputBytes: 50 << 20, MaxPages: 500, MaxOutputBytes: 1 << 20, Timeout: 30 * time.Second, MaxUnzippedBytes: 64 << 20})
-	is.Equal(Limits{}.withDefaults(), d)
-	is.Equal(Limits{MaxPages: -1, MaxOutputBytes: 10}.withDefaults().MaxOutputBytes, 10)
+	is.Equal(Limits{}.WithDefaults(), d)
+	is.Equal(Limits{MaxPages: -1, MaxOutputBytes: 10}.WithDefaults().MaxOutputBytes, 10)
 }
 
 func TestExtractFiles(t *testing.T) {
@@ -183,7 +183,7 @@ func TestTextTruncatedUTF8AtEnd(t *testing.T) {
 
 func assertClean(t testing.TB, text string, lim Limits) {
 	t.Helper()
-	if len(text) > lim.withDefaults().MaxOutputBytes {
+	if len(text) > lim.WithDefaults().MaxOutputBytes {
 		t.Fatalf("output %d bytes, limit %d", len(text), lim.MaxOutputBytes)
 	}
 	if !utf8.ValidString(text) {
