@@ -46,7 +46,8 @@ type File struct {
 // request) and kept fresh by a version counter that deletes and partition
 // changes bump: this process sees them at once, others within
 // fileCacheCheck. File.Attachment's metadata (tags, assignments, custom
-// fields) may lag as long; read it with Get.
+// fields) may lag as long; read it with Get. The File is shared with
+// other callers: do not change it.
 func (s *Service) Lookup(ctx context.Context, id string, access Access) (*File, error) {
 	notFound := ErrNotFound
 	if access == Anonymous {
@@ -105,9 +106,9 @@ func (f *File) IsImage() bool { return thumbs.IsImageType(f.Attachment.MimeType)
 // from blob storage when that size was made before. Concurrent first
 // requests of one size share one resize, and at most one resize per CPU
 // runs at once (a large image's decode takes hundreds of megabytes); the
-// result is stored for the next. A file that is not an image is ErrNotImage; one whose header
-// declares more than thumbs.MaxPixels is refused (store.ErrInvalid)
-// before decoding.
+// result is stored for the next. A file that is not an image is
+// ErrNotImage; one whose header declares more than thumbs.MaxPixels is
+// refused (store.ErrInvalid) before decoding.
 func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thumbs.Fit) (Blob, string, error) {
 	a := f.Attachment
 	if !f.IsImage() {
@@ -132,13 +133,7 @@ func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thu
 			return nil, err
 		}
 		defer src.Close()
-		if _, err := thumbs.Probe(src); err != nil {
-			return nil, imageError(err)
-		}
-		if _, err := src.Seek(0, 0); err != nil {
-			return nil, err
-		}
-		var out bytes.Buffer
+		var out bytes.Buffer // Resize checks the header (pixel bombs) before decoding
 		if _, err := thumbs.Resize(&out, src, width, height, fit); err != nil {
 			return nil, imageError(err)
 		}
