@@ -177,28 +177,41 @@ func segments(fileName string) []string {
 	return parts[1:]
 }
 
-// checkFileName refuses names that are empty, too long, not UTF-8 text,
-// or carry an executable or active-content extension in any segment.
-func checkFileName(name string) error {
+// cleanFileName returns the name a file is stored under: its last path
+// element (after any '/' or '\\', so no client path is kept), trimmed.
+// It refuses names that are empty, "." or "..", too long, not UTF-8 text,
+// or that carry an executable or active-content extension in any dot
+// segment (a segment's part before ':' counts too: "x.exe::$DATA" is an
+// executable on Windows).
+func cleanFileName(name string) (string, error) {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.TrimSpace(name)
 	switch {
-	case strings.TrimSpace(name) == "":
-		return store.Invalid("file", "The file has no name.")
+	case name == "" || name == "." || name == "..":
+		return "", store.Invalid("file", "The file has no name.")
 	case len(name) > maxFileName:
-		return store.Invalid("file", "The file name is longer than 255 bytes.")
+		return "", store.Invalid("file", "The file name is longer than 255 bytes.")
 	case !store.Storable(name):
-		return store.Invalid("file", "The file name is not valid UTF-8 text.")
+		return "", store.Invalid("file", "The file name is not valid UTF-8 text.")
 	}
-	for _, seg := range segments(name) {
-		if slices.Contains(executableExtensions, strings.TrimSpace(seg)) {
-			return ErrExecutable
+	exts := segments(name)
+	for i, seg := range exts {
+		seg, _, _ = strings.Cut(seg, ":")
+		exts[i] = strings.TrimSpace(seg)
+	}
+	for _, seg := range exts {
+		if slices.Contains(executableExtensions, seg) {
+			return "", ErrExecutable
 		}
 	}
-	for _, seg := range segments(name) {
-		if slices.Contains(activeExtensions, strings.TrimSpace(seg)) {
-			return ErrActiveContent
+	for _, seg := range exts {
+		if slices.Contains(activeExtensions, seg) {
+			return "", ErrActiveContent
 		}
 	}
-	return nil
+	return name, nil
 }
 
 // isActiveType reports whether a sniffed MIME type is active content.

@@ -112,6 +112,7 @@ func (b *FSBlobs) Put(ctx context.Context, key string, r io.Reader) (n int64, er
 		if err != nil {
 			f.Close()
 			os.Remove(tmp)
+			b.pruneDirs(dir) // leave no empty directory behind
 		}
 	}()
 	n, err = io.Copy(f, contextReader{ctx, r})
@@ -204,12 +205,18 @@ func (b *FSBlobs) Delete(_ context.Context, key string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	for dir := filepath.Dir(path); dir != b.root && strings.HasPrefix(dir, b.root); dir = filepath.Dir(dir) {
+	b.pruneDirs(filepath.Dir(path))
+	return nil
+}
+
+// pruneDirs removes dir and its parents up to the root while they are
+// empty.
+func (b *FSBlobs) pruneDirs(dir string) {
+	for ; dir != b.root && strings.HasPrefix(dir, b.root); dir = filepath.Dir(dir) {
 		if os.Remove(dir) != nil { // not empty, or gone
-			break
+			return
 		}
 	}
-	return nil
 }
 
 // List implements Blobs. Temporary files of Puts in progress are left

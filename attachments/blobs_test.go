@@ -144,6 +144,7 @@ func TestBlobsPutIsAtomic(t *testing.T) {
 
 		if root != "" {
 			is.Equal(filesUnder(t, root), []string{"t/old/original"}) // no file on disk but the stored one
+			is.Equal(dirsUnder(t, root), []string{"t", "t/old"})      // and no directory a failed Put made
 		}
 	})
 }

@@ -123,7 +123,7 @@ func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thu
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", err
 	}
-	_, err, _ := s.resizes.Do(key, func() (any, error) {
+	made, err, _ := s.resizes.Do(key, func() (any, error) {
 		// Detached from the first caller: the others wait on this resize.
 		ctx := context.WithoutCancel(ctx)
 		s.resizing <- struct{}{} // one resize per CPU at a time
@@ -137,17 +137,42 @@ func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thu
 		if _, err := thumbs.Resize(&out, src, width, height, fit); err != nil {
 			return nil, imageError(err)
 		}
-		_, err = s.blobs.Put(ctx, key, &out)
-		return nil, err
+		if err := s.limitThumbs(ctx, a); err != nil {
+			return nil, err
+		}
+		if _, err := s.blobs.Put(ctx, key, bytes.NewReader(out.Bytes())); err != nil {
+			return nil, err
+		}
+		return out.Bytes(), nil
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	b, err := s.blobs.Open(ctx, key)
-	if err != nil {
-		return nil, "", err
+	// Served from memory: another size's limitThumbs may already have
+	// dropped the stored copy.
+	data := made.([]byte)
+	info := BlobInfo{Key: key, Size: int64(len(data)), ModTime: time.Now()}
+	return &memReader{Reader: bytes.NewReader(data), info: info}, http.DetectContentType(data), nil
+}
+
+// maxThumbSizes is how many resized sizes of one attachment storage
+// keeps: any caller may ask for any of 4000×4000×2, so when one more would
+// pass it the attachment's stored sizes are dropped and made again on
+// demand.
+const maxThumbSizes = 32
+
+// limitThumbs makes room for one more stored size of a.
+func (s *Service) limitThumbs(ctx context.Context, a *Attachment) error {
+	stored, err := s.blobs.List(ctx, attachmentPrefix(a.TenantID, a.ID)+"thumbs/")
+	if err != nil || len(stored) < maxThumbSizes {
+		return err
 	}
-	return sniffed(b)
+	for _, b := range stored {
+		if err := s.blobs.Delete(ctx, b.Key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sniffed returns a resized image with its type, read from its first

@@ -213,8 +213,7 @@ func (s *Service) ensureDefaultsOnce(ctx context.Context, tenantID string) error
 // code and defaults the flags.
 func (s *Service) checkPartition(in *PartitionInput, create bool) error {
 	var v store.ValidationError
-	in.Code = strings.TrimSpace(in.Code)
-	in.Title = strings.TrimSpace(in.Title)
+	in.Title = strings.TrimSpace(in.Title) // the code is taken as it is: surrounding space is refused
 	switch {
 	case in.Code == "":
 		v.Add("code", "Partition code is required.")

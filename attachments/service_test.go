@@ -66,7 +66,9 @@ func TestPartitions(t *testing.T) {
 		is.Equal(priv.EnvKey, "ATTACHMENTS_PARTITION_PRIVATE_ATTACHMENTS_ROOT")
 
 		// Create: the flags default (public off, OCR on), the code is unique.
-		p, err := svc.CreatePartition(tn.ctx, attachments.PartitionInput{Code: " invoices ", Title: " Invoices ", Description: "Bills"})
+		_, err = svc.CreatePartition(tn.ctx, attachments.PartitionInput{Code: " invoices ", Title: "Invoices"})
+		is.True(errors.Is(err, store.ErrInvalid)) // the code is taken as it is: surrounding space is refused
+		p, err := svc.CreatePartition(tn.ctx, attachments.PartitionInput{Code: "invoices", Title: " Invoices ", Description: "Bills"})
 		is.NoErr(err)
 		is.Equal(p.Code, "invoices")
 		is.Equal(p.Title, "Invoices")

@@ -55,7 +55,8 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 }
 
 // Stage streams a file to storage for the caller's tenant, never holding
-// it whole in memory. It refuses executable and active-content names
+// it whole in memory. The file keeps the last element of the name given
+// (no client path). It refuses executable and active-content names
 // before reading, a sniffed active type after the first 3 KiB, and stops
 // at the upload limit (ErrTooLarge) or at the tenant's remaining quota
 // (ErrQuota). The caller passes the result to Upload, or Discard.
@@ -64,7 +65,8 @@ func (s *Service) Stage(ctx context.Context, fileName string, r io.Reader) (*Sta
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFileName(fileName); err != nil {
+	fileName, err = cleanFileName(fileName)
+	if err != nil {
 		return nil, err
 	}
 	limit, quotaBound, err := s.stageLimit(ctx, sc.TenantID)
@@ -351,7 +353,7 @@ func checkRef(v *store.ValidationError, field, s string) {
 	case s == "":
 		v.Add(field, "Required.")
 	case len(s) > maxRefText || !store.Storable(s):
-		v.Add(field, "Use at most 500 bytes of text.")
+		v.Add(field, "Use at most 500 bytes of valid UTF-8 text without NUL characters.")
 	}
 }
 
