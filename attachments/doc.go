@@ -37,6 +37,9 @@
 //     case-insensitive) and active content (html, htm, xhtml, svg, xml by
 //     extension, or sniffed as such, or starting with such markup) are
 //     refused with 400.
+//   - A file keeps the last element of the name it was sent with (after
+//     any '/' or '\'); an empty name, "." and ".." are refused, and an
+//     extension before a ':' counts ("x.exe::$DATA" is an executable).
 //   - A field (fieldKey, a definition of the record's entity) applies its
 //     configJson's maxAttachmentSizeMb, acceptExtensions and
 //     partitionCode.
@@ -67,6 +70,10 @@
 // the owning record and rewrites the assignments of the old record; all
 // ids must be the caller's and of the entity, or nothing changes.
 //
+// Update (PATCH) replaces what it is given: tags or assignments given as
+// null or [] clear them (the owning record's assignment stays); an update
+// that changes nothing writes nothing and emits no event.
+//
 // Custom fields of attachments are the entities area's definitions for
 // the entity "attachments:attachment" (Options.Fields; the Kit wires it):
 // an undeclared key is refused naming it; an update merges, null clears.
@@ -84,8 +91,12 @@
 // a private or unknown id gets the same 401, so it learns nothing of
 // which ids exist. Images (png, jpeg, gif, webp) are resized by package
 // thumbs (pure Go): an image whose header declares more than 50
-// megapixels is refused before decoding; each size is made once
-// (concurrent first requests share one resize) and kept in Blobs.
+// megapixels is refused before decoding (the image route without sizes
+// serves the original bytes, decoding nothing); each size is made once
+// (concurrent first requests share one resize, one resize per CPU runs at
+// a time) and kept in Blobs, at most 32 sizes per attachment (asking for
+// one more drops the stored ones: any caller may ask for any size).
+// Stored sizes do not count towards the quota.
 //
 // # Text extraction
 //
