@@ -363,7 +363,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			is.NoErr(err)
 			is.True(time.Since(time.Unix(ts, 0)) < time.Minute && time.Until(time.Unix(ts, 0)) < time.Minute)
 			body := r.payload(t)
-			expectKeys(t, "delivery body", body, "type", "timestamp", "data")
+			expectKeys(t, "delivery body", body, "type", "timestamp", "data", "idempotencyKey")
 			is.Equal(body["type"], "business_rules.rule.created")
 			occurred := parseTime(t, "timestamp", body["timestamp"])
 			is.True(!occurred.Before(before.Add(-time.Second)) && time.Since(occurred) < time.Minute)
@@ -385,6 +385,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		for i, it := range items {
 			expectKeys(t, "list item", it, deliveryListKeys...)
 			is.Equal(it["messageId"], reqs[2-i].msgID()) // newest first
+			is.Equal(it["eventId"], reqs[2-i].payload(t)["idempotencyKey"]) // the payload's idempotencyKey is the event's id
 			is.Equal(it["status"], "delivered")
 			is.Equal(it["eventType"], "business_rules.rule.created")
 			is.Equal(it["webhookId"], f.webhookID)

@@ -117,7 +117,10 @@ func (s *Service) dispatch(ctx context.Context, tx *store.Tx, ev store.Event) er
 		Type      string          `json:"type"`
 		Timestamp time.Time       `json:"timestamp"`
 		Data      json.RawMessage `json:"data"`
-	}{ev.Type, ev.OccurredAt, ev.Data})
+		// IdempotencyKey is the event's id: the same in every attempt,
+		// retry and resend of the event, to every webhook.
+		IdempotencyKey string `json:"idempotencyKey"`
+	}{ev.Type, ev.OccurredAt, ev.Data, ev.ID})
 	if err != nil {
 		return err
 	}
@@ -383,7 +386,7 @@ func (s *Service) Test(ctx context.Context, id string) (*Delivery, error) {
 	}
 	now := s.opts.Now().UTC()
 	payload, err := json.Marshal(map[string]any{"type": TestEventType, "timestamp": now,
-		"data": map[string]any{"ping": true, "webhookId": w.ID, "testedAt": now}})
+		"data": map[string]any{"ping": true, "webhookId": w.ID, "testedAt": now}, "idempotencyKey": store.NewID()})
 	if err != nil {
 		return nil, err
 	}

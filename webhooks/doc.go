@@ -47,11 +47,14 @@
 // id. Crash to resend is therefore about 15–45 s, whatever the job
 // engine's stuck-job rescue is set to.
 //
-// An attempt POSTs (or PUTs or PATCHes) the body {type, timestamp, data}
-// with content-type application/json, the custom headers, and the
-// Standard Webhooks headers: webhook-id (the delivery's msg_ id, the same
-// on every attempt), webhook-timestamp and webhook-signature (one v1
-// signature per secret, so both during a rotation), through
+// An attempt POSTs (or PUTs or PATCHes) the body {type, timestamp, data,
+// idempotencyKey} with content-type application/json, the custom
+// headers, and the Standard Webhooks headers: webhook-id (the delivery's
+// msg_ id, the same on every attempt), webhook-timestamp and
+// webhook-signature (one v1 signature per secret, so both during a
+// rotation). idempotencyKey is the event's id: the same for every
+// webhook, attempt and resend of the event, so a receiver subscribed
+// through several webhooks can drop duplicates too. It goes through
 // internal/netguard (non-public addresses refused after DNS resolution
 // unless AllowPrivateURLs, IPv6 addresses carrying a non-public IPv4
 // address included; no redirects followed), within the webhook's
