@@ -384,7 +384,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		items = deliveryItems(t, list)
 		for i, it := range items {
 			expectKeys(t, "list item", it, deliveryListKeys...)
-			is.Equal(it["messageId"], reqs[2-i].msgID()) // newest first
+			is.Equal(it["messageId"], reqs[2-i].msgID())                    // newest first
 			is.Equal(it["eventId"], reqs[2-i].payload(t)["idempotencyKey"]) // the payload's idempotencyKey is the event's id
 			is.Equal(it["status"], "delivered")
 			is.Equal(it["eventType"], "business_rules.rule.created")
