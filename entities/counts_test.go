@@ -733,11 +733,29 @@ func (m *cntModel) check(c *cntCaller, f *cntField, raw []string) {
 	}
 }
 
-// probe checks n random filters for each of k random callers.
+// checkAll checks the caller's unfiltered total (from the live-record
+// counts) and its records against the model.
+func (m *cntModel) checkAll(c *cntCaller) {
+	m.t.Helper()
+	want := 0
+	for _, r := range m.recs {
+		if !r.deleted && c.sees(r) {
+			want++
+		}
+	}
+	list, total := recList(m.t, m.svc, c.ctx, entities.RecordQuery{EntityID: m.eid, All: true})
+	if total != want || len(list) != want {
+		m.fatalf("%s lists everything: total %d, records %d; model %d", c.name, total, len(list), want)
+	}
+}
+
+// probe checks n random filters, and the unfiltered list, for each of k
+// random callers.
 func (m *cntModel) probe(k, n int) {
 	m.t.Helper()
 	for range k {
 		c := m.callers[m.pick(len(m.callers))]
+		m.checkAll(c)
 		for range n {
 			f := m.fields[m.pick(len(m.fields))]
 			m.check(c, f, f.probes[m.pick(len(f.probes))])
@@ -1535,4 +1553,44 @@ func cntNumbers(t *testing.T, db *store.DB, vals []float64) {
 		}
 	}
 	check("deleted", true)
+}
+
+// An unfiltered list takes its exact total from the live-record counts:
+// a count added behind the service's back shows in the total, in the
+// caller's scope only.
+func TestLiveCountsAreUsed(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		svc := entities.New(db)
+		_, sc := storetest.NewScope(t)
+		o1, o2 := sc.OrganizationID, store.NewID()
+		tenant := cntCtx(t, sc.TenantID, "", nil)
+		in1 := cntCtx(t, sc.TenantID, o1, []string{o1})
+		in2 := cntCtx(t, sc.TenantID, o2, []string{o2})
+		eid := recEntityID()
+		recDefineAll(t, svc, tenant, eid, recDef(eid, "plain", "text", nil))
+		is := func(got, want int, what string) {
+			t.Helper()
+			if got != want {
+				t.Errorf("%s: total %d, want %d", what, got, want)
+			}
+		}
+		recCreate(t, svc, in1, eid, map[string]any{"plain": "a"})
+		recCreate(t, svc, in1, eid, map[string]any{"plain": "b"})
+		gone := recCreate(t, svc, in2, eid, map[string]any{"plain": "c"})
+		recCreate(t, svc, in2, eid, map[string]any{"plain": "d"})
+		if err := svc.DeleteRecord(in2, eid, gone.ID); err != nil {
+			t.Fatal(err)
+		}
+		all := entities.RecordQuery{EntityID: eid}
+		total := func(ctx context.Context, q entities.RecordQuery) int { _, n := recList(t, svc, ctx, q); return n }
+		is(total(tenant, all), 3, "the tenant")
+		is(total(in1, all), 2, "o1")
+		is(total(in2, all), 1, "o2 (one deleted)")
+
+		cntBump(t, db, sc.TenantID, eid, "", true, o2, 10) // a count the records do not hold
+		is(total(tenant, all), 13, "the tenant, from the counts")
+		is(total(in1, all), 2, "o1 (o2's counts are not its)")
+		is(total(in2, entities.RecordQuery{EntityID: eid, Search: "d"}), 1, "a search (counts its matches)")
+	}, entities.Migrations)
 }

@@ -91,21 +91,51 @@ func newCountDeltas(dialect store.Dialect, keys []string) *countDeltas {
 	return &countDeltas{dialect: dialect, keys: keys, m: map[countKey]*countDelta{}}
 }
 
-// add counts (sign +1) or uncounts (-1) a record's values of the
-// filterable keys, for the record's organization.
+// liveKey is the field key of the live-record counts: every live record
+// counts once under it (with the value true), whatever its fields, so
+// that an unfiltered list's exact total is a sum of a few rows instead of
+// a count of the entity's records. No field key is empty.
+const liveKey = ""
+
+// add counts (sign +1) or uncounts (-1) a record: once under liveKey, and
+// its values of the filterable keys, for the record's organization.
 func (d *countDeltas) add(values map[string]any, org string, sign int64) {
+	live, param, _ := countedValue(d.dialect, true)
+	d.bump(countKey{liveKey, live, org}, param, sign)
 	for _, k := range d.keys {
 		canon, param, ok := countedValue(d.dialect, values[k])
 		if !ok {
 			continue
 		}
-		ck := countKey{k, canon, org}
-		if c := d.m[ck]; c != nil {
-			c.n += sign
-		} else {
-			d.m[ck] = &countDelta{param: param, n: sign}
-		}
+		d.bump(countKey{k, canon, org}, param, sign)
 	}
+}
+
+// bump adds sign to the count of ck.
+func (d *countDeltas) bump(ck countKey, param any, sign int64) {
+	if c := d.m[ck]; c != nil {
+		c.n += sign
+	} else {
+		d.m[ck] = &countDelta{param: param, n: sign}
+	}
+}
+
+// liveTotal returns the number of the caller's live records of entityID,
+// from the live-record counts.
+func liveTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID string) (int, error) {
+	c := store.Where("tenant_id = ?", sc.TenantID)
+	c.And("entity_id = ?", entityID)
+	c.And("field_key = ?", liveKey)
+	if sc.OrganizationIDs != nil {
+		orgs := []string{c.Add("")}
+		for _, id := range sc.OrganizationIDs {
+			orgs = append(orgs, c.Add(id))
+		}
+		c.And("organization_id IN (" + strings.Join(orgs, ", ") + ")")
+	}
+	var sum int64
+	err := q.QueryRow(ctx, `SELECT COALESCE(SUM(n), 0) FROM custom_entity_value_counts WHERE `+c.SQL(), c.Values()...).Scan(&sum)
+	return int(sum), err
 }
 
 var countUpserts = store.NewBatchInsert("custom_entity_value_counts",

@@ -148,9 +148,10 @@ func (*SQLStore) DeleteRecord(ctx context.Context, q store.Querier, sc store.Sco
 	return r, counts.flush(ctx, q, r.TenantID, entityID)
 }
 
-// ListRecords implements Store. A list with one equality or In filter on
-// a filterable field, and no other condition, takes its total from the
-// value counts (sql_counts.go); others count their matches.
+// ListRecords implements Store. A list with no condition takes its total
+// from the live-record counts, one with one equality or In filter on a
+// filterable field and no other condition from the value counts
+// (sql_counts.go); others count their matches.
 func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scope, l RecordList) ([]*Record, int, error) {
 	d := q.Dialect()
 	c := sc.Readable("tenant_id", "organization_id")
@@ -210,6 +211,13 @@ func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scop
 		c.And(d.JSONValuesContainFold("data", "?"), store.LikeContains(store.FoldCase(l.Search)))
 	}
 	total, fromCounts := 0, false
+	if len(l.Filters) == 0 && len(l.IDs) == 0 && l.Search == "" && !l.WithDeleted {
+		var err error
+		if total, err = liveTotal(ctx, q, sc, l.EntityID); err != nil {
+			return nil, 0, err
+		}
+		fromCounts = true
+	}
 	if len(l.Filters) == 1 && len(l.IDs) == 0 && l.Search == "" && !l.WithDeleted {
 		f := l.Filters[0]
 		if (f.Op == OpEq || f.Op == OpIn) && !f.Multi && f.Filterable {
