@@ -164,7 +164,7 @@
 // write and rebuilt or dropped with the field's index. A list with one
 // equality or In filter on such a field, and no search, takes its total
 // from them: a value held by 10,000 records costs what one held by 10
-// does. Every live record also counts once under the field key ”
+// does. Every live record also counts once under the empty field key
 // (migration 0006), so a list with no filter, ids or search, the list
 // every client makes first, takes its total from those counts too (a sum
 // of a few rows instead of a count of the entity's records: page 1 of
