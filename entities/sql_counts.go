@@ -120,12 +120,12 @@ func (d *countDeltas) bump(ck countKey, param any, sign int64) {
 	}
 }
 
-// liveTotal returns the number of the caller's live records of entityID,
-// from the live-record counts.
-func liveTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID string) (int, error) {
+// countRows starts the predicate of the count rows of entityID's key that
+// sc may read: its tenant's, of no organization or of one it reads.
+func countRows(sc store.Scope, entityID, key string) *store.Conds {
 	c := store.Where("tenant_id = ?", sc.TenantID)
 	c.And("entity_id = ?", entityID)
-	c.And("field_key = ?", liveKey)
+	c.And("field_key = ?", key)
 	if sc.OrganizationIDs != nil {
 		orgs := []string{c.Add("")}
 		for _, id := range sc.OrganizationIDs {
@@ -133,6 +133,13 @@ func liveTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID st
 		}
 		c.And("organization_id IN (" + strings.Join(orgs, ", ") + ")")
 	}
+	return c
+}
+
+// liveTotal returns the number of the caller's live records of entityID,
+// from the live-record counts.
+func liveTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID string) (int, error) {
+	c := countRows(sc, entityID, liveKey)
 	var sum int64
 	err := q.QueryRow(ctx, `SELECT COALESCE(SUM(n), 0) FROM custom_entity_value_counts WHERE `+c.SQL(), c.Values()...).Scan(&sum)
 	return int(sum), err
@@ -179,9 +186,7 @@ func countedTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID
 	dialect := q.Dialect()
 	_, cast := dialect.JSONValueArg("")
 	seen := map[string]bool{}
-	c := store.Where("tenant_id = ?", sc.TenantID)
-	c.And("entity_id = ?", entityID)
-	c.And("field_key = ?", key)
+	c := countRows(sc, entityID, key)
 	var marks []string
 	for _, x := range values {
 		canon, param, counted := countedValue(dialect, x)
@@ -195,13 +200,6 @@ func countedTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID
 		marks = append(marks, c.Add(param)+cast)
 	}
 	c.And("value IN (" + strings.Join(marks, ", ") + ")")
-	if sc.OrganizationIDs != nil {
-		orgs := []string{c.Add("")}
-		for _, id := range sc.OrganizationIDs {
-			orgs = append(orgs, c.Add(id))
-		}
-		c.And("organization_id IN (" + strings.Join(orgs, ", ") + ")")
-	}
 	filterable := c.Add(entityID)
 	filterableKey := c.Add(key)
 	var counted bool
