@@ -80,11 +80,16 @@ func (*SQLStore) DeletePartition(ctx context.Context, q store.Querier, tenantID,
 const attachmentColumns = "a.id, a.tenant_id, COALESCE(a.organization_id, ''), a.entity_id, a.record_id, a.partition_code, " +
 	"a.file_name, a.file_size, a.mime_type, a.storage_key, a.content, a.tags, a.assignments, a.custom_fields, a.created_at, a.updated_at"
 
-func scanAttachment(s store.Scanner) (*Attachment, error) {
+func scanAttachment(s store.Scanner) (*Attachment, error) { return scanAttachmentAnd(s) }
+
+// scanAttachmentAnd scans attachmentColumns followed by the columns of
+// more (a join's).
+func scanAttachmentAnd(s store.Scanner, more ...any) (*Attachment, error) {
 	var a Attachment
 	var tags, assignments, fields []byte
-	if err := s.Scan(&a.ID, &a.TenantID, &a.OrganizationID, &a.EntityID, &a.RecordID, &a.PartitionCode, &a.FileName,
-		&a.FileSize, &a.MimeType, &a.StorageKey, &a.Content, &tags, &assignments, &fields, &a.CreatedAt, &a.UpdatedAt); err != nil {
+	dest := append([]any{&a.ID, &a.TenantID, &a.OrganizationID, &a.EntityID, &a.RecordID, &a.PartitionCode, &a.FileName,
+		&a.FileSize, &a.MimeType, &a.StorageKey, &a.Content, &tags, &assignments, &fields, &a.CreatedAt, &a.UpdatedAt}, more...)
+	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(tags, &a.Tags); err != nil {
@@ -181,21 +186,7 @@ func (*SQLStore) GetAttachment(ctx context.Context, q store.Querier, sc store.Sc
 func (*SQLStore) GetAnyAttachment(ctx context.Context, q store.Querier, id string) (*Attachment, *Partition, error) {
 	var p Partition
 	a, err := store.One(ctx, q, func(s store.Scanner) (*Attachment, error) {
-		var tags, assignments, fields []byte
-		var a Attachment
-		err := s.Scan(&a.ID, &a.TenantID, &a.OrganizationID, &a.EntityID, &a.RecordID, &a.PartitionCode, &a.FileName,
-			&a.FileSize, &a.MimeType, &a.StorageKey, &a.Content, &tags, &assignments, &fields, &a.CreatedAt, &a.UpdatedAt,
-			&p.ID, &p.Title, &p.Description, &p.IsPublic, &p.RequiresOcr, &p.CreatedAt, &p.UpdatedAt)
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(tags, &a.Tags); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(assignments, &a.Assignments); err != nil {
-			return nil, err
-		}
-		return &a, json.Unmarshal(fields, &a.CustomFields)
+		return scanAttachmentAnd(s, &p.ID, &p.Title, &p.Description, &p.IsPublic, &p.RequiresOcr, &p.CreatedAt, &p.UpdatedAt)
 	}, `SELECT `+attachmentColumns+`, p.id, p.title, p.description, p.is_public, p.requires_ocr, p.created_at, p.updated_at
 		FROM attachments a JOIN attachment_partitions p ON p.tenant_id = a.tenant_id AND p.code = a.partition_code
 		WHERE a.id = $1`, id)
