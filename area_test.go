@@ -11,6 +11,7 @@ import (
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/identity"
+	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -47,7 +48,7 @@ func TestKitAreas(t *testing.T) {
 			is.True(slices.Contains(kit.EventTypes(), et)) // the Kit's catalogue holds every area's events
 		}
 	}
-	is.Equal(names, []string{"toggles", "rules", "webhooks", "entities", "attachments"})
+	is.Equal(names, []string{"toggles", "rules", "webhooks", "entities", "attachments", "payments"})
 	is.Equal(kit.Areas()[0], tenantkit.Area(kit.Toggles))
 	is.Equal(len(kit.Migrations()), len(names)) // one line each
 
@@ -62,6 +63,8 @@ func TestKitAreas(t *testing.T) {
 	_, err = kit.Entities.ListEntities(sctx)
 	is.NoErr(err)
 	_, err = kit.Attachments.Library(sctx, attachments.LibraryQuery{})
+	is.NoErr(err)
+	_, _, err = kit.Payments.List(sctx, payments.Filter{Limit: 1})
 	is.NoErr(err)
 
 	is.NoErr(kit.Start(ctx))

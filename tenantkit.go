@@ -11,6 +11,7 @@ import (
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/toggles"
@@ -44,6 +45,9 @@ type Config struct {
 	// server uses DATA_DIR/files). Empty, with no Attachments.Blobs, keeps
 	// them in memory: fine for tests, lost on restart.
 	FilesDir string
+	// Payments configures the payment gateways: providers and where
+	// their credentials come from (by default the environment).
+	Payments payments.Options
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -71,6 +75,9 @@ type Kit struct {
 	Entities *entities.Service
 	// Attachments manages uploaded files, their partitions and delivery.
 	Attachments *attachments.Service
+	// Payments runs payment sessions through the providers and applies
+	// their webhooks.
+	Payments *payments.Service
 
 	areas  []Area
 	ownsDB bool
@@ -175,12 +182,17 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 	if attOpts.Logger == nil {
 		attOpts.Logger = cfg.Logger
 	}
+	payOpts := cfg.Payments
+	if payOpts.Logger == nil {
+		payOpts.Logger = cfg.Logger
+	}
 	return []Area{
 		toggles.New(db, toggles.Options{Logger: cfg.Logger}),
 		rules.New(db, rulesOpts),
 		webhooksSvc,
 		entitiesSvc,
 		attachments.New(db, attOpts),
+		payments.New(db, payOpts),
 	}, nil
 }
 
@@ -218,6 +230,8 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 			k.Entities = svc
 		case *attachments.Service:
 			k.Attachments = svc
+		case *payments.Service:
+			k.Payments = svc
 		}
 	}
 	if err := k.DB.Migrate(ctx, k.Migrations()...); err != nil {

@@ -27,7 +27,23 @@ var statusTable = []struct {
 	{store.ErrConflict, http.StatusConflict},
 }
 
+// statusError gives err a status of its own, outside statusTable (a
+// payment route's 422 or 502), and optionally the message its body shows
+// (for a 5xx, instead of the generic one).
+type statusError struct {
+	status  int
+	message string
+	err     error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
 func statusOf(err error) int {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.status
+	}
 	for _, row := range statusTable {
 		if errors.Is(err, row.kind) {
 			return row.status
@@ -53,7 +69,11 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, rt route, err e
 	if status >= 500 {
 		a.logger.ErrorContext(r.Context(), "httpapi: request failed", "method", r.Method, "path", r.URL.Path,
 			"requestId", requestID(r), "err", err)
-		encode(w, status, map[string]string{"error": "Internal server error"})
+		message := "Internal server error"
+		if se := (*statusError)(nil); errors.As(err, &se) && se.message != "" {
+			message = se.message
+		}
+		encode(w, status, map[string]string{"error": message})
 		return
 	}
 	message, details := describe(status, err)
@@ -71,6 +91,9 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, rt route, err e
 // 4xx error. Only messages made for callers (store.Errorf, validation
 // errors) are shown; anything else gets the status's generic text.
 func describe(status int, err error) (string, map[string]string) {
+	if se := (*statusError)(nil); errors.As(err, &se) && se.message != "" {
+		return se.message, nil
+	}
 	var ve *store.ValidationError
 	if errors.As(err, &ve) {
 		return "Validation failed", ve.Fields

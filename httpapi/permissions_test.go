@@ -64,6 +64,7 @@ var permOrgKinds = []struct{ prefix, kind string }{
 	{"/attachments/library/{", "attachment"},
 	{"/attachments/file/{", "attachment"},
 	{"/attachments/image/{", "attachment"},
+	{"/payment_gateways/transactions/{", "payment"},
 }
 
 // permTenantLevel are areas whose id routes are not organization scoped,
@@ -235,9 +236,12 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 	recordID := e.do("POST", "/api/entities/records", key2, map[string]any{"entityId": entityID,
 		"values": map[string]any{fieldKey: "org2 value"}}).expect(200).JSON()["item"].(map[string]any)["recordId"].(string)
 	attachmentID := permUpload(e, key2, entityID, recordID, "org2-"+suffix+".png", permPNG)
-	ids := map[string]string{"webhook": webhookID, "delivery": deliveryID, "rule": ruleID, "log": logID, "attachment": attachmentID}
-	t.Logf("org2 objects: webhook %s, delivery %s, rule %s, log %s, entity %s, record %s, attachment %s", webhookID, deliveryID,
-		ruleID, logID, entityID, recordID, attachmentID)
+	paymentID := e.do("POST", "/api/payment_gateways/sessions", key2, map[string]any{"providerKey": "mock", "amount": 10,
+		"currencyCode": "USD", "captureMethod": "manual"}).expect(201).JSON()["transactionId"].(string)
+	ids := map[string]string{"webhook": webhookID, "delivery": deliveryID, "rule": ruleID, "log": logID, "attachment": attachmentID,
+		"payment": paymentID}
+	t.Logf("org2 objects: webhook %s, delivery %s, rule %s, log %s, entity %s, record %s, attachment %s, payment %s", webhookID, deliveryID,
+		ruleID, logID, entityID, recordID, attachmentID, paymentID)
 
 	// The lists: org2 sees each object (so the check is not vacuous),
 	// org1 does not.
@@ -258,6 +262,7 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		{"/api/attachments?entityId=" + entityID + "&recordId=" + recordID, attachmentID},
 		{"/api/attachments/library", attachmentID},
 		{"/api/attachments/library?search=org2-" + suffix, attachmentID},
+		{"/api/payment_gateways/transactions", paymentID},
 	}
 	// Check names show the ids as placeholders, so they stay the same
 	// from run to run.
@@ -334,6 +339,10 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		idCase{"POST /attachments/transfer (org2's attachment)", "POST", "/api/attachments/transfer",
 			map[string]any{"entityId": entityID, "attachmentIds": []string{attachmentID}, "toRecordId": "elsewhere"}},
 		idCase{"DELETE /attachments?id=", "DELETE", "/api/attachments?id=" + attachmentID, nil},
+		idCase{"GET /payment_gateways/status?transactionId=", "GET", "/api/payment_gateways/status?transactionId=" + paymentID, nil},
+		idCase{"POST /payment_gateways/capture (org2's payment)", "POST", "/api/payment_gateways/capture", map[string]any{"transactionId": paymentID}},
+		idCase{"POST /payment_gateways/refund (org2's payment)", "POST", "/api/payment_gateways/refund", map[string]any{"transactionId": paymentID}},
+		idCase{"POST /payment_gateways/cancel (org2's payment)", "POST", "/api/payment_gateways/cancel", map[string]any{"transactionId": paymentID}},
 	)
 	slices.SortStableFunc(cases, func(a, b idCase) int {
 		return permBoolCmp(a.method == "DELETE", b.method == "DELETE")
@@ -425,6 +434,9 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		}
 		if r := e.do("GET", "/api/attachments?entityId="+entityID+"&recordId="+recordID, key2, nil).expect(200); !strings.Contains(string(r.Body), attachmentID) {
 			t.Errorf("org2's attachment moved or is gone: %s", r.Body)
+		}
+		if st := e.do("GET", "/api/payment_gateways/status?transactionId="+paymentID, key2, nil).expect(200).JSON()["status"]; st != "authorized" {
+			t.Errorf("org2's payment is %v after org1's requests, want authorized", st)
 		}
 	})
 }

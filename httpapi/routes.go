@@ -72,6 +72,9 @@ func (a *api) routes() []route {
 	if a.kit != nil && a.kit.Attachments != nil {
 		rs = append(rs, a.attachmentRoutes()...)
 	}
+	if a.kit != nil && a.kit.Payments != nil {
+		rs = append(rs, a.paymentRoutes()...)
+	}
 	return rs
 }
 

@@ -1,0 +1,242 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/tenantkit/tenantkit/payments"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Features of the payment gateway routes (spec).
+const (
+	featurePaymentsView    = "payment_gateways.view"
+	featurePaymentsManage  = "payment_gateways.manage"
+	featurePaymentsCapture = "payment_gateways.capture"
+	featurePaymentsRefund  = "payment_gateways.refund"
+)
+
+// paymentRoutes are the payment gateway endpoints: sessions, capture,
+// refund, cancel, status, the transaction lists and the providers'
+// webhooks.
+func (a *api) paymentRoutes() []route {
+	h := paymentHandlers{svc: a.kit.Payments}
+	const base = "/payment_gateways"
+	return []route{
+		// NoStore: a session's clientSecret confirms its payment.
+		{Method: "POST", Path: base + "/sessions", Summary: "Open a payment session at a provider", Features: []string{featurePaymentsManage},
+			NoStore: true, ErrorBody: paymentErrorBody, Handler: h.createSession},
+		{Method: "POST", Path: base + "/capture", Summary: "Capture an authorized payment (all of it, or amount)", Features: []string{featurePaymentsCapture},
+			ErrorBody: paymentErrorBody, Handler: h.capture},
+		{Method: "POST", Path: base + "/refund", Summary: "Refund a captured payment (all of what is left, or amount)", Features: []string{featurePaymentsRefund},
+			ErrorBody: paymentErrorBody, Handler: h.refund},
+		{Method: "POST", Path: base + "/cancel", Summary: "Cancel a payment before capture", Features: []string{featurePaymentsManage},
+			ErrorBody: paymentErrorBody, Handler: h.cancel},
+		{Method: "GET", Path: base + "/status", Summary: "A payment's status (?transactionId)", Features: []string{featurePaymentsView},
+			ErrorBody: paymentErrorBody, Handler: h.status},
+		{Method: "GET", Path: base + "/transactions", Summary: "List payments, newest first (page, pageSize, status, providerKey)",
+			Features: []string{featurePaymentsView}, ErrorBody: paymentErrorBody, Handler: h.list},
+		{Method: "GET", Path: base + "/transactions/{id}", Summary: "A payment with its refunds and webhook history",
+			Features: []string{featurePaymentsView}, ErrorBody: paymentErrorBody, Handler: h.get},
+		{Method: "GET", Path: base + "/providers", Summary: "The providers sessions may use", Features: []string{featurePaymentsView},
+			Handler: h.providers},
+		{Method: "POST", Path: base + "/webhook/{provider}", Summary: "Receive a provider's webhook (its signature is the credential)",
+			Public: true, RateLimit: paymentWebhookLimit, MaxBodyBytes: maxInboundBody, ErrorBody: paymentErrorBody,
+			Handler: h.webhook},
+	}
+}
+
+// paymentWebhookLimit limits each provider's webhooks per client address
+// (60 a minute), as the system the spec was written from does.
+var paymentWebhookLimit = &rateLimit{Points: 60, Duration: time.Minute, KeyPrefix: "payments-webhook", ByPathValue: "provider"}
+
+type paymentHandlers struct {
+	svc *payments.Service
+}
+
+// paymentErrorBody is {error, details?}: the payment routes' documented
+// body.
+func paymentErrorBody(status int, err error, message string, details map[string]string) any {
+	if status == http.StatusUnprocessableEntity && len(details) > 0 {
+		message = "Invalid payload"
+	}
+	return defaultErrorBody(status, err, message, details)
+}
+
+// paymentError gives the payment POSTs their statuses: an invalid payload
+// or an unknown or unconfigured provider is 422, a status that forbids
+// the action or a provider's refusal 409, any other provider failure 502
+// with a vague message (the cause is logged).
+func paymentError(err error) error {
+	var conflict *payments.StatusConflictError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrInvalid):
+		return &statusError{status: http.StatusUnprocessableEntity, err: err}
+	case errors.Is(err, payments.ErrUnknownProvider):
+		return &statusError{status: http.StatusUnprocessableEntity, message: unwrapMessage(err), err: err}
+	case errors.Is(err, payments.ErrNotConfigured):
+		return &statusError{status: http.StatusUnprocessableEntity, message: "The payment provider is not configured for this tenant", err: err}
+	case errors.As(err, &conflict):
+		return &statusError{status: http.StatusConflict, message: conflict.Error(), err: err}
+	case errors.Is(err, payments.ErrDeclined):
+		return &statusError{status: http.StatusConflict, message: unwrapMessage(err), err: err}
+	case errors.Is(err, payments.ErrProvider):
+		return &statusError{status: http.StatusBadGateway, message: "The payment provider failed; try again later", err: err}
+	}
+	return err
+}
+
+// unwrapMessage is the part of a wrapped sentinel's text after its
+// sentinel ("payments: unknown provider: No gateway adapter…" → "No
+// gateway adapter…").
+func unwrapMessage(err error) string {
+	msg := err.Error()
+	for _, sentinel := range []error{payments.ErrUnknownProvider, payments.ErrDeclined} {
+		if prefix := sentinel.Error() + ": "; len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
+			return msg[len(prefix):]
+		}
+	}
+	return msg
+}
+
+// decodePayment decodes a payment POST's body. An amount must be a JSON
+// number: a string ("10") is refused, as encoding/json would take it.
+func decodePayment[T any](r *http.Request) (T, error) {
+	var v T
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return v, decodeError(err)
+	}
+	var probe struct {
+		Amount json.RawMessage `json:"amount"`
+	}
+	if json.Unmarshal(body, &probe) == nil && len(probe.Amount) > 0 && !bytes.Equal(probe.Amount, []byte("null")) {
+		if c := probe.Amount[0]; c != '-' && (c < '0' || c > '9') {
+			return v, store.Invalid("amount", "must be a number")
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return decode[T](r)
+}
+
+func (h paymentHandlers) createSession(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodePayment[payments.SessionRequest](r)
+	if err != nil {
+		return paymentError(err)
+	}
+	s, err := h.svc.CreateSession(r.Context(), in)
+	if err != nil {
+		return paymentError(err)
+	}
+	return encode(w, http.StatusCreated, s)
+}
+
+func (h paymentHandlers) capture(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodePayment[payments.CaptureRequest](r)
+	if err != nil {
+		return paymentError(err)
+	}
+	out, err := h.svc.Capture(r.Context(), in)
+	if err != nil {
+		return paymentError(err)
+	}
+	return encode(w, http.StatusOK, out)
+}
+
+func (h paymentHandlers) refund(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodePayment[payments.RefundRequest](r)
+	if err != nil {
+		return paymentError(err)
+	}
+	out, err := h.svc.Refund(r.Context(), in)
+	if err != nil {
+		return paymentError(err)
+	}
+	return encode(w, http.StatusOK, out)
+}
+
+func (h paymentHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodePayment[payments.CancelRequest](r)
+	if err != nil {
+		return paymentError(err)
+	}
+	out, err := h.svc.Cancel(r.Context(), in)
+	if err != nil {
+		return paymentError(err)
+	}
+	return encode(w, http.StatusOK, out)
+}
+
+func (h paymentHandlers) status(w http.ResponseWriter, r *http.Request) error {
+	id := r.URL.Query().Get("transactionId")
+	switch {
+	case id == "":
+		return store.Errorf(store.ErrInvalid, "transactionId is required")
+	case !store.IsID(id):
+		return store.Errorf(store.ErrInvalid, "Invalid transactionId")
+	}
+	v, err := h.svc.Status(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, v)
+}
+
+func (h paymentHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p, err := parsePage(q, 20, 100)
+	if err != nil {
+		return err
+	}
+	items, total, err := h.svc.List(r.Context(), payments.Filter{Status: payments.Status(q.Get("status")),
+		ProviderKey: q.Get("providerKey"), Limit: p.PageSize, Offset: p.Offset()})
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, newPage(items, total, p))
+}
+
+func (h paymentHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.svc.GetDetail(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, d)
+}
+
+func (h paymentHandlers) providers(w http.ResponseWriter, r *http.Request) error {
+	type provider struct {
+		ProviderKey string `json:"providerKey"`
+	}
+	var items []provider
+	for _, key := range h.svc.Providers().Keys() {
+		items = append(items, provider{key})
+	}
+	if items == nil {
+		items = []provider{}
+	}
+	return encode(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
+}
+
+func (h paymentHandlers) webhook(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(r.Body) // bounded by the route's MaxBodyBytes
+	if err != nil {
+		return decodeError(err)
+	}
+	_, err = h.svc.Receive(r.Context(), r.PathValue("provider"), r.Header, body)
+	switch {
+	case errors.Is(err, payments.ErrUnknownProvider):
+		return store.Errorf(store.ErrNotFound, "%s", unwrapMessage(err))
+	case errors.Is(err, payments.ErrVerification):
+		return &statusError{status: http.StatusUnauthorized, message: "Webhook verification failed", err: err}
+	case err != nil:
+		return err
+	}
+	return encode(w, http.StatusAccepted, map[string]bool{"received": true, "queued": true})
+}

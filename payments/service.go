@@ -1,0 +1,111 @@
+package payments
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Options configure the service.
+type Options struct {
+	// Store is the storage; nil uses SQLStore.
+	Store Store
+	// Providers are the gateways sessions may use; nil holds the built-in
+	// mock and mock_processing (the Kit adds stripe). A host adds its own
+	// with Registry.Register.
+	Providers *Registry
+	// Credentials gives each tenant's provider credentials; nil reads the
+	// environment (EnvCredentials).
+	Credentials CredentialSource
+	// Logger receives provider failures in full (callers see a vague
+	// 502); nil is the database's logger.
+	Logger *slog.Logger
+}
+
+// Service is the payment gateways area.
+type Service struct {
+	db        *store.DB
+	store     Store
+	providers *Registry
+	creds     CredentialSource
+	logger    *slog.Logger
+	jobs      *jobs.Engine
+	ingest    *store.Batcher
+	locks     keyedMutex
+	// holdRowLock says a provider call runs inside the transaction that
+	// holds the payment's row (PostgreSQL, where several processes may act
+	// on one payment). On SQLite, one process, the in-process lock
+	// serialises, and the single writer is not held during a provider
+	// call.
+	holdRowLock bool
+}
+
+// New returns the service on db. Its tables are Migrations'.
+func New(db *store.DB, opts Options) *Service {
+	s := &Service{db: db, store: opts.Store, providers: opts.Providers, creds: opts.Credentials, logger: opts.Logger,
+		ingest: store.NewBatcher(db), holdRowLock: db.Dialect().Name() == "postgres"}
+	if s.store == nil {
+		s.store = NewSQLStore()
+	}
+	if s.providers == nil {
+		s.providers = NewRegistry(NewMock(KeyMock), NewMock(KeyMockProcessing))
+	}
+	if s.creds == nil {
+		s.creds = EnvCredentials{}
+	}
+	if s.logger == nil {
+		s.logger = db.Logger()
+	}
+	return s
+}
+
+// Providers returns the registry of the gateways sessions may use.
+func (s *Service) Providers() *Registry { return s.providers }
+
+// Errors of the service, besides the store's kinds.
+var (
+	// ErrUnknownProvider is a provider key no provider has (422 on
+	// session create, 404 on a webhook).
+	ErrUnknownProvider = errors.New("payments: unknown provider")
+	// ErrProvider is a provider failure the caller cannot act on (502):
+	// the cause is logged, never shown.
+	ErrProvider = errors.New("payments: the payment provider failed")
+)
+
+// keyedMutex serialises work per key within the process.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyedEntry
+}
+
+type keyedEntry struct {
+	mu      sync.Mutex
+	waiters int
+}
+
+// lock locks key and returns its unlock.
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyedEntry{}
+	}
+	e := k.locks[key]
+	if e == nil {
+		e = &keyedEntry{}
+		k.locks[key] = e
+	}
+	e.waiters++
+	k.mu.Unlock()
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
+		k.mu.Lock()
+		if e.waiters--; e.waiters == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}

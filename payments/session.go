@@ -1,0 +1,205 @@
+package payments
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// SessionRequest opens a payment.
+type SessionRequest struct {
+	// ProviderKey names a registered provider ("mock", "stripe").
+	ProviderKey string `json:"providerKey"`
+	// Amount is a positive decimal in the currency, with no more decimal
+	// places than its minor unit ("10.50").
+	Amount json.Number `json:"amount"`
+	// CurrencyCode is an ISO 4217 code (any case; stored upper-case).
+	CurrencyCode string `json:"currencyCode"`
+	// CaptureMethod is CaptureAutomatic (default) or CaptureManual.
+	CaptureMethod string `json:"captureMethod"`
+	// Description is at most 500 characters.
+	Description string `json:"description"`
+	// Metadata is the caller's, at most 16 KiB of JSON, kept with the
+	// transaction and passed to the provider.
+	Metadata map[string]any `json:"metadata"`
+}
+
+// Session is a new payment session: what the caller needs to confirm the
+// payment (clientSecret, redirectUrl) and to act on it (transactionId).
+type Session struct {
+	TransactionID string         `json:"transactionId"`
+	SessionID     string         `json:"sessionId"`
+	ProviderKey   string         `json:"providerKey"`
+	ClientSecret  *string        `json:"clientSecret"`
+	RedirectURL   *string        `json:"redirectUrl"`
+	ProviderData  map[string]any `json:"providerData"`
+	Status        Status         `json:"status"`
+	PaymentID     string         `json:"paymentId"`
+}
+
+// Limits of a session request.
+const (
+	maxDescription   = 500
+	maxMetadataBytes = 16 << 10
+)
+
+var currencyPattern = regexp.MustCompile(`^[A-Za-z]{3}$`)
+
+// check validates the request and returns its amount in minor units. An
+// error is a *store.ValidationError naming each bad field.
+func (r *SessionRequest) check() (int64, error) {
+	ve := &store.ValidationError{}
+	if strings.TrimSpace(r.ProviderKey) == "" {
+		ve.Add("providerKey", "is required")
+	}
+	if !currencyPattern.MatchString(r.CurrencyCode) {
+		ve.Add("currencyCode", "must be a 3-letter ISO 4217 code")
+	}
+	r.CurrencyCode = strings.ToUpper(r.CurrencyCode)
+	var minor int64
+	if r.Amount == "" {
+		ve.Add("amount", "is required")
+	} else if m, msg := ParseAmount(r.Amount, r.CurrencyCode); msg != "" {
+		ve.Add("amount", msg)
+	} else {
+		minor = m
+	}
+	switch r.CaptureMethod {
+	case "":
+		r.CaptureMethod = CaptureAutomatic
+	case CaptureAutomatic, CaptureManual:
+	default:
+		ve.Add("captureMethod", "must be automatic or manual")
+	}
+	if utf8.RuneCountInString(r.Description) > maxDescription {
+		ve.Add("description", fmt.Sprintf("must be at most %d characters", maxDescription))
+	}
+	if b, err := json.Marshal(r.Metadata); err != nil || len(b) > maxMetadataBytes {
+		ve.Add("metadata", fmt.Sprintf("must be at most %d bytes of JSON", maxMetadataBytes))
+	}
+	return minor, ve.Err()
+}
+
+// CreateSession opens a payment at the request's provider and stores its
+// transaction, in the caller's tenant and active organization. It emits
+// payment_gateways.session.created, and the status's event when the
+// provider confirmed the payment at once (the mock providers do).
+//
+// A bad request is a *store.ValidationError; an unknown provider
+// ErrUnknownProvider; a provider failure ErrProvider (logged), ErrDeclined
+// or ErrNotConfigured.
+func (s *Service) CreateSession(ctx context.Context, req SessionRequest) (*Session, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	amount, err := req.check()
+	if err != nil {
+		return nil, err
+	}
+	p, ok := s.providers.Get(req.ProviderKey)
+	if !ok {
+		return nil, fmt.Errorf("%w: No gateway adapter for provider: %s", ErrUnknownProvider, req.ProviderKey)
+	}
+	creds, err := s.creds.Credentials(ctx, sc.TenantID, p.Key())
+	if err != nil {
+		return nil, err
+	}
+	id := store.NewID()
+	res, err := p.CreateSession(ctx, SessionInput{TransactionID: id, Amount: amount, Currency: req.CurrencyCode,
+		CaptureMethod: req.CaptureMethod, Description: req.Description, Metadata: req.Metadata, Credentials: creds,
+		IdempotencyKey: id})
+	if err != nil {
+		return nil, s.providerError(ctx, p.Key(), "create session", err)
+	}
+	if !res.Status.Valid() || res.SessionID == "" {
+		return nil, s.providerError(ctx, p.Key(), "create session",
+			fmt.Errorf("provider answered status %q, session %q", res.Status, res.SessionID))
+	}
+	t := &Transaction{ID: id, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID, PaymentID: store.NewID(),
+		ProviderKey: p.Key(), SessionID: res.SessionID, Status: res.Status, GatewayStatus: res.GatewayStatus,
+		Amount: amount, Currency: req.CurrencyCode, CaptureMethod: req.CaptureMethod, Description: req.Description,
+		Metadata: req.Metadata, RedirectURL: res.RedirectURL, ProviderData: res.ProviderData}
+	if t.Status == StatusCaptured {
+		t.CapturedAmount = amount
+	}
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		t.CreatedAt, t.UpdatedAt = tx.Now(), tx.Now()
+		if err := s.store.InsertTransaction(ctx, tx, t); err != nil {
+			return err
+		}
+		if _, err := tx.EmitData(ctx, EventSessionCreated, t.scope(), eventData(t, "")); err != nil {
+			return err
+		}
+		return s.emitStatus(ctx, tx, t, StatusPending)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Session{TransactionID: t.ID, SessionID: t.SessionID, ProviderKey: t.ProviderKey,
+		ClientSecret: optional(res.ClientSecret), RedirectURL: optional(res.RedirectURL), ProviderData: res.ProviderData,
+		Status: t.Status, PaymentID: t.PaymentID}, nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// scope is the transaction's tenant and organization, for its events.
+func (t *Transaction) scope() store.Scope {
+	return store.Scope{TenantID: t.TenantID, OrganizationID: t.OrganizationID}
+}
+
+// eventData is the payload of the area's events: the payment's ids,
+// status (and the one before, for status changes) and amounts.
+func eventData(t *Transaction, previous Status) map[string]any {
+	data := map[string]any{
+		"transactionId":  t.ID,
+		"paymentId":      t.PaymentID,
+		"providerKey":    t.ProviderKey,
+		"sessionId":      t.SessionID,
+		"status":         t.Status,
+		"amount":         FormatAmount(t.Amount, t.Currency),
+		"amountReceived": FormatAmount(t.CapturedAmount, t.Currency),
+		"refundedAmount": FormatAmount(t.RefundedAmount, t.Currency),
+		"currencyCode":   t.Currency,
+	}
+	if previous != "" {
+		data["previousStatus"] = previous
+	}
+	return data
+}
+
+// emitStatus emits the event of t's status when it differs from
+// previous and has one.
+func (s *Service) emitStatus(ctx context.Context, tx *store.Tx, t *Transaction, previous Status) error {
+	typ, ok := statusEvents[t.Status]
+	if !ok || t.Status == previous {
+		return nil
+	}
+	_, err := tx.EmitData(ctx, typ, t.scope(), eventData(t, previous))
+	return err
+}
+
+// providerError classifies a provider's error: a refusal or missing
+// credentials pass through, anything else is logged and becomes
+// ErrProvider.
+func (s *Service) providerError(ctx context.Context, providerKey, op string, err error) error {
+	switch {
+	case errors.Is(err, ErrDeclined), errors.Is(err, ErrNotConfigured):
+		return err
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	s.logger.ErrorContext(ctx, "payments: provider call failed", "provider", providerKey, "op", op, "err", err)
+	return fmt.Errorf("%w: %s %s", ErrProvider, providerKey, op)
+}

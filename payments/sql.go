@@ -1,0 +1,217 @@
+package payments
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// SQLStore is the Store on the store package's engines, SQLite and
+// PostgreSQL: the same SQL serves both. Its tables are Migrations'.
+type SQLStore struct{}
+
+// NewSQLStore returns the SQL store.
+func NewSQLStore() *SQLStore { return &SQLStore{} }
+
+const transactionColumns = "id, tenant_id, COALESCE(organization_id, ''), payment_id, provider_key, session_id, status, " +
+	"gateway_status, amount, captured_amount, refunded_amount, currency_code, capture_method, description, metadata, " +
+	"redirect_url, provider_data, created_at, updated_at"
+
+func scanTransaction(s store.Scanner) (*Transaction, error) {
+	var t Transaction
+	var metadata, providerData []byte
+	if err := s.Scan(&t.ID, &t.TenantID, &t.OrganizationID, &t.PaymentID, &t.ProviderKey, &t.SessionID, &t.Status,
+		&t.GatewayStatus, &t.Amount, &t.CapturedAmount, &t.RefundedAmount, &t.Currency, &t.CaptureMethod, &t.Description,
+		&metadata, &t.RedirectURL, &providerData, &t.CreatedAt, &t.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(metadata, &t.Metadata); err != nil {
+		return nil, err
+	}
+	if len(providerData) > 0 {
+		if err := json.Unmarshal(providerData, &t.ProviderData); err != nil {
+			return nil, err
+		}
+	}
+	return &t, nil
+}
+
+// jsonText marshals a JSON column's value (bound as a string on both
+// engines); nil stays NULL.
+func jsonText(v map[string]any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// InsertTransaction implements Store.
+func (*SQLStore) InsertTransaction(ctx context.Context, q store.Querier, t *Transaction) error {
+	metadata := t.Metadata
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	meta, err := jsonText(metadata)
+	if err != nil {
+		return err
+	}
+	data, err := jsonText(t.ProviderData)
+	if err != nil {
+		return err
+	}
+	_, err = q.Exec(ctx, `INSERT INTO payment_transactions (id, tenant_id, organization_id, payment_id, provider_key,
+		session_id, status, gateway_status, amount, captured_amount, refunded_amount, currency_code, capture_method,
+		description, metadata, redirect_url, provider_data, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		t.ID, t.TenantID, nullable(t.OrganizationID), t.PaymentID, t.ProviderKey, t.SessionID, string(t.Status),
+		t.GatewayStatus, t.Amount, t.CapturedAmount, t.RefundedAmount, t.Currency, t.CaptureMethod, t.Description,
+		meta, t.RedirectURL, data, t.CreatedAt, t.UpdatedAt)
+	return err
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// GetTransaction implements Store.
+func (*SQLStore) GetTransaction(ctx context.Context, q store.Querier, sc store.Scope, id string) (*Transaction, error) {
+	c := sc.Readable("tenant_id", "organization_id").And("id = ?", id)
+	return store.One(ctx, q, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions WHERE `+c.SQL(),
+		c.Values()...)
+}
+
+// LockTransaction implements Store.
+func (*SQLStore) LockTransaction(ctx context.Context, tx *store.Tx, tenantID, id string) (*Transaction, error) {
+	lock := ""
+	if tx.Dialect().Name() == "postgres" {
+		lock = " FOR UPDATE"
+	}
+	return store.One(ctx, tx, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions
+		WHERE tenant_id = $1 AND id = $2`+lock, tenantID, id)
+}
+
+// FindBySession implements Store.
+func (*SQLStore) FindBySession(ctx context.Context, q store.Querier, providerKey, sessionID string) ([]*Transaction, error) {
+	return store.Many(ctx, q, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions
+		WHERE provider_key = $1 AND session_id = $2 ORDER BY created_at, id`, providerKey, sessionID)
+}
+
+// ListTransactions implements Store.
+func (*SQLStore) ListTransactions(ctx context.Context, q store.Querier, sc store.Scope, f Filter) ([]*Transaction, int, error) {
+	c := sc.Readable("tenant_id", "organization_id")
+	if f.Status != "" {
+		c.And("status = ?", string(f.Status))
+	}
+	if f.ProviderKey != "" {
+		c.And("provider_key = ?", f.ProviderKey)
+	}
+	var total int
+	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM payment_transactions WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	items, err := store.Many(ctx, q, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions WHERE `+
+		c.SQL()+c.OrderPage("created_at", "id", true, f.Limit, f.Offset), c.Values()...)
+	return items, total, err
+}
+
+// UpdateTransaction implements Store.
+func (*SQLStore) UpdateTransaction(ctx context.Context, q store.Querier, t *Transaction) error {
+	data, err := jsonText(t.ProviderData)
+	if err != nil {
+		return err
+	}
+	return store.ExecOne(ctx, q, `UPDATE payment_transactions SET status = $3, gateway_status = $4,
+		captured_amount = $5, refunded_amount = $6, provider_data = $7, updated_at = $8
+		WHERE tenant_id = $1 AND id = $2`,
+		t.TenantID, t.ID, string(t.Status), t.GatewayStatus, t.CapturedAmount, t.RefundedAmount, data, t.UpdatedAt)
+}
+
+const refundColumns = "r.id, r.tenant_id, r.transaction_id, r.provider_refund_id, r.amount, t.currency_code, r.reason, " +
+	"r.gateway_status, r.created_at"
+
+func scanRefund(s store.Scanner) (*Refund, error) {
+	var r Refund
+	return &r, s.Scan(&r.ID, &r.TenantID, &r.TransactionID, &r.ProviderRefundID, &r.Amount, &r.Currency, &r.Reason,
+		&r.GatewayStatus, &r.CreatedAt)
+}
+
+// InsertRefund implements Store.
+func (*SQLStore) InsertRefund(ctx context.Context, q store.Querier, r *Refund) error {
+	_, err := q.Exec(ctx, `INSERT INTO payment_refunds (id, tenant_id, transaction_id, provider_refund_id, amount,
+		reason, gateway_status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		r.ID, r.TenantID, r.TransactionID, r.ProviderRefundID, r.Amount, r.Reason, r.GatewayStatus, r.CreatedAt)
+	return err
+}
+
+// ListRefunds implements Store.
+func (*SQLStore) ListRefunds(ctx context.Context, q store.Querier, tenantID, transactionID string) ([]*Refund, error) {
+	return store.Many(ctx, q, scanRefund, `SELECT `+refundColumns+` FROM payment_refunds r
+		JOIN payment_transactions t ON t.id = r.transaction_id
+		WHERE r.tenant_id = $1 AND r.transaction_id = $2 ORDER BY r.created_at, r.id`, tenantID, transactionID)
+}
+
+// GetOperation implements Store.
+func (*SQLStore) GetOperation(ctx context.Context, q store.Querier, tenantID, transactionID, operationID string) (*Operation, error) {
+	return store.One(ctx, q, func(s store.Scanner) (*Operation, error) {
+		var op Operation
+		var response []byte
+		if err := s.Scan(&op.TenantID, &op.TransactionID, &op.OperationID, &op.Action, &response, &op.CreatedAt); err != nil {
+			return nil, err
+		}
+		op.Response = response
+		return &op, nil
+	}, `SELECT tenant_id, transaction_id, operation_id, action, response, created_at FROM payment_operations
+		WHERE tenant_id = $1 AND transaction_id = $2 AND operation_id = $3`, tenantID, transactionID, operationID)
+}
+
+// InsertOperation implements Store.
+func (*SQLStore) InsertOperation(ctx context.Context, q store.Querier, op *Operation) error {
+	_, err := q.Exec(ctx, `INSERT INTO payment_operations (tenant_id, transaction_id, operation_id, action, response,
+		created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		op.TenantID, op.TransactionID, op.OperationID, string(op.Action), string(op.Response), op.CreatedAt)
+	return err
+}
+
+const webhookColumns = "id, tenant_id, transaction_id, provider_key, idempotency_key, event_type, event_id, " +
+	"provider_status, amount, mapped_status, outcome, status_before, status_after, received_at, processed_at"
+
+func scanWebhook(s store.Scanner) (*Webhook, error) {
+	var w Webhook
+	return &w, s.Scan(&w.ID, &w.TenantID, &w.TransactionID, &w.ProviderKey, &w.IdempotencyKey, &w.EventType, &w.EventID,
+		&w.ProviderStatus, &w.Amount, &w.MappedStatus, &w.Outcome, &w.StatusBefore, &w.StatusAfter, &w.ReceivedAt,
+		&w.ProcessedAt)
+}
+
+// InsertWebhook implements Store.
+func (*SQLStore) InsertWebhook(ctx context.Context, q store.Querier, w *Webhook) (bool, error) {
+	n, err := q.Exec(ctx, `INSERT INTO payment_webhooks (id, tenant_id, transaction_id, provider_key, idempotency_key,
+		event_type, event_id, provider_status, amount, mapped_status, received_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+		w.ID, w.TenantID, w.TransactionID, w.ProviderKey, w.IdempotencyKey, w.EventType, w.EventID, w.ProviderStatus,
+		w.Amount, string(w.MappedStatus), w.ReceivedAt)
+	return n == 1, err
+}
+
+// GetWebhook implements Store.
+func (*SQLStore) GetWebhook(ctx context.Context, q store.Querier, tenantID, id string) (*Webhook, error) {
+	return store.One(ctx, q, scanWebhook, `SELECT `+webhookColumns+` FROM payment_webhooks
+		WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+}
+
+// FinishWebhook implements Store.
+func (*SQLStore) FinishWebhook(ctx context.Context, q store.Querier, w *Webhook) error {
+	return store.ExecOne(ctx, q, `UPDATE payment_webhooks SET mapped_status = $3, outcome = $4, status_before = $5,
+		status_after = $6, processed_at = $7 WHERE tenant_id = $1 AND id = $2`,
+		w.TenantID, w.ID, string(w.MappedStatus), w.Outcome, string(w.StatusBefore), string(w.StatusAfter), w.ProcessedAt)
+}
+
+// ListWebhooks implements Store.
+func (*SQLStore) ListWebhooks(ctx context.Context, q store.Querier, tenantID, transactionID string) ([]*Webhook, error) {
+	return store.Many(ctx, q, scanWebhook, `SELECT `+webhookColumns+` FROM payment_webhooks
+		WHERE tenant_id = $1 AND transaction_id = $2 ORDER BY received_at, id`, tenantID, transactionID)
+}

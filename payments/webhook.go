@@ -1,0 +1,160 @@
+package payments
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// ProcessWebhook is the job that applies a received webhook to its
+// payment.
+type ProcessWebhook struct {
+	TenantID  string `json:"tenantId"`
+	WebhookID string `json:"webhookId"`
+}
+
+// Kind implements jobs.Args.
+func (ProcessWebhook) Kind() string { return "payments.webhook" }
+
+// RegisterJobs registers the webhook processing worker on e; call it
+// before e starts. Without it received webhooks are stored and never
+// applied.
+func (s *Service) RegisterJobs(e *jobs.Engine) error {
+	err := jobs.Register(e, jobs.WorkFunc[ProcessWebhook](func(ctx context.Context, j *jobs.Job[ProcessWebhook]) error {
+		return s.ApplyWebhook(ctx, j.Args.TenantID, j.Args.WebhookID)
+	}), &jobs.RegisterOpts{Queue: "payments", MaxAttempts: 10, Workers: 4})
+	if err != nil {
+		return err
+	}
+	s.jobs = e
+	return nil
+}
+
+// Receive verifies a provider's webhook and stores it for processing.
+// The payment it names (Provider.WebhookSessionID) tells the tenant, whose
+// credentials must verify it; a webhook therefore never reaches another
+// tenant's payment. It returns once the webhook is stored durably, with
+// its processing job; duplicate reports a webhook whose idempotency key
+// the tenant already has (stored once, processed once).
+//
+// An unknown provider is ErrUnknownProvider; a body the provider cannot
+// read, an unknown session or a signature that does not verify is
+// ErrVerification.
+func (s *Service) Receive(ctx context.Context, providerKey string, header http.Header, body []byte) (duplicate bool, err error) {
+	p, ok := s.providers.Get(providerKey)
+	if !ok {
+		return false, fmt.Errorf("%w: No webhook handler for provider: %s", ErrUnknownProvider, providerKey)
+	}
+	sessionID, err := p.WebhookSessionID(body)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrVerification, err)
+	}
+	candidates, err := s.store.FindBySession(ctx, s.db, p.Key(), sessionID)
+	if err != nil {
+		return false, err
+	}
+	var t *Transaction
+	var ev *WebhookEvent
+	for _, c := range candidates {
+		creds, err := s.creds.Credentials(ctx, c.TenantID, p.Key())
+		if err != nil {
+			return false, err
+		}
+		if ev, err = p.VerifyWebhook(ctx, WebhookInput{Body: body, Header: header, Credentials: creds}); err == nil {
+			t = c
+			break
+		}
+	}
+	if t == nil || ev.SessionID != sessionID {
+		return false, fmt.Errorf("%w: no payment of session %q verifies it", ErrVerification, sessionID)
+	}
+	w := &Webhook{ID: store.NewID(), TenantID: t.TenantID, TransactionID: t.ID, ProviderKey: p.Key(),
+		IdempotencyKey: ev.IdempotencyKey, EventType: ev.EventType, EventID: ev.EventID, ProviderStatus: ev.ProviderStatus,
+		Amount: ev.Amount, MappedStatus: p.MapStatus(ev.ProviderStatus, ev.EventType)}
+	if w.IdempotencyKey == "" {
+		// Without a key from the provider, the same body is the same event.
+		sum := sha256.Sum256(body)
+		w.IdempotencyKey = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	var inserted bool
+	err = s.ingest.Do(func(ctx context.Context, tx *store.Tx) error {
+		w.ReceivedAt = tx.Now()
+		ok, err := s.store.InsertWebhook(ctx, tx, w)
+		if err != nil || !ok {
+			inserted = false
+			return err
+		}
+		inserted = true
+		if s.jobs == nil {
+			return nil
+		}
+		_, err = s.jobs.EnqueueTx(ctx, tx, ProcessWebhook{TenantID: w.TenantID, WebhookID: w.ID}, nil)
+		return err
+	})
+	return !inserted, err
+}
+
+// ApplyWebhook processes the tenant's received webhook: the status it
+// reports (Provider.MapStatus) applies when the status machine allows the
+// move from the payment's status (Decide), with the amounts it implies,
+// and the status's event; otherwise the payment stays as it is (a late
+// "authorized" never undoes a capture). Either way the webhook's outcome
+// joins the payment's history. A webhook processed already is skipped.
+func (s *Service) ApplyWebhook(ctx context.Context, tenantID, webhookID string) error {
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		w, err := s.store.GetWebhook(ctx, tx, tenantID, webhookID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil || w.ProcessedAt != nil {
+			return err
+		}
+		t, err := s.store.LockTransaction(ctx, tx, tenantID, w.TransactionID)
+		if err != nil {
+			return err
+		}
+		w.StatusBefore = t.Status
+		next, changed := Decide(t.Status, w.MappedStatus)
+		w.Outcome = OutcomeIgnored
+		if changed {
+			w.Outcome = OutcomeApplied
+			if err := s.change(ctx, tx, t, next, w.ProviderStatus, nil, func() { webhookAmounts(t, next, w.Amount) }); err != nil {
+				return err
+			}
+		}
+		now := tx.Now()
+		w.StatusAfter, w.ProcessedAt = t.Status, &now
+		return s.store.FinishWebhook(ctx, tx, w)
+	})
+}
+
+// webhookAmounts sets the captured and refunded amounts a webhook's
+// status implies: a capture without an amount is of the whole payment, a
+// refund without one of what was captured.
+func webhookAmounts(t *Transaction, status Status, amount *int64) {
+	of := func(def int64) int64 {
+		if amount == nil {
+			return def
+		}
+		return *amount
+	}
+	switch status {
+	case StatusCaptured:
+		t.CapturedAmount = t.Amount
+	case StatusPartiallyCaptured:
+		t.CapturedAmount = max(t.CapturedAmount, min(of(t.Amount), t.Amount))
+	case StatusRefunded:
+		if t.CapturedAmount == 0 {
+			t.CapturedAmount = t.Amount
+		}
+		t.RefundedAmount = t.CapturedAmount
+	case StatusPartiallyRefunded:
+		t.RefundedAmount = max(t.RefundedAmount, min(of(t.CapturedAmount), t.CapturedAmount))
+	}
+}
