@@ -12,6 +12,7 @@ import (
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/payments"
+	"github.com/tenantkit/tenantkit/payments/stripeprovider"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/toggles"
@@ -45,8 +46,9 @@ type Config struct {
 	// server uses DATA_DIR/files). Empty, with no Attachments.Blobs, keeps
 	// them in memory: fine for tests, lost on restart.
 	FilesDir string
-	// Payments configures the payment gateways: providers and where
-	// their credentials come from (by default the environment).
+	// Payments configures the payment gateways: providers (nil: mock,
+	// mock_processing and stripe) and where their credentials come from
+	// (nil: the environment).
 	Payments payments.Options
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -183,6 +185,10 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 		attOpts.Logger = cfg.Logger
 	}
 	payOpts := cfg.Payments
+	if payOpts.Providers == nil {
+		payOpts.Providers = payments.NewRegistry(payments.NewMock(payments.KeyMock),
+			payments.NewMock(payments.KeyMockProcessing), stripeprovider.New(stripeprovider.Options{}))
+	}
 	if payOpts.Logger == nil {
 		payOpts.Logger = cfg.Logger
 	}

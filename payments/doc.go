@@ -1,4 +1,159 @@
 // Package payments is the payment gateways area: payment sessions through
 // a provider, capture, refund, cancel, status, and the providers' inbound
-// webhooks.
+// webhooks, for each tenant.
+//
+// Status: built: the Service (sessions, capture, refund, cancel, status,
+// transaction lists with refunds and webhook history), the Store and its
+// SQL implementation on SQLite and PostgreSQL, the mock providers, the
+// durable webhook intake and its processing job. The Stripe provider lives
+// in the subpackage stripeprovider (the Kit registers it).
+//
+// # Model
+//
+// A Transaction is one payment session at one Provider. Its id (the API's
+// transactionId) names it in every later call; sessionId is the
+// provider's own id. Amounts are exact: the API's decimal numbers are read
+// as decimals, never through float64, and stored as integers in the
+// currency's minor units (MinorUnits: 2 for most currencies, 0 for JPY,
+// 3 for KWD), so 0.1 + 0.2 is 0.3. An amount with more decimal places than
+// its currency allows is refused.
+//
+// Transactions are stamped with the caller's tenant and active
+// organization and read through store.Scope like every organization-scoped
+// area: another tenant's (or an organization the caller may not read)
+// transaction is 404, exactly as one that does not exist.
+//
+// # Statuses
+//
+// The unified statuses are pending, authorized, captured,
+// partially_captured, refunded, partially_refunded, cancelled, failed,
+// expired and unknown. One function, Decide, decides every status change,
+// whether a caller's action, a provider's answer or a webhook caused it:
+//
+//	pending            → authorized, captured, failed, expired, cancelled
+//	authorized         → captured, partially_captured, cancelled, failed
+//	captured           → refunded, partially_refunded
+//	partially_captured → captured, refunded, partially_refunded, cancelled
+//	partially_refunded → refunded
+//
+// refunded, cancelled, failed and expired are terminal; unknown moves
+// nowhere (a provider status the area does not know changes nothing). A
+// move the table does not allow is ignored, never an error: a late
+// "authorized" webhook after a capture leaves the payment captured.
+//
+// Allows decides which action a status admits: capture from pending,
+// authorized or partially_captured (and from captured, where it repeats
+// the answer and calls nothing); refund from captured, partially_captured
+// and partially_refunded; cancel from pending, authorized and
+// partially_captured. Anything else is a *StatusConflictError, shown as
+// 409 `Cannot <action> a payment in status "<status>"`.
+//
+// # Actions
+//
+// Capture without an amount captures what is left; with one, at most what
+// is left (more is 409), and a capture of part of the payment leaves it
+// partially_captured. Refund without an amount refunds what is left of
+// the captured amount; with one, at most that (more is 409); the payment
+// is partially_refunded until its refunds add up to what was captured,
+// then refunded. The refund answer's refundedAmount is that refund's
+// amount; the transaction's refundedAmount is the total.
+//
+// Actions on one payment are serialised: within a process by a lock per
+// payment, and on PostgreSQL, where several processes share the
+// database, by the payment's row lock (SELECT … FOR UPDATE) held through
+// the provider call. On SQLite (one process) the provider call happens
+// outside any transaction, so a slow provider never holds the database's
+// single writer. So 100 concurrent partial refunds never refund more than
+// was captured. Each provider call carries an idempotency key (the
+// payment, the action and the operationId when given), so a provider that
+// honours keys (Stripe) never acts twice for one operation.
+//
+// operationId: an action sent with an operationId keeps its answer with
+// the change, in one transaction. The same operationId on the same
+// payment again returns that answer and changes nothing (even if the
+// payment changed since); used for another action it is 409. Different
+// operationIds are different operations: two equal partial refunds with
+// two ids are both applied.
+//
+// # Events
+//
+// Every change emits its event in the transaction that makes it, so
+// outbound webhooks deliver each exactly when it commits:
+// payment_gateways.session.created for every session, then one event per
+// status change: payment.authorized, payment.captured (also for
+// partially_captured), payment.failed, payment.refunded (also for
+// partially_refunded), payment.cancelled, and session.expired. A session
+// the provider confirms at once (the mock providers) emits session.created
+// and its status's event together. A replayed operation or an ignored
+// webhook emits nothing. The payload holds the ids, status,
+// previousStatus, amounts and currency.
+//
+// # Providers
+//
+// A Provider talks to one gateway; the Registry holds them by key, and a
+// host adds its own with Register. Built in: "mock" (confirms at once:
+// captured, or authorized with captureMethod manual), "mock_processing"
+// (every session stays pending until a webhook moves it) and, through the
+// Kit, "stripe" (stripeprovider, with stripe-go). A provider error is
+// logged in full and answered 502 with a vague message; ErrDeclined (a
+// refusal the caller should see) is 409 with the provider's message;
+// ErrNotConfigured (missing credentials) is 422.
+//
+// Credentials come from a CredentialSource, per tenant and provider. The
+// default, EnvCredentials, reads the environment for every tenant:
+// STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY, STRIPE_WEBHOOK_SECRET, and
+// MOCK_GATEWAY_WEBHOOK_SECRET for both mock providers. Fallback layers a
+// tenant's stored credentials over the environment. There is no built-in
+// development secret: without a webhookSecret no mock webhook verifies.
+//
+// # Webhooks
+//
+// Receive (POST /payment_gateways/webhook/{provider}) reads which session
+// the body names (Provider.WebhookSessionID), finds that session's
+// payments and verifies the signature with each one's tenant's
+// credentials: the tenant whose secret verifies it owns it, so a webhook
+// signed with one tenant's secret never moves another tenant's payment.
+// An unknown provider is ErrUnknownProvider (404); a body the provider
+// cannot read, an unknown session or a bad signature is ErrVerification
+// (401, one message for all, so the answer tells nothing about which
+// sessions exist).
+//
+// A verified webhook is stored with its processing job in one
+// transaction (group-committed with concurrent webhooks, store.Batcher)
+// before the 202: nothing acknowledged is lost, and a restart resumes
+// processing. Webhooks are deduplicated on (tenant, provider,
+// idempotencyKey): a duplicate is answered 202 and neither stored again
+// nor processed again. The key is the provider's (the mock's id, Stripe's
+// event id), or the body's SHA-256 when it has none.
+//
+// The job (ApplyWebhook) locks the payment, maps the provider status
+// (Provider.MapStatus) and applies it through Decide, with the amounts it
+// implies (a capture without an amount is of the whole payment, a refund
+// without one of everything captured), then records in the webhook's
+// history entry the mapped status, the statuses before and after and the
+// outcome: applied, or ignored when the move is not allowed. The mock's
+// data.amount, when present, is in minor units, as Stripe's are.
+//
+// # Routes
+//
+// httpapi serves the Service under /payment_gateways: sessions (422 with
+// {error: "Invalid payload", details} naming each bad field, or with "No
+// gateway adapter for provider: <key>"), capture, refund, cancel, status
+// (400 for a missing or malformed transactionId), transactions (paged,
+// newest first, status and providerKey filters), transactions/{id} (with
+// refunds and webhooks), providers, and the webhook receiver (no
+// credential; 60 requests a minute per provider and client address).
+//
+// # Known limits
+//
+//   - Several processes on one SQLite file are not supported (the
+//     per-payment lock is in-process); use PostgreSQL to scale out.
+//   - On SQLite a webhook applied between an action's check and its
+//     commit can leave the action unrecorded although the provider acted
+//     (answered 409 "The payment changed while it was refunded"); the
+//     webhook history and the provider still show it.
+//   - The mock providers keep no state of their own: Status reports
+//     unknown, which changes nothing.
+//   - There is no refresh from the provider (upstream's POST /status) yet;
+//     GET /status reads the stored payment, kept current by webhooks.
 package payments

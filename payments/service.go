@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"sync"
@@ -33,8 +34,10 @@ type Service struct {
 	creds     CredentialSource
 	logger    *slog.Logger
 	jobs      *jobs.Engine
-	ingest    *store.Batcher
-	locks     keyedMutex
+	// batch group-commits the writes of sessions and webhooks.
+	batch   *store.Batcher
+	prepare sync.Once
+	locks   keyedMutex
 	// holdRowLock says a provider call runs inside the transaction that
 	// holds the payment's row (PostgreSQL, where several processes may act
 	// on one payment). On SQLite, one process, the in-process lock
@@ -46,7 +49,7 @@ type Service struct {
 // New returns the service on db. Its tables are Migrations'.
 func New(db *store.DB, opts Options) *Service {
 	s := &Service{db: db, store: opts.Store, providers: opts.Providers, creds: opts.Credentials, logger: opts.Logger,
-		ingest: store.NewBatcher(db), holdRowLock: db.Dialect().Name() == "postgres"}
+		batch: store.NewBatcher(db), holdRowLock: db.Dialect().Name() == "postgres"}
 	if s.store == nil {
 		s.store = NewSQLStore()
 	}
@@ -60,6 +63,18 @@ func New(db *store.DB, opts Options) *Service {
 		s.logger = db.Logger()
 	}
 	return s
+}
+
+// prepareWrites has the store prepare its frequent statements, once
+// (SQLStore: the inserts of sessions and webhooks).
+func (s *Service) prepareWrites(ctx context.Context) {
+	s.prepare.Do(func() {
+		if p, ok := s.store.(interface {
+			PrepareWrites(ctx context.Context, db *store.DB)
+		}); ok {
+			p.PrepareWrites(ctx, s.db)
+		}
+	})
 }
 
 // Providers returns the registry of the gateways sessions may use.

@@ -129,7 +129,8 @@ func (s *Service) CreateSession(ctx context.Context, req SessionRequest) (*Sessi
 	if t.Status == StatusCaptured {
 		t.CapturedAmount = amount
 	}
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+	s.prepareWrites(ctx)
+	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		t.CreatedAt, t.UpdatedAt = tx.Now(), tx.Now()
 		if err := s.store.InsertTransaction(ctx, tx, t); err != nil {
 			return err

@@ -47,6 +47,25 @@ func jsonText(v map[string]any) (any, error) {
 	return string(b), err
 }
 
+const insertTransactionSQL = `INSERT INTO payment_transactions (id, tenant_id, organization_id, payment_id,
+	provider_key, session_id, status, gateway_status, amount, captured_amount, refunded_amount, currency_code,
+	capture_method, description, metadata, redirect_url, provider_data, created_at, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+
+const insertWebhookSQL = `INSERT INTO payment_webhooks (id, tenant_id, transaction_id, provider_key, idempotency_key,
+	event_type, event_id, provider_status, amount, mapped_status, received_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`
+
+// PrepareWrites prepares the inserts of sessions and webhooks (and the
+// event insert) on db, so that the Service's frequent writes skip
+// parsing them (store.DB.Prepare). Failures only cost speed.
+func (*SQLStore) PrepareWrites(ctx context.Context, db *store.DB) {
+	for _, q := range []string{insertTransactionSQL, insertWebhookSQL} {
+		_ = db.Prepare(ctx, q)
+	}
+	db.PrepareEmitMany(ctx)
+}
+
 // InsertTransaction implements Store.
 func (*SQLStore) InsertTransaction(ctx context.Context, q store.Querier, t *Transaction) error {
 	metadata := t.Metadata
@@ -61,10 +80,7 @@ func (*SQLStore) InsertTransaction(ctx context.Context, q store.Querier, t *Tran
 	if err != nil {
 		return err
 	}
-	_, err = q.Exec(ctx, `INSERT INTO payment_transactions (id, tenant_id, organization_id, payment_id, provider_key,
-		session_id, status, gateway_status, amount, captured_amount, refunded_amount, currency_code, capture_method,
-		description, metadata, redirect_url, provider_data, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+	_, err = q.Exec(ctx, insertTransactionSQL,
 		t.ID, t.TenantID, nullable(t.OrganizationID), t.PaymentID, t.ProviderKey, t.SessionID, string(t.Status),
 		t.GatewayStatus, t.Amount, t.CapturedAmount, t.RefundedAmount, t.Currency, t.CaptureMethod, t.Description,
 		meta, t.RedirectURL, data, t.CreatedAt, t.UpdatedAt)
@@ -189,9 +205,7 @@ func scanWebhook(s store.Scanner) (*Webhook, error) {
 
 // InsertWebhook implements Store.
 func (*SQLStore) InsertWebhook(ctx context.Context, q store.Querier, w *Webhook) (bool, error) {
-	n, err := q.Exec(ctx, `INSERT INTO payment_webhooks (id, tenant_id, transaction_id, provider_key, idempotency_key,
-		event_type, event_id, provider_status, amount, mapped_status, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+	n, err := q.Exec(ctx, insertWebhookSQL,
 		w.ID, w.TenantID, w.TransactionID, w.ProviderKey, w.IdempotencyKey, w.EventType, w.EventID, w.ProviderStatus,
 		w.Amount, string(w.MappedStatus), w.ReceivedAt)
 	return n == 1, err

@@ -83,7 +83,8 @@ func (s *Service) Receive(ctx context.Context, providerKey string, header http.H
 		w.IdempotencyKey = "sha256:" + hex.EncodeToString(sum[:])
 	}
 	var inserted bool
-	err = s.ingest.Do(func(ctx context.Context, tx *store.Tx) error {
+	s.prepareWrites(ctx)
+	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		w.ReceivedAt = tx.Now()
 		ok, err := s.store.InsertWebhook(ctx, tx, w)
 		if err != nil || !ok {
@@ -91,13 +92,34 @@ func (s *Service) Receive(ctx context.Context, providerKey string, header http.H
 			return err
 		}
 		inserted = true
-		if s.jobs == nil {
-			return nil
-		}
-		_, err = s.jobs.EnqueueTx(ctx, tx, ProcessWebhook{TenantID: w.TenantID, WebhookID: w.ID}, nil)
-		return err
+		s.enqueueProcessing(tx, ProcessWebhook{TenantID: w.TenantID, WebhookID: w.ID})
+		return nil
 	})
 	return !inserted, err
+}
+
+// pendingJobsKey keys, in a transaction, the processing jobs of the
+// webhooks it stored.
+type pendingJobsKey struct{}
+
+// enqueueProcessing adds a webhook's processing job to tx. The jobs of a
+// shared transaction's webhooks are inserted together, in one statement,
+// just before it commits: River's insert costs far more to prepare than
+// to run.
+func (s *Service) enqueueProcessing(tx *store.Tx, job ProcessWebhook) {
+	if s.jobs == nil {
+		return
+	}
+	pending, _ := tx.Value(pendingJobsKey{}).(*[]jobs.Args)
+	if pending == nil {
+		pending = &[]jobs.Args{}
+		tx.SetValue(pendingJobsKey{}, pending)
+		tx.BeforeCommit(func(ctx context.Context) error {
+			_, err := s.jobs.EnqueueManyTx(ctx, tx, *pending, nil)
+			return err
+		})
+	}
+	*pending = append(*pending, job)
 }
 
 // ApplyWebhook processes the tenant's received webhook: the status it
@@ -120,7 +142,13 @@ func (s *Service) ApplyWebhook(ctx context.Context, tenantID, webhookID string) 
 			return err
 		}
 		w.StatusBefore = t.Status
-		next, changed := Decide(t.Status, w.MappedStatus)
+		target := w.MappedStatus
+		if target == StatusRefunded && w.Amount != nil && *w.Amount < t.CapturedAmount {
+			// A refund event of less than was captured (one of several
+			// refunds) is a partial refund.
+			target = StatusPartiallyRefunded
+		}
+		next, changed := Decide(t.Status, target)
 		w.Outcome = OutcomeIgnored
 		if changed {
 			w.Outcome = OutcomeApplied

@@ -248,6 +248,12 @@ func (db *DB) runTxOnce(ctx context.Context, readOnly bool, fn func(tx *Tx) erro
 		_ = te.rollback(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	for i := 0; i < len(tx.beforeCommit); i++ { // a hook may add another
+		if err := tx.beforeCommit[i](ctx); err != nil {
+			_ = te.rollback(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	if err := te.commit(ctx); err != nil {
 		_ = te.rollback(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("store: commit: %w", db.dialect.Classify(err))

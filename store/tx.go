@@ -15,9 +15,11 @@ type Tx struct {
 	now         time.Time
 	readOnly    bool
 	afterCommit []func()
-	onceKeys    map[string]bool // AfterCommitOnce's keys
-	values      map[any]any     // SetValue's
-	events      []Event
+	// beforeCommit runs inside the transaction, after its function.
+	beforeCommit []func(ctx context.Context) error
+	onceKeys     map[string]bool // AfterCommitOnce's keys
+	values       map[any]any     // SetValue's
+	events       []Event
 }
 
 // Value returns what SetValue stored under key in this transaction, or
@@ -70,6 +72,16 @@ func (tx *Tx) DB() *DB { return tx.db }
 // never runs for a rolled-back transaction, nor for an attempt that is
 // retried.
 func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
+
+// BeforeCommit registers fn to run inside the transaction once the
+// function given to DB.Tx has returned nil, just before the commit, in
+// the order registered; an error rolls the transaction back. Work that
+// gathers over a transaction's writes is done once this way: the writes
+// of a shared transaction (Batcher) each add their job to a list, and one
+// BeforeCommit inserts them all in one statement.
+func (tx *Tx) BeforeCommit(fn func(ctx context.Context) error) {
+	tx.beforeCommit = append(tx.beforeCommit, fn)
+}
 
 // AfterCommitOnce is AfterCommit for the first fn registered under key in
 // this transaction; later ones are dropped. An emit hook uses it to act
