@@ -113,7 +113,10 @@
 // payments and verifies the signature with each one's tenant's
 // credentials: the tenant whose secret verifies it owns it, so a webhook
 // signed with one tenant's secret never moves another tenant's payment.
-// An unknown provider is ErrUnknownProvider (404); a body the provider
+// The two mock providers share one webhook format and secret, so each
+// one's route takes both's webhooks (WebhookSharer); no other provider's
+// route reaches another provider's sessions. An unknown provider is
+// ErrUnknownProvider (404); a body the provider
 // cannot read, an unknown session or a bad signature is ErrVerification
 // (401, one message for all, so the answer tells nothing about which
 // sessions exist).

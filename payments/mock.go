@@ -39,6 +39,15 @@ func NewMock(key string) *Mock { return &Mock{key: key} }
 // Key implements Provider.
 func (m *Mock) Key() string { return m.key }
 
+// SharesWebhooksWith implements WebhookSharer: each mock provider's route
+// takes the other's webhooks.
+func (m *Mock) SharesWebhooksWith() []string {
+	if m.key == KeyMockProcessing {
+		return []string{KeyMock}
+	}
+	return []string{KeyMockProcessing}
+}
+
 func mockID(prefix string) string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)

@@ -55,6 +55,15 @@ type Provider interface {
 	MapStatus(providerStatus, eventType string) Status
 }
 
+// WebhookSharer is implemented by a provider whose webhook route also
+// receives the webhooks of sessions opened with other providers, because
+// they share one webhook format and secret: /webhook/mock and
+// /webhook/mock_processing each take both mock providers' webhooks.
+// Verification uses the credentials of the session's own provider.
+type WebhookSharer interface {
+	SharesWebhooksWith() []string
+}
+
 // Credentials are a tenant's settings for one provider, by key
 // ("secretKey", "webhookSecret", "publishableKey").
 type Credentials map[string]string

@@ -55,14 +55,22 @@ func (s *Service) Receive(ctx context.Context, providerKey string, header http.H
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrVerification, err)
 	}
-	candidates, err := s.store.FindBySession(ctx, s.db, p.Key(), sessionID)
-	if err != nil {
-		return false, err
+	keys := []string{p.Key()}
+	if shared, ok := p.(WebhookSharer); ok {
+		keys = append(keys, shared.SharesWebhooksWith()...)
+	}
+	var candidates []*Transaction
+	for _, key := range keys {
+		found, err := s.store.FindBySession(ctx, s.db, key, sessionID)
+		if err != nil {
+			return false, err
+		}
+		candidates = append(candidates, found...)
 	}
 	var t *Transaction
 	var ev *WebhookEvent
 	for _, c := range candidates {
-		creds, err := s.creds.Credentials(ctx, c.TenantID, p.Key())
+		creds, err := s.creds.Credentials(ctx, c.TenantID, c.ProviderKey)
 		if err != nil {
 			return false, err
 		}
