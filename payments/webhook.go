@@ -82,7 +82,9 @@ func (s *Service) Receive(ctx context.Context, providerKey string, header http.H
 	if t == nil || ev.SessionID != sessionID {
 		return false, fmt.Errorf("%w: no payment of session %q verifies it", ErrVerification, sessionID)
 	}
-	w := &Webhook{ID: store.NewID(), TenantID: t.TenantID, TransactionID: t.ID, ProviderKey: p.Key(),
+	// Stored under the payment's provider, so that one event is one
+	// event whichever shared route brought it.
+	w := &Webhook{ID: store.NewID(), TenantID: t.TenantID, TransactionID: t.ID, ProviderKey: t.ProviderKey,
 		IdempotencyKey: ev.IdempotencyKey, EventType: ev.EventType, EventID: ev.EventID, ProviderStatus: ev.ProviderStatus,
 		Amount: ev.Amount, MappedStatus: p.MapStatus(ev.ProviderStatus, ev.EventType)}
 	if w.IdempotencyKey == "" {
