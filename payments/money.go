@@ -3,6 +3,8 @@ package payments
 import (
 	"encoding/json"
 	"math/big"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -21,6 +23,11 @@ var (
 	threeDecimal = "BHD IQD JOD KWD LYD OMR TND"
 	fourDecimal  = "CLF UYW"
 )
+
+// jsonNumber is a JSON number, the only spelling of an amount: sign,
+// digits, fraction, exponent. (big.Rat alone would also read "1/2",
+// "0x10" and "1_000".)
+var jsonNumber = regexp.MustCompile(`^(-?)((?:0|[1-9][0-9]*)(?:\.[0-9]+)?)(?:[eE]([+-]?[0-9]+))?$`)
 
 // MinorUnits returns the number of decimal places of the currency's minor
 // unit: 2 for most, 0 for JPY and its like, 3 for KWD and its like.
@@ -42,12 +49,28 @@ func MinorUnits(currency string) int {
 // positive, have no more decimal places than the currency's minor unit and
 // be at most 10^15 minor units; msg says what is wrong otherwise.
 func ParseAmount(n json.Number, currency string) (minor int64, msg string) {
+	m := jsonNumber.FindStringSubmatch(string(n))
+	if m == nil {
+		return 0, "must be a number"
+	}
+	if m[1] == "-" || strings.Trim(m[2], "0.") == "" {
+		return 0, "must be greater than 0"
+	}
+	// An exponent beyond the number's own length decides without
+	// computing 10^exponent (big.Rat would, for up to 10^7): the amount is
+	// far above the limit, or far below the smallest unit.
+	if m[3] != "" {
+		exp, err := strconv.Atoi(m[3])
+		switch bound := len(n) + 20; {
+		case exp > bound || err != nil && m[3][0] != '-':
+			return 0, "is too large"
+		case exp < -bound || err != nil:
+			return 0, "has more decimal places than the currency allows"
+		}
+	}
 	r, ok := new(big.Rat).SetString(string(n))
 	if !ok {
 		return 0, "must be a number"
-	}
-	if r.Sign() <= 0 {
-		return 0, "must be greater than 0"
 	}
 	scale := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(MinorUnits(currency))), nil)
 	r.Mul(r, new(big.Rat).SetInt(scale))
