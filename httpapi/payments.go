@@ -38,6 +38,8 @@ func (a *api) paymentRoutes() []route {
 			ErrorBody: paymentErrorBody, Handler: h.cancel},
 		{Method: "GET", Path: base + "/status", Summary: "A payment's status (?transactionId)", Features: []string{featurePaymentsView},
 			ErrorBody: paymentErrorBody, Handler: h.status},
+		{Method: "POST", Path: base + "/status", Summary: "Refresh a payment's status from its provider ({transactionId})",
+			Features: []string{featurePaymentsManage}, ErrorBody: paymentErrorBody, Handler: h.refresh},
 		{Method: "GET", Path: base + "/transactions", Summary: "List payments, newest first (page, pageSize, status, providerKey)",
 			Features: []string{featurePaymentsView}, ErrorBody: paymentErrorBody, Handler: h.list},
 		{Method: "GET", Path: base + "/transactions/{id}", Summary: "A payment with its refunds and webhook history",
@@ -184,6 +186,18 @@ func (h paymentHandlers) status(w http.ResponseWriter, r *http.Request) error {
 	v, err := h.svc.Status(r.Context(), id)
 	if err != nil {
 		return err
+	}
+	return encode(w, http.StatusOK, v)
+}
+
+func (h paymentHandlers) refresh(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodePayment[payments.RefreshRequest](r)
+	if err != nil {
+		return paymentError(err)
+	}
+	v, err := h.svc.Refresh(r.Context(), in)
+	if err != nil {
+		return paymentError(err)
 	}
 	return encode(w, http.StatusOK, v)
 }

@@ -343,6 +343,7 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		idCase{"POST /payment_gateways/capture (org2's payment)", "POST", "/api/payment_gateways/capture", map[string]any{"transactionId": paymentID}},
 		idCase{"POST /payment_gateways/refund (org2's payment)", "POST", "/api/payment_gateways/refund", map[string]any{"transactionId": paymentID}},
 		idCase{"POST /payment_gateways/cancel (org2's payment)", "POST", "/api/payment_gateways/cancel", map[string]any{"transactionId": paymentID}},
+		idCase{"POST /payment_gateways/status (org2's payment)", "POST", "/api/payment_gateways/status", map[string]any{"transactionId": paymentID}},
 	)
 	slices.SortStableFunc(cases, func(a, b idCase) int {
 		return permBoolCmp(a.method == "DELETE", b.method == "DELETE")

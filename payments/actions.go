@@ -60,6 +60,11 @@ type CancelResponse struct {
 	Status Status `json:"status"`
 }
 
+// RefreshRequest reads a payment's state from its provider.
+type RefreshRequest struct {
+	TransactionID string `json:"transactionId"`
+}
+
 // Limits of the actions' fields.
 const (
 	maxReason      = 200
@@ -238,6 +243,57 @@ func (s *Service) Cancel(ctx context.Context, req CancelRequest) (*CancelRespons
 	return &out, nil
 }
 
+// actionRefresh is the status refresh: any payment that is not terminal
+// may be refreshed.
+const actionRefresh Action = "refresh"
+
+// Refresh asks the payment's provider for its state and applies the status
+// it reports through the status machine (Decide), with the amount received
+// as the captured amount: what a webhook would have said, for a host that
+// polls after the customer's confirmation instead of waiting for one. A
+// terminal payment is answered as it is, without a call. The answer is the
+// payment's status view.
+func (s *Service) Refresh(ctx context.Context, req RefreshRequest) (*StatusView, error) {
+	ve := &store.ValidationError{}
+	checkIDs(ve, req.TransactionID, "")
+	if err := ve.Err(); err != nil {
+		return nil, err
+	}
+	var out StatusView
+	err := s.act(ctx, req.TransactionID, actionRefresh, "", &out, func(ctx context.Context, t *Transaction, p Provider, creds Credentials, _ string) (commitFunc, error) {
+		if t.Status.Terminal() {
+			return func(_ *store.Tx, t *Transaction) error { out = *statusView(t); return nil }, nil
+		}
+		res, err := p.Status(ctx, StatusInput{SessionID: t.SessionID, Currency: t.Currency, Credentials: creds})
+		if err != nil {
+			return nil, s.providerError(ctx, p.Key(), "status", err)
+		}
+		return func(tx *store.Tx, t *Transaction) error {
+			next, changed := Decide(t.Status, res.Status)
+			if changed {
+				received := min(res.AmountReceived, t.Amount)
+				err := s.change(ctx, tx, t, next, res.GatewayStatus, nil, func() {
+					if next == StatusCaptured || next == StatusPartiallyCaptured {
+						t.CapturedAmount = max(t.CapturedAmount, received)
+						if t.CapturedAmount == 0 {
+							t.CapturedAmount = t.Amount
+						}
+					}
+				})
+				if err != nil {
+					return err
+				}
+			}
+			out = *statusView(t)
+			return nil
+		}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // commitFunc records an action's outcome in tx, on the payment as it is
 // in tx (t).
 type commitFunc func(tx *store.Tx, t *Transaction) error
@@ -289,7 +345,7 @@ func (s *Service) act(ctx context.Context, id string, action Action, operationID
 				return nil, err
 			}
 		}
-		if !Allows(t.Status, action) {
+		if action != actionRefresh && !Allows(t.Status, action) {
 			return nil, &StatusConflictError{Action: action, Status: t.Status}
 		}
 		return fn(ctx, t, p, creds, key)

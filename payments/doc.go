@@ -68,6 +68,11 @@
 // payment, the action and the operationId when given), so a provider that
 // honours keys (Stripe) never acts twice for one operation.
 //
+// Refresh (POST /payment_gateways/status, payment_gateways.manage) asks
+// the provider for the payment's state and applies it as a webhook would,
+// for hosts that poll after the customer's confirmation. GET /status
+// reads the stored payment, kept current by webhooks and refreshes.
+//
 // operationId: an action sent with an operationId keeps its answer with
 // the change, in one transaction. The same operationId on the same
 // payment again returns that answer and changes nothing (even if the
@@ -157,6 +162,4 @@
 //     webhook history and the provider still show it.
 //   - The mock providers keep no state of their own: Status reports
 //     unknown, which changes nothing.
-//   - There is no refresh from the provider (upstream's POST /status) yet;
-//     GET /status reads the stored payment, kept current by webhooks.
 package payments

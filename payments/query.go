@@ -43,10 +43,14 @@ func (s *Service) Status(ctx context.Context, id string) (*StatusView, error) {
 	if err != nil {
 		return nil, err
 	}
+	return statusView(t), nil
+}
+
+func statusView(t *Transaction) *StatusView {
 	return &StatusView{TransactionID: t.ID, PaymentID: t.PaymentID, ProviderKey: t.ProviderKey, SessionID: t.SessionID,
 		Status: t.Status, GatewayStatus: t.GatewayStatus, Amount: FormatAmount(t.Amount, t.Currency),
 		AmountReceived: FormatAmount(t.CapturedAmount, t.Currency), CurrencyCode: t.Currency,
-		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}, nil
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
 // Detail is a transaction with its refunds and webhook history.

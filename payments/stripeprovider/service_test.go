@@ -119,6 +119,20 @@ func TestThroughTheService(t *testing.T) {
 		is.Equal(d.RefundedAmount, int64(1500))
 		is.Equal(d.CapturedAmount, int64(1500))
 
+		// Without webhooks, a refresh after the customer's confirmation
+		// reads the state from Stripe: automatic capture, so captured.
+		auto, err := svc.CreateSession(ctxA, payments.SessionRequest{ProviderKey: "stripe", Amount: "7.5", CurrencyCode: "USD"})
+		is.NoErr(err)
+		st, err = svc.Refresh(ctxA, payments.RefreshRequest{TransactionID: auto.TransactionID})
+		is.NoErr(err)
+		is.Equal(st.Status, payments.StatusPending) // not paid yet
+		fake.confirm(auto.SessionID)
+		st, err = svc.Refresh(ctxA, payments.RefreshRequest{TransactionID: auto.TransactionID})
+		is.NoErr(err)
+		is.Equal(st.Status, payments.StatusCaptured)
+		is.Equal(st.GatewayStatus, "succeeded")
+		is.Equal(string(st.AmountReceived), "7.5")
+
 		// Tenant B sees none of it.
 		_, err = svc.Status(store.WithScope(ctx, store.Scope{TenantID: tenantB}), s.TransactionID)
 		is.True(errors.Is(err, store.ErrNotFound))
