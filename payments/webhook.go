@@ -158,12 +158,26 @@ func (s *Service) ApplyWebhook(ctx context.Context, tenantID, webhookID string) 
 			// refunds) is a partial refund.
 			target = StatusPartiallyRefunded
 		}
+		// The history records the status applied: its entry's statusAfter
+		// is Decide(statusBefore, mappedStatus).
+		w.MappedStatus = target
 		next, changed := Decide(t.Status, target)
 		w.Outcome = OutcomeIgnored
 		if changed {
 			w.Outcome = OutcomeApplied
+			refunded := t.RefundedAmount
 			if err := s.change(ctx, tx, t, next, w.ProviderStatus, nil, func() { webhookAmounts(t, next, w.Amount) }); err != nil {
 				return err
+			}
+			if t.RefundedAmount > refunded {
+				// A refund only the provider reports joins the refunds,
+				// so that they add up to the refunded amount.
+				r := &Refund{ID: store.NewID(), TransactionID: t.ID, TenantID: t.TenantID, Amount: t.RefundedAmount - refunded,
+					Currency: t.Currency, GatewayStatus: w.ProviderStatus, CreatedAt: tx.Now()}
+				r.ProviderRefundID = r.ID
+				if err := s.store.InsertRefund(ctx, tx, r); err != nil {
+					return err
+				}
 			}
 		}
 		now := tx.Now()
