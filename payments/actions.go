@@ -126,6 +126,11 @@ func (s *Service) Capture(ctx context.Context, req CaptureRequest) (*CaptureResp
 			return nil, store.Errorf(store.ErrConflict, "Capture amount %s exceeds the amount left to capture (%s)",
 				FormatAmount(amount, t.Currency), FormatAmount(left, t.Currency))
 		}
+		// A part of a pending payment: pending never becomes
+		// partially_captured, so the books could not record it.
+		if amount < left && !CanMove(t.Status, StatusPartiallyCaptured) && t.Status != StatusPartiallyCaptured {
+			return nil, &StatusConflictError{Action: ActionCapture, Status: t.Status}
+		}
 		res, err := p.Capture(ctx, CaptureInput{SessionID: t.SessionID, Amount: amount, Currency: t.Currency,
 			Credentials: creds, IdempotencyKey: key})
 		if err != nil {
