@@ -44,8 +44,10 @@
 // Allows decides which action a status admits: capture from pending,
 // authorized or partially_captured (and from captured, where it repeats
 // the answer and calls nothing); refund from captured, partially_captured
-// and partially_refunded; cancel from pending, authorized and
-// partially_captured. Anything else is a *StatusConflictError, shown as
+// and partially_refunded; cancel from pending and authorized only (a
+// cancel of a partially captured payment would strand the captured part,
+// which no refund could return; a provider may still report it).
+// Anything else is a *StatusConflictError, shown as
 // 409 `Cannot <action> a payment in status "<status>"`.
 //
 // # Actions

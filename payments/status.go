@@ -84,10 +84,16 @@ var actionTargets = map[Action][]Status{
 
 // Allows reports whether action may act on a payment in status from: the
 // status is one of the action's targets already (a repeated capture) or
-// can move to one. A refunded payment allows no refund.
+// can move to one. A refunded payment allows no refund. A caller cancels
+// only before any capture (pending, authorized): the machine's
+// partially_captured → cancelled is a provider's to report, as a cancel
+// would strand the captured part, which no refund could then return.
 func Allows(from Status, action Action) bool {
 	if from.Terminal() {
 		return false
+	}
+	if action == ActionCancel {
+		return from == StatusPending || from == StatusAuthorized
 	}
 	for _, target := range actionTargets[action] {
 		if from == target || CanMove(from, target) {

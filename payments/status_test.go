@@ -26,7 +26,7 @@ var wantMoves = map[payments.Status][]payments.Status{
 var wantAllows = map[payments.Action][]payments.Status{
 	"capture": {"pending", "authorized", "captured", "partially_captured"},
 	"refund":  {"captured", "partially_captured", "partially_refunded"},
-	"cancel":  {"pending", "authorized", "partially_captured"},
+	"cancel":  {"pending", "authorized"},
 }
 
 var (
