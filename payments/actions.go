@@ -274,18 +274,14 @@ func (s *Service) Refresh(ctx context.Context, req RefreshRequest) (*StatusView,
 			return nil, s.providerError(ctx, p.Key(), "status", err)
 		}
 		return func(tx *store.Tx, t *Transaction) error {
-			next, changed := Decide(t.Status, res.Status)
-			if changed {
-				received := min(res.AmountReceived, t.Amount)
-				err := s.change(ctx, tx, t, next, res.GatewayStatus, nil, func() {
-					if next == StatusCaptured || next == StatusPartiallyCaptured {
-						t.CapturedAmount = max(t.CapturedAmount, received)
-						if t.CapturedAmount == 0 {
-							t.CapturedAmount = t.Amount
-						}
-					}
-				})
-				if err != nil {
+			if next, changed := Decide(t.Status, res.Status); changed {
+				// The amount received is what a partial capture took; the
+				// other statuses imply their amounts, as a webhook's do.
+				var amount *int64
+				if next == StatusPartiallyCaptured && res.AmountReceived > 0 {
+					amount = &res.AmountReceived
+				}
+				if err := s.applyReported(ctx, tx, t, next, res.GatewayStatus, amount); err != nil {
 					return err
 				}
 			}

@@ -165,25 +165,32 @@ func (s *Service) ApplyWebhook(ctx context.Context, tenantID, webhookID string) 
 		w.Outcome = OutcomeIgnored
 		if changed {
 			w.Outcome = OutcomeApplied
-			refunded := t.RefundedAmount
-			if err := s.change(ctx, tx, t, next, w.ProviderStatus, nil, func() { webhookAmounts(t, next, w.Amount) }); err != nil {
+			if err := s.applyReported(ctx, tx, t, next, w.ProviderStatus, w.Amount); err != nil {
 				return err
-			}
-			if t.RefundedAmount > refunded {
-				// A refund only the provider reports joins the refunds,
-				// so that they add up to the refunded amount.
-				r := &Refund{ID: store.NewID(), TransactionID: t.ID, TenantID: t.TenantID, Amount: t.RefundedAmount - refunded,
-					Currency: t.Currency, GatewayStatus: w.ProviderStatus, CreatedAt: tx.Now()}
-				r.ProviderRefundID = r.ID
-				if err := s.store.InsertRefund(ctx, tx, r); err != nil {
-					return err
-				}
 			}
 		}
 		now := tx.Now()
 		w.StatusAfter, w.ProcessedAt = t.Status, &now
 		return s.store.FinishWebhook(ctx, tx, w)
 	})
+}
+
+// applyReported moves t to next, a status its provider reported (by
+// webhook or refresh), with the amounts it implies (webhookAmounts). A
+// refund only the provider reports joins the refunds, so that they add up
+// to the refunded amount.
+func (s *Service) applyReported(ctx context.Context, tx *store.Tx, t *Transaction, next Status, gatewayStatus string, amount *int64) error {
+	refunded := t.RefundedAmount
+	if err := s.change(ctx, tx, t, next, gatewayStatus, nil, func() { webhookAmounts(t, next, amount) }); err != nil {
+		return err
+	}
+	if t.RefundedAmount <= refunded {
+		return nil
+	}
+	r := &Refund{ID: store.NewID(), TransactionID: t.ID, TenantID: t.TenantID, Amount: t.RefundedAmount - refunded,
+		Currency: t.Currency, GatewayStatus: gatewayStatus, CreatedAt: tx.Now()}
+	r.ProviderRefundID = r.ID
+	return s.store.InsertRefund(ctx, tx, r)
 }
 
 // webhookAmounts sets the captured and refunded amounts a webhook's

@@ -85,7 +85,15 @@
 // amounts, when its refunded flag is false) and "refunded" otherwise, and
 // MapStatus maps charge.refunded with "partially_refunded" to
 // partially_refunded. charge.refund.updated carries the refund, not the
-// charge's totals, and maps to refunded as the table says.
+// charge's totals, and maps to refunded as the table says (the payments
+// Service treats a refund event of less than was captured as partial).
+//
+// A partial capture: a PaymentIntent captured for less than its amount
+// ends "succeeded" with amount_received below amount (Stripe releases the
+// rest). VerifyWebhook (payment_intent.* events) and Status then report
+// ProviderStatus or Status "partially_captured", which MapStatus maps to
+// partially_captured, so the Service never counts the whole amount as
+// captured.
 //
 // # Webhooks
 //

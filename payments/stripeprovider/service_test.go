@@ -83,6 +83,20 @@ func TestThroughTheService(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(c.Status, payments.StatusPartiallyCaptured)
 		is.Equal(string(c.CapturedAmount), "15")
+		// Stripe then says succeeded, with 15 of 20 received: by refresh
+		// and by webhook, still a partial capture of 15, not the whole.
+		st, err = svc.Refresh(ctxA, payments.RefreshRequest{TransactionID: s.TransactionID})
+		is.NoErr(err)
+		is.Equal(st.Status, payments.StatusPartiallyCaptured)
+		is.Equal(string(st.AmountReceived), "15")
+		succeeded := event("evt_succ", "payment_intent.succeeded",
+			fmt.Sprintf(`{"id":%q,"object":"payment_intent","status":"succeeded","amount":2000,"amount_received":1500}`, s.SessionID))
+		is.NoErr(send(succeeded, secrets[tenantA]))
+		st, err = svc.Status(ctxA, s.TransactionID)
+		is.NoErr(err)
+		is.Equal(st.Status, payments.StatusPartiallyCaptured)
+		is.Equal(string(st.AmountReceived), "15")
+
 		r, err := svc.Refund(ctxA, payments.RefundRequest{TransactionID: s.TransactionID, Amount: "5", Reason: "duplicate"})
 		is.NoErr(err)
 		is.Equal(r.Status, payments.StatusPartiallyRefunded)
@@ -114,8 +128,9 @@ func TestThroughTheService(t *testing.T) {
 		d, err := svc.GetDetail(ctxA, s.TransactionID)
 		is.NoErr(err)
 		is.Equal(len(d.Refunds), 2)
-		is.Equal(len(d.Webhooks), 2)
+		is.Equal(len(d.Webhooks), 3)
 		is.Equal(d.Webhooks[0].Outcome, payments.OutcomeApplied)
+		is.Equal(d.Webhooks[1].Outcome, payments.OutcomeIgnored) // succeeded, partially: no change
 		is.Equal(d.RefundedAmount, int64(1500))
 		is.Equal(d.CapturedAmount, int64(1500))
 

@@ -49,6 +49,11 @@ const (
 // amount). A fully refunded charge reports "refunded".
 const (
 	StatusPartiallyRefunded = "partially_refunded"
+	// StatusPartiallyCaptured is the ProviderStatus of a succeeded
+	// PaymentIntent that received less than its amount (a partial
+	// capture, the rest released): partially_captured, so that the
+	// Service does not count the whole amount as captured.
+	StatusPartiallyCaptured = "partially_captured"
 	StatusRefunded          = "refunded"
 )
 
@@ -265,8 +270,12 @@ func (p *Provider) Status(ctx context.Context, in payments.StatusInput) (*paymen
 	if err != nil {
 		return nil, mapError("retrieve payment intent", err)
 	}
+	status := p.MapStatus(string(pi.Status), "")
+	if pi.Status == stripe.PaymentIntentStatusSucceeded && partialCapture(&pi.Amount, &pi.AmountReceived) {
+		status = payments.StatusPartiallyCaptured
+	}
 	return &payments.StatusResult{
-		Status:         p.MapStatus(string(pi.Status), ""),
+		Status:         status,
 		GatewayStatus:  string(pi.Status),
 		Amount:         pi.Amount,
 		AmountReceived: pi.AmountReceived,
@@ -302,6 +311,9 @@ var intentStatus = map[string]payments.Status{
 // status. A charge.refunded event whose ProviderStatus is
 // "partially_refunded" (see VerifyWebhook) maps to partially_refunded.
 func (p *Provider) MapStatus(providerStatus, eventType string) payments.Status {
+	if providerStatus == StatusPartiallyCaptured {
+		return payments.StatusPartiallyCaptured
+	}
 	if s, ok := eventStatus[eventType]; ok {
 		if eventType == "charge.refunded" && providerStatus == StatusPartiallyRefunded {
 			return payments.StatusPartiallyRefunded
@@ -312,6 +324,12 @@ func (p *Provider) MapStatus(providerStatus, eventType string) payments.Status {
 		return s
 	}
 	return payments.StatusUnknown
+}
+
+// partialCapture reports a PaymentIntent that received less than its
+// amount, but something.
+func partialCapture(amount, received *int64) bool {
+	return amount != nil && received != nil && *received > 0 && *received < *amount
 }
 
 // event is the part of a Stripe event this provider reads.
@@ -422,6 +440,9 @@ func (p *Provider) VerifyWebhook(_ context.Context, in payments.WebhookInput) (*
 	switch {
 	case strings.HasPrefix(eventType, "payment_intent."):
 		out.Amount = o.AmountReceived
+		if o.Status == "succeeded" && partialCapture(o.Amount, o.AmountReceived) {
+			out.ProviderStatus = StatusPartiallyCaptured
+		}
 	case eventType == "charge.refunded":
 		out.Amount = o.AmountRefunded
 		out.ProviderStatus = StatusRefunded
