@@ -80,6 +80,8 @@ func checkIDs(ve *store.ValidationError, transactionID, operationID string) {
 	}
 	if len(operationID) > maxOperationID {
 		ve.Add("operationId", fmt.Sprintf("must be at most %d bytes", maxOperationID))
+	} else if store.HasNUL(operationID) {
+		ve.Add("operationId", msgNUL)
 	}
 }
 
@@ -164,6 +166,8 @@ func (s *Service) Refund(ctx context.Context, req RefundRequest) (*RefundRespons
 	checkIDs(ve, req.TransactionID, req.OperationID)
 	if utf8.RuneCountInString(req.Reason) > maxReason {
 		ve.Add("reason", fmt.Sprintf("must be at most %d characters", maxReason))
+	} else if store.HasNUL(req.Reason) {
+		ve.Add("reason", msgNUL)
 	}
 	if err := ve.Err(); err != nil {
 		return nil, err

@@ -49,6 +49,10 @@ const (
 	maxMetadataBytes = 16 << 10
 )
 
+// msgNUL refuses text neither engine can store alike (PostgreSQL stores
+// no U+0000).
+const msgNUL = "must not contain the NUL character"
+
 var currencyPattern = regexp.MustCompile(`^[A-Za-z]{3}$`)
 
 // check validates the request and returns its amount in minor units. An
@@ -79,9 +83,16 @@ func (r *SessionRequest) check() (int64, error) {
 	}
 	if utf8.RuneCountInString(r.Description) > maxDescription {
 		ve.Add("description", fmt.Sprintf("must be at most %d characters", maxDescription))
+	} else if store.HasNUL(r.Description) {
+		ve.Add("description", msgNUL)
+	}
+	if store.HasNUL(r.ProviderKey) {
+		ve.Add("providerKey", msgNUL)
 	}
 	if b, err := json.Marshal(r.Metadata); err != nil || len(b) > maxMetadataBytes {
 		ve.Add("metadata", fmt.Sprintf("must be at most %d bytes of JSON", maxMetadataBytes))
+	} else if store.JSONHasNUL(b) {
+		ve.Add("metadata", msgNUL)
 	}
 	return minor, ve.Err()
 }

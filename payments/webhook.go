@@ -82,6 +82,11 @@ func (s *Service) Receive(ctx context.Context, providerKey string, header http.H
 	if t == nil || ev.SessionID != sessionID {
 		return false, fmt.Errorf("%w: no payment of session %q verifies it", ErrVerification, sessionID)
 	}
+	for _, field := range []string{ev.EventType, ev.EventID, ev.ProviderStatus, ev.IdempotencyKey} {
+		if !store.Storable(field) {
+			return false, fmt.Errorf("%w: the event's fields must be UTF-8 text without NUL", ErrVerification)
+		}
+	}
 	// Stored under the payment's provider, so that one event is one
 	// event whichever shared route brought it.
 	w := &Webhook{ID: store.NewID(), TenantID: t.TenantID, TransactionID: t.ID, ProviderKey: t.ProviderKey,
