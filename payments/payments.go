@@ -71,14 +71,15 @@ type Transaction struct {
 	CaptureMethod  string         `json:"captureMethod"`
 	Description    string         `json:"description"`
 	Metadata       map[string]any `json:"metadata"`
-	RedirectURL    string         `json:"redirectUrl"`
+	RedirectURL    string         `json:"-"`
 	ProviderData   map[string]any `json:"providerData"`
 	CreatedAt      time.Time      `json:"createdAt"`
 	UpdatedAt      time.Time      `json:"updatedAt"`
 }
 
 // MarshalJSON writes the transaction with its amounts as decimals:
-// amount, amountReceived (captured) and refundedAmount.
+// amount, amountReceived (captured) and refundedAmount; and redirectUrl
+// null when the provider gave none, as session create answers.
 func (t *Transaction) MarshalJSON() ([]byte, error) {
 	type plain Transaction
 	return json.Marshal(struct {
@@ -86,8 +87,9 @@ func (t *Transaction) MarshalJSON() ([]byte, error) {
 		Amount         json.Number `json:"amount"`
 		AmountReceived json.Number `json:"amountReceived"`
 		RefundedAmount json.Number `json:"refundedAmount"`
+		RedirectURL    *string     `json:"redirectUrl"`
 	}{(*plain)(t), FormatAmount(t.Amount, t.Currency), FormatAmount(t.CapturedAmount, t.Currency),
-		FormatAmount(t.RefundedAmount, t.Currency)})
+		FormatAmount(t.RefundedAmount, t.Currency), optional(t.RedirectURL)})
 }
 
 // Refund is one refund of a transaction.
