@@ -499,6 +499,7 @@ func TestPaymentRefund(t *testing.T) {
 		// The detail lists both refunds, oldest first.
 		d := a.detail(id)
 		is.Equal(d["status"], "refunded")
+		is.Equal(d["redirectUrl"], nil) // the mock gives none: null, as in the session answer
 		is.Equal(num(d["amountReceived"]), "10")
 		is.Equal(num(d["refundedAmount"]), "10")
 		refunds := payItems(t, d, "refunds")
