@@ -87,9 +87,17 @@ func ParseAmount(n json.Number, currency string) (minor int64, msg string) {
 // trailing zeros: 1050 USD is 10.5.
 func FormatAmount(minor int64, currency string) json.Number {
 	units := MinorUnits(currency)
-	s := new(big.Rat).SetFrac(big.NewInt(minor), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(units)), nil)).FloatString(units)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	sign, magnitude := "", uint64(minor)
+	if minor < 0 {
+		sign, magnitude = "-", -uint64(minor) // math.MinInt64 too
 	}
-	return json.Number(s)
+	digits := strconv.FormatUint(magnitude, 10)
+	if len(digits) <= units {
+		digits = strings.Repeat("0", units-len(digits)+1) + digits
+	}
+	whole, fraction := digits[:len(digits)-units], strings.TrimRight(digits[len(digits)-units:], "0")
+	if fraction == "" {
+		return json.Number(sign + whole)
+	}
+	return json.Number(sign + whole + "." + fraction)
 }

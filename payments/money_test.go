@@ -3,6 +3,7 @@ package payments_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -160,6 +161,11 @@ func TestFormatAmount(t *testing.T) {
 		{1_000_000_000_000_000, "USD", "10000000000000"},
 		{999_999_999_999_999, "USD", "9999999999999.99"},
 		{1_000_000_000_000_000, "JPY", "1000000000000000"},
+		// Negative amounts never occur; formatting still holds for them.
+		{-1050, "USD", "-10.5"},
+		{-1, "USD", "-0.01"},
+		{math.MinInt64, "USD", "-92233720368547758.08"},
+		{math.MaxInt64, "JPY", "9223372036854775807"},
 	} {
 		if got := payments.FormatAmount(c.minor, c.currency); string(got) != c.want {
 			t.Errorf("FormatAmount(%d, %s) = %s, want %s", c.minor, c.currency, got, c.want)

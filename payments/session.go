@@ -146,10 +146,14 @@ func (s *Service) CreateSession(ctx context.Context, req SessionRequest) (*Sessi
 		if err := s.store.InsertTransaction(ctx, tx, t); err != nil {
 			return err
 		}
-		if _, err := tx.EmitData(ctx, EventSessionCreated, t.scope(), eventData(t, "")); err != nil {
-			return err
+		// session.created, and the status's event when the provider
+		// confirmed at once: one insert.
+		evs := []store.Event{newEvent(EventSessionCreated, t, "")}
+		if typ, ok := statusEvents[t.Status]; ok {
+			evs = append(evs, newEvent(typ, t, StatusPending))
 		}
-		return s.emitStatus(ctx, tx, t, StatusPending)
+		_, err := tx.EmitMany(ctx, evs)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -191,6 +195,14 @@ func eventData(t *Transaction, previous Status) map[string]any {
 	return data
 }
 
+// newEvent is the event typ of t (previous is the status before, for a
+// status change; empty otherwise).
+func newEvent(typ string, t *Transaction, previous Status) store.Event {
+	sc := t.scope()
+	data, _ := json.Marshal(eventData(t, previous)) // strings and json.Numbers only
+	return store.Event{Type: typ, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID, Data: data}
+}
+
 // emitStatus emits the event of t's status when it differs from
 // previous and has one.
 func (s *Service) emitStatus(ctx context.Context, tx *store.Tx, t *Transaction, previous Status) error {
@@ -198,7 +210,7 @@ func (s *Service) emitStatus(ctx context.Context, tx *store.Tx, t *Transaction, 
 	if !ok || t.Status == previous {
 		return nil
 	}
-	_, err := tx.EmitData(ctx, typ, t.scope(), eventData(t, previous))
+	_, err := tx.Emit(ctx, newEvent(typ, t, previous))
 	return err
 }
 
