@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
+	"sync/atomic"
 
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/entities"
@@ -83,6 +85,8 @@ type Kit struct {
 
 	areas  []Area
 	ownsDB bool
+	// migrated is set once Ready has found no migration pending.
+	migrated atomic.Bool
 }
 
 // Area is the part every area service plays in a Kit's lifecycle. The Kit
@@ -283,6 +287,38 @@ func (k *Kit) Start(ctx context.Context) error {
 		if err := a.Start(ctx); err != nil {
 			return fmt.Errorf("tenantkit: %s: %w", a.Name(), err)
 		}
+	}
+	return nil
+}
+
+// Errors of Ready: why the Kit cannot serve yet.
+var (
+	ErrDatabaseDown      = errors.New("tenantkit: the database does not answer")
+	ErrMigrationsPending = errors.New("tenantkit: migrations are pending")
+	ErrJobsNotRunning    = errors.New("tenantkit: the job engine is not running")
+)
+
+// Ready reports whether the Kit can serve: the database answers (within
+// ctx), every area's migrations are applied (another process may still be
+// running them), and the job engine runs (Start was called, Close was
+// not). The error wraps ErrDatabaseDown, ErrMigrationsPending or
+// ErrJobsNotRunning.
+func (k *Kit) Ready(ctx context.Context) error {
+	if err := k.DB.Ping(ctx); err != nil {
+		return fmt.Errorf("%w: %v", ErrDatabaseDown, err)
+	}
+	if !k.migrated.Load() { // once applied, migrations stay applied
+		pending, err := k.DB.Pending(ctx, k.Migrations()...)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: %v", ErrDatabaseDown, err)
+		case len(pending) > 0:
+			return fmt.Errorf("%w: %s", ErrMigrationsPending, strings.Join(pending, ", "))
+		}
+		k.migrated.Store(true)
+	}
+	if !k.Jobs.Running() {
+		return ErrJobsNotRunning
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
@@ -398,6 +399,29 @@ func (h identityHandlers) confirmReset(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	return encode(w, http.StatusOK, okResponse)
+}
+
+// ready answers 200 {"status":"ready"} when the Kit can serve
+// (tenantkit.Kit.Ready), else 503 {"status":"unavailable","reason":…}
+// with the reason (database, migrations or jobs) and the cause logged: a
+// load balancer holds traffic back from a process still starting or cut
+// off from its database.
+func (a *api) ready(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	err := a.kit.Ready(ctx)
+	if err == nil {
+		return encode(w, http.StatusOK, map[string]string{"status": "ready"})
+	}
+	reason := "database"
+	switch {
+	case errors.Is(err, tenantkit.ErrMigrationsPending):
+		reason = "migrations"
+	case errors.Is(err, tenantkit.ErrJobsNotRunning):
+		reason = "jobs"
+	}
+	a.logger.WarnContext(r.Context(), "httpapi: not ready", "reason", reason, "err", err)
+	return encode(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": reason})
 }
 
 func (a *api) health(w http.ResponseWriter, r *http.Request) error {

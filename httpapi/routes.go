@@ -52,7 +52,9 @@ type route struct {
 // routes lists every endpoint, grouped by area.
 func (a *api) routes() []route {
 	rs := []route{
-		{Method: "GET", Path: "/health", Summary: "Readiness: 200 when the database answers", Public: true, Handler: a.health},
+		{Method: "GET", Path: "/health", Summary: "Health: 200 when the database answers", Public: true, Handler: a.health},
+		{Method: "GET", Path: "/ready", Summary: "Readiness: 200 when the database answers, migrations are applied and background jobs run; 503 otherwise",
+			Public: true, Handler: a.ready},
 	}
 	if a.opts.Auth != nil {
 		rs = append(rs, identityRoutes(a.opts.Auth, a.opts.RateLimit)...)

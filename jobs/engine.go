@@ -319,6 +319,14 @@ func (e *Engine) Start(ctx context.Context) error {
 	return nil
 }
 
+// Running reports whether the engine is started and not stopped: it
+// fetches and works jobs.
+func (e *Engine) Running() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.started
+}
+
 // Stop stops fetching jobs and waits for running ones to finish. When ctx
 // ends first, running jobs have their contexts cancelled; a job stopped
 // that way runs again later (it is retried or rescued), so nothing is lost.

@@ -113,6 +113,53 @@ func (db *DB) Migrate(ctx context.Context, lines ...Migrations) error {
 	})
 }
 
+// Pending returns the migrations of lines (and the store's own) that are
+// not applied, as "line version name", in order: empty when the schema is
+// current. A database never migrated has every migration pending. It
+// takes no lock, so while another process migrates it reports what that
+// process has not committed yet (readiness checks use it).
+func (db *DB) Pending(ctx context.Context, lines ...Migrations) ([]string, error) {
+	applied := map[string]bool{}
+	rows, err := db.Query(ctx, `SELECT line, version FROM store_migrations`)
+	switch {
+	case err == nil:
+		for rows.Next() {
+			var line string
+			var version int
+			if err := rows.Scan(&line, &version); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			applied[line+"/"+strconv.Itoa(version)] = true
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+	case !db.tableMissing(err):
+		return nil, err
+	}
+	var pending []string
+	for _, line := range append([]Migrations{Own}, lines...) {
+		migrations, err := line.Load(db.dialect.Name())
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range migrations {
+			if !applied[line.Line+"/"+strconv.Itoa(m.Version)] {
+				pending = append(pending, fmt.Sprintf("%s %d %s", line.Line, m.Version, m.Name))
+			}
+		}
+	}
+	return pending, nil
+}
+
+// tableMissing reports whether err is a query's on a table that does not
+// exist.
+func (db *DB) tableMissing(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "no such table") || strings.Contains(msg, "SQLSTATE 42P01")
+}
+
 func (db *DB) timestampType() string {
 	if db.dialect.Name() == "postgres" {
 		return "TIMESTAMPTZ"

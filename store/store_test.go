@@ -410,6 +410,47 @@ func TestMigrations(t *testing.T) {
 	})
 }
 
+func TestPending(t *testing.T) {
+	t.Parallel()
+	storetest.EachURL(t, func(t *testing.T, url string) {
+		is := is.New(t)
+		ctx := t.Context()
+		db, err := store.Open(ctx, url, nil)
+		is.NoErr(err)
+		t.Cleanup(func() { db.Close() })
+		v2 := store.Migrations{Line: "m", FS: fstest.MapFS{
+			"sqlite/0001_things.sql":   {Data: []byte("CREATE TABLE things (id TEXT PRIMARY KEY);")},
+			"postgres/0001_things.sql": {Data: []byte("CREATE TABLE things (id TEXT PRIMARY KEY);")},
+			"sqlite/0002_more.sql":     {Data: []byte("CREATE TABLE more (id TEXT PRIMARY KEY);")},
+			"postgres/0002_more.sql":   {Data: []byte("CREATE TABLE more (id TEXT PRIMARY KEY);")},
+		}}
+		v1 := store.Migrations{Line: "m", FS: fstest.MapFS{
+			"sqlite/0001_things.sql":   v2.FS.(fstest.MapFS)["sqlite/0001_things.sql"],
+			"postgres/0001_things.sql": v2.FS.(fstest.MapFS)["postgres/0001_things.sql"],
+		}}
+		own, err := store.Own.Load(db.Dialect().Name())
+		is.NoErr(err)
+
+		// A database never migrated: everything is pending, the store's
+		// own line first.
+		pending, err := db.Pending(ctx, v2)
+		is.NoErr(err)
+		is.Equal(len(pending), len(own)+2)
+		is.Equal(pending[len(pending)-2:], []string{"m 1 things", "m 2 more"})
+
+		// An older binary migrated: the newer version is pending.
+		is.NoErr(db.Migrate(ctx, v1))
+		pending, err = db.Pending(ctx, v2)
+		is.NoErr(err)
+		is.Equal(pending, []string{"m 2 more"})
+
+		is.NoErr(db.Migrate(ctx, v2))
+		pending, err = db.Pending(ctx, v2)
+		is.NoErr(err)
+		is.Equal(len(pending), 0)
+	})
+}
+
 func TestMigrationParity(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
