@@ -43,6 +43,10 @@ type Options struct {
 	// for the environment's settings or Redis, and a Config with Enabled
 	// false to limit nothing.
 	RateLimit *ratelimit.Policy
+	// AccessLog writes one line per request to Logger at INFO (see
+	// accesslog.go for its fields). Off by default: a host usually logs
+	// requests its own way; the standalone server turns it on.
+	AccessLog bool
 }
 
 // defaultMaxBody is the request body limit unless Options or a route says
@@ -112,5 +116,9 @@ func (a *api) serve(routes []route) http.Handler {
 		}))
 	}
 	mux.Handle(notFoundPattern, fallback(mux))
-	return securityHeaders(a.recoverPanics(withRequestID(mux)))
+	h := a.recoverPanics(mux)
+	if a.opts.AccessLog {
+		h = a.accessLog(h)
+	}
+	return securityHeaders(withRequestID(h))
 }

@@ -28,7 +28,9 @@ func (a *api) handle(rt route) http.Handler {
 	if rt.MaxBodyBytes > 0 {
 		limit = rt.MaxBodyBytes
 	}
+	pattern := rt.Method + " " + a.base + rt.Path
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		noteRoute(r, pattern)
 		if rt.NoStore {
 			// Before anything can answer, so that errors carry it too.
 			w.Header().Set("Cache-Control", "no-store")
@@ -65,6 +67,7 @@ func (a *api) admit(r *http.Request, rt route) (*http.Request, error) {
 	if err != nil {
 		return r, err
 	}
+	noteCaller(r.Context(), id)
 	if err := authorize(rt, id); err != nil {
 		return r, err
 	}

@@ -31,7 +31,9 @@
 //	                   for the default tenant and organization (idempotent).
 //	ADMIN_EMAIL,       if both set, a super-admin user with these credentials exists.
 //	ADMIN_PASSWORD     Setting only one of them is an error.
-//	LOG_LEVEL          debug, info (default), warn or error. Logs go to stderr.
+//	LOG_LEVEL          debug, info (default), warn or error. Logs go to stderr,
+//	                   one access line per request at info.
+//	LOG_FORMAT         text (default) or json (one JSON object per line).
 //
 // Rate limiting follows the spec's variables (see ratelimit.ConfigFromEnv):
 //
@@ -207,7 +209,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := level.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
 		return fmt.Errorf("LOG_LEVEL: want debug, info, warn or error: %w", err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var logger *slog.Logger
+	switch format := env("LOG_FORMAT", "text"); format {
+	case "text":
+		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	case "json":
+		logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	default:
+		return fmt.Errorf("LOG_FORMAT: want text or json, not %q", format)
+	}
 
 	addr := env("ADDR", ":8080")
 	dataDir := env("DATA_DIR", "./data")
@@ -311,7 +321,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	srv := &http.Server{
-		Handler:           httpapi.New(kit, httpapi.Options{Auth: svc, Logger: logger, RateLimit: limits}),
+		Handler:           httpapi.New(kit, httpapi.Options{Auth: svc, Logger: logger, RateLimit: limits, AccessLog: true}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      120 * time.Second,

@@ -250,6 +250,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		"short secret":     {map[string]string{"APP_SECRET_KEY": "too-short"}, "APP_SECRET_KEY"},
 		"bad log level":    {map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
+		"bad log format":   {map[string]string{"LOG_FORMAT": "xml"}, "LOG_FORMAT"},
 		"email only":       {map[string]string{"ADMIN_EMAIL": "admin@example.com"}, "ADMIN_PASSWORD"},
 		"unknown database": {map[string]string{"DATABASE_URL": "mysql://localhost/x"}, "mysql"},
 		"unknown strategy": {map[string]string{"RATE_LIMIT_STRATEGY": "memcached"}, "RATE_LIMIT_STRATEGY"},
