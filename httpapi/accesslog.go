@@ -39,10 +39,12 @@ func noteCaller(ctx context.Context, id *identity.Identity) {
 	}
 }
 
-// accessLog writes each request's access line once it is answered.
-func (a *api) accessLog(next http.Handler) http.Handler {
+// observe writes each request's access line (Options.AccessLog) and
+// counts it (Options.Metrics) once it is answered.
+func (a *api) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.logger.Enabled(r.Context(), slog.LevelInfo) {
+		logged := a.opts.AccessLog && a.logger.Enabled(r.Context(), slog.LevelInfo)
+		if !logged && a.opts.Metrics == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -50,6 +52,13 @@ func (a *api) accessLog(next http.Handler) http.Handler {
 		info := &accessInfo{route: "unmatched"}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), accessKey{}, info)))
+		elapsed := time.Since(start)
+		if a.opts.Metrics != nil {
+			a.opts.Metrics.ObserveRequest(r.Method, info.route, sw.status(), elapsed)
+		}
+		if !logged {
+			return
+		}
 		tenant, credential := "", "none"
 		if id := info.identity; id != nil {
 			tenant, credential = id.TenantID, "session"
@@ -62,7 +71,7 @@ func (a *api) accessLog(next http.Handler) http.Handler {
 			slog.String("method", r.Method),
 			slog.String("route", info.route),
 			slog.Int("status", sw.status()),
-			slog.Float64("durationMs", float64(time.Since(start).Microseconds())/1000),
+			slog.Float64("durationMs", float64(elapsed.Microseconds())/1000),
 			slog.String("tenantId", tenant),
 			slog.String("credential", credential))
 	})

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/identity"
@@ -47,6 +48,16 @@ type Options struct {
 	// accesslog.go for its fields). Off by default: a host usually logs
 	// requests its own way; the standalone server turns it on.
 	AccessLog bool
+	// Metrics, when set, counts every request (metrics.Metrics
+	// implements it).
+	Metrics RequestObserver
+}
+
+// RequestObserver is told of every answered request: its method, its
+// route's pattern ("unmatched" when no route took it), status and
+// duration.
+type RequestObserver interface {
+	ObserveRequest(method, route string, status int, d time.Duration)
 }
 
 // defaultMaxBody is the request body limit unless Options or a route says
@@ -117,8 +128,8 @@ func (a *api) serve(routes []route) http.Handler {
 	}
 	mux.Handle(notFoundPattern, fallback(mux))
 	h := a.recoverPanics(mux)
-	if a.opts.AccessLog {
-		h = a.accessLog(h)
+	if a.opts.AccessLog || a.opts.Metrics != nil {
+		h = a.observe(h)
 	}
 	return securityHeaders(withRequestID(h))
 }

@@ -34,6 +34,10 @@
 //	LOG_LEVEL          debug, info (default), warn or error. Logs go to stderr,
 //	                   one access line per request at info.
 //	LOG_FORMAT         text (default) or json (one JSON object per line).
+//	METRICS_ADDR       unset (default: off) or an address: Prometheus
+//	                   metrics at GET /metrics on a listener of its own.
+//	PPROF              1 adds net/http/pprof under /debug/pprof/ on the
+//	                   metrics listener.
 //
 // Rate limiting follows the spec's variables (see ratelimit.ConfigFromEnv):
 //
@@ -105,6 +109,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -119,6 +124,7 @@ import (
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/metrics"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -320,8 +326,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return errors.Join(err, closeKit())
 	}
 
+	var observer httpapi.RequestObserver
+	var metricsSrv *http.Server
+	if metricsAddr := getenv("METRICS_ADDR"); metricsAddr != "" {
+		m := metrics.New(kit.DB)
+		observer = m
+		mln, err := net.Listen("tcp", metricsAddr)
+		if err != nil {
+			ln.Close()
+			return errors.Join(fmt.Errorf("METRICS_ADDR: %w", err), closeKit())
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		if getenv("PPROF") == "1" {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+		go func() { _ = metricsSrv.Serve(mln) }()
+		logger.Info("metrics on http://" + mln.Addr().String() + "/metrics")
+		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", mln.Addr())
+	}
+
 	srv := &http.Server{
-		Handler:           httpapi.New(kit, httpapi.Options{Auth: svc, Logger: logger, RateLimit: limits, AccessLog: true}),
+		Handler: httpapi.New(kit, httpapi.Options{Auth: svc, Logger: logger, RateLimit: limits, AccessLog: true,
+			Metrics: observer}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      120 * time.Second,
@@ -346,6 +379,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainRequests)
 	defer cancel()
 	shutdownErr := srv.Shutdown(sctx)
+	if metricsSrv != nil {
+		_ = metricsSrv.Close()
+	}
 	if shutdownErr != nil {
 		shutdownErr = fmt.Errorf("shutdown: %w", shutdownErr)
 	}

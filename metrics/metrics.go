@@ -1,0 +1,95 @@
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Metrics holds a Kit's series in a registry of its own.
+type Metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// New returns the metrics of the Kit whose database is db: the HTTP
+// series (fed by ObserveRequest), db's connection pool, the Go runtime
+// and the process.
+func New(db *store.DB) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tenantkit_http_requests_total",
+			Help: "HTTP requests answered, by method, route pattern and status class.",
+		}, []string{"method", "route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "tenantkit_http_request_duration_seconds",
+			Help:    "Time to answer an HTTP request, by method and route pattern.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"method", "route"}),
+	}
+	m.reg.MustRegister(m.requests, m.duration, poolCollector{db},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry returns the registry holding the series, for a host to add
+// collectors to or to gather from.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the series in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// ObserveRequest counts one answered request (httpapi calls it with
+// Options.Metrics set). route is a route pattern, never a raw path.
+func (m *Metrics) ObserveRequest(method, route string, status int, d time.Duration) {
+	m.requests.WithLabelValues(method, route, strconv.Itoa(status/100)+"xx").Inc()
+	m.duration.WithLabelValues(method, route).Observe(d.Seconds())
+}
+
+// poolCollector reads the database pool's statistics at each scrape.
+type poolCollector struct{ db *store.DB }
+
+var (
+	poolConnections = prometheus.NewDesc("tenantkit_db_connections",
+		"Database connections of the pool, by state (open, in_use, idle, max).", []string{"state"}, nil)
+	poolWaits = prometheus.NewDesc("tenantkit_db_wait_total",
+		"Times a query waited for a free database connection.", nil, nil)
+)
+
+func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- poolConnections
+	ch <- poolWaits
+}
+
+func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(state string, v float64) {
+		ch <- prometheus.MustNewConstMetric(poolConnections, prometheus.GaugeValue, v, state)
+	}
+	if pool, ok := c.db.PgxPool(); ok {
+		st := pool.Stat()
+		gauge("open", float64(st.TotalConns()))
+		gauge("in_use", float64(st.AcquiredConns()))
+		gauge("idle", float64(st.IdleConns()))
+		gauge("max", float64(st.MaxConns()))
+		ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(st.EmptyAcquireCount()))
+		return
+	}
+	if pool, ok := c.db.SQLPool(); ok {
+		st := pool.Stats()
+		gauge("open", float64(st.OpenConnections))
+		gauge("in_use", float64(st.InUse))
+		gauge("idle", float64(st.Idle))
+		gauge("max", float64(st.MaxOpenConnections))
+		ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(st.WaitCount))
+	}
+}
