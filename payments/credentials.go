@@ -34,13 +34,21 @@ var envCredentials = map[string]map[string]string{
 // EnvCredentials reads every tenant's credentials from the environment:
 // STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET for
 // stripe, MOCK_GATEWAY_WEBHOOK_SECRET for the mock providers.
-type EnvCredentials struct{}
+type EnvCredentials struct {
+	// Getenv reads a variable; nil is os.Getenv (the standalone server
+	// passes its own, where flags win).
+	Getenv func(string) string
+}
 
 // Credentials implements CredentialSource.
-func (EnvCredentials) Credentials(_ context.Context, _, providerKey string) (Credentials, error) {
+func (e EnvCredentials) Credentials(_ context.Context, _, providerKey string) (Credentials, error) {
+	getenv := e.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	out := Credentials{}
 	for key, env := range envCredentials[providerKey] {
-		if v := os.Getenv(env); v != "" {
+		if v := getenv(env); v != "" {
 			out[key] = v
 		}
 	}

@@ -1,5 +1,7 @@
 // Command server runs the tenantkit REST API standalone, configured from the
-// environment.
+// environment or by the same settings as flags (settings.go: a flag per
+// plain variable, winning over the environment; -help, -migrate-only,
+// -version; a bad flag or value exits 2).
 //
 //	go run ./examples/server
 //
@@ -125,6 +127,7 @@ import (
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/metrics"
+	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -133,11 +136,20 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
+	switch {
+	case errors.Is(err, errHelp):
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(2)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)
 	}
 }
+
+// badSetting marks err as a setting the server refuses (exit status 2).
+func badSetting(err error) error { return fmt.Errorf("%w: %w", errUsage, err) }
 
 // Shutdown budgets: in-flight requests first, then background jobs.
 const (
@@ -204,6 +216,18 @@ const secretKeyFile = "secret.key"
 // cleanly and returns nil) or the server fails. args is unused: all
 // configuration comes from getenv.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		args = args[1:] // the program's name
+	}
+	opts, err := parseArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	if opts.version {
+		fmt.Fprintln(stdout, version())
+		return nil
+	}
+	getenv = opts.lookup(getenv)
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
 			return v
@@ -213,7 +237,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
-		return fmt.Errorf("LOG_LEVEL: want debug, info, warn or error: %w", err)
+		return badSetting(fmt.Errorf("LOG_LEVEL: want debug, info, warn or error: %w", err))
 	}
 	var logger *slog.Logger
 	switch format := env("LOG_FORMAT", "text"); format {
@@ -222,7 +246,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "json":
 		logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 	default:
-		return fmt.Errorf("LOG_FORMAT: want text or json, not %q", format)
+		return badSetting(fmt.Errorf("LOG_FORMAT: want text or json, not %q", format))
 	}
 
 	addr := env("ADDR", ":8080")
@@ -241,7 +265,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		AdminPassword: getenv("ADMIN_PASSWORD"),
 	}
 	if (boot.AdminEmail == "") != (boot.AdminPassword == "") {
-		return errors.New("ADMIN_EMAIL and ADMIN_PASSWORD must be set together")
+		return badSetting(errors.New("ADMIN_EMAIL and ADMIN_PASSWORD must be set together"))
 	}
 	if boot.APIKey != "" && len(boot.APIKey) < minBootstrapKey {
 		logger.Warn("BOOTSTRAP_API_KEY is short and easy to guess; use at least 32 random characters", "length", len(boot.APIKey))
@@ -249,34 +273,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	limitCfg, err := ratelimit.ConfigFromEnv(getenv, logger)
 	if err != nil {
-		return err
+		return badSetting(err)
 	}
 	logger.Info("rate limiting", "enabled", limitCfg.Enabled, "strategy", limitCfg.Strategy,
 		"trustProxyDepth", limitCfg.TrustProxyDepth, "authOptIn", limitCfg.AuthOptIn)
 
 	rulesCfg, err := rulesFromEnv(getenv)
 	if err != nil {
-		return err
+		return badSetting(err)
 	}
 	jobsCfg, err := jobsFromEnv(getenv)
 	if err != nil {
-		return err
+		return badSetting(err)
 	}
 
 	attachmentsCfg, err := attachments.OptionsFromEnv(getenv)
 	if err != nil {
-		return err
+		return badSetting(err)
 	}
 
 	inbound, err := webhooks.ParseInboundEndpoints(getenv("APP_INBOUND_WEBHOOKS"))
 	if err != nil {
-		return fmt.Errorf("APP_INBOUND_WEBHOOKS: %w", err)
+		return badSetting(fmt.Errorf("APP_INBOUND_WEBHOOKS: %w", err))
 	}
 
 	logger.Info("opening database", describeDatabase(databaseURL)...)
 	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger, Rules: rulesCfg,
 		Webhooks: webhooks.Options{AllowPrivateURLs: rulesCfg.AllowPrivateURLs}, Jobs: jobsCfg,
-		Attachments: attachmentsCfg, FilesDir: filepath.Join(dataDir, "files")})
+		Attachments: attachmentsCfg, FilesDir: filepath.Join(dataDir, "files"),
+		Payments: payments.Options{Credentials: payments.EnvCredentials{Getenv: getenv}}})
 	if err != nil {
 		return err
 	}
@@ -295,6 +320,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	svc, err := identity.Open(ctx, kit.DB, identity.Config{SecretKey: secret, Mailer: logMailer{logger}, Logger: logger, Jobs: kit.Jobs})
 	if err != nil {
 		return errors.Join(err, closeKit())
+	}
+	if opts.migrateOnly { // opening the Kit and the identity migrated
+		logger.Info("migrations applied; exiting (-migrate-only)")
+		fmt.Fprintln(stdout, "migrations applied")
+		return closeKit()
 	}
 	limits, err := ratelimit.Open(limitCfg, logger)
 	if err != nil {
