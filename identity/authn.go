@@ -212,6 +212,11 @@ func (s *Service) Login(ctx context.Context, email, password, tenantID string) (
 // with Config.Jobs) has run, otherwise now. It reports success whether or not an account exists.
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
 	email = normalizeEmail(email)
+	if !store.Storable(email) {
+		// No account has such an email (and PostgreSQL could not store
+		// it in the job): the same answer as for any unknown address.
+		return nil
+	}
 	if s.jobs != nil {
 		_, err := s.jobs.Enqueue(ctx, resetArgs{Email: email}, nil)
 		return err
