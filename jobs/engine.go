@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,11 @@ type Engine struct {
 	workers  *river.Workers
 	defaults map[string]kindDefaults
 
+	// observe, when set (Observe), is told every job's outcome.
+	observe func(kind, outcome string, d time.Duration)
+	// table is River's job table, qualified by its schema on PostgreSQL.
+	table string
+
 	mu      sync.Mutex
 	started bool
 	subs    []Subscription
@@ -119,6 +125,10 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 			poll = 20 * time.Millisecond
 		}
 	}
+	e.table = "river_job"
+	if schema != "" && db.Dialect().Name() == "postgres" {
+		e.table = pgIdentifier(schema) + ".river_job"
+	}
 	rcfg := &river.Config{
 		FetchCooldown:        cmp.Or(cfg.FetchCooldown, 2*time.Millisecond),
 		FetchPollInterval:    poll,
@@ -152,6 +162,44 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 	registerEvents(e)
 	return e, nil
 }
+
+// Outcomes of a job's run, as Observe reports them.
+const (
+	OutcomeCompleted = "completed"
+	OutcomeFailed    = "failed" // retried later, or discarded after the last attempt
+	OutcomeCancelled = "cancelled"
+	OutcomeSnoozed   = "snoozed"
+)
+
+// Observe has fn told of every job run by this process: its kind, its
+// outcome (OutcomeCompleted, OutcomeFailed, OutcomeCancelled,
+// OutcomeSnoozed) and how long Work took. Call it before Start; fn must be
+// fast and safe for concurrent use (a metrics counter).
+func (e *Engine) Observe(fn func(kind, outcome string, d time.Duration)) { e.observe = fn }
+
+// QueueDepth counts the jobs waiting or running, by kind and state
+// (available, scheduled, retryable, running), across every process.
+func (e *Engine) QueueDepth(ctx context.Context) (map[[2]string]int64, error) {
+	rows, err := e.db.Query(ctx, `SELECT kind, state, count(*) FROM `+e.table+`
+		WHERE state IN ('available', 'scheduled', 'retryable', 'running') GROUP BY kind, state`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[[2]string]int64{}
+	for rows.Next() {
+		var kind, state string
+		var n int64
+		if err := rows.Scan(&kind, &state, &n); err != nil {
+			return nil, err
+		}
+		out[[2]string{kind, state}] = n
+	}
+	return out, rows.Err()
+}
+
+// pgIdentifier quotes a PostgreSQL identifier.
+func pgIdentifier(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
 // RegisterOpts are defaults for every job of one kind.
 type RegisterOpts struct {

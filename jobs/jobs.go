@@ -160,7 +160,24 @@ func (a workerAdapter[T]) Timeout(j *river.Job[T]) time.Duration {
 
 func (a workerAdapter[T]) Work(ctx context.Context, j *river.Job[T]) error {
 	ctx = context.WithValue(ctx, runningKey{}, running{engine: a.e, id: j.ID})
-	return a.w.Work(ctx, jobFromRiver(j))
+	if a.e.observe == nil {
+		return a.w.Work(ctx, jobFromRiver(j))
+	}
+	start := time.Now()
+	err := a.w.Work(ctx, jobFromRiver(j))
+	outcome := OutcomeCompleted
+	var cancel *rivertype.JobCancelError
+	var snooze *rivertype.JobSnoozeError
+	switch {
+	case errors.As(err, &cancel):
+		outcome = OutcomeCancelled
+	case errors.As(err, &snooze):
+		outcome = OutcomeSnoozed
+	case err != nil:
+		outcome = OutcomeFailed
+	}
+	a.e.observe(j.Kind, outcome, time.Since(start))
+	return err
 }
 
 type runningKey struct{}

@@ -14,6 +14,9 @@
 //	http_request_duration_seconds{method, route}  histogram
 //	db_connections{state}                         gauge: open, in_use, idle, max (PostgreSQL: the pool; SQLite: the one writer connection)
 //	db_wait_total                                 counter: waits for a free connection
+//	jobs_total{kind, outcome}                     counter (WatchJobs): jobs this process ran; outcome completed, failed, cancelled or snoozed
+//	job_duration_seconds{kind}                    histogram (WatchJobs)
+//	jobs_queued{kind, state}                      gauge (WatchJobs): waiting or running jobs of every process, read at each scrape
 //
 // plus the Go collector's go_* and the process collector's process_*.
 //
@@ -26,6 +29,6 @@
 //   - Each Metrics has its own registry, so two Kits in one process (tests,
 //     a host with several) never collide; Registry lets a host add its
 //     own collectors or gather ours into its registry.
-//   - Job queue depths, webhook delivery outcomes and lag, limiter
-//     decisions and the toggles cache version are not exported yet.
+//   - Webhook delivery outcomes and lag, limiter decisions and the
+//     toggles cache version are not exported yet.
 package metrics

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -91,5 +93,47 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge("idle", float64(st.Idle))
 		gauge("max", float64(st.MaxOpenConnections))
 		ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(st.WaitCount))
+	}
+}
+
+// WatchJobs adds the job engine's series: every job run by this process
+// by kind and outcome, how long it worked, and the jobs waiting or running
+// by kind and state (read from the database at each scrape, so across
+// every process). Call it before the engine starts.
+func (m *Metrics) WatchJobs(e *jobs.Engine) {
+	runs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tenantkit_jobs_total",
+		Help: "Background jobs run by this process, by kind and outcome (completed, failed, cancelled, snoozed).",
+	}, []string{"kind", "outcome"})
+	durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tenantkit_job_duration_seconds",
+		Help:    "Time a background job worked, by kind.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+	}, []string{"kind"})
+	m.reg.MustRegister(runs, durations, depthCollector{e})
+	e.Observe(func(kind, outcome string, d time.Duration) {
+		runs.WithLabelValues(kind, outcome).Inc()
+		durations.WithLabelValues(kind).Observe(d.Seconds())
+	})
+}
+
+var queued = prometheus.NewDesc("tenantkit_jobs_queued",
+	"Background jobs waiting or running, by kind and state (available, scheduled, retryable, running).", []string{"kind", "state"}, nil)
+
+// depthCollector counts the queued jobs at each scrape.
+type depthCollector struct{ e *jobs.Engine }
+
+func (c depthCollector) Describe(ch chan<- *prometheus.Desc) { ch <- queued }
+
+func (c depthCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	depth, err := c.e.QueueDepth(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(queued, err)
+		return
+	}
+	for k, n := range depth {
+		ch <- prometheus.MustNewConstMetric(queued, prometheus.GaugeValue, float64(n), k[0], k[1])
 	}
 }

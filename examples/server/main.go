@@ -345,6 +345,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			res.GeneratedAPIKey)
 	}
 
+	// The metrics watch the job engine from before it starts.
+	metricsAddr := getenv("METRICS_ADDR")
+	var m *metrics.Metrics
+	if metricsAddr != "" {
+		m = metrics.New(kit.DB)
+		m.WatchJobs(kit.Jobs)
+	}
+
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return errors.Join(err, closeKit())
@@ -358,8 +366,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	var observer httpapi.RequestObserver
 	var metricsSrv *http.Server
-	if metricsAddr := getenv("METRICS_ADDR"); metricsAddr != "" {
-		m := metrics.New(kit.DB)
+	if m != nil {
 		observer = m
 		mln, err := net.Listen("tcp", metricsAddr)
 		if err != nil {
