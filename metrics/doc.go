@@ -17,6 +17,7 @@
 //	jobs_total{kind, outcome}                     counter (WatchJobs): jobs this process ran; outcome completed, failed, cancelled or snoozed
 //	job_duration_seconds{kind}                    histogram (WatchJobs)
 //	jobs_queued{kind, state}                      gauge (WatchJobs): waiting or running jobs of every process, read at each scrape
+//	ratelimit_decisions_total{prefix, decision}   counter (WatchLimiter): allowed, limited, error
 //
 // plus the Go collector's go_* and the process collector's process_*.
 //
@@ -29,6 +30,6 @@
 //   - Each Metrics has its own registry, so two Kits in one process (tests,
 //     a host with several) never collide; Registry lets a host add its
 //     own collectors or gather ours into its registry.
-//   - Webhook delivery outcomes and lag, limiter decisions and the
-//     toggles cache version are not exported yet.
+//   - Webhook delivery outcomes and lag and the toggles cache version
+//     are not exported yet.
 package metrics

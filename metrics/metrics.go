@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -136,4 +137,17 @@ func (c depthCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range depth {
 		ch <- prometheus.MustNewConstMetric(queued, prometheus.GaugeValue, float64(n), k[0], k[1])
 	}
+}
+
+// WatchLimiter adds the rate limiter's decisions:
+// tenantkit_ratelimit_decisions_total{prefix, decision}, decision allowed,
+// limited or error (a limiter failure, let through). Call it before the
+// policy is used.
+func (m *Metrics) WatchLimiter(p *ratelimit.Policy) {
+	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tenantkit_ratelimit_decisions_total",
+		Help: "Rate limit decisions, by limit prefix and decision (allowed, limited, error: the limiter failed and let the request through).",
+	}, []string{"prefix", "decision"})
+	m.reg.MustRegister(decisions)
+	p.Observe(func(prefix, decision string) { decisions.WithLabelValues(prefix, decision).Inc() })
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/metrics"
+	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -37,4 +38,26 @@ func TestSeries(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLimiterSeries: the policy's decisions are counted by prefix.
+func TestLimiterSeries(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(storetest.SQLite(t))
+	p := ratelimit.NewPolicy(ratelimit.Config{Enabled: true}, nil, nil)
+	m.WatchLimiter(p)
+	rule := ratelimit.Rule{Points: 2, Duration: time.Minute}
+	for range 3 {
+		_ = p.Check(t.Context(), rule, "payments-webhook", "127.0.0.1")
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`tenantkit_ratelimit_decisions_total{decision="allowed",prefix="payments-webhook"} 2`,
+		`tenantkit_ratelimit_decisions_total{decision="limited",prefix="payments-webhook"} 1`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("the scrape lacks %q", want)
+		}
+	}
 }

@@ -50,7 +50,22 @@ type Policy struct {
 	limiter Limiter
 	logger  *slog.Logger
 	closer  func() error
+	observe func(prefix, decision string)
 }
+
+// Decisions of Check, as Observe reports them.
+const (
+	DecisionAllowed = "allowed"
+	DecisionLimited = "limited"
+	// DecisionError is a limiter failure: the request was let through.
+	DecisionError = "error"
+)
+
+// Observe has fn told of every decision Check takes: the limit's prefix
+// ("login", "payments-webhook") and DecisionAllowed, DecisionLimited or
+// DecisionError. Call it before the policy is used; fn must be fast and
+// safe for concurrent use (a metrics counter).
+func (p *Policy) Observe(fn func(prefix, decision string)) { p.observe = fn }
 
 // NewPolicy applies cfg with limiter (nil: a new Memory limiter, whatever
 // cfg.Strategy says). logger receives limiter failures (nil:
@@ -118,12 +133,21 @@ func (p *Policy) Check(ctx context.Context, rule Rule, prefix, subject string) e
 		if ctx.Err() == nil {
 			p.logger.WarnContext(ctx, "ratelimit: limiter failed; letting the request through", "prefix", prefix, "err", err)
 		}
+		p.decided(prefix, DecisionError)
 		return nil
 	}
 	if !res.Allowed {
+		p.decided(prefix, DecisionLimited)
 		return &LimitedError{Result: res}
 	}
+	p.decided(prefix, DecisionAllowed)
 	return nil
+}
+
+func (p *Policy) decided(prefix, decision string) {
+	if p.observe != nil {
+		p.observe(prefix, decision)
+	}
 }
 
 // CheckAuth applies the IP layer of endpoint to r. Call it first, before

@@ -351,6 +351,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if metricsAddr != "" {
 		m = metrics.New(kit.DB)
 		m.WatchJobs(kit.Jobs)
+		m.WatchLimiter(limits)
 	}
 
 	ln, err := net.Listen("tcp", addr)

@@ -24,7 +24,7 @@ var settings = []setting{
 	{"`ADMIN_EMAIL`, `ADMIN_PASSWORD`", `unset`, `if both are set, a super-admin user with these credentials exists (idempotent). Setting only one is an error.`},
 	{"`LOG_LEVEL`", "`info`", "`debug`, `info`, `warn` or `error`. Logs go to stderr; at `info` each request has an access line (`http request` with requestId, method, route pattern, status, durationMs, tenantId, credential: never a secret, body or query string)."},
 	{"`LOG_FORMAT`", "`text`", "`text` (logfmt-style) or `json` (one object per line)."},
-	{"`METRICS_ADDR`", `unset (off)`, "an address (`127.0.0.1:9090`): Prometheus metrics at `GET /metrics` on a listener of its own (requests by route pattern and status class, their latency, the database pool, the Go runtime and process). Keep it off the internet."},
+	{"`METRICS_ADDR`", `unset (off)`, "an address (`127.0.0.1:9090`): Prometheus metrics at `GET /metrics` on a listener of its own (requests by route pattern and status class, their latency, the database pool, background jobs run and queued, rate-limit decisions, the Go runtime and process). Keep it off the internet."},
 	{"`PPROF`", `unset`, "`1` adds `net/http/pprof` under `/debug/pprof/` on the metrics listener."},
 	{"`RATE_LIMIT_ENABLED`", "`true`", `master switch for rate limiting.`},
 	{"`RATE_LIMIT_STRATEGY`", "`memory`", "`memory` (per process, lost on restart) or `redis` (shared by every process; during a Redis outage each process counts in memory). Anything else fails the start."},
