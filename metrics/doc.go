@@ -18,6 +18,8 @@
 //	job_duration_seconds{kind}                    histogram (WatchJobs)
 //	jobs_queued{kind, state}                      gauge (WatchJobs): waiting or running jobs of every process, read at each scrape
 //	ratelimit_decisions_total{prefix, decision}   counter (WatchLimiter): allowed, limited, error
+//	webhook_deliveries_total{outcome}             counter (WatchWebhooks): delivered, retrying, failed
+//	webhook_delivery_lag_seconds{outcome}         histogram (WatchWebhooks): event to attempt's end
 //
 // plus the Go collector's go_* and the process collector's process_*.
 //
@@ -30,6 +32,5 @@
 //   - Each Metrics has its own registry, so two Kits in one process (tests,
 //     a host with several) never collide; Registry lets a host add its
 //     own collectors or gather ours into its registry.
-//   - Webhook delivery outcomes and lag and the toggles cache version
-//     are not exported yet.
+//   - The toggles cache version is not exported yet.
 package metrics

@@ -13,6 +13,7 @@ import (
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/webhooks"
 )
 
 // Metrics holds a Kit's series in a registry of its own.
@@ -150,4 +151,25 @@ func (m *Metrics) WatchLimiter(p *ratelimit.Policy) {
 	}, []string{"prefix", "decision"})
 	m.reg.MustRegister(decisions)
 	p.Observe(func(prefix, decision string) { decisions.WithLabelValues(prefix, decision).Inc() })
+}
+
+// WatchWebhooks adds the outbound webhooks' delivery attempts made by this
+// process: tenantkit_webhook_deliveries_total{outcome} (delivered,
+// retrying, failed) and tenantkit_webhook_delivery_lag_seconds{outcome},
+// from the event to the attempt's end. Call it before the Kit starts.
+func (m *Metrics) WatchWebhooks(s *webhooks.Service) {
+	attempts := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tenantkit_webhook_deliveries_total",
+		Help: "Outbound webhook delivery attempts, by outcome (delivered, retrying, failed).",
+	}, []string{"outcome"})
+	lag := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tenantkit_webhook_delivery_lag_seconds",
+		Help:    "Time from a webhook delivery's event to its attempt's end, by outcome.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 4, 10),
+	}, []string{"outcome"})
+	m.reg.MustRegister(attempts, lag)
+	s.Observe(func(outcome string, d time.Duration) {
+		attempts.WithLabelValues(outcome).Inc()
+		lag.WithLabelValues(outcome).Observe(d.Seconds())
+	})
 }

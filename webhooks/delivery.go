@@ -353,7 +353,24 @@ func (s *Service) applyOutcome(d *Delivery, out outcome, retries bool, now time.
 	default:
 		d.Status = StatusFailed
 	}
+	if s.observe != nil {
+		result := map[string]string{StatusDelivered: OutcomeDelivered, StatusPending: OutcomeRetrying}[d.Status]
+		s.observe(cmp.Or(result, OutcomeFailed), now.Sub(d.CreatedAt))
+	}
 }
+
+// Outcomes of a delivery attempt, as Observe reports them.
+const (
+	OutcomeDelivered = "delivered"
+	OutcomeRetrying  = "retrying" // failed, another attempt is scheduled
+	OutcomeFailed    = "failed"   // failed, no attempt follows
+)
+
+// Observe has fn told of every delivery attempt this process makes: its
+// outcome (OutcomeDelivered, OutcomeRetrying, OutcomeFailed) and its lag,
+// from the delivery's creation (its event) to the attempt's end. Call it
+// before the Kit starts; fn must be fast and safe for concurrent use.
+func (s *Service) Observe(fn func(outcome string, lag time.Duration)) { s.observe = fn }
 
 // secretsOf opens the secrets that sign w's deliveries now.
 func (s *Service) secretsOf(w *SealedWebhook) ([]string, error) {

@@ -70,6 +70,8 @@ type Service struct {
 	client *http.Client
 	limits *limiters
 	batch  *store.Batcher // attempts' writes, group-committed
+	// observe, when set (Observe), is told every attempt's outcome.
+	observe func(outcome string, lag time.Duration)
 
 	inboundMu sync.RWMutex
 	endpoints map[string]Endpoint

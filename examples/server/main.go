@@ -352,6 +352,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		m = metrics.New(kit.DB)
 		m.WatchJobs(kit.Jobs)
 		m.WatchLimiter(limits)
+		m.WatchWebhooks(kit.Webhooks)
 	}
 
 	ln, err := net.Listen("tcp", addr)
