@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+// cutProxy is a TCP proxy to PostgreSQL that a test can cut (every open
+// connection dropped, new ones refused) and restore.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	cut    bool
+	conns  map[net.Conn]bool
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	t.Cleanup(func() { ln.Close(); p.setCut(true) })
+	go p.serve()
+	return p
+}
+
+func (p *cutProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		cut := p.cut
+		p.mu.Unlock()
+		if cut {
+			c.Close()
+			continue
+		}
+		up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[c], p.conns[up] = true, true
+		p.mu.Unlock()
+		go func() { _, _ = io.Copy(up, c); up.Close(); c.Close() }()
+		go func() { _, _ = io.Copy(c, up); up.Close(); c.Close() }()
+	}
+}
+
+// setCut drops every connection and refuses new ones (true), or lets
+// them through again (false).
+func (p *cutProxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for c := range p.conns {
+			c.Close()
+		}
+		p.conns = map[net.Conn]bool{}
+	}
+}
+
+// TestPostgresOutage: while the connection to PostgreSQL is cut, requests
+// fail cleanly and promptly (5xx, never a 2xx, never a hang), readiness
+// says so; once it is back the same Kit serves again without a restart,
+// and every payment session committed, before or after, has exactly its
+// events.
+func TestPostgresOutage(t *testing.T) {
+	t.Parallel()
+	raw := storetest.IsolatedPostgresURL(t)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := u.Host
+	if u.Port() == "" {
+		target = net.JoinHostPort(u.Hostname(), "5432")
+	}
+	proxy := newCutProxy(t, target)
+	u.Host = proxy.ln.Addr().String()
+	q := u.Query()
+	q.Set("connect_timeout", "2")
+	u.RawQuery = q.Encode()
+	db, err := store.Open(t.Context(), u.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := newTestEnvConfig(t, db, tenantkit.Config{})
+	if err := e.kit.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	acme := e.newTenant("Acme")
+	key := e.newKey(acme, "payment_gateways.manage", "payment_gateways.view")
+	session := map[string]any{"providerKey": "mock", "amount": 10, "currencyCode": "USD"}
+	created := 0
+	for range 5 {
+		e.do("POST", "/api/payment_gateways/sessions", key, session).expect(201)
+		created++
+	}
+	e.do("GET", "/api/ready", "", nil).expect(200)
+
+	proxy.setCut(true)
+	for range 5 {
+		start := time.Now()
+		r := e.do("POST", "/api/payment_gateways/sessions", key, session)
+		if r.Status < 500 {
+			t.Errorf("a session during the outage: %d %s, want a 5xx", r.Status, r.Body)
+		}
+		if took := time.Since(start); took > 15*time.Second {
+			t.Errorf("a request during the outage took %s", took)
+		}
+	}
+	if r := e.do("GET", "/api/ready", "", nil); r.Status != 503 || r.JSON()["reason"] != "database" {
+		t.Errorf("ready during the outage: %d %s", r.Status, r.Body)
+	}
+
+	proxy.setCut(false)
+	deadline := time.Now().Add(20 * time.Second)
+	for e.do("GET", "/api/ready", "", nil).Status != 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("not ready 20 s after the database came back")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for range 5 {
+		e.do("POST", "/api/payment_gateways/sessions", key, session).expect(201)
+		created++
+	}
+	total := e.do("GET", "/api/payment_gateways/transactions?pageSize=100", key, nil).expect(200).JSON()["total"]
+	if total != float64(created) {
+		t.Errorf("%v transactions, want the %d answered 201", total, created)
+	}
+	var events int
+	err = db.QueryRow(context.Background(), `SELECT count(*) FROM store_events WHERE tenant_id = $1 AND type = $2`,
+		acme.ID, "payment_gateways.session.created").Scan(&events)
+	if err != nil || events != created {
+		t.Errorf("%d session.created events (%v), want %d: one per committed session", events, err, created)
+	}
+}
