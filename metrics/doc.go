@@ -20,6 +20,7 @@
 //	ratelimit_decisions_total{prefix, decision}   counter (WatchLimiter): allowed, limited, error
 //	webhook_deliveries_total{outcome}             counter (WatchWebhooks): delivered, retrying, failed
 //	webhook_delivery_lag_seconds{outcome}         histogram (WatchWebhooks): event to attempt's end
+//	toggles_cache_version                         gauge (WatchToggles): the toggles version this process serves
 //
 // plus the Go collector's go_* and the process collector's process_*.
 //
@@ -32,5 +33,4 @@
 //   - Each Metrics has its own registry, so two Kits in one process (tests,
 //     a host with several) never collide; Registry lets a host add its
 //     own collectors or gather ours into its registry.
-//   - The toggles cache version is not exported yet.
 package metrics

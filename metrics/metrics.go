@@ -13,6 +13,7 @@ import (
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/toggles"
 	"github.com/tenantkit/tenantkit/webhooks"
 )
 
@@ -172,4 +173,15 @@ func (m *Metrics) WatchWebhooks(s *webhooks.Service) {
 		attempts.WithLabelValues(outcome).Inc()
 		lag.WithLabelValues(outcome).Observe(d.Seconds())
 	})
+}
+
+// WatchToggles adds tenantkit_toggles_cache_version: the version of the
+// toggles this process resolves from. Processes on one database that
+// show different versions for longer than the cache's check interval are
+// serving stale toggles.
+func (m *Metrics) WatchToggles(s *toggles.Service) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tenantkit_toggles_cache_version",
+		Help: "Version of the feature toggles this process resolves from (0 before the first resolution).",
+	}, func() float64 { return float64(s.CacheVersion()) }))
 }

@@ -398,3 +398,8 @@ func notFound(err error) error {
 	}
 	return err
 }
+
+// CacheVersion is the version of the toggles this process resolves from
+// (0 before the first resolution): every process on one database reaches
+// the same version within the cache's check interval after a change.
+func (s *Service) CacheVersion() int64 { return s.cache.Version() }

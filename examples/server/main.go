@@ -353,6 +353,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		m.WatchJobs(kit.Jobs)
 		m.WatchLimiter(limits)
 		m.WatchWebhooks(kit.Webhooks)
+		m.WatchToggles(kit.Toggles)
 	}
 
 	ln, err := net.Listen("tcp", addr)

@@ -181,6 +181,16 @@ type loaded[V any] struct {
 	value   V
 }
 
+// Version returns the counter's version the served value was loaded at,
+// and 0 before the first load: a gauge of how fresh this process's copy
+// is.
+func (c *Value[V]) Version() int64 {
+	if l := c.cur.Load(); l != nil {
+		return l.version
+	}
+	return 0
+}
+
 // NewValue returns a value over db kept fresh by the named version
 // counter, checked at most every interval. load reads it whole, in a read
 // transaction that has read the version first. onError (nil: ignored)
