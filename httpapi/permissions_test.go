@@ -186,9 +186,11 @@ func permEachRoute(t *testing.T, routes []route, words []string, kind string, se
 	}
 }
 
-// permOrgScope is the organization part of the matrix: a tenant with two
+// permOrgScope is the scope part of the matrix: a tenant with two
 // organizations, one object of each organization-scoped kind created in
-// org2, and a "*" key restricted to org1 that must not reach any of them.
+// org2, and a "*" key restricted to org1 and another tenant's "*" key,
+// neither of which may reach any of them (404 on every id route, absent
+// from every list).
 func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 	tf := e.newTenant("Perm orgs " + randomHex(3))
 	newOrg := func(name string) string {
@@ -197,6 +199,9 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 	org1, org2 := newOrg("Org1 "+randomHex(3)), newOrg("Org2 "+randomHex(3))
 	key1 := permOrgKey(e, tf.ID, org1, "*")
 	key2 := permOrgKey(e, tf.ID, org2, "*")
+	// keyB is another tenant's key with every feature: it must reach none
+	// of the tenant's objects either.
+	keyB := e.newKey(e.newTenant("Perm other "+randomHex(3)), "*")
 	me := e.do("GET", "/api/auth/me", key1, nil).expect(200).JSON()
 	if me["organizationId"] != org1 || me["isSuperAdmin"] != false {
 		t.Fatalf("the org1 key acts as %v", me)
@@ -275,15 +280,17 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 				if r := e.do("GET", l.path, key2, nil); r.Status != 200 || !strings.Contains(string(r.Body), l.id) {
 					t.Fatalf("org2's own list: status %d, want 200 holding %s; body: %s", r.Status, l.id, r.Body)
 				}
-				r := e.do("GET", l.path, key1, nil)
-				var problem string
-				switch {
-				case r.Status != 200 && r.Status != 404:
-					problem = fmt.Sprintf("status %d, want 200 (or 404); body: %s", r.Status, r.Body)
-				case strings.Contains(string(r.Body), l.id):
-					problem = fmt.Sprintf("the org1 caller's list holds org2's %s; body: %s", l.id, r.Body)
+				for _, caller := range []struct{ who, key string }{{"the org1 caller", key1}, {"another tenant", keyB}} {
+					r := e.do("GET", l.path, caller.key, nil)
+					var problem string
+					switch {
+					case r.Status != 200 && r.Status != 404:
+						problem = fmt.Sprintf("%s: status %d, want 200 (or 404); body: %s", caller.who, r.Status, r.Body)
+					case strings.Contains(string(r.Body), l.id):
+						problem = fmt.Sprintf("%s's list holds org2's %s; body: %s", caller.who, l.id, r.Body)
+					}
+					permCheck(t, "orgscope/list "+name, problem)
 				}
-				permCheck(t, "orgscope/list "+name, problem)
 			})
 		}
 	})
@@ -354,7 +361,11 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 				if c.method == "GET" { // the path does reach the object: org2 reads it
 					e.with(t).do(c.method, c.path, key2, c.body).expect(200)
 				}
-				r := e.with(t).do(c.method, c.path, key1, c.body)
+				r := e.with(t).do(c.method, c.path, keyB, c.body)
+				if problem := permStatus(r, http.StatusNotFound); problem != "" {
+					permCheck(t, "orgscope/"+c.name, "another tenant's key: "+problem)
+				}
+				r = e.with(t).do(c.method, c.path, key1, c.body)
 				permCheck(t, "orgscope/"+c.name, permStatus(r, http.StatusNotFound))
 			})
 		}
