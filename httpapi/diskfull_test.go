@@ -1,13 +1,11 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tenantkit/tenantkit"
@@ -84,21 +82,3 @@ func TestSQLiteDiskFull(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a log.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

@@ -230,3 +230,22 @@ func (m *testMailer) next(t *testing.T, email string) string {
 		return ""
 	}
 }
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a log
+// (a test's slog handler).
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

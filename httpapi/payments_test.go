@@ -1007,31 +1007,13 @@ func (p *payFailingProvider) Cancel(ctx context.Context, in payments.CancelInput
 	return p.Mock.Cancel(ctx, in)
 }
 
-// payLog is a log sink safe for concurrent use.
-type payLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *payLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *payLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 func TestPaymentProviderFailures(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
 		const secret = "sk_live_51HxSECRETdoNotShow"
 		leak := fmt.Errorf("stripe: invalid API key %s (request req_9f8e7d)", secret)
-		logs := &payLog{}
+		logs := &syncBuffer{}
 		e := newTestEnvConfig(t, db, tenantkit.Config{
 			Logger: slog.New(slog.NewTextHandler(logs, nil)),
 			Payments: payments.Options{Providers: payments.NewRegistry(payments.NewMock("mock"),
