@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -47,6 +49,13 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 		benchServe(b, bare, "")
 	})
 	b.Run("httpapi-auth-me", func(b *testing.B) { benchServe(b, e.handler, key) })
+	b.Run("httpapi-auth-me-access-log", func(b *testing.B) {
+		// The standalone server's setting: one text line per request (to
+		// a discarding writer here: the formatting is measured, not the
+		// disk).
+		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+		benchServe(b, New(e.kit, Options{Auth: e.auth, Logger: logger, AccessLog: true}), key)
+	})
 	b.Run("httpapi-auth-me-uncached", func(b *testing.B) {
 		uncached, err := identity.Open(b.Context(), e.kit.DB, identity.Config{SecretKey: e.kit.SecretKey, CacheTTL: -1})
 		if err != nil {
