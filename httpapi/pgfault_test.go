@@ -2,14 +2,17 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -79,8 +82,9 @@ func (p *cutProxy) setCut(cut bool) {
 // TestPostgresOutage: while the connection to PostgreSQL is cut, requests
 // fail cleanly and promptly (5xx, never a 2xx, never a hang), readiness
 // says so; once it is back the same Kit serves again without a restart,
-// and every payment session committed, before or after, has exactly its
-// events.
+// every payment session committed, before or after, has exactly its
+// events, and the webhooks accepted just before the cut are applied (no
+// job lost).
 func TestPostgresOutage(t *testing.T) {
 	t.Parallel()
 	raw := storetest.IsolatedPostgresURL(t)
@@ -102,7 +106,11 @@ func TestPostgresOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e := newTestEnvConfig(t, db, tenantkit.Config{})
+	const secret = "whsec_outage"
+	creds := payments.CredentialFunc(func(context.Context, string, string) (payments.Credentials, error) {
+		return payments.Credentials{"webhookSecret": secret}, nil
+	})
+	e := newTestEnvConfig(t, db, tenantkit.Config{Payments: payments.Options{Credentials: creds}})
 	if err := e.kit.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +123,20 @@ func TestPostgresOutage(t *testing.T) {
 		created++
 	}
 	e.do("GET", "/api/ready", "", nil).expect(200)
+
+	// Provider webhooks accepted (202) just before the cut: their
+	// processing jobs must not be lost to it.
+	var pending []string
+	for i := range 5 {
+		s := e.do("POST", "/api/payment_gateways/sessions", key, map[string]any{"providerKey": "mock_processing",
+			"amount": 10, "currencyCode": "USD"}).expect(201).JSON()
+		created++
+		body := fmt.Appendf(nil, `{"id":"evt_outage_%d","type":"payment.captured","data":{"id":%q,"status":"captured"}}`, i, s["sessionId"])
+		e.send("POST", "/api/payment_gateways/webhook/mock_processing", body, func(r *http.Request) {
+			r.Header.Set(payments.MockSignatureHeader, payments.MockSignature(body, secret))
+		}).expect(202)
+		pending = append(pending, s["transactionId"].(string))
+	}
 
 	proxy.setCut(true)
 	for range 5 {
@@ -142,6 +164,15 @@ func TestPostgresOutage(t *testing.T) {
 	for range 5 {
 		e.do("POST", "/api/payment_gateways/sessions", key, session).expect(201)
 		created++
+	}
+	for _, id := range pending {
+		deadline := time.Now().Add(30 * time.Second)
+		for e.do("GET", "/api/payment_gateways/status?transactionId="+id, key, nil).expect(200).JSON()["status"] != "captured" {
+			if time.Now().After(deadline) {
+				t.Fatalf("payment %s: its webhook, accepted before the outage, was not applied 30 s after it", id)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 	total := e.do("GET", "/api/payment_gateways/transactions?pageSize=100", key, nil).expect(200).JSON()["total"]
 	if total != float64(created) {
