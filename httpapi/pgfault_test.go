@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -84,7 +85,7 @@ func (p *cutProxy) setCut(cut bool) {
 // says so; once it is back the same Kit serves again without a restart,
 // every payment session committed, before or after, has exactly its
 // events, and the webhooks accepted just before the cut are applied (no
-// job lost).
+// job lost: one cut short mid-run is rescued after RescueStuckAfter).
 func TestPostgresOutage(t *testing.T) {
 	t.Parallel()
 	raw := storetest.IsolatedPostgresURL(t)
@@ -110,7 +111,12 @@ func TestPostgresOutage(t *testing.T) {
 	creds := payments.CredentialFunc(func(context.Context, string, string) (payments.Credentials, error) {
 		return payments.Credentials{"webhookSecret": secret}, nil
 	})
-	e := newTestEnvConfig(t, db, tenantkit.Config{Payments: payments.Options{Credentials: creds}})
+	// A job running when the connection drops cannot record its end: it
+	// stays running until River's rescuer (every 30 s or so) finds it
+	// older than RescueStuckAfter (5 minutes by default, 8 s here) and
+	// runs it again.
+	e := newTestEnvConfig(t, db, tenantkit.Config{Payments: payments.Options{Credentials: creds},
+		Jobs: jobs.Config{JobTimeout: 5 * time.Second, RescueStuckAfter: 8 * time.Second}})
 	if err := e.kit.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -166,10 +172,10 @@ func TestPostgresOutage(t *testing.T) {
 		created++
 	}
 	for _, id := range pending {
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(90 * time.Second)
 		for e.do("GET", "/api/payment_gateways/status?transactionId="+id, key, nil).expect(200).JSON()["status"] != "captured" {
 			if time.Now().After(deadline) {
-				t.Fatalf("payment %s: its webhook, accepted before the outage, was not applied 30 s after it", id)
+				t.Fatalf("payment %s: its webhook, accepted before the outage, was not applied 90 s after it", id)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
