@@ -320,6 +320,13 @@ func (*SQLStore) Usage(ctx context.Context, q store.Querier, tenantID string) (i
 	return n, err
 }
 
+// CountAttachments implements Store.
+func (*SQLStore) CountAttachments(ctx context.Context, q store.Querier, tenantID string) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments WHERE tenant_id = $1`, tenantID).Scan(&n)
+	return n, err
+}
+
 // dedupe returns list without repeats, in first-seen order.
 func dedupe(list []string) []string {
 	seen := make(map[string]bool, len(list))

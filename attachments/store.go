@@ -81,6 +81,9 @@ type Store interface {
 	AddUsage(ctx context.Context, q store.Querier, tenantID string, delta, quota int64) (ok bool, err error)
 	// Usage returns the tenant's stored total, in bytes.
 	Usage(ctx context.Context, q store.Querier, tenantID string) (int64, error)
+	// CountAttachments returns how many attachments the tenant has, of
+	// every organization: the files whose sizes Usage sums.
+	CountAttachments(ctx context.Context, q store.Querier, tenantID string) (int, error)
 }
 
 // LibraryFilter selects and orders a library page.

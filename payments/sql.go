@@ -3,6 +3,7 @@ package payments
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -145,6 +146,17 @@ func (*SQLStore) UpdateTransaction(ctx context.Context, q store.Querier, t *Tran
 		captured_amount = $5, refunded_amount = $6, provider_data = $7, updated_at = $8
 		WHERE tenant_id = $1 AND id = $2`,
 		t.TenantID, t.ID, string(t.Status), t.GatewayStatus, t.CapturedAmount, t.RefundedAmount, data, t.UpdatedAt)
+}
+
+// Summarize implements Store: one GROUP BY on both engines. since is
+// compared in UTC (SQLite compares its stored times as text).
+func (*SQLStore) Summarize(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]SummaryGroup, error) {
+	c := sc.Readable("tenant_id", "organization_id").And("created_at >= ?", since.UTC())
+	return store.Many(ctx, q, func(s store.Scanner) (SummaryGroup, error) {
+		var g SummaryGroup
+		return g, s.Scan(&g.Currency, &g.Status, &g.Count, &g.Captured)
+	}, `SELECT currency_code, status, COUNT(*), CAST(SUM(captured_amount) AS BIGINT) FROM payment_transactions
+		WHERE `+c.SQL()+` GROUP BY currency_code, status`, c.Values()...)
 }
 
 const refundColumns = "r.id, r.tenant_id, r.transaction_id, r.provider_refund_id, r.amount, t.currency_code, r.reason, " +

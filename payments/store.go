@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"time"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -40,6 +41,11 @@ type Store interface {
 	// refunded amounts, provider data and updatedAt of the tenant's
 	// transaction t.ID.
 	UpdateTransaction(ctx context.Context, q store.Querier, t *Transaction) error
+	// Summarize groups the transactions sc may read that were created at
+	// or after since by currency and status: one SummaryGroup per
+	// currency and status with at least one transaction, in any order,
+	// with their number and the sum of their captured amounts.
+	Summarize(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]SummaryGroup, error)
 
 	// InsertRefund stores a refund.
 	InsertRefund(ctx context.Context, q store.Querier, r *Refund) error

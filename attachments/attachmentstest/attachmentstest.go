@@ -9,9 +9,10 @@
 // search with non-ASCII letters and literal wildcards, partition and tag
 // filters, every sort both ways with the id tiebreak, paging and totals),
 // the distinct sorted tags, the usage counter and its quota (also under
-// concurrent transactions), tenant and organization scoping of every read
-// and write (the organization cases are store/storetest's OrgScopes
-// grid), and that every method runs on the Querier it is given.
+// concurrent transactions), the count of a tenant's attachments (every
+// organization's, no other tenant's), tenant and organization scoping of
+// every read and write (the organization cases are store/storetest's
+// OrgScopes grid), and that every method runs on the Querier it is given.
 //
 // The SQL store runs it on SQLite and PostgreSQL
 // (attachments/sqlstore_test.go); a host that plugs in its own Store runs
@@ -73,6 +74,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, attachments.Store
 		{"Existing", testExisting},
 		{"Usage", testUsage},
 		{"UsageConcurrent", testUsageConcurrent},
+		{"CountAttachments", testCountAttachments},
 		{"UsesTheQuerier", testUsesTheQuerier},
 	} {
 		t.Run(c.name, func(t *testing.T) {

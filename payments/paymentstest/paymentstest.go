@@ -6,12 +6,14 @@
 // LockTransaction (returns the tenant's row, and holds it: concurrent
 // read-modify-write transactions lose no update), FindBySession across
 // tenants, ListTransactions (filters, newest first, paging with ties on
-// the creation time, the total), what UpdateTransaction replaces and what
-// it leaves, refunds (oldest first, with the transaction's currency),
-// kept operations (keyed by transaction and operationId: a second insert
-// is store.ErrConflict), webhooks (deduplicated per tenant, provider and
-// idempotency key with inserted=false, FinishWebhook, ListWebhooks in the
-// order received), and that every method runs on the Querier it is given.
+// the creation time, the total), Summarize (counts and captured sums by
+// currency and status since a time, the bound included, scoped like the
+// lists), what UpdateTransaction replaces and what it leaves, refunds
+// (oldest first, with the transaction's currency), kept operations (keyed
+// by transaction and operationId: a second insert is store.ErrConflict),
+// webhooks (deduplicated per tenant, provider and idempotency key with
+// inserted=false, FinishWebhook, ListWebhooks in the order received), and
+// that every method runs on the Querier it is given.
 // Every case works in two tenants, A and B, and checks that neither sees
 // or changes the other's rows.
 //
@@ -66,6 +68,7 @@ func Run(t *testing.T, db *store.DB, s payments.Store) {
 		{"ListTransactions", testListTransactions},
 		{"ListTransactionsTies", testListTransactionsTies},
 		{"UpdateTransaction", testUpdateTransaction},
+		{"Summarize", testSummarize},
 		{"Refunds", testRefunds},
 		{"Operations", testOperations},
 		{"Webhooks", testWebhooks},
