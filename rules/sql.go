@@ -425,6 +425,30 @@ func (SQLStore) ListLogs(ctx context.Context, q store.Querier, sc store.Scope, f
 	return items, total, err
 }
 
+// ExecutionSummary implements Store: the rule rows of the window (an id
+// range of their key, then the executions' exact time), joined with their
+// executions and the executions' sets, counted in one GROUP BY. The order
+// is made in Go, byte order on both engines.
+func (SQLStore) ExecutionSummary(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]SetExecutions, error) {
+	since = since.UTC().Truncate(time.Microsecond)
+	c := logScope(sc)
+	c.And("l.id >= ?", store.IDTimeBound(since.Add(-idMargin)))
+	c.And("x.executed_at >= ?", since)
+	sums, err := store.Many(ctx, q, func(s store.Scanner) (SetExecutions, error) {
+		var e SetExecutions
+		return e, s.Scan(&e.RuleSetID, &e.Name, &e.Executions, &e.Failures)
+	}, `SELECT COALESCE(x.set_id, ''), COALESCE(s.name, ''), count(*),
+		count(CASE WHEN l.result IN ('FAILURE', 'ERROR') THEN 1 END)
+		FROM business_rule_execution_logs l
+		JOIN business_rule_executions x ON x.id = substr(l.id, 1, 32) || '0000' AND x.tenant_id = l.tenant_id
+		LEFT JOIN business_rule_sets s ON s.tenant_id = x.tenant_id AND s.id = x.set_id
+		WHERE `+c.SQL()+` GROUP BY x.set_id, s.name`, c.Values()...)
+	slices.SortFunc(sums, func(a, b SetExecutions) int {
+		return cmp.Or(cmp.Compare(b.Executions, a.Executions), strings.Compare(a.Name, b.Name), strings.Compare(a.RuleSetID, b.RuleSetID))
+	})
+	return sums, err
+}
+
 // DeleteLogsBefore implements Store. The old executions are a range of
 // the executions' primary key, and each of their tenants' old rule rows a
 // range of the rule rows' (tenant, id) key.

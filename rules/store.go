@@ -112,6 +112,15 @@ type Store interface {
 	// how many f selects in all. f.From and f.To bound ExecutedAt,
 	// inclusive; the text filters are exact.
 	ListLogs(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter) ([]*LogEntry, int, error)
+	// ExecutionSummary counts the rule log rows sc may read (as ListLogs)
+	// whose executions' ExecutedAt is at or after since (to the
+	// microsecond), grouped by their executions' SetID: one entry per set
+	// with at least one row, RuleSetID "" for the rows of executions of no
+	// set. Executions counts the rows, Failures those whose Result is
+	// FAILURE or ERROR. Name is the tenant's set's current name ("" when
+	// the set is gone, and for no set). Entries are ordered by Executions,
+	// descending, then Name, then RuleSetID (byte order).
+	ExecutionSummary(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]SetExecutions, error)
 	// DeleteLogsBefore deletes, in every tenant, the executions whose ids
 	// were made before t's millisecond (store.IDTimeBound), with all their
 	// rule rows, and returns how many rule rows went.

@@ -1,9 +1,11 @@
 package webhooks
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -186,6 +188,30 @@ func (*SQLStore) ExpireDeliveries(ctx context.Context, q store.Querier, tenantID
 	return q.Exec(ctx, `UPDATE webhook_deliveries SET status = 'expired', error_message = $3, next_retry_at = NULL,
 		updated_at = $4 WHERE tenant_id = $1 AND webhook_id = $2 AND status IN ('pending', 'sending')`,
 		tenantID, webhookID, reason, now)
+}
+
+// DeliveryHealth implements Store: the scope's live webhooks, each joined
+// with its deliveries since, counted by status group in one GROUP BY. The
+// order is made in Go, byte order on both engines (PostgreSQL's text order
+// follows its collation).
+func (*SQLStore) DeliveryHealth(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]DeliveryHealth, error) {
+	c := sc.Readable("w.tenant_id", "w.organization_id")
+	c.And("w.deleted_at IS NULL")
+	from := c.Add(since.UTC().Truncate(time.Microsecond))
+	hs, err := store.Many(ctx, q, func(s store.Scanner) (DeliveryHealth, error) {
+		var h DeliveryHealth
+		return h, s.Scan(&h.WebhookID, &h.Name, &h.URL, &h.Delivered, &h.Failed, &h.Pending)
+	}, `SELECT w.id, w.name, w.url,
+		count(CASE WHEN d.status = 'delivered' THEN 1 END),
+		count(CASE WHEN d.status IN ('failed', 'expired') THEN 1 END),
+		count(CASE WHEN d.status IN ('pending', 'sending') THEN 1 END)
+		FROM webhooks w LEFT JOIN webhook_deliveries d
+		ON d.tenant_id = w.tenant_id AND d.webhook_id = w.id AND d.created_at >= `+from+`
+		WHERE `+c.SQL()+` GROUP BY w.id, w.name, w.url`, c.Values()...)
+	slices.SortFunc(hs, func(a, b DeliveryHealth) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.WebhookID, b.WebhookID))
+	})
+	return hs, err
 }
 
 // Due implements drain.Items: k has a delivery ClaimDeliveries would

@@ -97,6 +97,13 @@ type Store interface {
 	// (pending, retries included, or sending) as expired with reason and
 	// no next retry, and returns how many.
 	ExpireDeliveries(ctx context.Context, q store.Querier, tenantID, webhookID, reason string, now time.Time) (int64, error)
+	// DeliveryHealth returns one entry per live webhook sc may read (as
+	// ListWebhooks), those without deliveries included with zero counts,
+	// ordered by name, then id (byte order), with the counts of its
+	// deliveries created at or after since (to the microsecond) by
+	// status: delivered; failed or expired; pending or sending. Deliveries
+	// of other statuses are in no count.
+	DeliveryHealth(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]DeliveryHealth, error)
 
 	// InsertInbound stores an accepted inbound message unless its
 	// endpoint has one with its id (then false: a duplicate).

@@ -6,8 +6,9 @@
 // what they hide (lists, entity plans, set members and member counts),
 // ruleId uniqueness among a tenant's live rules, the filters, order,
 // paging and totals of lists, the order of set members (sequence, then
-// ruleId in byte order), conflicts, the execution log's rows, filters and
-// retention, and that every method runs on the Querier it is given.
+// ruleId in byte order), conflicts, the execution log's rows, filters,
+// retention and per-set summary, and that every method runs on the
+// Querier it is given.
 //
 // newStore is called once per subtest. It may return the same database
 // each time: every subtest works in tenants of its own, except LogPrune,
@@ -58,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, rules.Store)) {
 		{"LogScoped", testLogScoped},
 		{"LogListFilters", testLogListFilters},
 		{"LogPrune", testLogPrune},
+		{"ExecutionSummary", testExecutionSummary},
 		{"Transaction", testTransaction},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -900,6 +902,73 @@ func testLogPrune(t *testing.T, f *fixture) {
 	// The old executions went with their rows: their ids can be written
 	// again.
 	f.insertExecutions(old)
+}
+
+func testExecutionSummary(t *testing.T, f *fixture) {
+	o1 := store.NewID()
+	f.set("ALPHA", func(rs *rules.RuleSet) { rs.Name = "Alpha" })
+	f.set("BETA", func(rs *rules.RuleSet) { rs.Name = "beta" })
+	f.set("CHARLIE", func(rs *rules.RuleSet) { rs.Name = "Charlie" })
+	f.set("DUP", func(rs *rules.RuleSet) { rs.Name = "Charlie" })
+	since := f.at(100)
+	// run is an execution of set at at, its rows' results as given.
+	run := func(tenant, org, set string, at time.Time, results ...rules.Status) *rules.ExecutionRecord {
+		return f.execution(tenant, org, at, len(results), func(x *rules.ExecutionRecord) {
+			x.SetID = set
+			for i, r := range results {
+				x.Rules[i].Result = r
+			}
+		})
+	}
+	ok, failed, errored := rules.StatusSuccess, rules.StatusFailure, rules.StatusError
+	other := store.NewID()
+	f.insertExecutions(
+		run(f.tenant, "", "ALPHA", since, ok, failed, errored), // at since exactly: counted
+		run(f.tenant, "", "ALPHA", f.at(150), ok),
+		run(f.tenant, "", "ALPHA", since.Add(-time.Microsecond), failed, failed), // just before
+		run(f.tenant, "", "BETA", f.at(120), ok, ok),
+		run(f.tenant, "", "BETA", f.at(99), failed),
+		run(f.tenant, o1, "BETA", f.at(160), errored), // o1's
+		run(f.tenant, "", "", f.at(130), errored, ok), // no set
+		run(f.tenant, "", "CHARLIE", f.at(140), ok, ok),
+		run(f.tenant, "", "DUP", f.at(141), ok, ok),
+		run(f.tenant, "", "GONE", f.at(110), failed), // a set that is no more
+		run(other, "", "ALPHA", f.at(150), ok, ok, ok, ok, ok),
+	)
+	sum := func(sc store.Scope, since time.Time) []rules.SetExecutions {
+		t.Helper()
+		got, err := f.st.ExecutionSummary(t.Context(), f.db, sc, since)
+		f.must(err, "ExecutionSummary")
+		return got
+	}
+	row := func(set, name string, executions, failures int) rules.SetExecutions {
+		return rules.SetExecutions{RuleSetID: set, Name: name, Executions: executions, Failures: failures}
+	}
+	alpha, none, charlie, dup, gone := row("ALPHA", "Alpha", 4, 2), row("", "", 2, 1), row("CHARLIE", "Charlie", 2, 0),
+		row("DUP", "Charlie", 2, 0), row("GONE", "", 1, 1)
+	// Most executions first; ties by name in byte order ("Charlie" before
+	// "beta"), then by set id.
+	withO1 := []rules.SetExecutions{alpha, row("BETA", "beta", 3, 1), none, charlie, dup, gone}
+	withoutO1 := []rules.SetExecutions{alpha, none, charlie, dup, row("BETA", "beta", 2, 0), gone}
+	for _, c := range []struct {
+		name string
+		sc   store.Scope
+		want []rules.SetExecutions
+	}{
+		{"every organization", f.scope(), withO1},
+		{"o1", store.Scope{TenantID: f.tenant, OrganizationIDs: []string{o1}}, withO1},
+		{"another organization", store.Scope{TenantID: f.tenant, OrganizationIDs: []string{store.NewID()}}, withoutO1},
+		{"no organization", store.Scope{TenantID: f.tenant, OrganizationIDs: []string{}}, withoutO1},
+		// Its set ALPHA is not the fixture tenant's: no name.
+		{"another tenant", store.Scope{TenantID: other}, []rules.SetExecutions{row("ALPHA", "", 5, 0)}},
+		{"a tenant without executions", store.Scope{TenantID: store.NewID()}, []rules.SetExecutions{}},
+	} {
+		f.equal(c.name, sum(c.sc, since), c.want)
+	}
+	f.equal("since in another zone", sum(f.scope(), since.In(time.FixedZone("UTC-7", -7*3600))), withO1)
+	f.equal("after every execution", sum(f.scope(), f.at(161)), []rules.SetExecutions{})
+	f.equal("a wider window", sum(f.scope(), f.at(99)),
+		[]rules.SetExecutions{row("ALPHA", "Alpha", 6, 4), row("BETA", "beta", 4, 2), none, charlie, dup, gone})
 }
 
 func testTransaction(t *testing.T, f *fixture) {

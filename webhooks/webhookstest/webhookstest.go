@@ -2,9 +2,10 @@
 // implementations: Run checks every behaviour the webhooks service relies
 // on of its store (tenant and organization scoping of every read and
 // write, soft delete, list order, paging, totals and filters, delivery
-// states and their transitions, the claim order, inbound deduplication,
-// the delivery queues' leases, conflicts and concurrency), in the manner
-// of River's driver tests and ratelimit/ratelimittest.
+// states and their transitions, the claim order, the delivery health
+// counts by status, window and scope, inbound deduplication, the delivery
+// queues' leases, conflicts and concurrency), in the manner of River's
+// driver tests and ratelimit/ratelimittest.
 //
 // Every subtest works in fresh random tenants, so one database may serve
 // the whole suite and be shared with other tests.
@@ -46,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, webhooks.Store)) 
 		{"DeliveryLog", testDeliveryLog},
 		{"ClaimOrderAndStates", testClaim},
 		{"ExpireDeliveries", testExpire},
+		{"DeliveryHealth", testDeliveryHealth},
 		{"InboundDedup", testInbound},
 		{"QueueLeases", testLeases},
 		{"QueueItems", testQueueItems},
@@ -676,6 +678,96 @@ func testExpire(t *testing.T, e *env) {
 		return err
 	})
 	equal(t, "another tenant expires nothing", n, int64(0))
+}
+
+// deliveryAt inserts a delivery to w created at at and, unless status is
+// pending (as inserted), stores status with one attempt.
+func (e *env) deliveryAt(w *webhooks.Webhook, at time.Time, status string) *webhooks.Delivery {
+	e.t.Helper()
+	d := delivery(w, store.NewID(), at)
+	e.tx(func(tx *store.Tx) error {
+		_, err := e.st.InsertDeliveries(e.ctx, tx, []*webhooks.Delivery{d})
+		return err
+	})
+	if status == webhooks.StatusPending {
+		return d
+	}
+	return e.put(d, status, 1, nil)
+}
+
+func testDeliveryHealth(t *testing.T, e *env) {
+	tenant, orgA, orgB := store.NewID(), store.NewID(), store.NewID()
+	since := e.db.Now().Add(-time.Hour)
+	before := since.Add(-time.Microsecond)
+	in := func(minutes int) time.Time { return since.Add(time.Duration(minutes) * time.Minute) }
+	// Names in byte order B < a < b < c; two named "a" are ordered by id.
+	upper := e.newHook(tenant, "", "B")
+	a1 := e.newHook(tenant, "", "a")
+	a2 := e.newHook(tenant, orgA, "a")
+	b := e.newHook(tenant, orgB, "b")
+	quiet := e.newHook(tenant, "", "c")
+	gone := e.newHook(tenant, "", "d")
+	stranger := e.newHook(store.NewID(), "", "a")
+	if a2.ID < a1.ID {
+		a1, a2 = a2, a1
+	}
+
+	// a1: each status once or twice in the window, the first exactly at
+	// since; and older deliveries of every kind, one a microsecond before.
+	e.deliveryAt(a1, since, webhooks.StatusDelivered)
+	e.deliveryAt(a1, in(1), webhooks.StatusDelivered)
+	e.deliveryAt(a1, in(2), webhooks.StatusFailed)
+	e.deliveryAt(a1, in(3), webhooks.StatusExpired)
+	e.deliveryAt(a1, in(4), webhooks.StatusPending)
+	later := in(90)
+	e.put(e.deliveryAt(a1, in(5), webhooks.StatusPending), webhooks.StatusPending, 1, &later) // a retry
+	e.deliveryAt(a1, in(6), webhooks.StatusSending)
+	e.deliveryAt(a1, before, webhooks.StatusDelivered)
+	e.deliveryAt(a1, before, webhooks.StatusFailed)
+	e.deliveryAt(a1, in(-10), webhooks.StatusPending)
+	e.deliveryAt(a2, in(1), webhooks.StatusFailed)
+	e.deliveryAt(upper, in(1), webhooks.StatusPending)
+	e.deliveryAt(upper, in(-1), webhooks.StatusDelivered)
+	e.deliveryAt(b, in(1), webhooks.StatusDelivered)
+	e.deliveryAt(b, in(2), webhooks.StatusExpired)
+	e.deliveryAt(gone, in(1), webhooks.StatusDelivered)
+	e.deliveryAt(stranger, in(1), webhooks.StatusDelivered)
+	e.tx(func(tx *store.Tx) error { return e.st.DeleteWebhook(e.ctx, tx, tenant, gone.ID, tx.Now()) })
+	b.IsActive = false // an inactive webhook is still listed
+	e.tx(func(tx *store.Tx) error { return e.st.UpdateWebhook(e.ctx, tx, b) })
+
+	row := func(w *webhooks.Webhook, delivered, failed, pending int) webhooks.DeliveryHealth {
+		return webhooks.DeliveryHealth{WebhookID: w.ID, Name: w.Name, URL: w.URL, Delivered: delivered, Failed: failed, Pending: pending}
+	}
+	rUpper, rA1, rA2, rB, rQuiet := row(upper, 0, 0, 1), row(a1, 2, 2, 3), row(a2, 0, 1, 0), row(b, 1, 1, 0), row(quiet, 0, 0, 0)
+	health := func(sc store.Scope, since time.Time) []webhooks.DeliveryHealth {
+		t.Helper()
+		hs, err := e.st.DeliveryHealth(e.ctx, e.db, sc, since)
+		noErr(t, err)
+		return hs
+	}
+	for _, c := range []struct {
+		name string
+		sc   store.Scope
+		want []webhooks.DeliveryHealth
+	}{
+		{"every organization", store.Scope{TenantID: tenant}, []webhooks.DeliveryHealth{rUpper, rA1, rA2, rB, rQuiet}},
+		{"organization A", store.Scope{TenantID: tenant, OrganizationIDs: []string{orgA}}, []webhooks.DeliveryHealth{rUpper, rA1, rA2, rQuiet}},
+		{"no organization", store.Scope{TenantID: tenant, OrganizationIDs: []string{}}, []webhooks.DeliveryHealth{rUpper, rA1, rQuiet}},
+		{"another tenant", store.Scope{TenantID: stranger.TenantID}, []webhooks.DeliveryHealth{row(stranger, 1, 0, 0)}},
+		{"a tenant without webhooks", store.Scope{TenantID: store.NewID()}, nil},
+	} {
+		equalSlices(t, c.name, health(c.sc, since), c.want)
+	}
+	// since in another time zone is the same instant.
+	equalSlices(t, "since in another zone", health(store.Scope{TenantID: tenant, OrganizationIDs: []string{}},
+		since.In(time.FixedZone("UTC+5", 5*3600))), []webhooks.DeliveryHealth{rUpper, rA1, rQuiet})
+	// A window after every delivery: every webhook, every count zero.
+	equalSlices(t, "a window after the deliveries", health(store.Scope{TenantID: tenant, OrganizationIDs: []string{}}, in(7)),
+		[]webhooks.DeliveryHealth{row(upper, 0, 0, 0), row(a1, 0, 0, 0), row(quiet, 0, 0, 0)})
+	// The same window from before the older ones counts them too.
+	equalSlices(t, "a wider window", health(store.Scope{TenantID: tenant, OrganizationIDs: []string{}}, in(-10)),
+		[]webhooks.DeliveryHealth{row(upper, 1, 0, 1), row(a1, 3, 3, 4), row(quiet, 0, 0, 0)})
 }
 
 func testInbound(t *testing.T, e *env) {

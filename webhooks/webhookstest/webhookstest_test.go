@@ -48,14 +48,31 @@ func (lostUnclaim) UnclaimDelivery(context.Context, store.Querier, *webhooks.Del
 	return nil
 }
 
+// healthAllTime counts every delivery, whenever it was made.
+type healthAllTime struct{ *webhooks.SQLStore }
+
+func (s healthAllTime) DeliveryHealth(ctx context.Context, q store.Querier, sc store.Scope, _ time.Time) ([]webhooks.DeliveryHealth, error) {
+	return s.SQLStore.DeliveryHealth(ctx, q, sc, time.Time{})
+}
+
+// healthOrgBlind reports every organization's webhooks.
+type healthOrgBlind struct{ *webhooks.SQLStore }
+
+func (s healthOrgBlind) DeliveryHealth(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]webhooks.DeliveryHealth, error) {
+	sc.OrganizationIDs = nil
+	return s.SQLStore.DeliveryHealth(ctx, q, sc, since)
+}
+
 // brokenStores maps each broken store to the subtest that must catch it.
 var brokenStores = map[string]struct {
 	store   webhooks.Store
 	subtest string
 }{
-	"orgBlind":    {orgBlind{webhooks.NewSQLStore()}, "OrganizationScope"},
-	"oldestFirst": {oldestFirst{webhooks.NewSQLStore()}, "ListOrderPagingFilters"},
-	"lostUnclaim": {lostUnclaim{webhooks.NewSQLStore()}, "ClaimOrderAndStates"},
+	"orgBlind":       {orgBlind{webhooks.NewSQLStore()}, "OrganizationScope"},
+	"oldestFirst":    {oldestFirst{webhooks.NewSQLStore()}, "ListOrderPagingFilters"},
+	"lostUnclaim":    {lostUnclaim{webhooks.NewSQLStore()}, "ClaimOrderAndStates"},
+	"healthAllTime":  {healthAllTime{webhooks.NewSQLStore()}, "DeliveryHealth"},
+	"healthOrgBlind": {healthOrgBlind{webhooks.NewSQLStore()}, "DeliveryHealth"},
 }
 
 // TestBrokenStoreHelper runs the suite against the broken store
