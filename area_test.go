@@ -9,6 +9,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/dashboards"
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/payments"
@@ -28,6 +29,7 @@ var (
 	_ tenantkit.Area = (*entities.Service)(nil)
 	_ tenantkit.Area = (*attachments.Service)(nil)
 	_ tenantkit.Area = (*identity.Service)(nil)
+	_ tenantkit.Area = (*dashboards.Service)(nil)
 )
 
 // The Kit runs its areas through one loop: each is on the Kit, its
@@ -48,7 +50,7 @@ func TestKitAreas(t *testing.T) {
 			is.True(slices.Contains(kit.EventTypes(), et)) // the Kit's catalogue holds every area's events
 		}
 	}
-	is.Equal(names, []string{"toggles", "rules", "webhooks", "entities", "attachments", "payments"})
+	is.Equal(names, []string{"toggles", "rules", "webhooks", "entities", "attachments", "payments", "dashboards"})
 	is.Equal(kit.Areas()[0], tenantkit.Area(kit.Toggles))
 	is.Equal(len(kit.Migrations()), len(names)) // one line each
 
@@ -65,6 +67,8 @@ func TestKitAreas(t *testing.T) {
 	_, err = kit.Attachments.Library(sctx, attachments.LibraryQuery{})
 	is.NoErr(err)
 	_, _, err = kit.Payments.List(sctx, payments.Filter{Limit: 1})
+	is.NoErr(err)
+	_, _, err = kit.Dashboards.Layout(sctx, dashboards.Viewer{Owner: "api_key:k"})
 	is.NoErr(err)
 
 	is.NoErr(kit.Start(ctx))

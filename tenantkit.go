@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/dashboards"
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/payments"
@@ -52,6 +53,10 @@ type Config struct {
 	// mock_processing and stripe) and where their credentials come from
 	// (nil: the environment).
 	Payments payments.Options
+	// Dashboards configures the dashboards: their Store and Directory
+	// (set by UseIdentity when nil). The Kit registers its built-in
+	// widgets; register more with Kit.Dashboards.Register.
+	Dashboards dashboards.Options
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -82,6 +87,9 @@ type Kit struct {
 	// Payments runs payment sessions through the providers and applies
 	// their webhooks.
 	Payments *payments.Service
+	// Dashboards keeps per-user widget layouts, the widget registry and
+	// who sees which widget.
+	Dashboards *dashboards.Service
 
 	areas  []Area
 	ownsDB bool
@@ -203,6 +211,7 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 		entitiesSvc,
 		attachments.New(db, attOpts),
 		payments.New(db, payOpts),
+		dashboards.New(db, cfg.Dashboards),
 	}, nil
 }
 
@@ -242,7 +251,12 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 			k.Attachments = svc
 		case *payments.Service:
 			k.Payments = svc
+		case *dashboards.Service:
+			k.Dashboards = svc
 		}
+	}
+	if err := k.registerWidgets(); err != nil {
+		return fmt.Errorf("tenantkit: dashboards: %w", err)
 	}
 	if err := k.DB.Migrate(ctx, k.Migrations()...); err != nil {
 		return fmt.Errorf("tenantkit: migrate: %w", err)

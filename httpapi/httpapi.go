@@ -29,7 +29,9 @@ type Options struct {
 	BasePath string
 	// Auth enables the built-in identity routes (directory, roles, users,
 	// API keys, login and password reset) and, unless Authenticator is
-	// set, authenticates requests.
+	// set, authenticates requests. New also gives it to the Kit
+	// (Kit.UseIdentity) when the dashboards have no Directory yet, so that
+	// their role and user visibility routes find roles and users.
 	Auth *identity.Service
 	// Authenticator replaces the built-in authentication.
 	Authenticator Authenticator
@@ -90,6 +92,9 @@ func New(kit *tenantkit.Kit, opts Options) http.Handler {
 	a.base = strings.TrimSuffix(cmp.Or(opts.BasePath, "/api"), "/")
 	if a.opts.RateLimit == nil {
 		a.opts.RateLimit = ratelimit.NewPolicy(ratelimit.DefaultConfig(), nil, a.logger)
+	}
+	if opts.Auth != nil && kit.Dashboards != nil && !kit.Dashboards.HasDirectory() {
+		kit.UseIdentity(opts.Auth)
 	}
 	return a.serve(a.routes())
 }

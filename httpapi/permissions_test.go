@@ -72,6 +72,7 @@ var permOrgKinds = []struct{ prefix, kind string }{
 var permTenantLevel = []struct{ prefix, why string }{
 	{"/business_rules/sets/", "rule sets and their members belong to the tenant (rules/doc.go, Scope)"},
 	{"/feature_toggles/", "toggles are global definitions with per-tenant overrides, super-admin routes"},
+	{"/dashboards/", "a layout belongs to its owner (user or API key) in the tenant, widget definitions are global, visibility records belong to the tenant's roles and users"},
 }
 
 func TestPermissionMatrix(t *testing.T) {

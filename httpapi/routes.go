@@ -77,6 +77,9 @@ func (a *api) routes() []route {
 	if a.kit != nil && a.kit.Payments != nil {
 		rs = append(rs, a.paymentRoutes()...)
 	}
+	if a.kit != nil && a.kit.Dashboards != nil {
+		rs = append(rs, a.dashboardRoutes()...)
+	}
 	return rs
 }
 

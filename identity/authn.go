@@ -101,9 +101,10 @@ func (s *Service) AuthenticateKey(ctx context.Context, secret string) (*Identity
 // any role is, and readable organizations the union of the restrictions
 // (nil when any role allows all).
 func identityFromRoles(roles []*Role) *Identity {
-	id := &Identity{Roles: []string{}, Features: []string{}, OrganizationIDs: []string{}}
+	id := &Identity{Roles: []string{}, RoleIDs: []string{}, Features: []string{}, OrganizationIDs: []string{}}
 	for _, r := range roles {
 		id.Roles = append(id.Roles, r.Name)
+		id.RoleIDs = append(id.RoleIDs, r.ID)
 		for _, f := range r.Features {
 			if !slices.Contains(id.Features, f) {
 				id.Features = append(id.Features, f)

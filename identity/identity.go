@@ -157,6 +157,8 @@ type Identity struct {
 	APIKeyID string `json:"apiKeyId,omitempty"`
 	// Roles are the names of the caller's roles.
 	Roles []string `json:"roles"`
+	// RoleIDs are the ids of the caller's roles, in the order of Roles.
+	RoleIDs []string `json:"-"`
 	// Features is the union of the roles' features, wildcards included.
 	Features     []string `json:"features"`
 	IsSuperAdmin bool     `json:"isSuperAdmin"`

@@ -39,9 +39,11 @@ func TestIdentityFromRoles(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	id := identityFromRoles([]*Role{
-		{Name: "a", Features: []string{"x.view"}, Organizations: []string{"o1"}},
-		{Name: "b", Features: []string{"x.view", "y.*"}, Organizations: []string{"o2"}},
+		{ID: "r1", Name: "a", Features: []string{"x.view"}, Organizations: []string{"o1"}},
+		{ID: "r2", Name: "b", Features: []string{"x.view", "y.*"}, Organizations: []string{"o2"}},
 	})
+	is.Equal(id.Roles, []string{"a", "b"})
+	is.Equal(id.RoleIDs, []string{"r1", "r2"}) // in the order of Roles
 	is.Equal(id.Features, []string{"x.view", "y.*"})
 	is.Equal(id.OrganizationIDs, []string{"o1", "o2"})
 	is.True(id.HasFeature("y.manage"))

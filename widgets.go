@@ -1,0 +1,118 @@
+package tenantkit
+
+import (
+	"context"
+	"time"
+
+	"github.com/tenantkit/tenantkit/dashboards"
+	"github.com/tenantkit/tenantkit/identity"
+)
+
+// Built-in dashboard widgets: each shows one of the Kit's areas, with data
+// read from its store in the caller's scope.
+const (
+	WidgetWebhookHealth  = "webhooks.delivery_health"
+	WidgetRuleExecutions = "business_rules.executions"
+	WidgetStorageUse     = "attachments.storage"
+	WidgetPayments       = "payment_gateways.summary"
+)
+
+// widgetWindow is how far back the built-in widgets count.
+const widgetWindow = 24 * time.Hour
+
+// WindowData is the data of the built-in widgets that count the recent
+// past: the window's start and the figures.
+type WindowData[T any] struct {
+	Since time.Time `json:"since"`
+	Items T         `json:"items"`
+}
+
+// registerWidgets registers the built-in widgets over the Kit's areas.
+func (k *Kit) registerWidgets() error {
+	since := func() time.Time { return k.DB.Now().Add(-widgetWindow) }
+	defs := []dashboards.WidgetDefinition{
+		{
+			ID: WidgetWebhookHealth, Title: "Webhook delivery health",
+			Description: "Deliveries of each webhook in the last 24 hours: delivered, failed and pending.",
+			Features:    []string{"webhooks.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 0, W: 6, H: 4},
+			Data: func(ctx context.Context) (any, error) {
+				from := since()
+				items, err := k.Webhooks.DeliveryHealth(ctx, from)
+				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
+			},
+		},
+		{
+			ID: WidgetRuleExecutions, Title: "Rule executions",
+			Description: "Rule executions and failures per rule set in the last 24 hours.",
+			Features:    []string{"business_rules.rules.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 6, Y: 0, W: 6, H: 4},
+			Data: func(ctx context.Context) (any, error) {
+				from := since()
+				items, err := k.Rules.ExecutionSummary(ctx, from)
+				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
+			},
+		},
+		{
+			ID: WidgetStorageUse, Title: "Attachment storage",
+			Description: "Bytes and files stored, against the storage quota.",
+			Features:    []string{"attachments.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 4, W: 4, H: 3},
+			Data: func(ctx context.Context) (any, error) { return k.Attachments.StorageUsage(ctx) },
+		},
+		{
+			ID: WidgetPayments, Title: "Payments",
+			Description: "Payment transactions of the last 24 hours by status, and the amounts received per currency.",
+			Features:    []string{"payment_gateways.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 4, Y: 4, W: 8, H: 3},
+			Data: func(ctx context.Context) (any, error) {
+				from := since()
+				summary, err := k.Payments.Summary(ctx, from)
+				return WindowData[any]{Since: from, Items: summary}, err
+			},
+		},
+	}
+	for _, d := range defs {
+		if err := k.Dashboards.Register(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nonNilSlice makes an empty list encode as [] rather than null.
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// UseIdentity gives the Kit's areas the identity service's directory: the
+// dashboards' role and user visibility routes look roles and users up
+// through it. httpapi.New calls it when Options.Auth is set; a host with
+// its own identity system sets dashboards.Options.Directory instead.
+func (k *Kit) UseIdentity(svc *identity.Service) {
+	k.Dashboards.SetDirectory(identityDirectory{svc})
+}
+
+// identityDirectory is a dashboards.Directory over the identity service.
+type identityDirectory struct{ svc *identity.Service }
+
+func (d identityDirectory) Role(ctx context.Context, tenantID, roleID string) (dashboards.Access, error) {
+	id, err := d.svc.RoleAccess(ctx, tenantID, roleID)
+	if err != nil {
+		return dashboards.Access{}, err
+	}
+	return AccessOf(id), nil
+}
+
+func (d identityDirectory) User(ctx context.Context, tenantID, userID string) (dashboards.Access, error) {
+	id, err := d.svc.UserAccess(ctx, tenantID, userID)
+	if err != nil {
+		return dashboards.Access{}, err
+	}
+	return AccessOf(id), nil
+}
+
+// AccessOf is what an identity may see on dashboards: its roles and the
+// features it holds (wildcards matched as identity.HasFeature does).
+func AccessOf(id *identity.Identity) dashboards.Access {
+	return dashboards.Access{RoleIDs: id.RoleIDs, SuperAdmin: id.IsSuperAdmin, Holds: id.HasFeature}
+}
