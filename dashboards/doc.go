@@ -39,8 +39,10 @@
 //     "widgets[<i>].<field>"): at most 100 widgets; id a UUID (any version,
 //     stored lower-case), unique in the layout; definitionId registered
 //     and visible to the caller; grid an object with the integers x, y
-//     (0…10000) and w, h (1…1000), all four required (2.0 counts as 2);
-//     config a JSON object of at most 16 KiB, absent or null meaning {}.
+//     (0…10000) and w, h (1…1000), all four required (2.0 counts as 2, a
+//     quoted "2" does not); config a JSON object of at most 16 KiB, absent
+//     or null meaning {}, without NUL characters (PostgreSQL cannot store
+//     them in the event's JSON, so both engines refuse them).
 //   - ETag and If-Match: every layout has a version, 1 when seeded and
 //     one more at each change; its ETag is the quoted version ("3"). GET,
 //     PUT and DELETE of an item return it. PUT and DELETE with If-Match
@@ -49,7 +51,10 @@
 //     write itself (a compare-and-set on the version), so of many writers
 //     holding the same ETag exactly one commits and the others get 412,
 //     on both engines. Without If-Match the last write wins: a write that
-//     loses the compare-and-set reads the layout again and retries.
+//     loses the compare-and-set reads the layout again and retries (after
+//     50 lost rounds in a row it gives up with 409).
+//   - Hidden widgets: GET and DELETE of an item the caller may no longer
+//     see answer 404, as for an unknown id.
 //   - GET /dashboards/widgets lists the definitions the caller sees:
 //     {items: [{id, title, description, features, defaultEnabled,
 //     defaultGrid, defaultConfig, hasData}]}. The data route answers 404

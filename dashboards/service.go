@@ -70,7 +70,7 @@ func (s *Service) dir() (Directory, error) {
 // maxCASAttempts bounds the compare-and-set retries of a write without
 // If-Match (last write wins): each attempt fails only because another
 // writer committed in between.
-const maxCASAttempts = 20
+const maxCASAttempts = 50
 
 // Widgets returns the definitions the viewer may see, in registration
 // order.
@@ -204,11 +204,12 @@ func (s *Service) LayoutItem(ctx context.Context, v Viewer, itemID string) (*Wid
 var errItemNotFound = store.Errorf(store.ErrNotFound, "Layout item not found")
 
 // DeleteLayoutItem removes one widget from the viewer's layout and
-// returns the new ETag; ifMatch as for PutLayout. An unknown id is
-// store.ErrNotFound.
+// returns the new ETag; ifMatch as for PutLayout. An unknown id, or a
+// widget the viewer may no longer see (LayoutItem does not show it
+// either), is store.ErrNotFound.
 func (s *Service) DeleteLayoutItem(ctx context.Context, v Viewer, itemID, ifMatch string) (string, error) {
-	return s.modify(ctx, v, ifMatch, func(current []Widget, _ map[string]bool) ([]Widget, error) {
-		i := slices.IndexFunc(current, func(w Widget) bool { return sameID(w.ID, itemID) })
+	return s.modify(ctx, v, ifMatch, func(current []Widget, visible map[string]bool) ([]Widget, error) {
+		i := slices.IndexFunc(current, func(w Widget) bool { return sameID(w.ID, itemID) && visible[w.DefinitionID] })
 		if i < 0 {
 			return nil, errItemNotFound
 		}
@@ -266,8 +267,12 @@ func (s *Service) modify(ctx context.Context, v Viewer, ifMatch string, change f
 		}
 		return etag, err
 	}
-	return "", ErrPreconditionFailed
+	return "", errTooBusy
 }
+
+// errTooBusy: a write without If-Match lost the compare-and-set
+// maxCASAttempts times in a row to other writers of the same layout.
+var errTooBusy = store.Errorf(store.ErrConflict, "The layout is being changed by other requests; try again")
 
 // errLostRace: the compare-and-set found the layout changed by another
 // writer since this one read it.

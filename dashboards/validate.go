@@ -99,6 +99,9 @@ func decodeInt(raw json.RawMessage) (int, string) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, "is required"
 	}
+	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
+		return 0, "must be an integer" // json.Number would also take "2", quoted
+	}
 	var num json.Number
 	if err := json.Unmarshal(raw, &num); err != nil {
 		return 0, "must be an integer"
@@ -171,6 +174,8 @@ func validateLayout(widgets []Widget, visible map[string]bool, known func(string
 			v.Add(at+".config", fmt.Sprintf("must be at most %d bytes", MaxConfigBytes))
 		case !isObject(w.Config):
 			v.Add(at+".config", "must be an object")
+		case store.JSONHasNUL(w.Config):
+			v.Add(at+".config", "must not contain NUL characters")
 		default:
 			w.Config = compact(w.Config)
 		}
