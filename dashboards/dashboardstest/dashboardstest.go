@@ -231,7 +231,9 @@ func testTenants(t *testing.T, e *env) {
 	if !e.create(&dashboards.Layout{TenantID: t2, Owner: "same", Widgets: []dashboards.Widget{}, Version: 1, CreatedAt: at, UpdatedAt: at}) {
 		t.Fatal("tenant 2 cannot create a layout for an owner id tenant 1 uses")
 	}
-	e.tx(func(tx *store.Tx) error { return e.s.UpdateLayout(e.ctx, tx, t2, "same", 1, []dashboards.Widget{widget("two", 1)}, at) })
+	e.tx(func(tx *store.Tx) error {
+		return e.s.UpdateLayout(e.ctx, tx, t2, "same", 1, []dashboards.Widget{widget("two", 1)}, at)
+	})
 	sameWidgets(t, "tenant 1 after tenant 2's update", e.get(t1, "same").Widgets, w1)
 	if v := e.get(t1, "same").Version; v != 1 {
 		t.Fatalf("tenant 2's update moved tenant 1's version to %d", v)
