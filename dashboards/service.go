@@ -127,21 +127,29 @@ func (s *Service) Layout(ctx context.Context, v Viewer) ([]Widget, string, error
 	if err := checkOwner(v); err != nil {
 		return nil, "", err
 	}
-	var widgets []Widget
-	var etag string
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		l, visible, err := s.loadLayout(ctx, tx, sc, v)
-		if err != nil {
+	// A stored layout is read without a write transaction (on SQLite the
+	// one writer connection stays free); only the first read seeds.
+	defs, err := s.visibleTo(ctx, s.db, sc.TenantID, v.UserID, v.Access)
+	if err != nil {
+		return nil, "", err
+	}
+	visible := idsOf(defs)
+	l, err := s.store.GetLayout(ctx, s.db, sc.TenantID, v.Owner)
+	if errors.Is(err, store.ErrNotFound) {
+		err = s.db.Tx(ctx, func(tx *store.Tx) error {
+			var err error
+			l, visible, err = s.loadLayout(ctx, tx, sc, v)
 			return err
-		}
-		widgets = slices.DeleteFunc(slices.Clone(l.Widgets), func(w Widget) bool { return !visible[w.DefinitionID] })
-		etag = l.ETag()
-		return nil
-	})
+		})
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	widgets := slices.DeleteFunc(slices.Clone(l.Widgets), func(w Widget) bool { return !visible[w.DefinitionID] })
 	if widgets == nil {
 		widgets = []Widget{}
 	}
-	return widgets, etag, err
+	return widgets, l.ETag(), nil
 }
 
 // loadLayout returns the viewer's stored layout, seeding it when there is
