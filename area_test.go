@@ -13,6 +13,7 @@ import (
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/payments"
+	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -30,6 +31,7 @@ var (
 	_ tenantkit.Area = (*attachments.Service)(nil)
 	_ tenantkit.Area = (*identity.Service)(nil)
 	_ tenantkit.Area = (*dashboards.Service)(nil)
+	_ tenantkit.Area = (*progress.Service)(nil)
 )
 
 // The Kit runs its areas through one loop: each is on the Kit, its
@@ -50,7 +52,7 @@ func TestKitAreas(t *testing.T) {
 			is.True(slices.Contains(kit.EventTypes(), et)) // the Kit's catalogue holds every area's events
 		}
 	}
-	is.Equal(names, []string{"toggles", "rules", "webhooks", "entities", "attachments", "payments", "dashboards"})
+	is.Equal(names, []string{"toggles", "rules", "webhooks", "entities", "attachments", "integrations", "payments", "dashboards", "progress", "datasync"})
 	is.Equal(kit.Areas()[0], tenantkit.Area(kit.Toggles))
 	is.Equal(len(kit.Migrations()), len(names)) // one line each
 
@@ -69,6 +71,8 @@ func TestKitAreas(t *testing.T) {
 	_, _, err = kit.Payments.List(sctx, payments.Filter{Limit: 1})
 	is.NoErr(err)
 	_, _, err = kit.Dashboards.Layout(sctx, dashboards.Viewer{Owner: "api_key:k"})
+	is.NoErr(err)
+	_, err = kit.Progress.Active(sctx)
 	is.NoErr(err)
 
 	is.NoErr(kit.Start(ctx))

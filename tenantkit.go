@@ -12,10 +12,14 @@ import (
 
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/dashboards"
+	"github.com/tenantkit/tenantkit/datasync"
+	"github.com/tenantkit/tenantkit/datasync/httpjson"
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/payments/stripeprovider"
+	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/toggles"
@@ -50,13 +54,22 @@ type Config struct {
 	// them in memory: fine for tests, lost on restart.
 	FilesDir string
 	// Payments configures the payment gateways: providers (nil: mock,
-	// mock_processing and stripe) and where their credentials come from
-	// (nil: the environment).
+	// mock_processing and stripe) and where their credentials come from.
+	// A tenant's credentials stored in the provider's gateway integration
+	// (gateway_<provider>) always win; Payments.Credentials (nil: the
+	// environment) gives the settings the tenant has not stored.
 	Payments payments.Options
 	// Dashboards configures the dashboards: their Store and Directory
 	// (set by UseIdentity when nil). The Kit registers its built-in
 	// widgets; register more with Kit.Dashboards.Register.
 	Dashboards dashboards.Options
+	// Progress configures job progress: its Store, how long a running
+	// job may go without a heartbeat before it shows failed, and how long
+	// finished jobs stay in GET /progress/active.
+	Progress progress.Options
+	// DataSync tunes the sync runs (their Store, the retry waits of a
+	// failing source); the Kit sets its bridges to the other areas.
+	DataSync datasync.Options
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -87,9 +100,18 @@ type Kit struct {
 	// Payments runs payment sessions through the providers and applies
 	// their webhooks.
 	Payments *payments.Service
+	// Integrations is the integration catalogue with each tenant's state,
+	// credentials (sealed with SecretKey) and logs.
+	Integrations *integrations.Service
+	// DataSync runs imports and exports of custom entity records through
+	// the integrations' adapters, as durable jobs.
+	DataSync *datasync.Service
 	// Dashboards keeps per-user widget layouts, the widget registry and
 	// who sees which widget.
 	Dashboards *dashboards.Service
+	// Progress records the progress of long-running jobs (exports,
+	// extractions, syncs) and answers what runs and what just finished.
+	Progress *progress.Service
 
 	areas  []Area
 	ownsDB bool
@@ -169,8 +191,19 @@ func Open(ctx context.Context, cfg Config) (*Kit, error) {
 // newAreas builds the Kit's areas over db, in the order they migrate and
 // start. It is the one place that knows each area's constructor.
 func newAreas(db *store.DB, cfg Config) ([]Area, error) {
+	integrationsSvc, err := integrations.New(db, integrations.Options{SecretKey: cfg.SecretKey})
+	if err != nil {
+		return nil, fmt.Errorf("tenantkit: integrations: %w", err)
+	}
 	whOpts := cfg.Webhooks
 	whOpts.SecretKey = cfg.SecretKey
+	if whOpts.TenantEnabled == nil {
+		// A tenant's custom-webhooks integration switches its outbound
+		// webhooks on and off.
+		whOpts.TenantEnabled = func(ctx context.Context, tenantID string) (bool, error) {
+			return integrationsSvc.Enabled(ctx, tenantID, IntegrationWebhooks)
+		}
+	}
 	webhooksSvc, err := webhooks.New(db, whOpts)
 	if err != nil {
 		return nil, fmt.Errorf("tenantkit: webhooks: %w", err)
@@ -197,6 +230,12 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 		attOpts.Logger = cfg.Logger
 	}
 	payOpts := cfg.Payments
+	if payOpts.Credentials == nil {
+		payOpts.Credentials = payments.EnvCredentials{}
+	}
+	// A tenant's credentials stored in its gateway integration win; the
+	// configured source (the environment by default) fills the rest.
+	payOpts.Credentials = payments.Fallback(integrationCredentials(integrationsSvc), payOpts.Credentials)
 	if payOpts.Providers == nil {
 		payOpts.Providers = payments.NewRegistry(payments.NewMock(payments.KeyMock),
 			payments.NewMock(payments.KeyMockProcessing), stripeprovider.New(stripeprovider.Options{}))
@@ -204,14 +243,24 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 	if payOpts.Logger == nil {
 		payOpts.Logger = cfg.Logger
 	}
+	progressSvc := progress.New(db, cfg.Progress)
+	syncOpts := cfg.DataSync
+	syncOpts.Integrations, syncOpts.Records = syncIntegrations{integrationsSvc}, syncRecords{entitiesSvc}
+	syncOpts.Progress = syncProgress{progressSvc}
+	if syncOpts.Logger == nil {
+		syncOpts.Logger = cfg.Logger
+	}
 	return []Area{
 		toggles.New(db, toggles.Options{Logger: cfg.Logger}),
 		rules.New(db, rulesOpts),
 		webhooksSvc,
 		entitiesSvc,
 		attachments.New(db, attOpts),
+		integrationsSvc,
 		payments.New(db, payOpts),
 		dashboards.New(db, cfg.Dashboards),
+		progressSvc,
+		datasync.New(db, syncOpts),
 	}, nil
 }
 
@@ -251,9 +300,21 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 			k.Attachments = svc
 		case *payments.Service:
 			k.Payments = svc
+		case *integrations.Service:
+			k.Integrations = svc
 		case *dashboards.Service:
 			k.Dashboards = svc
+		case *datasync.Service:
+			k.DataSync = svc
+		case *progress.Service:
+			k.Progress = svc
 		}
+	}
+	if err := k.registerIntegrations(); err != nil {
+		return fmt.Errorf("tenantkit: integrations: %w", err)
+	}
+	if err := k.DataSync.RegisterAdapter(httpjson.New(httpjson.Options{AllowPrivate: cfg.Webhooks.AllowPrivateURLs, Logger: k.Logger})); err != nil {
+		return fmt.Errorf("tenantkit: datasync: %w", err)
 	}
 	if err := k.registerWidgets(); err != nil {
 		return fmt.Errorf("tenantkit: dashboards: %w", err)

@@ -80,6 +80,15 @@ func (a *api) routes() []route {
 	if a.kit != nil && a.kit.Dashboards != nil {
 		rs = append(rs, a.dashboardRoutes()...)
 	}
+	if a.kit != nil && a.kit.Progress != nil {
+		rs = append(rs, a.progressRoutes()...)
+	}
+	if a.kit != nil && a.kit.Integrations != nil {
+		rs = append(rs, a.integrationRoutes()...)
+	}
+	if a.kit != nil && a.kit.DataSync != nil {
+		rs = append(rs, a.dataSyncRoutes()...)
+	}
 	return rs
 }
 

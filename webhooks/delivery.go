@@ -394,7 +394,7 @@ func (s *Service) Test(ctx context.Context, id string) (*Delivery, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !s.Enabled() {
+	if !s.Enabled() || !s.tenantEnabled(ctx, sc.TenantID) {
 		return nil, ErrDisabled
 	}
 	w, err := s.store.GetWebhook(ctx, s.db, sc, id)
@@ -436,7 +436,7 @@ func (s *Service) Retry(ctx context.Context, id string) (*Delivery, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !s.Enabled() {
+	if !s.Enabled() || !s.tenantEnabled(ctx, sc.TenantID) {
 		return nil, ErrDisabled
 	}
 	var out *Delivery

@@ -3,8 +3,13 @@
 // Status: built: outbound endpoints (create, read, update, soft delete,
 // list, secret rotation), ordered delivery of domain events with retries,
 // test sends, the delivery log, signing of business rules' CALL_WEBHOOK
-// calls (SignCall), the inbound receiver, and the global switch
-// (SetEnabled; Options.Disabled).
+// calls (SignCall), the inbound receiver, the global switch (SetEnabled;
+// Options.Disabled), and the per-tenant switch of outbound webhooks
+// (Options.TenantEnabled: the Kit asks the tenant's webhooks_custom
+// integration; while it is disabled the tenant's deliveries expire unsent
+// and its test sends and retries answer 409 "Custom Webhooks integration
+// is disabled"; inbound receivers are server-wide and keep the global
+// switch).
 //
 // # Delivery
 //

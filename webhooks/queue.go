@@ -98,7 +98,7 @@ func (s *Service) drainStep(ctx context.Context, l *drain.Lease) (drain.Step, er
 	if err != nil {
 		return drain.Step{}, err
 	}
-	if reason := s.refusal(w); reason != "" {
+	if reason := s.refusal(ctx, w); reason != "" {
 		return drain.Step{}, s.expireQueue(ctx, w, reason)
 	}
 	if time.Now().After(l.Deadline) {
@@ -112,13 +112,13 @@ func (s *Service) drainStep(ctx context.Context, l *drain.Lease) (drain.Step, er
 }
 
 // refusal says why w's deliveries cannot be sent now ("" if they can).
-func (s *Service) refusal(w *SealedWebhook) string {
+func (s *Service) refusal(ctx context.Context, w *SealedWebhook) string {
 	switch {
 	case w.Deleted:
 		return "Webhook was deleted"
 	case !w.IsActive:
 		return "Webhook is inactive"
-	case !s.Enabled():
+	case !s.Enabled() || !s.tenantEnabled(ctx, w.TenantID):
 		return store.PublicMessage(ErrDisabled)
 	}
 	return ""
@@ -162,7 +162,7 @@ func (s *Service) drainBatch(ctx context.Context, w *SealedWebhook, owner string
 	if err != nil || len(batch) == 0 {
 		return 0, 0, err
 	}
-	if s.refusal(w) != "" { // disabled or deleted meanwhile: the drain's next round expires them
+	if s.refusal(ctx, w) != "" { // disabled or deleted meanwhile: the drain's next round expires them
 		return 0, 0, s.batch.Do(func(ctx context.Context, tx *store.Tx) error { return s.recordBatch(ctx, tx, w, batch, nil) })
 	}
 	secrets, err := s.secretsOf(w)

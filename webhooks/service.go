@@ -48,6 +48,13 @@ type Options struct {
 	// Disabled starts the service with webhooks switched off (SetEnabled):
 	// no deliveries, retries, test sends or inbound receives.
 	Disabled bool
+	// TenantEnabled, when set, says whether a tenant's outbound webhooks
+	// are on: while it answers false, that tenant's deliveries expire
+	// unsent and its test sends and retries fail with ErrDisabled (the Kit
+	// asks the custom-webhooks integration's state). An error counts as
+	// on: a failing lookup never silently drops deliveries. Inbound
+	// receivers are server-wide and follow SetEnabled only.
+	TenantEnabled func(ctx context.Context, tenantID string) (bool, error)
 	// RetryDelay is the wait after a failed attempt (1-based); nil means
 	// the spec's table (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then 14
 	// to 24 h, with jitter). Tests shorten it.
@@ -86,13 +93,22 @@ var ErrDisabled = store.Errorf(store.ErrConflict, "Custom Webhooks integration i
 
 // SetEnabled switches webhooks on or off for the whole process: while off,
 // deliveries expire unsent, and test sends, retries and inbound receives
-// fail with ErrDisabled. (The integrations area will drive it from the
-// custom-webhooks integration's state; until then the Kit's setting and
-// the host do.)
+// fail with ErrDisabled. (Per tenant, Options.TenantEnabled does the same
+// for outbound webhooks.)
 func (s *Service) SetEnabled(on bool) { s.disabled.Store(!on) }
 
 // Enabled reports whether webhooks are switched on.
 func (s *Service) Enabled() bool { return !s.disabled.Load() }
+
+// tenantEnabled reports whether the tenant's outbound webhooks are on
+// (Options.TenantEnabled; on when unset or when it fails).
+func (s *Service) tenantEnabled(ctx context.Context, tenantID string) bool {
+	if s.opts.TenantEnabled == nil {
+		return true
+	}
+	on, err := s.opts.TenantEnabled(ctx, tenantID)
+	return on || err != nil
+}
 
 // New returns the service over db, whose migrations include Migrations
 // unless opts.Store keeps the data elsewhere. db runs the transactions

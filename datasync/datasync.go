@@ -1,0 +1,185 @@
+package datasync
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Status is a run's status.
+type Status string
+
+// Run statuses. Completed, failed and cancelled are final; paused is part
+// of the spec's vocabulary but nothing sets it.
+const (
+	StatusPending   Status = "pending"
+	StatusRunning   Status = "running"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusCancelled Status = "cancelled"
+	StatusPaused    Status = "paused"
+)
+
+// Final reports whether no run in status s changes again.
+func (s Status) Final() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// Run is one import or export of an integration's records of one entity
+// type.
+type Run struct {
+	ID             string    `json:"id"`
+	TenantID       string    `json:"-"`
+	OrganizationID string    `json:"-"`
+	ProgressJobID  *string   `json:"progressJobId"`
+	IntegrationID  string    `json:"integrationId"`
+	EntityType     string    `json:"entityType"`
+	Direction      Direction `json:"direction"`
+	Status         Status    `json:"status"`
+	// Cursor is where the next batch starts: the source's cursor for an
+	// import, the last exported record's id for an export.
+	Cursor           string  `json:"-"`
+	FullSync         bool    `json:"-"`
+	BatchSize        int     `json:"-"`
+	CreatedCount     int64   `json:"createdCount"`
+	UpdatedCount     int64   `json:"updatedCount"`
+	SkippedCount     int64   `json:"skippedCount"`
+	FailedCount      int64   `json:"failedCount"`
+	BatchesCompleted int64   `json:"batchesCompleted"`
+	LastError        *string `json:"lastError"`
+	TriggeredBy      *string `json:"-"`
+	// RetryOf is the run this one retries, if any.
+	RetryOf         *string   `json:"-"`
+	CancelRequested bool      `json:"-"`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
+}
+
+// Integration is what a run needs to know of its integration for a
+// tenant (the Kit answers it from the integrations area).
+type Integration struct {
+	ID          string
+	ProviderKey string
+	Enabled     bool
+	APIVersion  string
+	// Credentials are the tenant's credentials in clear; nil when none
+	// are stored.
+	Credentials map[string]any
+}
+
+// LogEntry is an integration log line a run writes.
+type LogEntry struct {
+	IntegrationID string
+	RunID         string
+	Level         string
+	Message       string
+	Code          string
+	Payload       json.RawMessage
+	EntityType    string
+	EntityID      string
+}
+
+// Integrations is how runs reach the integrations area: the integration
+// of a tenant, and its log (written in the run's transaction).
+type Integrations interface {
+	// Integration returns the tenant's integration; an unknown id is an
+	// error wrapping store.ErrNotFound.
+	Integration(ctx context.Context, tenantID, integrationID string) (*Integration, error)
+	// Log writes a log line of the tenant in ctx's scope on q.
+	Log(ctx context.Context, q store.Querier, e LogEntry) error
+}
+
+// Upsert is one record to create or update: its id (derived from the
+// integration and the external id, so a re-run finds it) and values.
+type Upsert struct {
+	RecordID string
+	Values   map[string]any
+}
+
+// Outcome is what became of one Upsert.
+type Outcome struct {
+	Created bool
+	// Skipped: the record exists but may not be written (deleted
+	// locally).
+	Skipped bool
+	// Err is why the record was not written (a validation error); the run
+	// counts it failed and goes on.
+	Err error
+}
+
+// Records is how runs reach the entities area (the Kit answers it):
+// which entity types a tenant has, writing a batch of records in the
+// run's transaction, and reading records to export.
+type Records interface {
+	// EntityTypes lists the active custom entities of the tenant in ctx.
+	EntityTypes(ctx context.Context) ([]string, error)
+	// Upsert writes the items as records of entityType in tx, with
+	// validation and domain events, one outcome per item in order.
+	Upsert(ctx context.Context, tx *store.Tx, entityType string, items []Upsert) ([]Outcome, error)
+	// Read returns up to limit live records of entityType with an id
+	// greater than afterID, in id order.
+	Read(ctx context.Context, entityType, afterID string, limit int) ([]ExportItem, error)
+}
+
+// ProgressJob is the summary of a run's progress job.
+type ProgressJob struct {
+	ID              string `json:"id"`
+	Status          string `json:"status"`
+	ProgressPercent int    `json:"progressPercent"`
+	ProcessedCount  int64  `json:"processedCount"`
+	TotalCount      *int64 `json:"totalCount"`
+	EtaSeconds      *int64 `json:"etaSeconds"`
+}
+
+// Progress is how runs report progress (the Kit answers it from the
+// progress area): every call runs in the run's transaction.
+type Progress interface {
+	Create(ctx context.Context, tx *store.Tx, name string) (id string, err error)
+	Begin(ctx context.Context, tx *store.Tx, id string) error
+	Report(ctx context.Context, tx *store.Tx, id string, processed int64, total *int64) error
+	Finish(ctx context.Context, tx *store.Tx, id string, status Status, message string) error
+	Get(ctx context.Context, id string) (*ProgressJob, error)
+}
+
+// Errors a caller can test with errors.Is.
+var (
+	ErrRunNotFound         = store.Errorf(store.ErrNotFound, "Run not found")
+	ErrIntegrationNotFound = store.Errorf(store.ErrNotFound, "Integration or providerKey not found")
+	ErrNoAdapter           = store.Errorf(store.ErrNotFound, "No registered sync adapter for provider")
+	ErrDisabled            = store.Errorf(store.ErrConflict, "Integration is disabled")
+	ErrInProgress          = store.Errorf(store.ErrConflict, "A sync run is already in progress for this integration and entity direction")
+	ErrNotCancellable      = store.Errorf(store.ErrConflict, "Only pending or running runs can be cancelled")
+	ErrNotRetryable        = store.Errorf(store.ErrConflict, "Only failed or cancelled runs can be retried")
+	ErrMissingCredentials  = store.Errorf(store.ErrInvalid, "Missing credentials")
+)
+
+// Event types emitted by the area.
+const (
+	EventRunStarted   = "data_sync.run.started"
+	EventRunCompleted = "data_sync.run.completed"
+	EventRunFailed    = "data_sync.run.failed"
+	EventRunCancelled = "data_sync.run.cancelled"
+)
+
+// EventTypes describes the events the area emits.
+var EventTypes = []store.EventType{
+	{ID: EventRunStarted, Label: "Sync run started", Description: "A data sync run began its first batch."},
+	{ID: EventRunCompleted, Label: "Sync run completed", Description: "A data sync run went through its last batch."},
+	{ID: EventRunFailed, Label: "Sync run failed", Description: "A data sync run stopped on an error (lastError)."},
+	{ID: EventRunCancelled, Label: "Sync run cancelled", Description: "A data sync run was cancelled."},
+}
+
+func eventFor(s Status) string {
+	switch s {
+	case StatusCompleted:
+		return EventRunCompleted
+	case StatusFailed:
+		return EventRunFailed
+	case StatusCancelled:
+		return EventRunCancelled
+	}
+	panic(fmt.Sprintf("datasync: no event for status %s", s))
+}

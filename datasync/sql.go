@@ -1,0 +1,89 @@
+package datasync
+
+import (
+	"context"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// SQLStore is the Store on tenantkit's schema (Migrations), one SQL text
+// per query for both SQLite and PostgreSQL.
+type SQLStore struct{}
+
+// NewSQLStore returns the SQL Store, the Service's default.
+func NewSQLStore() *SQLStore { return &SQLStore{} }
+
+var _ Store = (*SQLStore)(nil)
+
+const runColumns = `id, tenant_id, COALESCE(organization_id, ''), integration_id, entity_type, direction, status, cursor, full_sync,
+	batch_size, created_count, updated_count, skipped_count, failed_count, batches_completed, last_error, progress_job_id,
+	triggered_by, retry_of, cancel_requested, created_at, updated_at`
+
+func scanRun(s store.Scanner) (*Run, error) {
+	var r Run
+	if err := s.Scan(&r.ID, &r.TenantID, &r.OrganizationID, &r.IntegrationID, &r.EntityType, &r.Direction, &r.Status, &r.Cursor,
+		&r.FullSync, &r.BatchSize, &r.CreatedCount, &r.UpdatedCount, &r.SkippedCount, &r.FailedCount, &r.BatchesCompleted,
+		&r.LastError, &r.ProgressJobID, &r.TriggeredBy, &r.RetryOf, &r.CancelRequested, &r.CreatedAt, &r.UpdatedAt); err != nil {
+		return nil, err
+	}
+	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
+	return &r, nil
+}
+
+// InsertRun implements Store.
+func (*SQLStore) InsertRun(ctx context.Context, q store.Querier, r *Run) error {
+	_, err := q.Exec(ctx, `INSERT INTO data_sync_runs (id, tenant_id, organization_id, integration_id, entity_type, direction, status,
+			cursor, full_sync, batch_size, created_count, updated_count, skipped_count, failed_count, batches_completed, last_error,
+			progress_job_id, triggered_by, retry_of, cancel_requested, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		r.ID, r.TenantID, store.NullIfEmpty(r.OrganizationID), r.IntegrationID, r.EntityType, string(r.Direction), string(r.Status),
+		r.Cursor, r.FullSync, r.BatchSize, r.CreatedCount, r.UpdatedCount, r.SkippedCount, r.FailedCount, r.BatchesCompleted,
+		r.LastError, r.ProgressJobID, r.TriggeredBy, r.RetryOf, r.CancelRequested, r.CreatedAt, r.UpdatedAt)
+	return err
+}
+
+// GetRun implements Store.
+func (*SQLStore) GetRun(ctx context.Context, q store.Querier, tenantID, id string) (*Run, error) {
+	return store.One(ctx, q, scanRun, `SELECT `+runColumns+` FROM data_sync_runs WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+}
+
+// UpdateRun implements Store.
+func (*SQLStore) UpdateRun(ctx context.Context, q store.Querier, r *Run) error {
+	return store.ExecOne(ctx, q, `UPDATE data_sync_runs SET status = $3, cursor = $4, created_count = $5, updated_count = $6,
+			skipped_count = $7, failed_count = $8, batches_completed = $9, last_error = $10, cancel_requested = $11,
+			progress_job_id = $12, updated_at = $13
+		WHERE tenant_id = $1 AND id = $2`,
+		r.TenantID, r.ID, string(r.Status), r.Cursor, r.CreatedCount, r.UpdatedCount, r.SkippedCount, r.FailedCount,
+		r.BatchesCompleted, r.LastError, r.CancelRequested, r.ProgressJobID, r.UpdatedAt)
+}
+
+// LastCursor implements Store.
+func (*SQLStore) LastCursor(ctx context.Context, q store.Querier, tenantID, integrationID, entityType string, d Direction) (string, error) {
+	rows, err := store.Many(ctx, q, func(s store.Scanner) (string, error) {
+		var c string
+		return c, s.Scan(&c)
+	}, `SELECT cursor FROM data_sync_runs WHERE tenant_id = $1 AND integration_id = $2 AND entity_type = $3 AND direction = $4
+		AND status = 'completed' ORDER BY updated_at DESC, id DESC LIMIT 1`, tenantID, integrationID, entityType, string(d))
+	if err != nil || len(rows) == 0 {
+		return "", err
+	}
+	return rows[0], nil
+}
+
+// ListRuns implements Store.
+func (*SQLStore) ListRuns(ctx context.Context, q store.Querier, tenantID string, f RunFilter) ([]*Run, int, error) {
+	c := store.Where("tenant_id = ?", tenantID)
+	for col, v := range map[string]string{"integration_id": f.IntegrationID, "entity_type": f.EntityType,
+		"direction": string(f.Direction), "status": string(f.Status)} {
+		if v != "" {
+			c.And(col+" = ?", v)
+		}
+	}
+	var total int
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM data_sync_runs WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	page := c.OrderPage("created_at", "id", true, f.Limit, f.Offset)
+	runs, err := store.Many(ctx, q, scanRun, `SELECT `+runColumns+` FROM data_sync_runs WHERE `+c.SQL()+page, c.Values()...)
+	return runs, total, err
+}

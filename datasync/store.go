@@ -1,0 +1,43 @@
+package datasync
+
+import (
+	"context"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Store is the storage of sync runs: what the Service asks of its
+// database, in the area's terms. SQLStore (sql.go) is the implementation
+// on tenantkit's schema; datasynctest.Run is the conformance suite.
+//
+// Every method takes the Querier to run on (the *store.DB, or the
+// *store.Tx of the Service's change, so that a batch's records, the run's
+// cursor and counters commit together) and the tenant, and never reads
+// or writes another tenant's runs. A missing row is an error wrapping
+// store.ErrNotFound.
+type Store interface {
+	// InsertRun stores a new run. A second pending or running run of the
+	// tenant for the same integration, entity type and direction is an
+	// error wrapping store.ErrConflict (a unique index, so that two
+	// processes cannot both start one).
+	InsertRun(ctx context.Context, q store.Querier, r *Run) error
+	// GetRun returns the tenant's run.
+	GetRun(ctx context.Context, q store.Querier, tenantID, id string) (*Run, error)
+	// UpdateRun stores every mutable field of r (status, cursor, counters,
+	// lastError, cancelRequested, progressJobId, updatedAt).
+	UpdateRun(ctx context.Context, q store.Querier, r *Run) error
+	// LastCursor returns the cursor of the tenant's latest completed run
+	// of the integration, entity type and direction ("" when none).
+	LastCursor(ctx context.Context, q store.Querier, tenantID, integrationID, entityType string, d Direction) (string, error)
+	// ListRuns returns a page of the tenant's runs matching f, newest
+	// first, and how many match in all.
+	ListRuns(ctx context.Context, q store.Querier, tenantID string, f RunFilter) ([]*Run, int, error)
+}
+
+// RunFilter selects runs; empty fields select all.
+type RunFilter struct {
+	IntegrationID, EntityType string
+	Direction                 Direction
+	Status                    Status
+	Limit, Offset             int
+}

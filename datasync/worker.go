@@ -1,0 +1,334 @@
+package datasync
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// RunArgs is the durable job that carries a run through its batches.
+type RunArgs struct {
+	TenantID string `json:"tenantId"`
+	RunID    string `json:"runId"`
+}
+
+// Kind implements jobs.Args.
+func (RunArgs) Kind() string { return "data_sync.run" }
+
+// RegisterJobs registers the run worker on e; the Kit calls it.
+func (s *Service) RegisterJobs(e *jobs.Engine) error {
+	err := jobs.Register(e, jobs.WorkFunc[RunArgs](func(ctx context.Context, j *jobs.Job[RunArgs]) error {
+		return s.work(ctx, j.Args.TenantID, j.Args.RunID)
+	}), &jobs.RegisterOpts{Queue: "data_sync", MaxAttempts: 25, Workers: 2})
+	if err != nil {
+		return err
+	}
+	s.jobs = e
+	return nil
+}
+
+// recordNamespace derives record ids from external ids (UUIDv5).
+var recordNamespace = uuid.MustParse("6f1d7c1e-3b0a-4c55-9b7e-2f4a8d1c9e01")
+
+// RecordID is the id of the record an import writes for an item: derived
+// from the tenant, the integration, the entity type and the external id,
+// so that every run (a re-run, a retry, a resumed job) writes the same
+// record, never a duplicate.
+func RecordID(tenantID, integrationID, entityType, externalID string) string {
+	return uuid.NewSHA1(recordNamespace, []byte(tenantID+"\x00"+integrationID+"\x00"+entityType+"\x00"+externalID)).String()
+}
+
+// work carries a run through its batches until it ends or ctx does (the
+// process stops: the job runs again later and resumes at the run's last
+// committed cursor). Each batch commits its records, the run's cursor and
+// counters and the progress in one transaction.
+func (s *Service) work(ctx context.Context, tenantID, runID string) error {
+	sc := store.Scope{TenantID: tenantID}
+	r, err := s.store.GetRun(ctx, s.db, tenantID, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // nothing to do: the run is gone
+	}
+	if err != nil {
+		return err
+	}
+	sc.OrganizationID = r.OrganizationID
+	ctx = store.WithScope(ctx, sc)
+	if r.Status.Final() {
+		return nil
+	}
+	in, err := s.opts.Integrations.Integration(ctx, tenantID, r.IntegrationID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	var a Adapter
+	if err == nil {
+		a, _ = s.adapter(in.ProviderKey)
+	}
+	if err := s.begin(ctx, r); err != nil {
+		return err
+	}
+	if in == nil || a == nil {
+		return s.fail(ctx, r, "the integration or its adapter is no longer available")
+	}
+	call := s.call(in, r.EntityType)
+	budget := sliceBudget
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(deadline)/2)
+	}
+	start := time.Now()
+	for {
+		done, err := s.batch(ctx, r, a, call)
+		if err != nil || done {
+			return err
+		}
+		if time.Since(start) > budget {
+			// Hand the run back to the queue well within the job's time
+			// limit; it continues at once, at the committed cursor.
+			return jobs.Snooze(0)
+		}
+	}
+}
+
+// sliceBudget is how long one job attempt moves batches before it snoozes
+// (at most half the attempt's time limit, one minute by default, leaving
+// room for a batch's retries).
+const sliceBudget = 20 * time.Second
+
+// begin moves a pending run to running, with its event.
+func (s *Service) begin(ctx context.Context, r *Run) error {
+	if r.Status != StatusPending {
+		return nil
+	}
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		fresh, err := s.store.GetRun(ctx, tx, r.TenantID, r.ID)
+		if err != nil {
+			return err
+		}
+		*r = *fresh
+		if r.Status != StatusPending {
+			return nil
+		}
+		r.Status, r.UpdatedAt = StatusRunning, tx.Now()
+		if err := s.store.UpdateRun(ctx, tx, r); err != nil {
+			return err
+		}
+		if r.ProgressJobID != nil && s.opts.Progress != nil {
+			if err := s.opts.Progress.Begin(ctx, tx, *r.ProgressJobID); err != nil {
+				return err
+			}
+		}
+		_, err = tx.EmitData(ctx, EventRunStarted, store.Scope{TenantID: r.TenantID, OrganizationID: r.OrganizationID}, r)
+		return err
+	})
+}
+
+// fail ends the run failed with message (the job itself succeeds: the
+// failure is the run's).
+func (s *Service) fail(ctx context.Context, r *Run, message string) error {
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		fresh, err := s.store.GetRun(ctx, tx, r.TenantID, r.ID)
+		if err != nil {
+			return err
+		}
+		if fresh.Status.Final() {
+			return nil
+		}
+		return s.finish(ctx, tx, fresh, StatusFailed, message)
+	})
+}
+
+// batch moves one batch: it reads the page (or the local records) outside
+// any transaction, with retries, then commits the writes, the cursor, the
+// counters and the progress together. done reports that the run ended.
+func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call) (done bool, err error) {
+	// A cancel request (or a cancel by another process) shows in the row.
+	fresh, err := s.store.GetRun(ctx, s.db, r.TenantID, r.ID)
+	if err != nil {
+		return false, err
+	}
+	if fresh.Status.Final() {
+		return true, nil
+	}
+	if fresh.CancelRequested {
+		return true, s.db.Tx(ctx, func(tx *store.Tx) error {
+			cur, err := s.store.GetRun(ctx, tx, r.TenantID, r.ID)
+			if err != nil || cur.Status.Final() {
+				return err
+			}
+			return s.finish(ctx, tx, cur, StatusCancelled, "")
+		})
+	}
+	if r.Direction == Export {
+		return s.exportBatch(ctx, r, a, call)
+	}
+	var page *ImportBatch
+	err = s.retry(ctx, r, func() error {
+		var err error
+		page, err = a.Import(ctx, call, r.Cursor, r.BatchSize)
+		return err
+	})
+	if err != nil {
+		return s.stopOn(ctx, r, err)
+	}
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		cur, err := s.store.GetRun(ctx, tx, r.TenantID, r.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status.Final() || cur.Cursor != r.Cursor {
+			return errStale
+		}
+		ups := make([]Upsert, len(page.Items))
+		for i, it := range page.Items {
+			ups[i] = Upsert{RecordID: RecordID(r.TenantID, r.IntegrationID, r.EntityType, it.ExternalID), Values: it.Data}
+		}
+		outcomes, err := s.opts.Records.Upsert(ctx, tx, r.EntityType, ups)
+		if err != nil {
+			return err
+		}
+		for i, o := range outcomes {
+			switch {
+			case o.Err != nil:
+				cur.FailedCount++
+				if err := s.opts.Integrations.Log(ctx, tx, LogEntry{IntegrationID: r.IntegrationID, RunID: r.ID, Level: "warn",
+					Message: fmt.Sprintf("Item %s was not imported: %v", page.Items[i].ExternalID, o.Err), Code: "item_failed",
+					EntityType: r.EntityType, EntityID: ups[i].RecordID}); err != nil {
+					return err
+				}
+			case o.Skipped:
+				cur.SkippedCount++
+			case o.Created:
+				cur.CreatedCount++
+			default:
+				cur.UpdatedCount++
+			}
+		}
+		cur.BatchesCompleted++
+		last := page.NextCursor == ""
+		if !last {
+			cur.Cursor = page.NextCursor
+		}
+		cur.UpdatedAt = tx.Now()
+		if err := s.progress(ctx, tx, cur, page.TotalEstimate); err != nil {
+			return err
+		}
+		if last {
+			*r = *cur
+			return s.finish(ctx, tx, cur, StatusCompleted, "")
+		}
+		if err := s.store.UpdateRun(ctx, tx, cur); err != nil {
+			return err
+		}
+		*r = *cur
+		return nil
+	})
+	switch {
+	case errors.Is(err, errStale):
+		return true, nil // another worker moved the run on
+	case errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid):
+		// The batch cannot be written as it is (a record id taken by
+		// another entity, the entity gone): retrying would fail again.
+		return true, s.fail(ctx, r, cmp.Or(store.PublicMessage(err), err.Error()))
+	}
+	return err == nil && r.Status.Final(), err
+}
+
+// errStale: the run changed under the batch (another process ran it).
+var errStale = errors.New("datasync: the run moved on")
+
+// exportBatch sends the next batch of local records.
+func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call) (bool, error) {
+	items, err := s.opts.Records.Read(ctx, r.EntityType, r.Cursor, r.BatchSize)
+	if err != nil {
+		return false, err
+	}
+	var results []ExportResult
+	if len(items) > 0 {
+		err = s.retry(ctx, r, func() error {
+			var err error
+			results, err = a.Export(ctx, call, items)
+			return err
+		})
+		if err != nil {
+			return s.stopOn(ctx, r, err)
+		}
+	}
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		cur, err := s.store.GetRun(ctx, tx, r.TenantID, r.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status.Final() || cur.Cursor != r.Cursor {
+			return errStale
+		}
+		for _, res := range results {
+			switch res.Status {
+			case "success":
+				cur.UpdatedCount++
+			case "skipped":
+				cur.SkippedCount++
+			default:
+				cur.FailedCount++
+			}
+		}
+		if len(items) > 0 {
+			cur.BatchesCompleted++
+			cur.Cursor = items[len(items)-1].LocalID
+		}
+		cur.UpdatedAt = tx.Now()
+		if err := s.progress(ctx, tx, cur, nil); err != nil {
+			return err
+		}
+		*r = *cur
+		if len(items) < r.BatchSize {
+			return s.finish(ctx, tx, cur, StatusCompleted, "")
+		}
+		return s.store.UpdateRun(ctx, tx, cur)
+	})
+	if errors.Is(err, errStale) {
+		return true, nil
+	}
+	return err == nil && r.Status.Final(), err
+}
+
+// progress reports the run's processed count to its progress job.
+func (s *Service) progress(ctx context.Context, tx *store.Tx, r *Run, total *int64) error {
+	if r.ProgressJobID == nil || s.opts.Progress == nil {
+		return nil
+	}
+	processed := r.CreatedCount + r.UpdatedCount + r.SkippedCount + r.FailedCount
+	return s.opts.Progress.Report(ctx, tx, *r.ProgressJobID, processed, total)
+}
+
+// retry calls fn, and again after each wait of Backoff while its error is
+// retryable; the last error is returned.
+func (s *Service) retry(ctx context.Context, r *Run, fn func() error) error {
+	var err error
+	for attempt := 0; ; attempt++ {
+		if err = fn(); err == nil || !retryable(err) || attempt >= len(s.opts.Backoff) {
+			return err
+		}
+		s.logger.Warn("datasync: source call failed; retrying", "run", r.ID, "attempt", attempt+1, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(s.opts.Backoff[attempt]):
+		}
+	}
+}
+
+// stopOn ends the run failed on a source error, unless the process is
+// stopping (ctx ended: the job runs again later and resumes).
+func (s *Service) stopOn(ctx context.Context, r *Run, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	return true, s.fail(context.WithoutCancel(ctx), r, err.Error())
+}

@@ -1,0 +1,147 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/tenantkit/tenantkit/datasync"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Features of the data sync routes (spec).
+const (
+	featureSyncView      = "data_sync.view"
+	featureSyncConfigure = "data_sync.configure"
+	featureSyncRun       = "data_sync.run"
+)
+
+// dataSyncRoutes are the data sync endpoints: validate a target, start,
+// list, read, cancel and retry runs.
+func (a *api) dataSyncRoutes() []route {
+	h := syncHandlers{svc: a.kit.DataSync}
+	const base = "/data_sync"
+	return []route{
+		{Method: "POST", Path: base + "/validate", Summary: "Check that a sync could run: integration, adapter, entity type, credentials, the adapter's own check",
+			Features: []string{featureSyncConfigure}, ErrorBody: syncErrorBody, Handler: h.validate},
+		{Method: "POST", Path: base + "/run", Summary: "Start an import or export run ({integrationId, entityType, direction, fullSync?, batchSize?, triggeredBy?})",
+			Features: []string{featureSyncRun}, Handler: h.run},
+		{Method: "GET", Path: base + "/runs", Summary: "Sync runs, newest first (integrationId, entityType, direction, status, page, pageSize ≤ 100)",
+			Features: []string{featureSyncView}, Handler: h.list},
+		{Method: "GET", Path: base + "/runs/{id}", Summary: "A sync run with its counters and progress job", Features: []string{featureSyncView}, Handler: h.get},
+		{Method: "POST", Path: base + "/runs/{id}/cancel", Summary: "Cancel a pending or running run (it stops after the batch in progress)",
+			Features: []string{featureSyncRun}, Handler: h.cancel},
+		{Method: "POST", Path: base + "/runs/{id}/retry", Summary: "Retry a failed or cancelled run from its cursor ({fromBeginning?})",
+			Features: []string{featureSyncRun}, Handler: h.retry},
+	}
+}
+
+type syncHandlers struct {
+	svc *datasync.Service
+}
+
+// syncError gives invalid run input 422, as the spec's run route has it.
+func syncError(err error) error {
+	if errors.Is(err, store.ErrInvalid) {
+		return &statusError{status: http.StatusUnprocessableEntity, err: err}
+	}
+	return err
+}
+
+// syncErrorBody is validate's {ok: false, message} body for its own
+// refusals (404, 422); authentication and authorization failures keep the
+// default body (nil).
+func syncErrorBody(status int, _ error, message string, details map[string]string) any {
+	if status == http.StatusUnauthorized || status == http.StatusForbidden || status >= 500 {
+		return nil
+	}
+	body := map[string]any{"ok": false, "message": message}
+	if len(details) > 0 {
+		body["details"] = details
+	}
+	return body
+}
+
+type syncTarget struct {
+	IntegrationID string             `json:"integrationId"`
+	EntityType    string             `json:"entityType"`
+	Direction     datasync.Direction `json:"direction"`
+}
+
+func (h syncHandlers) validate(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[syncTarget](r)
+	if err != nil {
+		return syncError(err)
+	}
+	res, err := h.svc.Validate(r.Context(), in.IntegrationID, in.EntityType, in.Direction)
+	var se *datasync.SourceError
+	if errors.As(err, &se) {
+		return &statusError{status: http.StatusUnprocessableEntity, message: se.Error(), err: err}
+	}
+	if err != nil {
+		return syncError(err)
+	}
+	return encode(w, http.StatusOK, res)
+}
+
+func (h syncHandlers) run(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[datasync.RunInput](r)
+	if err != nil {
+		return syncError(err)
+	}
+	run, err := h.svc.StartRun(r.Context(), in)
+	if err != nil {
+		return syncError(err)
+	}
+	return encode(w, http.StatusCreated, map[string]any{"id": run.ID, "progressJobId": run.ProgressJobID})
+}
+
+func (h syncHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p, err := strictPage(r, 20, 100)
+	if err != nil {
+		return err
+	}
+	runs, total, err := h.svc.ListRuns(r.Context(), datasync.RunFilter{IntegrationID: q.Get("integrationId"), EntityType: q.Get("entityType"),
+		Direction: datasync.Direction(q.Get("direction")), Status: datasync.Status(q.Get("status")), Limit: p.PageSize, Offset: p.Offset()})
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, newPage(runs, total, p))
+}
+
+func (h syncHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	run, pj, err := h.svc.GetRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, struct {
+		*datasync.Run
+		ProgressJob *datasync.ProgressJob `json:"progressJob"`
+	}{run, pj})
+}
+
+func (h syncHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
+	if err := h.svc.CancelRun(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, okBody)
+}
+
+func (h syncHandlers) retry(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		FromBeginning bool `json:"fromBeginning"`
+	}
+	if r.ContentLength != 0 {
+		var err error
+		if in, err = decode[struct {
+			FromBeginning bool `json:"fromBeginning"`
+		}](r); err != nil {
+			return err
+		}
+	}
+	run, err := h.svc.RetryRun(r.Context(), r.PathValue("id"), in.FromBeginning)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusCreated, map[string]any{"id": run.ID, "progressJobId": run.ProgressJobID})
+}

@@ -1,0 +1,162 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/tenantkit/tenantkit/integrations"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// Features of the integration routes (spec).
+const (
+	featureIntegrationsView        = "integrations.view"
+	featureIntegrationsManage      = "integrations.manage"
+	featureIntegrationsCredentials = "integrations.credentials.manage"
+)
+
+// integrationRoutes are the integration catalogue, each tenant's state,
+// API version and credentials, and the integration log.
+func (a *api) integrationRoutes() []route {
+	h := integrationHandlers{svc: a.kit.Integrations}
+	const base = "/integrations"
+	view := []string{featureIntegrationsView}
+	return []route{
+		{Method: "GET", Path: base, Summary: "The integration catalogue with the caller's tenant's state (q, category, isEnabled, page, pageSize)",
+			Features: view, Handler: h.list},
+		{Method: "GET", Path: base + "/logs", Summary: "The integration log, newest first (integrationId, level, runId, entityType, entityId, page, pageSize ≤ 100)",
+			Features: view, Handler: h.logs},
+		{Method: "GET", Path: base + "/{id}", Summary: "An integration with its bundle, the tenant's state and which credentials are stored",
+			Features: view, Handler: h.get},
+		{Method: "PUT", Path: base + "/{id}/state", Summary: "Enable or disable an integration, or flag it for re-authentication ({isEnabled?, reauthRequired?})",
+			Features: []string{featureIntegrationsManage}, Handler: h.setState},
+		{Method: "PUT", Path: base + "/{id}/version", Summary: "Pick the API version the tenant uses ({apiVersion})",
+			Features: []string{featureIntegrationsManage}, Handler: h.setVersion},
+		// NoStore: the answer holds the tenant's non-secret credentials.
+		{Method: "GET", Path: base + "/{id}/credentials", Summary: "The credential schema and the tenant's credentials, secrets masked",
+			Features: view, NoStore: true, Handler: h.credentials},
+		{Method: "PUT", Path: base + "/{id}/credentials", Summary: "Replace the tenant's credentials ({credentials}), stored encrypted",
+			Features: []string{featureIntegrationsCredentials}, NoStore: true, Handler: h.setCredentials},
+	}
+}
+
+type integrationHandlers struct {
+	svc *integrations.Service
+}
+
+// integrationError makes the state, version and credential refusals 422,
+// as the spec has them.
+func integrationError(err error) error {
+	if errors.Is(err, store.ErrInvalid) {
+		return &statusError{status: http.StatusUnprocessableEntity, err: err}
+	}
+	return err
+}
+
+// strictPage is parsePage refusing (400) a pageSize above maxSize instead
+// of clamping it.
+func strictPage(r *http.Request, def, maxSize int) (pageParams, error) {
+	q := r.URL.Query()
+	if n, err := strconv.Atoi(q.Get("pageSize")); err == nil && n > maxSize {
+		return pageParams{}, store.Invalid("pageSize", "must be at most "+strconv.Itoa(maxSize))
+	}
+	return parsePage(q, def, maxSize)
+}
+
+func (h integrationHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p, err := strictPage(r, 100, 100)
+	if err != nil {
+		return err
+	}
+	f := integrations.ListFilter{Q: q.Get("q"), Category: q.Get("category")}
+	if v := q.Get("isEnabled"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil || (v != "true" && v != "false" && v != "1" && v != "0") {
+			return store.Invalid("isEnabled", "must be true, false, 1 or 0")
+		}
+		f.IsEnabled = &b
+	}
+	items, err := h.svc.List(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	from := min(p.Offset(), len(items))
+	to := min(from+p.PageSize, len(items))
+	return encode(w, http.StatusOK, newPage(items[from:to], len(items), p))
+}
+
+func (h integrationHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, d)
+}
+
+func (h integrationHandlers) setState(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[integrations.StateInput](r)
+	if err != nil {
+		return integrationError(err)
+	}
+	st, err := h.svc.SetState(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return integrationError(err)
+	}
+	return encode(w, http.StatusOK, map[string]any{"isEnabled": st.IsEnabled, "reauthRequired": st.ReauthRequired,
+		"apiVersion": st.APIVersion, "updatedAt": st.UpdatedAt})
+}
+
+func (h integrationHandlers) setVersion(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[struct {
+		APIVersion string `json:"apiVersion"`
+	}](r)
+	if err != nil {
+		return integrationError(err)
+	}
+	current, previous, err := h.svc.SetVersion(r.Context(), r.PathValue("id"), in.APIVersion)
+	if err != nil {
+		return integrationError(err)
+	}
+	return encode(w, http.StatusOK, map[string]any{"apiVersion": current, "previousVersion": previous})
+}
+
+func (h integrationHandlers) credentials(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	schema, values, err := h.svc.Credentials(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"integrationId": id, "schema": schema, "credentials": values})
+}
+
+func (h integrationHandlers) setCredentials(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[struct {
+		Credentials map[string]any `json:"credentials"`
+	}](r)
+	if err != nil {
+		return integrationError(err)
+	}
+	if in.Credentials == nil {
+		return integrationError(store.Invalid("credentials", "is required: an object"))
+	}
+	if err := h.svc.SetCredentials(r.Context(), r.PathValue("id"), in.Credentials); err != nil {
+		return integrationError(err)
+	}
+	return encode(w, http.StatusOK, okBody)
+}
+
+func (h integrationHandlers) logs(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p, err := strictPage(r, 20, 100)
+	if err != nil {
+		return err
+	}
+	items, total, err := h.svc.Logs(r.Context(), integrations.LogFilter{IntegrationID: q.Get("integrationId"), Level: q.Get("level"),
+		RunID: q.Get("runId"), EntityType: q.Get("entityType"), EntityID: q.Get("entityId"), Limit: p.PageSize, Offset: p.Offset()})
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, newPage(items, total, p))
+}

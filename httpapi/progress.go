@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/tenantkit/tenantkit/progress"
+)
+
+// featureProgressView guards the progress routes (spec).
+const featureProgressView = "progress.view"
+
+// progressRoutes are the job progress endpoints: what runs and what just
+// finished in the caller's scope, and one job. Jobs are created and
+// reported through the Go API (Kit.Progress); no route writes.
+func (a *api) progressRoutes() []route {
+	h := progressHandlers{svc: a.kit.Progress}
+	view := []string{featureProgressView}
+	return []route{
+		{Method: "GET", Path: "/progress/active", Summary: "The caller's pending and running jobs and those finished in the last minutes ({active, recentlyCompleted})",
+			Features: view, Handler: h.active},
+		{Method: "GET", Path: "/progress/jobs/{id}", Summary: "One job's progress (a running job without a heartbeat for 60 s shows failed)",
+			Features: view, Handler: h.job},
+	}
+}
+
+type progressHandlers struct {
+	svc *progress.Service
+}
+
+// progressJob is a job as the routes show it: exactly the documented
+// keys, null where not set, times RFC 3339 in UTC.
+type progressJob struct {
+	ID              string          `json:"id"`
+	JobType         string          `json:"jobType"`
+	Name            string          `json:"name"`
+	Status          progress.Status `json:"status"`
+	ProgressPercent int             `json:"progressPercent"`
+	ProcessedCount  int64           `json:"processedCount"`
+	TotalCount      *int64          `json:"totalCount"`
+	ETASeconds      *int64          `json:"etaSeconds"`
+	Cancellable     bool            `json:"cancellable"`
+	StartedAt       *string         `json:"startedAt"`
+	FinishedAt      *string         `json:"finishedAt"`
+	ErrorMessage    *string         `json:"errorMessage"`
+}
+
+func progressJSON(j *progress.Job) progressJob {
+	out := progressJob{ID: j.ID, JobType: j.JobType, Name: j.Name, Status: j.Status, ProgressPercent: j.ProgressPercent,
+		ProcessedCount: j.ProcessedCount, TotalCount: j.TotalCount, ETASeconds: j.ETASeconds, Cancellable: j.Cancellable,
+		StartedAt: progressTime(j.StartedAt), FinishedAt: progressTime(j.FinishedAt)}
+	if j.ErrorMessage != "" {
+		out.ErrorMessage = &j.ErrorMessage
+	}
+	return out
+}
+
+func progressTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
+}
+
+func progressList(jobs []*progress.Job) []progressJob {
+	out := make([]progressJob, len(jobs))
+	for i, j := range jobs {
+		out[i] = progressJSON(j)
+	}
+	return out
+}
+
+func (h progressHandlers) active(w http.ResponseWriter, r *http.Request) error {
+	a, err := h.svc.Active(r.Context())
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, map[string]any{"active": progressList(a.Active), "recentlyCompleted": progressList(a.RecentlyCompleted)})
+}
+
+func (h progressHandlers) job(w http.ResponseWriter, r *http.Request) error {
+	j, err := h.svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, progressJSON(j))
+}

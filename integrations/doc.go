@@ -1,0 +1,70 @@
+// Package integrations is the integration catalogue: integrations
+// registered in Go (Service.Register) and, per tenant, whether each is
+// enabled, which API version it uses, its credentials (sealed at rest)
+// and its log.
+//
+// # The area's shape
+//
+// As in every area (see package toggles): integrations.go holds the
+// domain types, store.go the Store interface, sql.go SQLStore (the only
+// SQL), service.go, credentials.go and logs.go the Service, registry.go
+// the definitions, area.go its part in a Kit's lifecycle, and
+// integrationstest the Store conformance suite.
+//
+// # Definitions
+//
+// A Definition has an id, title, description, category, hub, provider
+// key, optional bundle, API versions and credential fields (key, label,
+// type text|secret|select|boolean|url, required, options). An
+// integration without fields of its own takes its bundle's. The Kit
+// registers gateway_mock and gateway_stripe (their credentials are what
+// the payments area uses for the tenant, before the environment),
+// webhooks_custom, and sync_http_json (the data sync area's HTTP JSON
+// source: baseUrl, token; API version v1).
+//
+// # Decisions where the spec is silent
+//
+//   - State: a tenant that never changed an integration has the defaults:
+//     enabled, the default API version (the one marked Default, else the
+//     first; null when unversioned), no re-authentication, no health
+//     check. The first change stores a row. Enabling a disabled
+//     integration stamps enabledAt. PUT /state needs isEnabled or
+//     reauthRequired (else 422) and answers {isEnabled, reauthRequired,
+//     apiVersion, updatedAt}.
+//   - PUT /version answers {apiVersion, previousVersion}: 422 "This
+//     integration is not versioned" when it declares none, "Unknown
+//     integration version" for another id.
+//   - Credentials are one JSON object per tenant and integration, sealed
+//     with the Kit's key (internal/secretbox, AES-GCM) before it is
+//     stored. GET /credentials answers {integrationId, schema,
+//     credentials}: {} when none are stored, each secret field shown as
+//     "••••••••" (Mask). PUT {credentials} replaces them: an unknown key,
+//     a value of the wrong JSON type (strings for text, secret, select and
+//     url; a boolean for boolean), a select value outside its options, a
+//     url that is not absolute http(s), a string over 20,000 bytes or with
+//     NUL, or a required field missing is 422 with details naming
+//     "credentials.<key>". null leaves a key out. A secret sent back as
+//     the mask keeps the stored value. The event
+//     integrations.credentials.updated names the keys, never a value.
+//   - GET /credentials needs integrations.view (as the spec's table
+//     says), PUT integrations.credentials.manage. Responses that carry
+//     credentials are marked Cache-Control: no-store.
+//   - The list answers {items, total, page, pageSize, totalPages} ordered
+//     by title, then id; q matches id, title or description
+//     (case-insensitive); isEnabled takes true, false, 1 or 0 (else 400);
+//     pageSize defaults to 100 and above 100 is 400.
+//   - Logs: GET /integrations/logs filters by integrationId, level
+//     (info|warn|error, else 400), runId, entityType and entityId; newest
+//     first; pageSize defaults to 20, above 100 is 400. Items are {id,
+//     integrationId, runId, level, message, code, payload, entityType,
+//     entityId, createdAt}. Other areas write through Logger (Log, or
+//     LogTx inside their own transaction); a message is cut at 4,000
+//     bytes and a payload that is not JSON or exceeds 64 KiB is replaced
+//     by a note, so logging never fails on what a provider sent.
+//
+// # Events
+//
+// integrations.state.updated and integrations.version.updated (data: the
+// integration id and its new state), integrations.credentials.updated
+// (the integration id and the stored keys).
+package integrations
