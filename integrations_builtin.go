@@ -91,3 +91,23 @@ func integrationCredentials(svc *integrations.Service) payments.CredentialSource
 		return out, nil
 	})
 }
+
+// paymentsLog writes the payments area's integration log lines under the
+// provider's gateway integration (providers without one log nothing).
+func paymentsLog(svc *integrations.Service) func(context.Context, store.Querier, payments.IntegrationLogEntry) error {
+	return func(ctx context.Context, q store.Querier, e payments.IntegrationLogEntry) error {
+		id := gatewayIntegration(e.ProviderKey)
+		if _, ok := svc.Definition(id); !ok {
+			return nil
+		}
+		entry := integrations.LogEntry{IntegrationID: id, Level: e.Level, Message: e.Message, Payload: e.Payload}
+		if e.Code != "" {
+			entry.Code = &e.Code
+		}
+		if e.TransactionID != "" {
+			kind := "payment_transaction"
+			entry.EntityType, entry.EntityID = &kind, &e.TransactionID
+		}
+		return svc.LogTx(store.WithScope(ctx, store.Scope{TenantID: e.TenantID}), q, entry)
+	}
+}

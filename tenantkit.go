@@ -236,6 +236,9 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 	// A tenant's credentials stored in its gateway integration win; the
 	// configured source (the environment by default) fills the rest.
 	payOpts.Credentials = payments.Fallback(integrationCredentials(integrationsSvc), payOpts.Credentials)
+	if payOpts.IntegrationLog == nil {
+		payOpts.IntegrationLog = paymentsLog(integrationsSvc)
+	}
 	if payOpts.Providers == nil {
 		payOpts.Providers = payments.NewRegistry(payments.NewMock(payments.KeyMock),
 			payments.NewMock(payments.KeyMockProcessing), stripeprovider.New(stripeprovider.Options{}))

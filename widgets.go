@@ -15,6 +15,7 @@ const (
 	WidgetRuleExecutions = "business_rules.executions"
 	WidgetStorageUse     = "attachments.storage"
 	WidgetPayments       = "payment_gateways.summary"
+	WidgetDataSync       = "data_sync.runs"
 )
 
 // widgetWindow is how far back the built-in widgets count.
@@ -67,6 +68,18 @@ func (k *Kit) registerWidgets() error {
 				return WindowData[any]{Since: from, Items: summary}, err
 			},
 		},
+	}
+	if k.DataSync != nil {
+		defs = append(defs, dashboards.WidgetDefinition{
+			ID: WidgetDataSync, Title: "Data sync runs",
+			Description: "Per integration, the latest sync run and the runs of the last 24 hours by status.",
+			Features:    []string{"data_sync.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 7, W: 12, H: 3},
+			Data: func(ctx context.Context) (any, error) {
+				from := since()
+				items, err := k.DataSync.Summary(ctx, from)
+				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
+			},
+		})
 	}
 	for _, d := range defs {
 		if err := k.Dashboards.Register(d); err != nil {

@@ -41,6 +41,7 @@ const (
 	dashRules    = tenantkit.WidgetRuleExecutions
 	dashStorage  = tenantkit.WidgetStorageUse
 	dashPayments = tenantkit.WidgetPayments
+	dashSync     = tenantkit.WidgetDataSync
 )
 
 var (
@@ -749,7 +750,8 @@ func TestDashboardWidgetCatalog(t *testing.T) {
 		rules := builtin(dashRules, "business_rules.rules.view", 6, 0, 6, 4)
 		storage := builtin(dashStorage, "attachments.view", 0, 4, 4, 3)
 		pay := builtin(dashPayments, "payment_gateways.view", 4, 4, 8, 3)
-		for _, d := range []map[string]any{wh, rules, storage, pay} {
+		sync := builtin(dashSync, "data_sync.view", 0, 7, 12, 3)
+		for _, d := range []map[string]any{wh, rules, storage, pay, sync} {
 			is.True(d["title"] != "") // registered
 		}
 
@@ -761,7 +763,7 @@ func TestDashboardWidgetCatalog(t *testing.T) {
 			expectKeys(t, "catalog item", it.(map[string]any), "id", "title", "description", "features", "defaultEnabled",
 				"defaultGrid", "defaultConfig", "hasData")
 		}
-		sameJSON(t, "super admin's catalog", body, map[string]any{"items": []any{wh, rules, storage, pay}})
+		sameJSON(t, "super admin's catalog", body, map[string]any{"items": []any{wh, rules, storage, pay, sync}})
 
 		// Only what the caller's features allow.
 		k := dashNewKey(e, tf, dashWith("webhooks.view", "payment_gateways.*")...)
@@ -771,7 +773,7 @@ func TestDashboardWidgetCatalog(t *testing.T) {
 		sameJSON(t, "bare catalog", dashReq(e, bare.as, "GET", "/widgets", nil).expect(200).JSON(), map[string]any{"items": []any{}})
 		all := dashNewKey(e, tf, "*")
 		sameJSON(t, "wildcard catalog", dashReq(e, all.as, "GET", "/widgets", nil).expect(200).JSON(),
-			map[string]any{"items": []any{wh, rules, storage, pay}})
+			map[string]any{"items": []any{wh, rules, storage, pay, sync}})
 
 		// A registered widget shows with its defaults filled in.
 		plain := dashRegister(t, e, dashboards.WidgetDefinition{ID: "test.dash.plain", Title: "Plain", Description: "No data"})
@@ -869,7 +871,7 @@ func TestDashboardRoleVisibility(t *testing.T) {
 		sameJSON(t, "featureless role", get(admin.roleID).expect(200).JSON(), map[string]any{"items": []any{}})
 		sa := dashSuperKey(e, tf)
 		sameJSON(t, "super-admin role", get(sa.roleID).expect(200).JSON(),
-			map[string]any{"items": dashItems(e, dashWH, dashRules, dashStorage, dashPayments)})
+			map[string]any{"items": dashItems(e, dashWH, dashRules, dashStorage, dashPayments, dashSync)})
 		put(map[string]any{"roleId": sa.roleID, "widgetIds": []string{dashStorage}}).expect(200)
 		sameJSON(t, "restricted super-admin role", get(sa.roleID).expect(200).JSON(), map[string]any{"items": dashItems(e, dashStorage)})
 		is.Equal(dashIDs(t, dashReq(e, sa.as, "GET", "/widgets", nil).expect(200).JSON()["items"], "id"), []string{dashStorage})

@@ -22,7 +22,8 @@ func TestDashboardBuiltinWidgetData(t *testing.T) {
 		e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 		acme, other := e.newTenant("Acme "+randomHex(3)), e.newTenant("Other "+randomHex(3))
 		features := append([]string{featureWidgetsView, featureWebhooksView, featureWebhooksManage, "webhooks.test",
-			"attachments.view", "attachments.manage"}, append(execFeatures, payAllFeatures...)...)
+			"attachments.view", "attachments.manage", featureSyncView, featureSyncRun, featureIntegrationsCredentials,
+			featureEntitiesDefinitionsManage}, append(execFeatures, payAllFeatures...)...)
 		key, otherKey := e.newKey(acme, features...), e.newKey(other, features...)
 		data := func(key, widget string) map[string]any {
 			t.Helper()
@@ -68,6 +69,13 @@ func TestDashboardBuiltinWidgetData(t *testing.T) {
 			e.do("POST", payBase+"/sessions", key, s).expect(201)
 		}
 
+		// Data sync: one run started (pending: no worker runs here).
+		eid := recEntity()
+		e.do("POST", "/api/entities/entities", key, map[string]any{"entityId": eid, "label": "Things"}).expect(200)
+		e.do("PUT", "/api/integrations/sync_http_json/credentials", key, map[string]any{"credentials": map[string]any{"baseUrl": accept.URL}}).expect(200)
+		runID := e.do("POST", "/api/data_sync/run", key, map[string]any{"integrationId": "sync_http_json", "entityType": eid,
+			"direction": "import"}).expect(201).JSON()["id"].(string)
+
 		hooks := data(key, "webhooks.delivery_health")
 		if _, ok := hooks["since"].(string); !ok {
 			t.Fatalf("webhook health has no since: %v", hooks)
@@ -93,7 +101,18 @@ func TestDashboardBuiltinWidgetData(t *testing.T) {
 			},
 		})
 
+		syncItems, _ := data(key, "data_sync.runs")["items"].([]any)
+		if len(syncItems) != 1 {
+			t.Fatalf("data sync widget: %v, want one integration", syncItems)
+		}
+		runs := syncItems[0].(map[string]any)
+		if runs["integrationId"] != "sync_http_json" || runs["latest"].(map[string]any)["id"] != runID {
+			t.Fatalf("data sync widget: %v, want run %s of sync_http_json", runs, runID)
+		}
+		sameJSON(t, "data sync by status", runs["byStatus"], map[string]any{"pending": 1.0})
+
 		// The other tenant sees none of it.
+		sameJSON(t, "other's data sync runs", data(otherKey, "data_sync.runs")["items"], []any{})
 		sameJSON(t, "other's webhook health", data(otherKey, "webhooks.delivery_health")["items"], []any{})
 		sameJSON(t, "other's rule executions", data(otherKey, "business_rules.executions")["items"], []any{})
 		if s := data(otherKey, "attachments.storage"); s["usedBytes"] != 0.0 || s["files"] != 0.0 {

@@ -60,3 +60,36 @@ func TestIntegrationWebhooksSwitch(t *testing.T) {
 		e.do("POST", whPath(hookA, "/test"), keyA, map[string]any{}).expect(200)
 	})
 }
+
+// The payments area writes the gateway integration's log: a payment's
+// status change is an info line under gateway_mock naming the
+// transaction, in the tenant's log only.
+func TestIntegrationPaymentsLog(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newTestEnv(t, db)
+		a, b := e.newTenant("A "+randomHex(3)), e.newTenant("B "+randomHex(3))
+		features := append([]string{featureIntegrationsView}, payAllFeatures...)
+		keyA, keyB := e.newKey(a, features...), e.newKey(b, features...)
+		tx := e.do("POST", payBase+"/sessions", keyA, map[string]any{"providerKey": "mock", "amount": 10, "currencyCode": "USD",
+			"captureMethod": "manual"}).expect(201).JSON()["transactionId"].(string)
+		e.do("POST", payBase+"/capture", keyA, map[string]any{"transactionId": tx}).expect(200)
+
+		logs := e.do("GET", "/api/integrations/logs?integrationId=gateway_mock&entityId="+tx, keyA, nil).expect(200).JSON()
+		items, _ := logs["items"].([]any)
+		found := false
+		for _, it := range items {
+			line := it.(map[string]any)
+			if line["code"] == "status_changed" && line["level"] == "info" && line["entityType"] == "payment_transaction" &&
+				line["message"] == "Payment "+tx+": authorized → captured" {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("no status_changed line for the capture in %v", logs)
+		}
+		if other := e.do("GET", "/api/integrations/logs?integrationId=gateway_mock", keyB, nil).expect(200).JSON(); other["total"] != 0.0 {
+			t.Fatalf("tenant B sees %v log lines", other["total"])
+		}
+	})
+}

@@ -164,4 +164,13 @@
 //     webhook history and the provider still show it.
 //   - The mock providers keep no state of their own: Status reports
 //     unknown, which changes nothing.
+//
+// # Integration log
+//
+// With Options.IntegrationLog set (the Kit sets it), every status change
+// of a payment writes an info line (code status_changed, the transaction
+// as entity, from and to as payload) in the change's transaction, and a
+// failed provider call an error line (code provider_error, without the
+// provider's own words), under the provider's gateway integration
+// (gateway_mock, gateway_stripe).
 package payments

@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -24,6 +25,22 @@ type Options struct {
 	// Logger receives provider failures in full (callers see a vague
 	// 502); nil is the database's logger.
 	Logger *slog.Logger
+	// IntegrationLog, when set, writes a line of the integration log for
+	// each status change of a payment (info, in the change's transaction)
+	// and each failed provider call (error). The Kit writes them under the
+	// provider's gateway integration (gateway_<provider>).
+	IntegrationLog func(ctx context.Context, q store.Querier, e IntegrationLogEntry) error
+}
+
+// IntegrationLogEntry is a payment's line of the integration log.
+type IntegrationLogEntry struct {
+	TenantID      string
+	ProviderKey   string
+	Level         string // info, warn or error
+	Message       string
+	Code          string
+	TransactionID string
+	Payload       json.RawMessage
 }
 
 // Service is the payment gateways area.
@@ -33,7 +50,9 @@ type Service struct {
 	providers *Registry
 	creds     CredentialSource
 	logger    *slog.Logger
-	jobs      *jobs.Engine
+	// integrationLog is Options.IntegrationLog.
+	integrationLog func(ctx context.Context, q store.Querier, e IntegrationLogEntry) error
+	jobs           *jobs.Engine
 	// batch group-commits the writes of sessions and webhooks.
 	batch   *store.Batcher
 	prepare sync.Once
@@ -49,7 +68,7 @@ type Service struct {
 // New returns the service on db. Its tables are Migrations'.
 func New(db *store.DB, opts Options) *Service {
 	s := &Service{db: db, store: opts.Store, providers: opts.Providers, creds: opts.Credentials, logger: opts.Logger,
-		batch: store.NewBatcher(db), holdRowLock: db.Dialect().Name() == "postgres"}
+		integrationLog: opts.IntegrationLog, batch: store.NewBatcher(db), holdRowLock: db.Dialect().Name() == "postgres"}
 	if s.store == nil {
 		s.store = NewSQLStore()
 	}

@@ -210,8 +210,15 @@ func (s *Service) emitStatus(ctx context.Context, tx *store.Tx, t *Transaction, 
 	if !ok || t.Status == previous {
 		return nil
 	}
-	_, err := tx.Emit(ctx, newEvent(typ, t, previous))
-	return err
+	if _, err := tx.Emit(ctx, newEvent(typ, t, previous)); err != nil {
+		return err
+	}
+	if s.integrationLog == nil {
+		return nil
+	}
+	payload, _ := json.Marshal(map[string]any{"transactionId": t.ID, "from": previous, "to": t.Status, "gatewayStatus": t.GatewayStatus})
+	return s.integrationLog(ctx, tx, IntegrationLogEntry{TenantID: t.TenantID, ProviderKey: t.ProviderKey, Level: "info",
+		Message: fmt.Sprintf("Payment %s: %s → %s", t.ID, previous, t.Status), Code: "status_changed", TransactionID: t.ID, Payload: payload})
 }
 
 // providerError classifies a provider's error: a refusal or missing
@@ -225,5 +232,13 @@ func (s *Service) providerError(ctx context.Context, providerKey, op string, err
 		return ctx.Err()
 	}
 	s.logger.ErrorContext(ctx, "payments: provider call failed", "provider", providerKey, "op", op, "err", err)
+	if sc, scErr := store.ScopeFrom(ctx); scErr == nil && s.integrationLog != nil {
+		// The tenant sees that the call failed, not the provider's words
+		// (they may carry details of the account).
+		if logErr := s.integrationLog(ctx, s.db, IntegrationLogEntry{TenantID: sc.TenantID, ProviderKey: providerKey, Level: "error",
+			Message: fmt.Sprintf("The %s call to %s failed", op, providerKey), Code: "provider_error"}); logErr != nil {
+			s.logger.WarnContext(ctx, "payments: integration log write failed", "err", logErr)
+		}
+	}
 	return fmt.Errorf("%w: %s %s", ErrProvider, providerKey, op)
 }
