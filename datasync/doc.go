@@ -52,13 +52,20 @@
 //     adapter says it is retryable (5xx, 429, timeouts); after that, or at
 //     once for 401, 403 or a malformed page, the run ends failed with
 //     lastError and an error line in the integration log.
+//   - batchSize is 1 to 1000 (absent: 100; 0 is refused, 422).
 //   - At most one run per tenant, integration, entity type and direction
 //     is pending or running (a unique index): another start is 409.
 //   - Cancel: a pending run is cancelled at once; a running one is
-//     flagged and ends cancelled after the batch in progress, whose
-//     records stay. Retry creates a new run from the old run's cursor
+//     flagged and ends cancelled after the batch in progress (the page
+//     being read or written completes and its records stay; no page is
+//     read after). Every change of a run locks its row (LockRun), so a
+//     cancel and a batch never overwrite each other's fields. Retry creates a new run from the old run's cursor
 //     (fromBeginning: the first page) with its batch size, so nothing the
 //     old run committed is written again; the old run stays as it was.
+//   - A run of an integration disabled after it started ends failed
+//     ("the integration was disabled") when its job next starts a slice
+//     (within about 20 s). A retry needs the integration enabled, as a
+//     start does.
 //   - A job works for at most 20 s (or half its time limit) and then
 //     hands the run back to the queue (snooze), so one long run never
 //     trips the job engine's time limit and several runs share workers.

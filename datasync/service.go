@@ -74,8 +74,8 @@ type RunInput struct {
 	// FullSync starts an import from the source's first page; otherwise
 	// it continues from the last completed run's cursor.
 	FullSync bool `json:"fullSync"`
-	// BatchSize is 1 to 1000; 0 means 100.
-	BatchSize   int    `json:"batchSize"`
+	// BatchSize is 1 to 1000; nil means 100.
+	BatchSize   *int   `json:"batchSize"`
 	TriggeredBy string `json:"triggeredBy"`
 }
 
@@ -167,10 +167,11 @@ func (s *Service) call(in *Integration, entityType string) Call {
 // (ErrDisabled), have credentials, and have no run of the entity type
 // and direction pending or running (ErrInProgress).
 func (s *Service) StartRun(ctx context.Context, in RunInput) (*Run, error) {
-	if in.BatchSize == 0 {
-		in.BatchSize = DefaultBatchSize
+	batchSize := DefaultBatchSize
+	if in.BatchSize != nil {
+		batchSize = *in.BatchSize
 	}
-	if in.BatchSize < 1 || in.BatchSize > MaxBatchSize {
+	if batchSize < 1 || batchSize > MaxBatchSize {
 		return nil, store.Invalid("batchSize", "must be an integer from 1 to 1000")
 	}
 	c, err := s.check(ctx, in.IntegrationID, in.EntityType, in.Direction)
@@ -184,7 +185,7 @@ func (s *Service) StartRun(ctx context.Context, in RunInput) (*Run, error) {
 		return nil, ErrMissingCredentials
 	}
 	r := &Run{ID: store.NewID(), TenantID: c.sc.TenantID, OrganizationID: c.sc.OrganizationID, IntegrationID: in.IntegrationID,
-		EntityType: in.EntityType, Direction: in.Direction, Status: StatusPending, FullSync: in.FullSync, BatchSize: in.BatchSize}
+		EntityType: in.EntityType, Direction: in.Direction, Status: StatusPending, FullSync: in.FullSync, BatchSize: batchSize}
 	if in.TriggeredBy != "" {
 		r.TriggeredBy = &in.TriggeredBy
 	}
@@ -278,7 +279,7 @@ func (s *Service) CancelRun(ctx context.Context, id string) error {
 		return err
 	}
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		r, err := s.store.GetRun(ctx, tx, sc.TenantID, id)
+		r, err := s.store.LockRun(ctx, tx, sc.TenantID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrRunNotFound
 		}
@@ -297,7 +298,8 @@ func (s *Service) CancelRun(ctx context.Context, id string) error {
 }
 
 // RetryRun starts a new run of a failed or cancelled one
-// (ErrNotRetryable otherwise), with its batch size, from its cursor
+// (ErrNotRetryable otherwise; the checks of StartRun apply too: an
+// enabled integration, credentials), with its batch size, from its cursor
 // (fromBeginning: from the first page): what the old run committed is
 // not written again.
 func (s *Service) RetryRun(ctx context.Context, id string, fromBeginning bool) (*Run, error) {
@@ -314,6 +316,17 @@ func (s *Service) RetryRun(ctx context.Context, id string, fromBeginning bool) (
 	}
 	if old.Status != StatusFailed && old.Status != StatusCancelled {
 		return nil, ErrNotRetryable
+	}
+	// A retry is a new run: the same checks as StartRun.
+	c, err := s.check(ctx, old.IntegrationID, old.EntityType, old.Direction)
+	if err != nil {
+		return nil, err
+	}
+	if !c.integration.Enabled {
+		return nil, ErrDisabled
+	}
+	if c.integration.Credentials == nil {
+		return nil, ErrMissingCredentials
 	}
 	r := &Run{ID: store.NewID(), TenantID: old.TenantID, OrganizationID: old.OrganizationID, IntegrationID: old.IntegrationID,
 		EntityType: old.EntityType, Direction: old.Direction, Status: StatusPending, FullSync: fromBeginning || old.FullSync,

@@ -47,6 +47,12 @@ func (*SQLStore) GetRun(ctx context.Context, q store.Querier, tenantID, id strin
 	return store.One(ctx, q, scanRun, `SELECT `+runColumns+` FROM data_sync_runs WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 }
 
+// LockRun implements Store.
+func (*SQLStore) LockRun(ctx context.Context, tx *store.Tx, tenantID, id string) (*Run, error) {
+	return store.One(ctx, tx, scanRun, `SELECT `+runColumns+` FROM data_sync_runs WHERE tenant_id = $1 AND id = $2`+
+		tx.Dialect().ForUpdate(), tenantID, id)
+}
+
 // UpdateRun implements Store.
 func (*SQLStore) UpdateRun(ctx context.Context, q store.Querier, r *Run) error {
 	return store.ExecOne(ctx, q, `UPDATE data_sync_runs SET status = $3, cursor = $4, created_count = $5, updated_count = $6,

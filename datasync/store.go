@@ -23,6 +23,12 @@ type Store interface {
 	InsertRun(ctx context.Context, q store.Querier, r *Run) error
 	// GetRun returns the tenant's run.
 	GetRun(ctx context.Context, q store.Querier, tenantID, id string) (*Run, error)
+	// LockRun returns the tenant's run and holds it until tx ends: no
+	// other transaction changes it meanwhile (SELECT … FOR UPDATE on
+	// PostgreSQL; SQLite's one writer already serialises). Every change
+	// of a run reads it so, so that a cancel and a batch never overwrite
+	// each other.
+	LockRun(ctx context.Context, tx *store.Tx, tenantID, id string) (*Run, error)
 	// UpdateRun stores every mutable field of r (status, cursor, counters,
 	// lastError, cancelRequested, progressJobId, updatedAt).
 	UpdateRun(ctx context.Context, q store.Querier, r *Run) error

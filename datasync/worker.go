@@ -74,8 +74,11 @@ func (s *Service) work(ctx context.Context, tenantID, runID string) error {
 	if err := s.begin(ctx, r); err != nil {
 		return err
 	}
-	if in == nil || a == nil {
+	switch {
+	case in == nil || a == nil:
 		return s.fail(ctx, r, "the integration or its adapter is no longer available")
+	case !in.Enabled:
+		return s.fail(ctx, r, "the integration was disabled")
 	}
 	call := s.call(in, r.EntityType)
 	budget := sliceBudget
@@ -107,7 +110,7 @@ func (s *Service) begin(ctx context.Context, r *Run) error {
 		return nil
 	}
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		fresh, err := s.store.GetRun(ctx, tx, r.TenantID, r.ID)
+		fresh, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
 		if err != nil {
 			return err
 		}
@@ -133,7 +136,7 @@ func (s *Service) begin(ctx context.Context, r *Run) error {
 // failure is the run's).
 func (s *Service) fail(ctx context.Context, r *Run, message string) error {
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		fresh, err := s.store.GetRun(ctx, tx, r.TenantID, r.ID)
+		fresh, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
 		if err != nil {
 			return err
 		}
@@ -158,7 +161,7 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call) (done
 	}
 	if fresh.CancelRequested {
 		return true, s.db.Tx(ctx, func(tx *store.Tx) error {
-			cur, err := s.store.GetRun(ctx, tx, r.TenantID, r.ID)
+			cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
 			if err != nil || cur.Status.Final() {
 				return err
 			}
@@ -178,7 +181,7 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call) (done
 		return s.stopOn(ctx, r, err)
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		cur, err := s.store.GetRun(ctx, tx, r.TenantID, r.ID)
+		cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
 		if err != nil {
 			return err
 		}
@@ -261,7 +264,7 @@ func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call)
 		}
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		cur, err := s.store.GetRun(ctx, tx, r.TenantID, r.ID)
+		cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
 		if err != nil {
 			return err
 		}

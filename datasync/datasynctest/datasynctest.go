@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, datasync.Store)) 
 		{"LastCursor", testLastCursor},
 		{"ListRuns", testListRuns},
 		{"Tenants", testTenants},
+		{"LockRun", testLockRun},
 		{"UsesTheTransaction", testUsesTheTransaction},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -479,5 +480,30 @@ func testUsesTheTransaction(t *testing.T, e *env) {
 	sameRun(t, "a run after a rolled-back update", e.get(tn, kept.ID), kept)
 	if c := e.lastCursor(tn, "i", "rec.a", datasync.Import); c != "" {
 		t.Fatalf("LastCursor after the rollback = %q", c)
+	}
+}
+
+// testLockRun: LockRun reads the tenant's run in the transaction (and only
+// the tenant's), as GetRun does.
+func testLockRun(t *testing.T, e *env) {
+	t1, t2 := tenant(), tenant()
+	r := run(t1, "i", "rec.a", datasync.Import, 0)
+	e.insert(r)
+	err := e.db.Tx(e.ctx, func(tx *store.Tx) error {
+		got, err := e.s.LockRun(e.ctx, tx, t1, r.ID)
+		if err != nil {
+			return err
+		}
+		sameRun(t, "locked run", got, r)
+		if _, err := e.s.LockRun(e.ctx, tx, t2, r.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("tenant 2 locks tenant 1's run: %v, want ErrNotFound", err)
+		}
+		if _, err := e.s.LockRun(e.ctx, tx, t1, "no-such-run"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("LockRun of no run: %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
