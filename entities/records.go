@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -368,6 +369,9 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 			size = 50
 		}
 		l.Limit = min(size, 100)
+		if page := max(q.Page, 1); page-1 > math.MaxInt/l.Limit {
+			return nil, 0, store.Invalid("page", "is too large")
+		}
 		l.Offset = (max(q.Page, 1) - 1) * l.Limit
 	}
 	var items []*Record

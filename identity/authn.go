@@ -68,7 +68,13 @@ func (s *Service) AuthenticateKey(ctx context.Context, secret string) (*Identity
 		return id, nil
 	}
 	hash := hex.EncodeToString(ck.sum[:]) // hashSecret(secret), the stored form
-	k, live, err := s.store.APIKeyByPrefix(ctx, s.db, prefixOf(secret))
+	prefix := prefixOf(secret)
+	if !store.Storable(prefix) {
+		// No stored prefix has NUL or broken UTF-8 (PostgreSQL would
+		// refuse the lookup itself).
+		return nil, ErrUnauthenticated
+	}
+	k, live, err := s.store.APIKeyByPrefix(ctx, s.db, prefix)
 	if isNotFound(err) {
 		return nil, ErrUnauthenticated
 	}
@@ -177,9 +183,14 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identit
 // be named. Every failure is ErrInvalidLogin, in about the same time, so
 // the answer never tells whether the account exists.
 func (s *Service) Login(ctx context.Context, email, password, tenantID string) (string, *Identity, error) {
-	users, err := s.store.UsersByEmail(ctx, s.db, normalizeEmail(email), tenantID, 2)
-	if err != nil {
-		return "", nil, err
+	var users []*UserRecord
+	if email = normalizeEmail(email); store.Storable(email) && store.Storable(tenantID) {
+		// (Text no account can have is simply no account, answered in the
+		// same time as any other failure.)
+		var err error
+		if users, err = s.store.UsersByEmail(ctx, s.db, email, tenantID, 2); err != nil {
+			return "", nil, err
+		}
 	}
 	hash := dummyHash
 	if len(users) == 1 {
@@ -305,6 +316,9 @@ func randomToken() string {
 // An invalid selection is ignored.
 func (s *Service) applySelection(ctx context.Context, sel Selection, id *Identity) (*Identity, error) {
 	tenantID, orgID := id.TenantID, id.OrganizationID
+	if !store.Storable(sel.TenantID) || !store.Storable(sel.OrganizationID) {
+		return id, nil // no tenant or organization has such an id
+	}
 	if id.IsSuperAdmin && sel.TenantID != "" && sel.TenantID != tenantID {
 		if _, err := s.store.GetTenant(ctx, s.db, sel.TenantID); err == nil {
 			tenantID, orgID = sel.TenantID, ""

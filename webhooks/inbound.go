@@ -2,10 +2,13 @@ package webhooks
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
@@ -228,8 +231,8 @@ func ParseInboundEndpoints(text string) (map[string]Endpoint, error) {
 		}
 		switch c.Adapter {
 		case "standard":
-			if _, err := standardwebhooks.NewWebhook(c.Secret); err != nil || len(c.Secret) <= len("whsec_") {
-				return nil, fmt.Errorf("endpoint %q: secret must be whsec_ and base64", id)
+			if _, err := standardwebhooks.NewWebhook(c.Secret); err != nil || !strongSecret(c.Secret) {
+				return nil, fmt.Errorf("endpoint %q: secret must be whsec_ and the base64 of at least %d random bytes", id, minInboundKey)
 			}
 			out[id] = Endpoint{Adapter: StandardAdapter{Secret: c.Secret}, TenantID: c.TenantID, OrganizationID: c.OrganizationID}
 		default:
@@ -237,4 +240,21 @@ func ParseInboundEndpoints(text string) (map[string]Endpoint, error) {
 		}
 	}
 	return out, nil
+}
+
+// minInboundKey is the shortest signing key an inbound endpoint takes.
+const minInboundKey = 16
+
+// strongSecret reports whether a whsec_ secret's key is long enough and
+// not all zero bytes (an empty or zero key lets anyone sign).
+func strongSecret(secret string) bool {
+	rest, ok := strings.CutPrefix(secret, "whsec_")
+	if !ok {
+		return false
+	}
+	key, err := base64.StdEncoding.DecodeString(rest)
+	if err != nil || len(key) < minInboundKey {
+		return false
+	}
+	return slices.ContainsFunc(key, func(b byte) bool { return b != 0 })
 }
