@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -49,9 +51,19 @@ func New(db *store.DB) *Metrics {
 // collectors to or to gather from.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Handler serves the series in Prometheus' text format.
+// Handler serves the series in Prometheus' text format. A collector that
+// fails (the job queue's depth when the database is slow) leaves its
+// series out and is logged; the others are still served.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog: slogPrinter{}})
+}
+
+// slogPrinter logs promhttp's collection errors through slog.
+type slogPrinter struct{}
+
+func (slogPrinter) Println(v ...any) {
+	slog.Warn("metrics: collection failed", "err", fmt.Sprint(v...))
 }
 
 // ObserveRequest counts one answered request (httpapi calls it with

@@ -98,7 +98,8 @@ type plans struct {
 // Bounds of the caches: past them a cache starts over.
 const (
 	maxCachedPlans = 10000
-	maxCompiled    = 100000
+	// maxCompiled bounds the compiled rules kept (about 2 KB each).
+	maxCompiled = 20000
 )
 
 func newPlans(db *store.DB, st Store, interval time.Duration) *plans {
@@ -135,6 +136,14 @@ func (p *plans) compiledFor(r *Rule) *compiledRule {
 	p.compiled[r.ID] = c
 	p.mu.Unlock()
 	return c
+}
+
+// forget drops a deleted rule's compilation (a process that did not
+// delete it drops it when the map starts over, at maxCompiled).
+func (p *plans) forget(id string) {
+	p.mu.Lock()
+	delete(p.compiled, id)
+	p.mu.Unlock()
 }
 
 // set returns the tenant's set id ready to execute.

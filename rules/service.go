@@ -226,6 +226,7 @@ func (s *Service) DeleteRule(ctx context.Context, id string) error {
 		if err := s.store.DeleteRule(ctx, tx, sc.TenantID, id, tx.Now()); err != nil {
 			return err
 		}
+		tx.AfterCommit(func() { s.plans.forget(r.ID) })
 		return s.record(ctx, tx, EventRuleDeleted, sc, r)
 	})
 }
