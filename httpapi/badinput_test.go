@@ -21,7 +21,9 @@ var badKeys = []string{"id", "name", "title", "key", "label", "kind", "code", "d
 	"tenantId", "organizationId", "parentId", "email", "password", "token", "roles", "roleId", "features",
 	"organizations", "tags", "partitionCode", "attachmentIds", "toRecordId", "assignments", "customFields",
 	"definitions", "isPublic", "requiresOcr", "enabled", "isActive", "eventType", "entityType", "sequence",
-	"priority", "dryRun", "page", "pageSize", "configJson", "fieldKey", "widgets"}
+	"priority", "dryRun", "page", "pageSize", "configJson", "fieldKey", "widgets", "widgetIds", "mode", "userId",
+	"integrationId", "direction", "batchSize", "fullSync", "triggeredBy", "fromBeginning", "credentials", "apiVersion",
+	"isEnabled", "reauthRequired"}
 
 // badBodies are the bodies every writing route must refuse (or take)
 // with a 4xx, never a 5xx.
