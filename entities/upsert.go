@@ -23,8 +23,10 @@ type UpsertOutcome struct {
 	// Created: the record is new; otherwise it was updated (unless
 	// Skipped or Err).
 	Created bool
-	// Skipped: a record of that id exists but is deleted, or belongs to
-	// another entity; it is left alone.
+	// Skipped: a record of that id exists but is deleted (it is left
+	// alone), or the id appears twice in the batch (the first wins). An id
+	// held by a record of another entity fails the whole batch
+	// (store.ErrConflict).
 	Skipped bool
 	// Err is the item's validation error; the item was not written.
 	Err error
