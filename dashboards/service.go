@@ -186,9 +186,6 @@ func (s *Service) loadLayout(ctx context.Context, tx *store.Tx, sc store.Scope, 
 // "widgets[i].field": a bad or duplicate id, an unknown definition or one
 // the viewer may not see, a bad grid or config, more than MaxWidgets.
 func (s *Service) PutLayout(ctx context.Context, v Viewer, widgets []Widget, ifMatch string) (string, error) {
-	if len(widgets) > MaxWidgets {
-		return "", store.Invalid("widgets", "must hold at most 100 widgets")
-	}
 	return s.modify(ctx, v, ifMatch, func(_ []Widget, visible map[string]bool) ([]Widget, error) {
 		return validateLayout(widgets, visible, func(id string) bool { _, ok := s.definition(id); return ok })
 	})

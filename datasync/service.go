@@ -189,12 +189,12 @@ func (s *Service) StartRun(ctx context.Context, in RunInput) (*Run, error) {
 	if in.TriggeredBy != "" {
 		r.TriggeredBy = &in.TriggeredBy
 	}
-	return r, s.insert(ctx, c.sc, r, !in.FullSync)
+	return r, s.insert(ctx, r, !in.FullSync)
 }
 
-// insert stores a new run, its progress job and its job; continueFrom
+// insert stores a new run, its progress job and its job; continueLast
 // takes the cursor of the last completed run when the run has none.
-func (s *Service) insert(ctx context.Context, sc store.Scope, r *Run, continueLast bool) error {
+func (s *Service) insert(ctx context.Context, r *Run, continueLast bool) error {
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
 		if continueLast && r.Cursor == "" {
 			cursor, err := s.store.LastCursor(ctx, tx, r.TenantID, r.IntegrationID, r.EntityType, r.Direction)
@@ -334,7 +334,7 @@ func (s *Service) RetryRun(ctx context.Context, id string, fromBeginning bool) (
 	if !fromBeginning {
 		r.Cursor = old.Cursor
 	}
-	return r, s.insert(ctx, sc, r, false)
+	return r, s.insert(ctx, r, false)
 }
 
 // finish ends a run in a final status with its event, progress job and

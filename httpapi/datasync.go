@@ -127,15 +127,16 @@ func (h syncHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
 	return encode(w, http.StatusOK, okBody)
 }
 
+// retryInput is the optional body of a retry.
+type retryInput struct {
+	FromBeginning bool `json:"fromBeginning"`
+}
+
 func (h syncHandlers) retry(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		FromBeginning bool `json:"fromBeginning"`
-	}
-	if r.ContentLength != 0 {
+	var in retryInput
+	if r.ContentLength != 0 { // the body is optional
 		var err error
-		if in, err = decode[struct {
-			FromBeginning bool `json:"fromBeginning"`
-		}](r); err != nil {
+		if in, err = decode[retryInput](r); err != nil {
 			return err
 		}
 	}
