@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
 // result is what a run found.
@@ -91,17 +90,17 @@ func run(ctx context.Context, cfg config) (*result, error) {
 	if isPostgres(dbURL) {
 		res.Engine = "postgres"
 		if cfg.FreshSchema {
-			schema, err := createSchema(ctx, dbURL)
+			schema, err := storetest.NewSchema(dbURL, "soak")
 			if err != nil {
 				return nil, fmt.Errorf("create a schema: %w", err)
 			}
-			logf("PostgreSQL schema %s (dropped at the end)", schema)
+			logf("PostgreSQL schema %s (dropped at the end)", schema.Name)
 			defer func() {
-				if err := dropSchemas(dbURL, schema, schema+"_river"); err != nil {
-					logf("drop schema %s: %v", schema, err)
+				if err := schema.Drop(); err != nil {
+					logf("drop schema %s: %v", schema.Name, err)
 				}
 			}()
-			dbURL = withSearchPath(dbURL, schema)
+			dbURL = schema.URL
 		}
 	} else if dbURL != "" {
 		res.Engine = strings.SplitN(dbURL, ":", 2)[0]
@@ -475,51 +474,6 @@ func waitReady(ctx context.Context, c *client, s *server, limit time.Duration) e
 
 func isPostgres(u string) bool {
 	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
-}
-
-// createSchema creates tktest_<unix>_soak_<hex>, named as
-// store/storetest names its schemas, so that a run that dies before
-// dropping it is swept by a later test run (after two hours).
-func createSchema(ctx context.Context, base string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	name := fmt.Sprintf("tktest_%d_soak_%s", time.Now().Unix(), randomHex(4))
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", err
-	}
-	return name, nil
-}
-
-func dropSchemas(base string, names ...string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	for _, n := range names {
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{n}.Sanitize()+" CASCADE"); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func withSearchPath(base, schema string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		return base
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // receiver is the HTTP endpoint inside the soak that webhooks and

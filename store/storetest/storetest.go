@@ -161,6 +161,30 @@ const schemaTTL = 2 * time.Hour
 
 var schemaName = regexp.MustCompile(`^tktest_(\d+)_`)
 
+// Schema is a fresh PostgreSQL schema made by NewSchema.
+type Schema struct {
+	// Name is the schema's name (tktest_<unix>_<label>_<random>).
+	Name string
+	// URL is the base URL selecting the schema (search_path).
+	URL string
+	base string
+}
+
+// NewSchema creates a fresh schema on the PostgreSQL database at base,
+// named and swept as the tests' schemas are (so one a program never drops
+// goes within two hours), for programs outside tests (examples/soak).
+func NewSchema(base, label string) (*Schema, error) {
+	name, err := createSchema(base, label)
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{Name: name, URL: withSearchPath(base, name), base: base}, nil
+}
+
+// Drop drops the schema and the job engine's schema beside it
+// (<name>_river).
+func (s *Schema) Drop() error { return dropSchemas(s.base, s.Name, s.Name+"_river") }
+
 // createSchema creates tktest_<unix>_<label>_<random> and sweeps test
 // schemas left behind by earlier runs.
 func createSchema(base, label string) (string, error) {
