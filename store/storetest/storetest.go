@@ -166,7 +166,7 @@ type Schema struct {
 	// Name is the schema's name (tktest_<unix>_<label>_<random>).
 	Name string
 	// URL is the base URL selecting the schema (search_path).
-	URL string
+	URL  string
 	base string
 }
 
