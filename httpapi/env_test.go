@@ -141,18 +141,21 @@ func (e *testEnv) do(method, path, key string, body any) *response {
 // send builds and serves a request, letting edit set headers.
 func (e *testEnv) send(method, path string, body any, edit func(*http.Request)) *response {
 	e.t.Helper()
-	var rd io.Reader
+	var data []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		data = []byte(b)
 	case []byte:
-		rd = bytes.NewReader(b)
+		data = b
 	default:
-		data, err := json.Marshal(b)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(b); err != nil {
 			e.t.Fatal(err)
 		}
+	}
+	var rd io.Reader
+	if body != nil {
 		rd = bytes.NewReader(data)
 	}
 	req := httptest.NewRequestWithContext(e.t.Context(), method, path, rd)
@@ -160,8 +163,17 @@ func (e *testEnv) send(method, path string, body any, edit func(*http.Request)) 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	edit(req)
+	if req.Body != nil && req.Body != http.NoBody { // edit may have replaced it
+		var err error
+		if data, err = io.ReadAll(req.Body); err != nil {
+			e.t.Fatal(err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(data))
+	}
+	sent := req.Clone(req.Context())
 	rec := httptest.NewRecorder()
 	e.handler.ServeHTTP(rec, req)
+	e.checkContract(sent, data, rec)
 	return &response{t: e.t, Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 }
 

@@ -53,6 +53,13 @@ type Options struct {
 	// Metrics, when set, counts every request (metrics.Metrics
 	// implements it).
 	Metrics RequestObserver
+	// Routes are the host's own endpoints, served behind the same chain
+	// as the built-in ones and listed in the API documentation.
+	Routes []Route
+	// DocsRequireAuth makes the documentation routes (/docs/openapi,
+	// /docs/markdown, /docs/api) need a credential; they are public by
+	// default.
+	DocsRequireAuth bool
 }
 
 // RequestObserver is told of every answered request: its method, its

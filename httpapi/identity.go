@@ -411,7 +411,7 @@ func (a *api) ready(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	err := a.kit.Ready(ctx)
 	if err == nil {
-		return encode(w, http.StatusOK, map[string]string{"status": "ready"})
+		return encode(w, http.StatusOK, statusBody{Status: "ready"})
 	}
 	reason := "database"
 	switch {
@@ -421,7 +421,14 @@ func (a *api) ready(w http.ResponseWriter, r *http.Request) error {
 		reason = "jobs"
 	}
 	a.logger.WarnContext(r.Context(), "httpapi: not ready", "reason", reason, "err", err)
-	return encode(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": reason})
+	return encode(w, http.StatusServiceUnavailable, statusBody{Status: "unavailable", Reason: reason})
+}
+
+// statusBody is the body of /health and /ready.
+type statusBody struct {
+	Status string `json:"status" jsonschema:"enum=ok,enum=ready,enum=unavailable"`
+	// Reason says what is not ready: database, migrations or jobs.
+	Reason string `json:"reason,omitempty" jsonschema:"enum=database,enum=migrations,enum=jobs"`
 }
 
 func (a *api) health(w http.ResponseWriter, r *http.Request) error {
@@ -429,7 +436,7 @@ func (a *api) health(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	if err := a.kit.DB.Ping(ctx); err != nil {
 		a.logger.ErrorContext(r.Context(), "httpapi: health check failed", "err", err)
-		return encode(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return encode(w, http.StatusServiceUnavailable, statusBody{Status: "unavailable"})
 	}
-	return encode(w, http.StatusOK, map[string]string{"status": "ok"})
+	return encode(w, http.StatusOK, statusBody{Status: "ok"})
 }

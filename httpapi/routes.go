@@ -47,47 +47,90 @@ type route struct {
 	// none does). It serves paths net/http cannot tell apart by pattern,
 	// such as /webhooks/{id}/test beside /webhooks/inbound/{endpointId}.
 	Match func(r *http.Request) bool
+
+	// The fields below document the route; the OpenAPI document and the
+	// Markdown (openapi.go, markdown.go) are built from them and the
+	// fields above.
+
+	// Area is the documentation section the route belongs to.
+	Area string
+	// DocPath is the concrete path documented for a route that shares its
+	// pattern with others (Match): "/webhooks/{id}/test".
+	DocPath string
+	// Query documents the query parameters the handler reads.
+	Query []Param
+	// Exports marks a list that also answers ?format=csv|json|markdown|xml
+	// with a file.
+	Exports bool
+	// Request is a value of the Go type the handler decodes the body into
+	// (nil: no JSON body). RequestContent is the body's media type when it
+	// is not JSON ("multipart/form-data"); BodyOptional when the body may
+	// be left out.
+	Request        any
+	RequestContent string
+	BodyOptional   bool
+	// Response is a value of the Go type of the success body (nil: none);
+	// ResponseContent lists the media types of a success body that is not
+	// JSON (a file, a page). Status is the success status (200 if zero).
+	Response        any
+	ResponseContent []string
+	Status          int
+	// Errors lists the error statuses the handler answers beyond those
+	// the chain implies (400 for parameters and bodies, 401 and 403 for
+	// non-public routes, 404 for paths with parameters, 413 for bodies, 429
+	// for rate-limited routes).
+	Errors []int
+	// ErrorTypes gives error statuses whose body is not the error body
+	// its Go type (503 {status, reason} of /ready); they are answered
+	// besides Errors.
+	ErrorTypes map[int]any
 }
 
 // routes lists every endpoint, grouped by area.
 func (a *api) routes() []route {
-	rs := []route{
-		{Method: "GET", Path: "/health", Summary: "Health: 200 when the database answers", Public: true, Handler: a.health},
+	rs := inArea("Health", []route{
+		{Method: "GET", Path: "/health", Summary: "Health: 200 when the database answers", Public: true,
+			Response: statusBody{}, ErrorTypes: map[int]any{http.StatusServiceUnavailable: statusBody{}}, Handler: a.health},
 		{Method: "GET", Path: "/ready", Summary: "Readiness: 200 when the database answers, migrations are applied and background jobs run; 503 otherwise",
-			Public: true, Handler: a.ready},
-	}
+			Public: true, Response: statusBody{}, ErrorTypes: map[int]any{http.StatusServiceUnavailable: statusBody{}}, Handler: a.ready},
+	})
 	if a.opts.Auth != nil {
-		rs = append(rs, identityRoutes(a.opts.Auth, a.opts.RateLimit)...)
+		rs = append(rs, inArea("Identity", identityRoutes(a.opts.Auth, a.opts.RateLimit))...)
 	}
-	if a.kit != nil && a.kit.Toggles != nil {
-		rs = append(rs, a.toggleRoutes()...)
+	areas := []struct {
+		name   string
+		on     bool
+		routes func() []route
+	}{
+		{"Feature toggles", a.kit != nil && a.kit.Toggles != nil, a.toggleRoutes},
+		{"Business rules", a.kit != nil && a.kit.Rules != nil, a.ruleRoutes},
+		{"Webhooks", a.kit != nil && a.kit.Webhooks != nil, a.webhookRoutes},
+		{"Custom entities", a.kit != nil && a.kit.Entities != nil, a.entityRoutes},
+		{"Attachments", a.kit != nil && a.kit.Attachments != nil, a.attachmentRoutes},
+		{"Payment gateways", a.kit != nil && a.kit.Payments != nil, a.paymentRoutes},
+		{"Dashboards", a.kit != nil && a.kit.Dashboards != nil, a.dashboardRoutes},
+		{"Progress", a.kit != nil && a.kit.Progress != nil, a.progressRoutes},
+		{"Integrations", a.kit != nil && a.kit.Integrations != nil, a.integrationRoutes},
+		{"Data sync", a.kit != nil && a.kit.DataSync != nil, a.dataSyncRoutes},
 	}
-	if a.kit != nil && a.kit.Rules != nil {
-		rs = append(rs, a.ruleRoutes()...)
+	for _, area := range areas {
+		if area.on {
+			rs = append(rs, inArea(area.name, area.routes())...)
+		}
 	}
-	if a.kit != nil && a.kit.Webhooks != nil {
-		rs = append(rs, a.webhookRoutes()...)
-	}
-	if a.kit != nil && a.kit.Entities != nil {
-		rs = append(rs, a.entityRoutes()...)
-	}
-	if a.kit != nil && a.kit.Attachments != nil {
-		rs = append(rs, a.attachmentRoutes()...)
-	}
-	if a.kit != nil && a.kit.Payments != nil {
-		rs = append(rs, a.paymentRoutes()...)
-	}
-	if a.kit != nil && a.kit.Dashboards != nil {
-		rs = append(rs, a.dashboardRoutes()...)
-	}
-	if a.kit != nil && a.kit.Progress != nil {
-		rs = append(rs, a.progressRoutes()...)
-	}
-	if a.kit != nil && a.kit.Integrations != nil {
-		rs = append(rs, a.integrationRoutes()...)
-	}
-	if a.kit != nil && a.kit.DataSync != nil {
-		rs = append(rs, a.dataSyncRoutes()...)
+	rs = append(rs, hostRoutes(a.opts.Routes)...)
+	d := &docs{}
+	rs = append(rs, a.docsRoutes(d)...)
+	d.build = func() (*openAPI, error) { return buildOpenAPI(a.base, rs) }
+	return rs
+}
+
+// inArea sets the documentation area of routes that have none.
+func inArea(area string, rs []route) []route {
+	for i := range rs {
+		if rs[i].Area == "" {
+			rs[i].Area = area
+		}
 	}
 	return rs
 }

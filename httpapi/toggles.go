@@ -17,21 +17,44 @@ func (a *api) toggleRoutes() []route {
 	h := toggleHandlers{svc: a.kit.Toggles, names: a.tenantName}
 	const base = "/feature_toggles"
 	check := func(t toggles.Type) route {
+		var body any = valueCheck{}
+		if t == toggles.Boolean {
+			body = booleanCheck{}
+		}
 		return route{Method: "GET", Path: base + "/check/" + string(t), Summary: "Resolve a " + string(t) + " toggle for the caller's tenant (?identifier=)",
-			ErrorBody: codedErrorBody, Handler: h.check(t)}
+			Query: []Param{{Name: "identifier", Required: true, Description: "The toggle's identifier"}}, Response: body,
+			Errors: []int{http.StatusNotFound}, ErrorBody: codedErrorBody, Handler: h.check(t)}
 	}
+	byID := []Param{textQuery("id", "The toggle's id (instead of the body)")}
 	return []route{
-		{Method: "GET", Path: base + "/global", Summary: "List feature toggles", SuperAdmin: true, Handler: h.list},
-		{Method: "GET", Path: base + "/global/{id}", Summary: "Get a feature toggle", SuperAdmin: true, Handler: h.get},
-		{Method: "POST", Path: base + "/global", Summary: "Create a feature toggle", SuperAdmin: true, Handler: h.create},
-		{Method: "PUT", Path: base + "/global", Summary: "Update a feature toggle (id in the body)", SuperAdmin: true, Handler: h.update},
-		{Method: "DELETE", Path: base + "/global", Summary: "Delete a feature toggle (body {id} or ?id=)", SuperAdmin: true, Handler: h.delete},
-		{Method: "GET", Path: base + "/global/{id}/override", Summary: "The caller's tenant's value of a toggle", SuperAdmin: true, Handler: h.getOverride},
-		{Method: "GET", Path: base + "/overrides", Summary: "Every toggle as the caller's tenant sees it", SuperAdmin: true, Handler: h.listOverrides},
-		{Method: "PUT", Path: base + "/overrides", Summary: "Set or remove the caller's tenant's override", SuperAdmin: true, Handler: h.setOverride},
+		{Method: "GET", Path: base + "/global", Summary: "List feature toggles", SuperAdmin: true,
+			Query: append(append([]Param{textQuery("search", "Text in the identifier, name, description or category"),
+				textQuery("identifier", "Exact identifier"), textQuery("name", "Exact name"), textQuery("category", "Exact category"),
+				enumQuery("type", "Toggle type", "boolean", "string", "number", "json")}, pageQuery(50, 200)...), sortQuery(toggleSortFields, "createdAt")...),
+			Response: pageResponse[toggleItem]{}, Handler: h.list},
+		{Method: "GET", Path: base + "/global/{id}", Summary: "Get a feature toggle", SuperAdmin: true, Response: toggleItem{}, Handler: h.get},
+		{Method: "POST", Path: base + "/global", Summary: "Create a feature toggle", SuperAdmin: true,
+			Request: toggles.CreateInput{}, Status: http.StatusCreated, Response: idBody{}, Errors: []int{http.StatusConflict}, Handler: h.create},
+		{Method: "PUT", Path: base + "/global", Summary: "Update a feature toggle (id in the body)", SuperAdmin: true,
+			Request: toggles.UpdateInput{}, Response: idBody{}, Errors: []int{http.StatusNotFound, http.StatusConflict}, Handler: h.update},
+		{Method: "DELETE", Path: base + "/global", Summary: "Delete a feature toggle (body {id} or ?id=)", SuperAdmin: true,
+			Query: byID, Request: idBody{}, BodyOptional: true, Response: idBody{}, Errors: []int{http.StatusNotFound}, Handler: h.delete},
+		{Method: "GET", Path: base + "/global/{id}/override", Summary: "The caller's tenant's value of a toggle", SuperAdmin: true,
+			Response: overrideBody{}, Handler: h.getOverride},
+		{Method: "GET", Path: base + "/overrides", Summary: "Every toggle as the caller's tenant sees it", SuperAdmin: true,
+			Query: append(append([]Param{textQuery("identifier", "Exact identifier"), textQuery("name", "Exact name"),
+				textQuery("category", "Exact category")}, pageQuery(25, 100)...), sortQuery(overrideSortFields, "identifier")...),
+			Response: overridePage{}, Handler: h.listOverrides},
+		{Method: "PUT", Path: base + "/overrides", Summary: "Set or remove the caller's tenant's override", SuperAdmin: true,
+			Request: setOverrideInput{}, Response: setOverrideBody{}, Errors: []int{http.StatusNotFound}, Handler: h.setOverride},
 		check(toggles.Boolean), check(toggles.String), check(toggles.Number), check(toggles.JSON),
 	}
 }
+
+var (
+	_ = docEnum(toggles.Boolean, toggles.String, toggles.Number, toggles.JSON)
+	_ = docEnum(toggles.FromOverride, toggles.FromDefault)
+)
 
 // tenantName returns a tenant's name from the built-in identity, "" when
 // there is none.
@@ -137,7 +160,7 @@ func (h toggleHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, map[string]string{"id": t.ID})
+	return encode(w, http.StatusCreated, idBody{ID: t.ID})
 }
 
 func (h toggleHandlers) update(w http.ResponseWriter, r *http.Request) error {
@@ -155,15 +178,13 @@ func (h toggleHandlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]string{"id": t.ID})
+	return encode(w, http.StatusOK, idBody{ID: t.ID})
 }
 
 func (h toggleHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	id := r.URL.Query().Get("id")
 	if id == "" && r.ContentLength != 0 {
-		body, err := decode[struct {
-			ID string `json:"id"`
-		}](r)
+		body, err := decode[idBody](r)
 		if err != nil {
 			return err
 		}
@@ -178,7 +199,7 @@ func (h toggleHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.Delete(r.Context(), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]string{"id": id})
+	return encode(w, http.StatusOK, idBody{ID: id})
 }
 
 func (h toggleHandlers) getOverride(w http.ResponseWriter, r *http.Request) error {
@@ -190,10 +211,13 @@ func (h toggleHandlers) getOverride(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{
-		"id": v.ID, "value": v.Value, "tenantId": v.TenantID, "tenantName": h.names(r.Context(), v.TenantID),
-		"toggleType": v.ToggleType, "updatedAt": v.UpdatedAt,
-	})
+	return encode(w, http.StatusOK, overrideBody{OverrideView: v, TenantName: h.names(r.Context(), v.TenantID)})
+}
+
+// overrideBody is a tenant's value of one toggle, with the tenant's name.
+type overrideBody struct {
+	*toggles.OverrideView
+	TenantName string `json:"tenantName"`
 }
 
 // overrideItem is a row of the overrides list.
@@ -233,18 +257,32 @@ func (h toggleHandlers) listOverrides(w http.ResponseWriter, r *http.Request) er
 		out[i] = overrideItem{OverrideItem: it, TenantName: name}
 	}
 	id := identity.IdentityFrom(r.Context())
-	return encode(w, http.StatusOK, struct {
-		pageResponse[overrideItem]
-		IsSuperAdmin bool `json:"isSuperAdmin"`
-	}{newPage(out, total, p), id != nil && id.IsSuperAdmin})
+	return encode(w, http.StatusOK, overridePage{newPage(out, total, p), id != nil && id.IsSuperAdmin})
+}
+
+// overridePage is the overrides list: a page and whether the caller is a
+// super admin.
+type overridePage struct {
+	pageResponse[overrideItem]
+	IsSuperAdmin bool `json:"isSuperAdmin"`
+}
+
+// setOverrideInput is the body of PUT /feature_toggles/overrides.
+type setOverrideInput struct {
+	ToggleID      string          `json:"toggleId" jsonschema:"required"`
+	IsOverride    *bool           `json:"isOverride" jsonschema:"required"`
+	OverrideValue json.RawMessage `json:"overrideValue"`
+}
+
+// setOverrideBody answers PUT /feature_toggles/overrides: the override's
+// id, null once removed.
+type setOverrideBody struct {
+	OK               bool    `json:"ok"`
+	OverrideToggleID *string `json:"overrideToggleId"`
 }
 
 func (h toggleHandlers) setOverride(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[struct {
-		ToggleID      string          `json:"toggleId"`
-		IsOverride    *bool           `json:"isOverride"`
-		OverrideValue json.RawMessage `json:"overrideValue"`
-	}](r)
+	in, err := decode[setOverrideInput](r)
 	if err != nil {
 		return err
 	}
@@ -268,7 +306,7 @@ func (h toggleHandlers) setOverride(w http.ResponseWriter, r *http.Request) erro
 	if o != nil {
 		overrideID = &o.ID
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "overrideToggleId": overrideID})
+	return encode(w, http.StatusOK, setOverrideBody{OK: true, OverrideToggleID: overrideID})
 }
 
 // check answers GET /feature_toggles/check/<type>.

@@ -40,12 +40,12 @@ func (a *api) webhookRoutes() []route {
 		// (or /rotate-secret) are the same pattern to net/http: one
 		// pattern, told apart by Match.
 		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Receive an inbound webhook (POST /webhooks/inbound/{endpointId}; the signature is the credential)",
-			Public: true, RateLimit: inboundLimit, MaxBodyBytes: maxInboundBody, Match: pathIs("id", "inbound"), ErrorBody: inboundErrorBody,
+			Public: true, RateLimit: inboundLimit, MaxBodyBytes: maxInboundBody, Match: pathIs("id", "inbound"), DocPath: base + "/inbound/{endpointId}", ErrorBody: inboundErrorBody,
 			Handler: h.inbound},
 		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Rotate a webhook's signing secret (POST /webhooks/{id}/rotate-secret; the new one is shown this one time)",
-			Features: []string{featureWebhooksSecrets}, Match: pathIs("action", "rotate-secret"), NoStore: true, Handler: h.rotate},
+			Features: []string{featureWebhooksSecrets}, Match: pathIs("action", "rotate-secret"), DocPath: base + "/{id}/rotate-secret", NoStore: true, Handler: h.rotate},
 		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Send a signed test delivery now (POST /webhooks/{id}/test)",
-			Features: []string{featureWebhooksTest}, Match: pathIs("action", "test"), Handler: h.test},
+			Features: []string{featureWebhooksTest}, Match: pathIs("action", "test"), DocPath: base + "/{id}/test", Handler: h.test},
 		{Method: "GET", Path: base + "/deliveries", Summary: "List deliveries (?webhookId, eventType, status)", Features: []string{featureWebhooksView}, Handler: h.listDeliveries},
 		{Method: "GET", Path: base + "/deliveries/{id}", Summary: "Get a delivery with its payload and response", Features: []string{featureWebhooksView}, Handler: h.getDelivery},
 		{Method: "POST", Path: base + "/deliveries/{id}/retry", Summary: "Give a failed or expired delivery one more attempt", Features: []string{featureWebhooksManage}, Handler: h.retry},

@@ -1,0 +1,141 @@
+package httpapi
+
+import (
+	"bytes"
+	"net/http"
+	"sync"
+)
+
+// Param documents one query parameter of a route.
+type Param struct {
+	// Name is the parameter's name ("pageSize").
+	Name string
+	// Type is its JSON Schema type: "string" (the default), "integer",
+	// "number" or "boolean".
+	Type string
+	// Description says what it does.
+	Description string
+	// Required parameters must be present.
+	Required bool
+	// Enum lists the accepted values, when they are a closed set.
+	Enum []string
+	// Minimum and Maximum bound an integer or number, when set.
+	Minimum, Maximum *float64
+	// Pattern is a regular expression (ECMA-262) a string value matches.
+	Pattern string
+}
+
+// Route is an endpoint a host adds to the handler through
+// Options.Routes. It is served under Options.BasePath behind the same
+// chain as the built-in routes (body limit, authentication, features,
+// scope, errors), and it appears in the API documentation.
+type Route struct {
+	// Method and Path (net/http pattern syntax relative to the base path:
+	// "/reports/{id}").
+	Method, Path string
+	// Summary is a one-line description.
+	Summary string
+	// Area is the documentation section ("Reports"); "Custom" when empty.
+	Area string
+	// Public routes need no credential.
+	Public bool
+	// Features the caller must all hold.
+	Features []string
+	// Query documents the query parameters the handler reads.
+	Query []Param
+	// Request is a value of the JSON request body's Go type (nil: no
+	// body); Response of the success body's (nil: none).
+	Request, Response any
+	// Status is the success status; 200 when zero.
+	Status int
+	// Errors lists error statuses the handler answers beyond those the
+	// chain implies (401 and 403 for non-public routes, 404 for paths with
+	// parameters, 400 and 413 for bodies and parameters).
+	Errors []int
+	// Handler serves the request once it is authorized. The caller's
+	// identity is identity.IdentityFrom(r.Context()), its tenant and organization
+	// store.ScopeFrom(r.Context()). A returned error is answered as the
+	// built-in routes answer theirs: store.ErrInvalid → 400,
+	// store.ErrNotFound → 404, store.ErrConflict → 409, others 500.
+	Handler func(w http.ResponseWriter, r *http.Request) error
+}
+
+// hostRoutes turns Options.Routes into route table entries.
+func hostRoutes(rs []Route) []route {
+	out := make([]route, len(rs))
+	for i, r := range rs {
+		out[i] = route{Method: r.Method, Path: r.Path, Summary: r.Summary, Area: r.Area, Public: r.Public,
+			Features: r.Features, Query: r.Query, Request: r.Request, Response: r.Response, Status: r.Status,
+			Errors: r.Errors, Handler: r.Handler}
+		if out[i].Area == "" {
+			out[i].Area = "Custom"
+		}
+	}
+	return out
+}
+
+// docs serves the API documentation built from the route table: the
+// OpenAPI document, the same as Markdown, and the explorer page.
+type docs struct {
+	once     sync.Once
+	build    func() (*openAPI, error)
+	openapi  []byte
+	markdown []byte
+	err      error
+}
+
+// docsRoutes are the documentation endpoints; public unless
+// Options.DocsRequireAuth. The document is built on first use from the
+// final route table (these routes included), so it describes exactly
+// what is served.
+func (a *api) docsRoutes(d *docs) []route {
+	public := !a.opts.DocsRequireAuth
+	const area = "Documentation"
+	return []route{
+		{Method: "GET", Path: "/docs/openapi", Summary: "The OpenAPI 3.1 document of this API", Area: area, Public: public,
+			Response: map[string]any{}, Handler: d.serveOpenAPI},
+		{Method: "GET", Path: "/docs/markdown", Summary: "The same API description as Markdown", Area: area, Public: public,
+			ResponseContent: []string{"text/markdown"}, Handler: d.serveMarkdown},
+	}
+}
+
+func (d *docs) load() error {
+	d.once.Do(func() {
+		doc, err := d.build()
+		if err != nil {
+			d.err = err
+			return
+		}
+		d.openapi, d.err = doc.JSON()
+		if d.err == nil {
+			var buf bytes.Buffer
+			writeDocMarkdown(&buf, doc)
+			d.markdown = buf.Bytes()
+		}
+	})
+	return d.err
+}
+
+func (d *docs) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
+	if err := d.load(); err != nil {
+		return err
+	}
+	return writeDoc(w, r, "application/json; charset=utf-8", d.openapi)
+}
+
+func (d *docs) serveMarkdown(w http.ResponseWriter, r *http.Request) error {
+	if err := d.load(); err != nil {
+		return err
+	}
+	return writeDoc(w, r, "text/markdown; charset=utf-8", d.markdown)
+}
+
+// writeDoc writes a documentation body (HEAD-safe, no caching: the
+// document changes with the server's version and options).
+func writeDoc(w http.ResponseWriter, _ *http.Request, contentType string, body []byte) error {
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(body)
+	return err
+}

@@ -1,0 +1,194 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+// docOperation is the part of an operation the tests read.
+type docOperation struct {
+	Summary          string                     `json:"summary"`
+	Tags             []string                   `json:"tags"`
+	Security         []map[string][]string      `json:"security"`
+	RequiredFeatures []string                   `json:"x-required-features"`
+	Responses        map[string]json.RawMessage `json:"responses"`
+	Parameters       []struct {
+		Name, In string
+	} `json:"parameters"`
+}
+
+func fetchDocument(t *testing.T, e *testEnv) map[string]map[string]docOperation {
+	t.Helper()
+	r := e.do("GET", "/api/docs/openapi", "", nil).expect(200)
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	var doc struct {
+		OpenAPI string                             `json:"openapi"`
+		Paths   map[string]map[string]docOperation `json:"paths"`
+	}
+	if err := json.Unmarshal(r.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi %q", doc.OpenAPI)
+	}
+	return doc.Paths
+}
+
+// TestOpenAPIDocumentIsValid: the served document validates as OpenAPI
+// 3.1 against the specification's schema (libopenapi-validator) and
+// builds into a model (libopenapi).
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newTestEnv(t, storetest.SQLite(t))
+	body := e.do("GET", "/api/docs/openapi", "", nil).expect(200).Body
+	doc, err := libopenapi.NewDocument(body)
+	is.NoErr(err)
+	is.Equal(doc.GetVersion(), "3.1.0")
+	_, err = doc.BuildV3Model()
+	is.NoErr(err)
+	v, errs := validator.NewValidator(doc)
+	is.Equal(len(errs), 0)
+	ok, verrs := v.ValidateDocument()
+	for _, ve := range verrs {
+		t.Errorf("%s: %s", ve.Message, ve.Reason)
+		for _, f := range ve.SchemaValidationErrors {
+			t.Errorf("  %s: %s", f.FieldPath, f.Reason)
+		}
+	}
+	is.True(ok)
+}
+
+// TestOpenAPIListsExactlyTheRouteTable: every route of the table is in
+// the document with its method, path parameters, credentials and
+// features, and the document lists nothing that is not served.
+func TestOpenAPIListsExactlyTheRouteTable(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		e := newTestEnv(t, db)
+		paths := fetchDocument(t, e)
+		a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
+		want := map[string]route{}
+		for _, rt := range a.routes() {
+			want[strings.ToLower(rt.Method)+" /api"+rt.docPath()] = rt
+		}
+		var got []string
+		for p, item := range paths {
+			for method, op := range item {
+				key := method + " " + p
+				got = append(got, key)
+				rt, ok := want[key]
+				if !ok {
+					t.Errorf("the document lists %s, which is not served", key)
+					continue
+				}
+				is.Equal(op.Summary, rt.Summary)
+				is.Equal(op.Tags, []string{rt.Area})
+				if rt.Public {
+					is.Equal(len(op.Security), 0)         // public: no security requirement
+					is.Equal(len(op.RequiredFeatures), 0) // and no features
+				} else {
+					is.True(len(op.Security) >= 3)
+					is.Equal(op.RequiredFeatures, rt.Features)
+					is.True(op.Responses["401"] != nil)
+					is.True(op.Responses["403"] != nil)
+				}
+				for _, name := range pathParams(rt.docPath()) {
+					is.True(slices.ContainsFunc(op.Parameters, func(p struct{ Name, In string }) bool {
+						return p.Name == name && p.In == "path"
+					}))
+				}
+				if rt.RateLimit != nil {
+					is.True(op.Responses["429"] != nil)
+				}
+			}
+		}
+		sort.Strings(got)
+		for key := range want {
+			if !slices.Contains(got, key) {
+				t.Errorf("route %s is served but not in the document", key)
+			}
+		}
+		is.Equal(len(got), len(want))
+	})
+}
+
+// TestDocsRoutes: the three documentation routes answer with their types
+// without a credential; DocsRequireAuth makes them need one.
+func TestDocsRoutes(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newTestEnv(t, storetest.SQLite(t))
+	md := e.do("GET", "/api/docs/markdown", "", nil).expect(200)
+	is.True(strings.HasPrefix(md.Header.Get("Content-Type"), "text/markdown"))
+	text := string(md.Body)
+	for _, want := range []string{"## Feature toggles", "## Business rules", "## Custom entities", "## Data sync",
+		"### POST /api/business_rules/rules", "`business_rules.rules.create`", "curl -X POST 'http://localhost:8080/api/business_rules/rules'"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the Markdown lacks %q", want)
+		}
+	}
+
+	// Another document (its docs routes need a credential): sent without
+	// the contract check, which reads the default one.
+	locked := New(e.kit, Options{Auth: e.auth, DocsRequireAuth: true})
+	for _, p := range []string{"/api/docs/openapi", "/api/docs/markdown"} {
+		for key, want := range map[string]int{"": http.StatusUnauthorized, e.superKey: http.StatusOK} {
+			req := httptest.NewRequest("GET", p, nil)
+			if key != "" {
+				req.Header.Set("X-Api-Key", key)
+			}
+			rec := httptest.NewRecorder()
+			locked.ServeHTTP(rec, req)
+			is.Equal(rec.Code, want)
+		}
+	}
+}
+
+// TestHostRoutes: a route the host adds through Options.Routes is served
+// behind the chain (credential, features) and is in the document.
+func TestHostRoutes(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newTestEnv(t, storetest.SQLite(t))
+	type report struct {
+		Name  string `json:"name"`
+		Count int    `json:"count"`
+	}
+	e.handler = New(e.kit, Options{Auth: e.auth, Routes: []Route{{
+		Method: "GET", Path: "/reports/{name}", Summary: "A report", Area: "Reports", Features: []string{"reports.view"},
+		Query: []Param{{Name: "limit", Type: "integer"}}, Response: report{},
+		Handler: func(w http.ResponseWriter, r *http.Request) error {
+			if r.PathValue("name") == "missing" {
+				return store.ErrNotFound
+			}
+			return json.NewEncoder(w).Encode(report{Name: r.PathValue("name"), Count: 3})
+		},
+	}}})
+	e.do("GET", "/api/reports/sales", "", nil).expect(http.StatusUnauthorized)
+	tn := e.newTenant("Host")
+	e.do("GET", "/api/reports/sales", e.newKey(tn, "other.feature"), nil).expect(http.StatusForbidden)
+	key := e.newKey(tn, "reports.view")
+	is.Equal(e.do("GET", "/api/reports/sales", key, nil).expect(200).JSON()["count"], 3.0)
+	e.do("GET", "/api/reports/missing", key, nil).expect(404)
+
+	op := fetchDocument(t, e)["/api/reports/{name}"]["get"]
+	is.Equal(op.Summary, "A report")
+	is.Equal(op.Tags, []string{"Reports"})
+	is.Equal(op.RequiredFeatures, []string{"reports.view"})
+}

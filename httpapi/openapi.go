@@ -1,0 +1,671 @@
+package httpapi
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/invopop/jsonschema"
+)
+
+// The OpenAPI document is generated from the route table when it is
+// first asked for: every route's method and path, its query and path
+// parameters, its request and response bodies (JSON Schemas reflected
+// from the Go types the handlers decode and encode, by
+// github.com/invopop/jsonschema), its error statuses, the features it
+// needs (x-required-features) and its credentials. Nothing in it is
+// written by hand per route beyond the route table's fields, so it
+// cannot drift from what is served.
+
+// openAPI is the document (OpenAPI 3.1). Maps marshal with sorted keys,
+// so the document is byte-for-byte stable.
+type openAPI struct {
+	OpenAPI    string                           `json:"openapi"`
+	Info       openAPIInfo                      `json:"info"`
+	Tags       []openAPITag                     `json:"tags"`
+	Paths      map[string]map[string]*operation `json:"paths"`
+	Components openAPIComponents                `json:"components"`
+
+	// order lists the operations as the route table does (for the
+	// Markdown).
+	order []*operation
+}
+
+type openAPIInfo struct {
+	Title       string `json:"title"`
+	Version     string `json:"version"`
+	Description string `json:"description"`
+}
+
+type openAPITag struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+type openAPIComponents struct {
+	Schemas         map[string]any            `json:"schemas"`
+	SecuritySchemes map[string]securityScheme `json:"securitySchemes"`
+}
+
+type securityScheme struct {
+	Type        string `json:"type"`
+	In          string `json:"in,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Scheme      string `json:"scheme,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// operation is one method of one path.
+type operation struct {
+	OperationID string                  `json:"operationId"`
+	Summary     string                  `json:"summary"`
+	Description string                  `json:"description,omitempty"`
+	Tags        []string                `json:"tags"`
+	Parameters  []parameter             `json:"parameters,omitempty"`
+	RequestBody *requestBody            `json:"requestBody,omitempty"`
+	Responses   map[string]*apiResponse `json:"responses"`
+	Security    []map[string][]string   `json:"security,omitempty"`
+	// RequiredFeatures are the features a caller must all hold
+	// (x-required-features); absent on public routes.
+	RequiredFeatures []string `json:"x-required-features,omitempty"`
+	// SuperAdmin routes need a super-admin caller (x-super-admin).
+	SuperAdmin bool `json:"x-super-admin,omitempty"`
+
+	method, path string // for the Markdown
+	public       bool
+	optionalAuth bool
+}
+
+type parameter struct {
+	Name        string         `json:"name"`
+	In          string         `json:"in"`
+	Description string         `json:"description,omitempty"`
+	Required    bool           `json:"required"`
+	Schema      map[string]any `json:"schema"`
+}
+
+type requestBody struct {
+	Required bool                  `json:"required"`
+	Content  map[string]*mediaType `json:"content"`
+}
+
+type mediaType struct {
+	Schema any `json:"schema"`
+}
+
+type apiResponse struct {
+	Description string                `json:"description"`
+	Headers     map[string]*header    `json:"headers,omitempty"`
+	Content     map[string]*mediaType `json:"content,omitempty"`
+}
+
+type header struct {
+	Description string         `json:"description,omitempty"`
+	Schema      map[string]any `json:"schema"`
+}
+
+// JSON is the document's encoding.
+func (d *openAPI) JSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("httpapi: encode the OpenAPI document: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Security scheme names of the three credential forms.
+const (
+	schemeAPIKeyHeader = "apiKeyHeader"
+	schemeAPIKeyAuth   = "apiKeyAuthorization"
+	schemeBearer       = "bearerAuth"
+)
+
+// errorSchemaName is the component every error response refers to (the
+// schema of errorBody).
+const errorSchemaName = "ErrorBody"
+
+// errorBody documents every error body the API writes: the default
+// {error, details?}, the 403 of missing features, and the formats some
+// areas use ({error, code}, {ok:false, error}, {ok:false, message},
+// {error, fields}).
+type errorBody struct {
+	Error            string            `json:"error,omitempty" jsonschema:"description=What went wrong; 5xx bodies never carry internals"`
+	Code             string            `json:"code,omitempty" jsonschema:"description=A stable error code (feature toggle checks and rule sets)"`
+	Message          string            `json:"message,omitempty" jsonschema:"description=What went wrong (data sync and integrations)"`
+	OK               *bool             `json:"ok,omitempty" jsonschema:"description=false (sign-in and data sync routes)"`
+	Details          any               `json:"details,omitempty" jsonschema:"description=Per-field messages (field name to message)"`
+	Fields           map[string]string `json:"fields,omitempty" jsonschema:"description=Per-field messages of a record's values"`
+	Required         []string          `json:"required,omitempty" jsonschema:"description=The features the caller lacks (403)"`
+	RequiredFeatures []string          `json:"requiredFeatures,omitempty" jsonschema:"description=The features the caller lacks (403)"`
+	RequiredRoles    []string          `json:"requiredRoles,omitempty" jsonschema:"description=The roles the route needs (403)"`
+}
+
+// areaDescriptions describe the documentation's sections.
+var areaDescriptions = map[string]string{
+	"Health":           "Liveness and readiness.",
+	"Identity":         "Tenants, organizations, roles, users, API keys, sign-in and password reset.",
+	"Feature toggles":  "Global toggles, per-tenant overrides and the checks.",
+	"Business rules":   "Rules, rule sets, execution and execution logs.",
+	"Webhooks":         "Outbound webhooks, their deliveries, and the inbound receiver.",
+	"Custom entities":  "Entities, custom fields and records.",
+	"Attachments":      "Files, partitions, images and text extraction.",
+	"Payment gateways": "Payment sessions, capture, refund, cancel, status and provider webhooks.",
+	"Dashboards":       "Layouts, widgets and their visibility.",
+	"Progress":         "Progress of long-running jobs.",
+	"Integrations":     "The integration catalogue, per-tenant state, credentials and logs.",
+	"Data sync":        "Import and export runs of the sync integrations.",
+	"Documentation":    "This document, as OpenAPI, Markdown and an explorer.",
+	"Custom":           "Routes added by the host application.",
+}
+
+// buildOpenAPI builds the document of a route table served under base.
+func buildOpenAPI(base string, routes []route) (*openAPI, error) {
+	g := newSchemaGen()
+	if _, err := g.response(reflect.TypeOf(errorBody{})); err != nil {
+		return nil, err
+	}
+	doc := &openAPI{
+		OpenAPI: "3.1.0",
+		Info: openAPIInfo{Title: "tenantkit API", Version: "1",
+			Description: "The REST API of tenantkit: multi-tenant business rules, feature toggles, custom entities and records, " +
+				"attachments, dashboards, payment gateways, integrations and data sync, webhooks and rate limiting. " +
+				"Authenticate with an API key (X-Api-Key or Authorization: ApiKey) or a session token (Authorization: Bearer). " +
+				"Each operation's x-required-features lists the features its caller must hold."},
+		Paths: map[string]map[string]*operation{},
+	}
+	seenTags := map[string]bool{}
+	seenIDs := map[string]bool{}
+	for _, rt := range routes {
+		op, err := g.operation(base, rt)
+		if err != nil {
+			return nil, fmt.Errorf("httpapi: document %s %s: %w", rt.Method, rt.Path, err)
+		}
+		if seenIDs[op.OperationID] {
+			return nil, fmt.Errorf("httpapi: document %s %s: operation id %s used twice", rt.Method, rt.Path, op.OperationID)
+		}
+		seenIDs[op.OperationID] = true
+		item := doc.Paths[op.path]
+		if item == nil {
+			item = map[string]*operation{}
+			doc.Paths[op.path] = item
+		}
+		item[strings.ToLower(rt.Method)] = op
+		doc.order = append(doc.order, op)
+		if tag := op.Tags[0]; !seenTags[tag] {
+			seenTags[tag] = true
+			doc.Tags = append(doc.Tags, openAPITag{Name: tag, Description: areaDescriptions[tag]})
+		}
+	}
+	doc.Components = openAPIComponents{
+		Schemas: g.components,
+		SecuritySchemes: map[string]securityScheme{
+			schemeAPIKeyHeader: {Type: "apiKey", In: "header", Name: "X-Api-Key", Description: "An API key."},
+			schemeAPIKeyAuth:   {Type: "apiKey", In: "header", Name: "Authorization", Description: "An API key as `Authorization: ApiKey <key>`."},
+			schemeBearer:       {Type: "http", Scheme: "bearer", Description: "A session token from POST /login."},
+		},
+	}
+	return doc, nil
+}
+
+// docPath is the path a route is documented under: its own, or, for
+// routes that share a pattern (Match), the concrete path it serves.
+func (rt route) docPath() string {
+	if rt.DocPath != "" {
+		return rt.DocPath
+	}
+	return rt.Path
+}
+
+// pathParams returns the names of a path's {wildcards}, in order.
+func pathParams(p string) []string {
+	var names []string
+	for {
+		i := strings.IndexByte(p, '{')
+		if i < 0 {
+			return names
+		}
+		j := strings.IndexByte(p[i:], '}')
+		if j < 0 {
+			return names
+		}
+		names = append(names, strings.TrimSuffix(p[i+1:i+j], "..."))
+		p = p[i+j+1:]
+	}
+}
+
+func (g *schemaGen) operation(base string, rt route) (*operation, error) {
+	p := rt.docPath()
+	op := &operation{
+		OperationID:  operationID(rt.Method, p),
+		Summary:      rt.Summary,
+		Tags:         []string{cmp.Or(rt.Area, "Custom")},
+		Responses:    map[string]*apiResponse{},
+		method:       rt.Method,
+		path:         base + strings.ReplaceAll(p, "...}", "}"),
+		public:       rt.Public,
+		optionalAuth: rt.OptionalAuth,
+	}
+	for _, name := range pathParams(p) {
+		op.Parameters = append(op.Parameters, parameter{Name: name, In: "path", Required: true, Schema: map[string]any{"type": "string"}})
+	}
+	query := rt.Query
+	if rt.Exports {
+		query = append(slices.Clone(query), Param{Name: "format", Enum: []string{"csv", "json", "markdown", "xml"},
+			Description: "Return the whole result set as a file in this format instead of a page"})
+	}
+	for _, q := range query {
+		op.Parameters = append(op.Parameters, parameter{Name: q.Name, In: "query", Description: q.Description,
+			Required: q.Required, Schema: q.schema()})
+	}
+	if !rt.Public {
+		op.Security = []map[string][]string{{schemeAPIKeyHeader: {}}, {schemeAPIKeyAuth: {}}, {schemeBearer: {}}}
+		if rt.OptionalAuth {
+			op.Security = append(op.Security, map[string][]string{})
+		}
+		op.RequiredFeatures = rt.Features
+		op.SuperAdmin = rt.SuperAdmin
+	}
+	if rt.Request != nil || rt.RequestContent != "" {
+		body, err := g.requestBody(rt)
+		if err != nil {
+			return nil, err
+		}
+		op.RequestBody = body
+	}
+	success, err := g.successResponse(rt)
+	if err != nil {
+		return nil, err
+	}
+	op.Responses[strconv.Itoa(cmp.Or(rt.Status, http.StatusOK))] = success
+	for _, status := range rt.errorStatuses() {
+		op.Responses[strconv.Itoa(status)] = errorResponse(status, rt)
+	}
+	for status, v := range rt.ErrorTypes {
+		s, err := g.response(reflect.TypeOf(v))
+		if err != nil {
+			return nil, err
+		}
+		op.Responses[strconv.Itoa(status)] = &apiResponse{Description: http.StatusText(status),
+			Content: map[string]*mediaType{"application/json": {Schema: s}}}
+	}
+	op.Responses["5XX"] = &apiResponse{Description: "Internal error; the body never carries internals",
+		Content: map[string]*mediaType{"application/json": {Schema: ref(errorSchemaName)}}}
+	return op, nil
+}
+
+// errorStatuses are the error statuses a route can answer: those its
+// chain implies and those it declares.
+func (rt route) errorStatuses() []int {
+	var out []int
+	add := func(s int) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	hasBody := rt.Request != nil || rt.RequestContent != ""
+	if hasBody || len(rt.Query) > 0 || rt.Exports || len(pathParams(rt.docPath())) > 0 {
+		add(http.StatusBadRequest)
+	}
+	if !rt.Public {
+		add(http.StatusUnauthorized)
+		add(http.StatusForbidden)
+	}
+	if len(pathParams(rt.docPath())) > 0 {
+		add(http.StatusNotFound)
+	}
+	if hasBody {
+		add(http.StatusRequestEntityTooLarge)
+	}
+	if rt.RateLimit != nil {
+		add(http.StatusTooManyRequests)
+	}
+	for _, s := range rt.Errors {
+		add(s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func errorResponse(status int, rt route) *apiResponse {
+	desc := http.StatusText(status)
+	switch status {
+	case http.StatusBadRequest:
+		desc = "Invalid input; details names the field"
+	case http.StatusUnauthorized:
+		desc = "No valid credential"
+	case http.StatusForbidden:
+		desc = "The caller lacks a required feature or has no tenant in scope"
+		if len(rt.Features) > 0 {
+			desc += " (needs " + strings.Join(rt.Features, ", ") + ")"
+		}
+		if rt.SuperAdmin {
+			desc = "The caller is not a super admin"
+		}
+	case http.StatusNotFound:
+		desc = "Not found (or not visible to the caller's tenant)"
+	case http.StatusRequestEntityTooLarge:
+		desc = "The request body is over the route's limit"
+	case http.StatusTooManyRequests:
+		desc = "Rate limited; retry after Retry-After seconds"
+	}
+	r := &apiResponse{Description: desc, Content: map[string]*mediaType{"application/json": {Schema: ref(errorSchemaName)}}}
+	if status == http.StatusTooManyRequests {
+		r.Headers = map[string]*header{"Retry-After": {Description: "Seconds until a retry may succeed", Schema: map[string]any{"type": "integer"}}}
+	}
+	return r
+}
+
+func (g *schemaGen) requestBody(rt route) (*requestBody, error) {
+	ct := cmp.Or(rt.RequestContent, "application/json")
+	var schema any = map[string]any{}
+	if rt.Request != nil {
+		s, err := g.request(reflect.TypeOf(rt.Request))
+		if err != nil {
+			return nil, err
+		}
+		schema = s
+	} else if ct == "application/octet-stream" {
+		schema = map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}
+	}
+	return &requestBody{Required: !rt.BodyOptional, Content: map[string]*mediaType{ct: {Schema: schema}}}, nil
+}
+
+func (g *schemaGen) successResponse(rt route) (*apiResponse, error) {
+	status := cmp.Or(rt.Status, http.StatusOK)
+	r := &apiResponse{Description: cmp.Or(rt.Summary, http.StatusText(status))}
+	if rt.Response == nil && len(rt.ResponseContent) == 0 {
+		return r, nil
+	}
+	r.Content = map[string]*mediaType{}
+	if rt.Response != nil {
+		t := reflect.TypeOf(rt.Response)
+		s, err := g.response(t)
+		if err != nil {
+			return nil, err
+		}
+		if rt.Exports {
+			// format=json's file is an array of rows.
+			rows := map[string]any{"type": "array", "items": map[string]any{"type": "object"}}
+			s = map[string]any{"anyOf": []any{s, rows}}
+		}
+		r.Content["application/json"] = &mediaType{Schema: s}
+	}
+	for _, ct := range rt.ResponseContent {
+		r.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
+	}
+	if rt.Exports {
+		for _, ct := range []string{"text/csv", "text/markdown", "application/xml"} {
+			r.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
+		}
+	}
+	return r, nil
+}
+
+func (q Param) schema() map[string]any {
+	s := map[string]any{"type": cmp.Or(q.Type, "string")}
+	if len(q.Enum) > 0 {
+		s["enum"] = q.Enum
+	}
+	if q.Minimum != nil {
+		s["minimum"] = *q.Minimum
+	}
+	if q.Maximum != nil {
+		s["maximum"] = *q.Maximum
+	}
+	if q.Pattern != "" {
+		s["pattern"] = q.Pattern
+	}
+	return s
+}
+
+// operationID names an operation after its method and path:
+// GET /feature_toggles/global/{id} → getFeatureTogglesGlobalById.
+func operationID(method, p string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" {
+			continue
+		}
+		if strings.HasPrefix(seg, "{") {
+			b.WriteString("By")
+			seg = strings.Trim(seg, "{}.")
+		}
+		for _, word := range strings.FieldsFunc(seg, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			b.WriteString(upperFirst(word))
+		}
+	}
+	return b.String()
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+func ref(name string) map[string]any {
+	return map[string]any{"$ref": "#/components/schemas/" + name}
+}
+
+// schemaGen reflects Go types into JSON Schemas and collects their named
+// parts as components. Responses are strict (additionalProperties false,
+// every field without omitempty required: the document says exactly what
+// is sent); request bodies accept unknown properties, as the handlers
+// ignore them, require only the fields tagged `jsonschema:"required"`,
+// and are named with a "Request" suffix so that a type used both ways
+// gets two components. A pointer field without omitempty may be null in
+// either (nullable).
+type schemaGen struct {
+	components map[string]any
+	resp, req  *jsonschema.Reflector
+	types      map[string]reflect.Type // the Go type of each component
+	conflict   error                   // two Go types got one name
+}
+
+func newSchemaGen() *schemaGen {
+	g := &schemaGen{components: map[string]any{}, types: map[string]reflect.Type{}}
+	g.resp = &jsonschema.Reflector{Anonymous: true, Mapper: mapType, Namer: g.namer("")}
+	g.req = &jsonschema.Reflector{Anonymous: true, AllowAdditionalProperties: true, RequiredFromJSONSchemaTags: true,
+		Mapper: mapType, Namer: g.namer("Request")}
+	return g
+}
+
+// namer names components after schemaName, with suffix unless the name
+// has it or ends in "Input", and notes a name given to two Go types.
+func (g *schemaGen) namer(suffix string) func(reflect.Type) string {
+	return func(t reflect.Type) string {
+		n := schemaName(t)
+		if suffix != "" && !strings.HasSuffix(n, suffix) && !strings.HasSuffix(n, "Input") {
+			n += suffix
+		}
+		if t.Name() == "" {
+			return n
+		}
+		if old, ok := g.types[n]; ok && old != t && g.conflict == nil {
+			g.conflict = fmt.Errorf("the Go types %v and %v are both named %s in the document", old, t, n)
+		}
+		g.types[n] = t
+		return n
+	}
+}
+
+var (
+	rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+	timeType       = reflect.TypeOf(time.Time{})
+	anyType        = reflect.TypeOf((*any)(nil)).Elem()
+)
+
+// mapType gives the schema of types the reflector would get wrong (raw
+// JSON is any JSON value, not base64 bytes) and of the enums docEnum
+// lists.
+func mapType(t reflect.Type) *jsonschema.Schema {
+	switch t {
+	case rawMessageType:
+		return &jsonschema.Schema{}
+	case timeType:
+		return &jsonschema.Schema{Type: "string", Format: "date-time"}
+	}
+	if values, ok := enumTypes[t]; ok {
+		return &jsonschema.Schema{Type: "string", Enum: values}
+	}
+	return nil
+}
+
+// schemaName names a component after its Go type: the package's name and
+// the type's ("TogglesCreateInput"; httpapi's own types without the
+// package), generic instances after their arguments
+// (pageResponse[toggleItem] → "ToggleItemPageResponse").
+func schemaName(t reflect.Type) string {
+	name := t.Name()
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		var args strings.Builder
+		for _, arg := range splitTypeArgs(name[i+1 : len(name)-1]) {
+			args.WriteString(qualifiedName(arg))
+		}
+		return args.String() + upperFirst(name[:i])
+	}
+	return qualifiedName(t.PkgPath() + "." + name)
+}
+
+// qualifiedName turns "github.com/x/tenantkit/toggles.CreateInput" into
+// "TogglesCreateInput" (httpapi's own types keep their bare name).
+func qualifiedName(full string) string {
+	full = strings.TrimPrefix(full, "*")
+	full = strings.TrimPrefix(full, "[]")
+	dot := strings.LastIndexByte(full, '.')
+	if dot < 0 {
+		return upperFirst(full)
+	}
+	pkg, name := path.Base(full[:dot]), full[dot+1:]
+	if pkg == "httpapi" || pkg == "." {
+		return upperFirst(name)
+	}
+	return upperFirst(pkg) + upperFirst(name)
+}
+
+// splitTypeArgs splits a generic's argument list at its top-level commas.
+func splitTypeArgs(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+func (g *schemaGen) response(t reflect.Type) (any, error) { return g.reflect(g.resp, t) }
+func (g *schemaGen) request(t reflect.Type) (any, error)  { return g.reflect(g.req, t) }
+
+// reflect returns the schema of t (a $ref to a component for named
+// structs) and adds the components it names.
+func (g *schemaGen) reflect(r *jsonschema.Reflector, t reflect.Type) (any, error) {
+	s := r.ReflectFromType(t)
+	defer g.nullables(t, r.Namer, map[reflect.Type]bool{})
+	defs := s.Definitions
+	s.Definitions = nil
+	s.Version = ""
+	if g.conflict != nil {
+		return nil, g.conflict
+	}
+	for name, def := range defs {
+		if _, ok := g.components[name]; ok {
+			continue
+		}
+		m, err := toJSONMap(def)
+		if err != nil {
+			return nil, err
+		}
+		g.components[name] = m
+	}
+	return toJSONMap(s)
+}
+
+// toJSONMap turns a reflected schema into plain JSON values, with its
+// references pointing into the document's components.
+func toJSONMap(s *jsonschema.Schema) (any, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	data = bytes.ReplaceAll(data, []byte(`"#/$defs/`), []byte(`"#/components/schemas/`))
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// nullables lets the properties of t's named structs that encoding/json
+// may write as null (pointer fields without omitempty) be null.
+func (g *schemaGen) nullables(t reflect.Type, namer func(reflect.Type) string, seen map[reflect.Type]bool) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] || t == timeType {
+		return
+	}
+	seen[t] = true
+	var props map[string]any
+	if t.Name() != "" {
+		if comp, ok := g.components[namer(t)].(map[string]any); ok {
+			props, _ = comp["properties"].(map[string]any)
+		}
+	}
+	g.nullableFields(t, props, namer, seen)
+}
+
+func (g *schemaGen) nullableFields(t reflect.Type, props map[string]any, namer func(reflect.Type) string, seen map[reflect.Type]bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("json"), ",")
+		name := tag[0]
+		if name == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		ft := f.Type
+		if f.Anonymous && name == "" { // embedded: its fields are t's
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				g.nullableFields(ft, props, namer, seen)
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if prop, ok := props[name]; ok && ft.Kind() == reflect.Pointer && !slices.Contains(tag[1:], "omitempty") {
+			if m, ok := prop.(map[string]any); !ok || m["anyOf"] == nil {
+				props[name] = map[string]any{"anyOf": []any{prop, map[string]any{"type": "null"}}}
+			}
+		}
+		g.nullables(ft, namer, seen)
+	}
+}
