@@ -84,11 +84,11 @@ var identifierPattern = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
 
 // CreateInput is a new toggle.
 type CreateInput struct {
-	Identifier   string          `json:"identifier"`
-	Name         string          `json:"name"`
-	Description  string          `json:"description"`
-	Category     string          `json:"category"`
-	Type         Type            `json:"type"`
+	Identifier   string          `json:"identifier" jsonschema:"required,minLength=1,maxLength=100,pattern=^[a-z][a-z0-9_.-]*$"`
+	Name         string          `json:"name" jsonschema:"required,minLength=1,maxLength=200"`
+	Description  string          `json:"description" jsonschema:"maxLength=2000"`
+	Category     string          `json:"category" jsonschema:"maxLength=100"`
+	Type         Type            `json:"type" jsonschema:"required"`
 	DefaultValue json.RawMessage `json:"defaultValue"`
 }
 
@@ -96,11 +96,11 @@ type CreateInput struct {
 // type cannot change (its overrides were checked against it): Type, when
 // given, must equal the current type.
 type UpdateInput struct {
-	ID          string  `json:"id"`
-	Identifier  *string `json:"identifier"`
-	Name        *string `json:"name"`
-	Description *string `json:"description"`
-	Category    *string `json:"category"`
+	ID          string  `json:"id" jsonschema:"required"`
+	Identifier  *string `json:"identifier" jsonschema:"minLength=1,maxLength=100,pattern=^[a-z][a-z0-9_.-]*$"`
+	Name        *string `json:"name" jsonschema:"minLength=1,maxLength=200"`
+	Description *string `json:"description" jsonschema:"maxLength=2000"`
+	Category    *string `json:"category" jsonschema:"maxLength=100"`
 	Type        *Type   `json:"type"`
 	// DefaultValue replaces the default when present; JSON null sets it to
 	// null.
