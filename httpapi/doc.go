@@ -5,8 +5,9 @@
 //
 // routes.go lists every endpoint once: method, path, summary, whether it is
 // public or super-admin only, the features it needs, its body limit, its
-// error body format, its own rate limit and its handler. Dispatch,
-// authorization and rate limiting all read that table; a test checks it
+// error body format, its own rate limit, its handler and its
+// documentation. Dispatch, authorization, rate limiting and the API
+// documentation all read that table; a test checks it
 // for conflicting or duplicate patterns. Each area adds its routes from
 // its own file (identity.go, toggles.go, …) with small handlers: decode,
 // call the service, encode.
@@ -63,6 +64,41 @@
 // valid text"; SQLite's LIKE stops at a NUL and would match everything);
 // export.go writes csv, json, xml and markdown with CSV formula cells
 // neutralised.
+//
+// # API documentation
+//
+// The route table also documents the API: each route names its area, its
+// query parameters (Param), the Go types it decodes and encodes, its
+// success status and the error statuses its handler answers beyond those
+// its chain implies. openapi.go builds an OpenAPI 3.1 document from the
+// table on first request (a few milliseconds), reflecting JSON Schemas
+// from the Go types with github.com/invopop/jsonschema; markdown.go
+// renders the same document as Markdown. Decisions:
+//
+//   - Response schemas are strict (additionalProperties false, every field
+//     without omitempty required, a pointer without omitempty nullable):
+//     the document says exactly what is sent. Request schemas accept
+//     unknown properties, which the handlers ignore, and require the
+//     fields tagged `jsonschema:"required"`; enums and bounds come from
+//     jsonschema tags on the input types and from docEnum for named
+//     string types.
+//   - Every error answers one documented schema (ErrorBody), the union of
+//     the default body and the areas' own formats.
+//   - Public routes carry no security requirement and no
+//     x-required-features; the others list the three credential forms and
+//     their features, and super-admin routes x-super-admin.
+//   - Routes that share a pattern (Match) are documented under their
+//     concrete paths (DocPath).
+//   - The host's own routes (Options.Routes, type Route) are served behind
+//     the same chain and documented like the built-in ones.
+//   - GET /docs/openapi, /docs/markdown and the explorer /docs/api are
+//     public unless Options.DocsRequireAuth.
+//
+// The tests hold the document to the code: it validates as OpenAPI 3.1
+// (libopenapi-validator), it lists exactly the route table, and every
+// request and response of the HTTP tests is validated against it
+// (contract_test.go), so a handler answering a shape the document does
+// not describe fails a test.
 //
 // # Feature toggles
 //
