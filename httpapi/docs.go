@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"net/http"
 	"sync"
+
+	"github.com/tenantkit/tenantkit/httpapi/explorer"
+	"github.com/tenantkit/tenantkit/store"
 )
 
 // Param documents one query parameter of a route.
@@ -96,6 +99,12 @@ func (a *api) docsRoutes(d *docs) []route {
 			Response: map[string]any{}, Handler: d.serveOpenAPI},
 		{Method: "GET", Path: "/docs/markdown", Summary: "The same API description as Markdown", Area: area, Public: public,
 			ResponseContent: []string{"text/markdown"}, Handler: d.serveMarkdown},
+		{Method: "GET", Path: "/docs/api", Summary: "The interactive API explorer (Swagger UI); it loads nothing from any other host",
+			Area: area, Public: public, ResponseContent: []string{"text/html"}, Handler: a.serveExplorer},
+		// Public even with DocsRequireAuth: a <script src> cannot send an
+		// API key, and the files are Swagger UI's own.
+		{Method: "GET", Path: "/docs/api/assets/{name}", Summary: "A file of the API explorer (Swagger UI's script and style)",
+			Area: area, Public: true, ResponseContent: []string{"text/javascript", "text/css", "text/plain"}, Handler: serveExplorerAsset},
 	}
 }
 
@@ -128,6 +137,18 @@ func (d *docs) serveMarkdown(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeDoc(w, r, "text/markdown; charset=utf-8", d.markdown)
+}
+
+func (a *api) serveExplorer(w http.ResponseWriter, r *http.Request) error {
+	explorer.ServePage(w, r, a.base+"/docs/openapi", a.base+"/docs/api/assets/")
+	return nil
+}
+
+func serveExplorerAsset(w http.ResponseWriter, r *http.Request) error {
+	if !explorer.ServeAsset(w, r, r.PathValue("name")) {
+		return store.ErrNotFound
+	}
+	return nil
 }
 
 // writeDoc writes a documentation body (HEAD-safe, no caching: the

@@ -13,6 +13,8 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
+	"github.com/tenantkit/tenantkit/httpapi/explorer"
+	"github.com/tenantkit/tenantkit/httpapi/explorer/explorertest"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -147,7 +149,7 @@ func TestDocsRoutes(t *testing.T) {
 	// Another document (its docs routes need a credential): sent without
 	// the contract check, which reads the default one.
 	locked := New(e.kit, Options{Auth: e.auth, DocsRequireAuth: true})
-	for _, p := range []string{"/api/docs/openapi", "/api/docs/markdown"} {
+	for _, p := range []string{"/api/docs/openapi", "/api/docs/markdown", "/api/docs/api"} {
 		for key, want := range map[string]int{"": http.StatusUnauthorized, e.superKey: http.StatusOK} {
 			req := httptest.NewRequest("GET", p, nil)
 			if key != "" {
@@ -191,4 +193,34 @@ func TestHostRoutes(t *testing.T) {
 	is.Equal(op.Summary, "A report")
 	is.Equal(op.Tags, []string{"Reports"})
 	is.Equal(op.RequiredFeatures, []string{"reports.view"})
+}
+
+// TestDocsExplorerInBrowser: /docs/api, opened in headless Chromium,
+// renders the operation list of the served document and requests nothing
+// from any host but this server (explorertest.CheckPage; skipped,
+// visibly, without Chromium).
+func TestDocsExplorerInBrowser(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, storetest.SQLite(t))
+	srv := httptest.NewServer(e.handler)
+	defer srv.Close()
+	a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
+	explorertest.CheckPage(t, srv.URL+"/api/docs/api", len(a.routes()), "The OpenAPI 3.1 document of this API")
+}
+
+// TestDocsExplorerAssets: the page and its files answer with their types;
+// an unknown file is a 404.
+func TestDocsExplorerAssets(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newTestEnv(t, storetest.SQLite(t))
+	page := e.do("GET", "/api/docs/api", "", nil).expect(200)
+	is.True(strings.HasPrefix(page.Header.Get("Content-Type"), "text/html"))
+	is.True(page.Header.Get("Content-Security-Policy") != "")
+	is.True(strings.Contains(string(page.Body), "/api/docs/openapi"))
+	for _, name := range explorer.Assets() {
+		r := e.do("GET", "/api/docs/api/assets/"+name, "", nil).expect(200)
+		is.True(r.Header.Get("Content-Type") != "")
+	}
+	e.do("GET", "/api/docs/api/assets/nope.js", "", nil).expect(404)
 }
