@@ -182,7 +182,8 @@ func buildOpenAPI(base string, routes []route) (*openAPI, error) {
 			Description: "The REST API of tenantkit: multi-tenant business rules, feature toggles, custom entities and records, " +
 				"attachments, dashboards, payment gateways, integrations and data sync, webhooks and rate limiting. " +
 				"Authenticate with an API key (X-Api-Key or Authorization: ApiKey) or a session token (Authorization: Bearer). " +
-				"Each operation's x-required-features lists the features its caller must hold."},
+				"Each operation's x-required-features lists the features its caller must hold. " +
+				"A query parameter given with an empty value counts as absent."},
 		Paths: map[string]map[string]*operation{},
 	}
 	seenTags := map[string]bool{}
@@ -490,12 +491,12 @@ func newSchemaGen() *schemaGen {
 // has it or ends in "Input", and notes a name given to two Go types.
 func (g *schemaGen) namer(suffix string) func(reflect.Type) string {
 	return func(t reflect.Type) string {
+		if t.Name() == "" {
+			return "" // unnamed: inlined, never a component
+		}
 		n := schemaName(t)
 		if suffix != "" && !strings.HasSuffix(n, suffix) && !strings.HasSuffix(n, "Input") {
 			n += suffix
-		}
-		if t.Name() == "" {
-			return n
 		}
 		if old, ok := g.types[n]; ok && old != t && g.conflict == nil {
 			g.conflict = fmt.Errorf("the Go types %v and %v are both named %s in the document", old, t, n)

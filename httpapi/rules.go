@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/rules"
+	"github.com/tenantkit/tenantkit/rules/action"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -34,30 +35,77 @@ var (
 func (a *api) ruleRoutes() []route {
 	h := ruleHandlers{svc: a.kit.Rules}
 	const sets, rulesPath = "/business_rules/sets", "/business_rules/rules"
-	set := func(method, path, summary string, limit *rateLimit, fn apiFunc) route {
-		return route{Method: method, Path: sets + path, Summary: summary, RateLimit: limit, ErrorBody: ruleSetErrorBody, Handler: fn}
+	set := func(rt route) route {
+		rt.Path, rt.ErrorBody = sets+rt.Path, ruleSetErrorBody
+		return rt
 	}
+	enabled := boolQuery("enabled", "Only enabled (true) or disabled (false) ones")
 	return []route{
-		set("GET", "", "List rule sets", ruleSetReads, h.listSets),
-		set("POST", "", "Create a rule set", ruleSetWrites, h.createSet),
-		set("GET", "/{setId}", "Get a rule set with its members", ruleSetReads, h.getSet),
-		set("PATCH", "/{setId}", "Update a rule set", ruleSetWrites, h.updateSet),
-		set("DELETE", "/{setId}", "Delete a rule set (force=true detaches its members)", ruleSetWrites, h.deleteSet),
-		set("POST", "/{setId}/members", "Add a rule to a set", ruleSetWrites, h.addMember),
-		set("PATCH", "/{setId}/members/{ruleId}", "Change a member's sequence or enabled flag", ruleSetWrites, h.updateMember),
-		set("DELETE", "/{setId}/members/{ruleId}", "Remove a rule from a set", ruleSetWrites, h.removeMember),
-		set("POST", "/{setId}/execute", "Execute a rule set", ruleSetRuns, h.executeSet),
+		set(route{Method: "GET", Summary: "List rule sets", RateLimit: ruleSetReads,
+			Query:    append([]Param{textQuery("search", "Text in the name or description (case-insensitive)"), enabled}, limitOffsetQuery(50, 100)...),
+			Response: setList{}, Handler: h.listSets}),
+		set(route{Method: "POST", Summary: "Create a rule set", RateLimit: ruleSetWrites,
+			Request: rules.SetInput{}, Status: http.StatusCreated, Response: rules.RuleSet{}, Errors: []int{http.StatusConflict}, Handler: h.createSet}),
+		set(route{Method: "GET", Path: "/{setId}", Summary: "Get a rule set with its members", RateLimit: ruleSetReads,
+			Response: ruleSetDetail{}, Handler: h.getSet}),
+		set(route{Method: "PATCH", Path: "/{setId}", Summary: "Update a rule set", RateLimit: ruleSetWrites,
+			Request: rules.SetPatch{}, Response: rules.RuleSet{}, Handler: h.updateSet}),
+		set(route{Method: "DELETE", Path: "/{setId}", Summary: "Delete a rule set (force=true detaches its members)", RateLimit: ruleSetWrites,
+			Query:  []Param{boolQuery("force", "Detach the set's members instead of refusing a set that has some (409 SET_HAS_MEMBERS)")},
+			Status: http.StatusNoContent, Errors: []int{http.StatusConflict}, Handler: h.deleteSet}),
+		set(route{Method: "POST", Path: "/{setId}/members", Summary: "Add a rule to a set", RateLimit: ruleSetWrites,
+			Request: rules.MemberInput{}, Status: http.StatusCreated, Response: rules.SetMember{}, Errors: []int{http.StatusConflict}, Handler: h.addMember}),
+		set(route{Method: "PATCH", Path: "/{setId}/members/{ruleId}", Summary: "Change a member's sequence or enabled flag", RateLimit: ruleSetWrites,
+			Request: rules.MemberPatch{}, Response: rules.SetMember{}, Handler: h.updateMember}),
+		set(route{Method: "DELETE", Path: "/{setId}/members/{ruleId}", Summary: "Remove a rule from a set", RateLimit: ruleSetWrites,
+			Status: http.StatusNoContent, Handler: h.removeMember}),
+		set(route{Method: "POST", Path: "/{setId}/execute", Summary: "Execute a rule set (entityType, entityId, eventType and data are required)", RateLimit: ruleSetRuns,
+			Request: rules.Input{}, Response: executionResult{}, Errors: []int{http.StatusConflict}, Handler: h.executeSet}),
 
-		{Method: "GET", Path: rulesPath, Summary: "List rules", Features: []string{featureRulesView}, Handler: h.listRules},
-		{Method: "POST", Path: rulesPath, Summary: "Create a rule", Features: []string{featureRulesCreate}, Handler: h.createRule},
-		{Method: "GET", Path: rulesPath + "/{id}", Summary: "Get a rule", Features: []string{featureRulesView}, Handler: h.getRule},
-		{Method: "PUT", Path: rulesPath, Summary: "Update a rule (id in the body)", Features: []string{featureRulesEdit}, Handler: h.updateRule},
-		{Method: "DELETE", Path: rulesPath, Summary: "Delete a rule (?id=)", Features: []string{featureRulesDelete}, Handler: h.deleteRule},
-		{Method: "POST", Path: rulesPath + "/{id}/execute", Summary: "Execute one rule", Features: []string{featureRulesExecute}, Handler: h.executeRule},
-		{Method: "POST", Path: "/business_rules/execute", Summary: "Execute the rules of an entity type and event", Features: []string{featureRulesExecute}, Handler: h.execute},
-		{Method: "GET", Path: "/business_rules/logs", Summary: "List execution log rows", Features: []string{featureLogsView}, Handler: h.listLogs},
-		{Method: "GET", Path: "/business_rules/logs/{id}", Summary: "Get an execution log row", Features: []string{featureLogsView}, Handler: h.getLog},
+		{Method: "GET", Path: rulesPath, Summary: "List rules", Features: []string{featureRulesView},
+			Query: append(append([]Param{
+				textQuery("search", "Text in the rule's name or business id (case-insensitive)"),
+				textQuery("ruleId", "Exact business id"),
+				textQuery("ruleType", "Exact rule type (GUARD, VALIDATION, CALCULATION, ACTION or ASSIGNMENT; another value matches nothing)"),
+				textQuery("entityType", "Exact entity type"), textQuery("eventType", "Exact event type"),
+				textQuery("ruleCategory", "Exact category"), enabled,
+			}, pageQuery(20, 100)...), sortQuery(ruleSortFields, "createdAt")...),
+			Response: dataPage[*rules.Rule]{}, Handler: h.listRules},
+		{Method: "POST", Path: rulesPath, Summary: "Create a rule", Features: []string{featureRulesCreate},
+			Request: rules.RuleInput{}, Status: http.StatusCreated, Response: rules.Rule{}, Errors: []int{http.StatusConflict}, Handler: h.createRule},
+		{Method: "GET", Path: rulesPath + "/{id}", Summary: "Get a rule", Features: []string{featureRulesView}, Response: rules.Rule{}, Handler: h.getRule},
+		{Method: "PUT", Path: rulesPath, Summary: "Update a rule (id in the body)", Features: []string{featureRulesEdit},
+			Request: ruleUpdateInput{}, Response: rules.Rule{}, Errors: []int{http.StatusNotFound, http.StatusConflict}, Handler: h.updateRule},
+		{Method: "DELETE", Path: rulesPath, Summary: "Delete a rule (?id=)", Features: []string{featureRulesDelete},
+			Query:  []Param{{Name: "id", Required: true, Description: "The rule's id"}},
+			Status: http.StatusNoContent, Errors: []int{http.StatusNotFound}, Handler: h.deleteRule},
+		{Method: "POST", Path: rulesPath + "/{id}/execute", Summary: "Execute one rule (data is required; entityType defaults to the rule's)", Features: []string{featureRulesExecute},
+			Request: rules.Input{}, Response: executionResult{}, Handler: h.executeRule},
+		{Method: "POST", Path: "/business_rules/execute", Summary: "Execute the rules of an entity type and event (entityType and data are required)", Features: []string{featureRulesExecute},
+			Request: rules.Input{}, Response: executionResult{}, Handler: h.execute},
+		{Method: "GET", Path: "/business_rules/logs", Summary: "List execution log rows", Features: []string{featureLogsView},
+			Query: append([]Param{
+				textQuery("ruleId", "The rule's business id"), textQuery("entityType", "Exact entity type"), textQuery("entityId", "Exact entity id"),
+				enumQuery("result", "The rule's result", string(rules.StatusSuccess), string(rules.StatusFailure), string(rules.StatusError)),
+				instantQuery("executedAtFrom", "Executed at or after: an RFC 3339 date-time, or a date (from its start)"),
+				instantQuery("executedAtTo", "Executed at or before: an RFC 3339 date-time, or a date (to its end)"),
+			}, pageQuery(20, 100)...),
+			Response: dataPage[*rules.LogEntry]{}, Handler: h.listLogs},
+		{Method: "GET", Path: "/business_rules/logs/{id}", Summary: "Get an execution log row", Features: []string{featureLogsView},
+			Response: rules.LogEntry{}, Handler: h.getLog},
 	}
+}
+
+var (
+	_ = docEnum(rules.Types...)
+	_ = docEnum(rules.StatusSuccess, rules.StatusFailure, rules.StatusError, rules.StatusSkipped)
+	_ = docEnum(action.Types...)
+)
+
+// instantQuery documents a parseInstant parameter: both of its forms
+// start with a date.
+func instantQuery(name, description string) Param {
+	return Param{Name: name, Pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}", Description: description}
 }
 
 type ruleHandlers struct{ svc *rules.Service }
@@ -92,11 +140,14 @@ func ruleSetErrorBody(status int, err error, message string, details map[string]
 // setList is the rule-set list body.
 type setList struct {
 	Data       []*rules.RuleSet `json:"data"`
-	Pagination struct {
-		Total  int `json:"total"`
-		Limit  int `json:"limit"`
-		Offset int `json:"offset"`
-	} `json:"pagination"`
+	Pagination setPagination    `json:"pagination"`
+}
+
+// setPagination is the rule-set list's limit/offset paging.
+type setPagination struct {
+	Total  int `json:"total"`
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
 }
 
 func (h ruleHandlers) listSets(w http.ResponseWriter, r *http.Request) error {
@@ -141,10 +192,14 @@ func (h ruleHandlers) getSet(w http.ResponseWriter, r *http.Request) error {
 	if rs.Members == nil {
 		rs.Members = []rules.SetMember{}
 	}
-	return encode(w, http.StatusOK, struct {
-		*rules.RuleSet
-		Members []rules.SetMember `json:"members"` // present even when empty
-	}{rs, rs.Members})
+	return encode(w, http.StatusOK, ruleSetDetail{rs, rs.Members})
+}
+
+// ruleSetDetail is a rule set with its members, which are present even
+// when there are none.
+type ruleSetDetail struct {
+	*rules.RuleSet
+	Members []rules.SetMember `json:"members"`
 }
 
 func (h ruleHandlers) updateSet(w http.ResponseWriter, r *http.Request) error {
@@ -206,13 +261,16 @@ func (h ruleHandlers) removeMember(w http.ResponseWriter, r *http.Request) error
 // dataPage is the body of the rules and execution log lists: {data,
 // pagination: {page, pageSize, total, totalPages}}.
 type dataPage[T any] struct {
-	Data       []T `json:"data"`
-	Pagination struct {
-		Page       int `json:"page"`
-		PageSize   int `json:"pageSize"`
-		Total      int `json:"total"`
-		TotalPages int `json:"totalPages"`
-	} `json:"pagination"`
+	Data       []T            `json:"data"`
+	Pagination dataPagination `json:"pagination"`
+}
+
+// dataPagination is the page/pageSize paging of a dataPage.
+type dataPagination struct {
+	Page       int `json:"page"`
+	PageSize   int `json:"pageSize"`
+	Total      int `json:"total"`
+	TotalPages int `json:"totalPages"`
 }
 
 func newDataPage[T any](items []T, total int, p pageParams) dataPage[T] {
@@ -274,10 +332,7 @@ func (h ruleHandlers) getRule(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h ruleHandlers) updateRule(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[struct {
-		ID string `json:"id"`
-		rules.RuleInput
-	}](r)
+	in, err := decode[ruleUpdateInput](r)
 	if err != nil {
 		return err
 	}
@@ -294,6 +349,13 @@ func (h ruleHandlers) updateRule(w http.ResponseWriter, r *http.Request) error {
 	return encode(w, http.StatusOK, rule)
 }
 
+// ruleUpdateInput is the body of PUT /business_rules/rules: the rule's id
+// and its fields.
+type ruleUpdateInput struct {
+	ID string `json:"id" jsonschema:"required"`
+	rules.RuleInput
+}
+
 func (h ruleHandlers) deleteRule(w http.ResponseWriter, r *http.Request) error {
 	id := r.URL.Query().Get("id")
 	if id == "" {
@@ -307,6 +369,38 @@ func (h ruleHandlers) deleteRule(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// executionResult documents the body of the three executions:
+// *rules.Result as its MarshalJSON writes it, which the schema reflector
+// does not see (a skipped rule has only the identifying fields, result
+// and reason). The handlers encode the *rules.Result itself; the contract
+// check compares the two.
+type executionResult struct {
+	SetID                string         `json:"setId,omitempty"`
+	SetName              string         `json:"setName,omitempty"`
+	Allowed              bool           `json:"allowed"`
+	ExecutedRules        []executedRule `json:"executedRules"`
+	TotalExecutionTimeMs float64        `json:"totalExecutionTimeMs"`
+	Data                 map[string]any `json:"data,omitzero"`
+	LogIDs               []string       `json:"logIds,omitzero"`
+}
+
+// executedRule documents one rule of an execution result as
+// rules.RuleResult's MarshalJSON writes it.
+type executedRule struct {
+	RuleID          string               `json:"ruleId"`
+	RuleName        string               `json:"ruleName"`
+	RuleType        rules.Type           `json:"ruleType"`
+	Sequence        *int                 `json:"sequence,omitempty"`
+	Result          rules.Status         `json:"result"`
+	Reason          string               `json:"reason,omitempty"`
+	ConditionResult *bool                `json:"conditionResult,omitempty"`
+	ActionsPlanned  []action.Outcome     `json:"actionsPlanned,omitzero"`
+	ActionsExecuted []rules.ActionResult `json:"actionsExecuted,omitzero"`
+	ExecutionTimeMs *float64             `json:"executionTimeMs,omitempty"`
+	Error           string               `json:"error,omitempty"`
+	LogID           string               `json:"logId,omitempty"`
 }
 
 func (h ruleHandlers) executeSet(w http.ResponseWriter, r *http.Request) error {

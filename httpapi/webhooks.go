@@ -27,29 +27,45 @@ const (
 func (a *api) webhookRoutes() []route {
 	h := webhookHandlers{svc: a.kit.Webhooks, catalogue: eventCatalogue(a.kit.EventTypes())}
 	const base = "/webhooks"
+	page := pageQuery(50, 100)
 	return []route{
 		// NoStore: create and rotate-secret show a signing secret; the
 		// reads and the update show customHeaders in full, which commonly
 		// carry the receiver's credentials (an Authorization header).
-		{Method: "GET", Path: base, Summary: "List webhooks", Features: []string{featureWebhooksView}, NoStore: true, Handler: h.list},
-		{Method: "POST", Path: base, Summary: "Create a webhook (its secret is shown this one time)", Features: []string{featureWebhooksManage}, NoStore: true, Handler: h.create},
-		{Method: "GET", Path: base + "/{id}", Summary: "Get a webhook", Features: []string{featureWebhooksView}, NoStore: true, Handler: h.get},
-		{Method: "PUT", Path: base + "/{id}", Summary: "Update a webhook (fields left out are kept)", Features: []string{featureWebhooksManage}, NoStore: true, Handler: h.update},
-		{Method: "DELETE", Path: base + "/{id}", Summary: "Delete a webhook", Features: []string{featureWebhooksManage}, Handler: h.delete},
+		{Method: "GET", Path: base, Summary: "List webhooks", Features: []string{featureWebhooksView}, NoStore: true,
+			Query: append([]Param{textQuery("search", "Text in the name or URL (case-insensitive)"),
+				boolQuery("isActive", "Only active (true) or inactive (false) webhooks")}, page...),
+			Response: pageResponse[*webhooks.Webhook]{}, Handler: h.list},
+		{Method: "POST", Path: base, Summary: "Create a webhook (its secret is shown this one time)", Features: []string{featureWebhooksManage}, NoStore: true,
+			Request: webhooks.Input{}, Status: http.StatusCreated, Response: webhookCreated{}, Handler: h.create},
+		{Method: "GET", Path: base + "/{id}", Summary: "Get a webhook", Features: []string{featureWebhooksView}, NoStore: true,
+			Response: webhooks.Webhook{}, Handler: h.get},
+		{Method: "PUT", Path: base + "/{id}", Summary: "Update a webhook (fields left out are kept)", Features: []string{featureWebhooksManage}, NoStore: true,
+			Request: webhooks.Patch{}, Response: webhooks.Webhook{}, Handler: h.update},
+		{Method: "DELETE", Path: base + "/{id}", Summary: "Delete a webhook", Features: []string{featureWebhooksManage},
+			Status: http.StatusNoContent, Handler: h.delete},
 		// POST /webhooks/inbound/{endpointId} and POST /webhooks/{id}/test
 		// (or /rotate-secret) are the same pattern to net/http: one
 		// pattern, told apart by Match.
 		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Receive an inbound webhook (POST /webhooks/inbound/{endpointId}; the signature is the credential)",
 			Public: true, RateLimit: inboundLimit, MaxBodyBytes: maxInboundBody, Match: pathIs("id", "inbound"), DocPath: base + "/inbound/{endpointId}", ErrorBody: inboundErrorBody,
-			Handler: h.inbound},
+			RequestContent: "application/json", Response: inboundAck{}, Errors: []int{http.StatusConflict}, Handler: h.inbound},
 		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Rotate a webhook's signing secret (POST /webhooks/{id}/rotate-secret; the new one is shown this one time)",
-			Features: []string{featureWebhooksSecrets}, Match: pathIs("action", "rotate-secret"), DocPath: base + "/{id}/rotate-secret", NoStore: true, Handler: h.rotate},
+			Features: []string{featureWebhooksSecrets}, Match: pathIs("action", "rotate-secret"), DocPath: base + "/{id}/rotate-secret", NoStore: true,
+			Response: webhooks.Rotation{}, Handler: h.rotate},
 		{Method: "POST", Path: base + "/{id}/{action}", Summary: "Send a signed test delivery now (POST /webhooks/{id}/test)",
-			Features: []string{featureWebhooksTest}, Match: pathIs("action", "test"), DocPath: base + "/{id}/test", Handler: h.test},
-		{Method: "GET", Path: base + "/deliveries", Summary: "List deliveries (?webhookId, eventType, status)", Features: []string{featureWebhooksView}, Handler: h.listDeliveries},
-		{Method: "GET", Path: base + "/deliveries/{id}", Summary: "Get a delivery with its payload and response", Features: []string{featureWebhooksView}, Handler: h.getDelivery},
-		{Method: "POST", Path: base + "/deliveries/{id}/retry", Summary: "Give a failed or expired delivery one more attempt", Features: []string{featureWebhooksManage}, Handler: h.retry},
-		{Method: "GET", Path: base + "/events", Summary: "The event types webhooks can subscribe to", Features: []string{featureWebhooksView}, Handler: h.events},
+			Features: []string{featureWebhooksTest}, Match: pathIs("action", "test"), DocPath: base + "/{id}/test",
+			Response: webhooks.Delivery{}, Errors: []int{http.StatusConflict}, Handler: h.test},
+		{Method: "GET", Path: base + "/deliveries", Summary: "List deliveries (?webhookId, eventType, status)", Features: []string{featureWebhooksView},
+			Query: append([]Param{textQuery("webhookId", "The webhook's id"), textQuery("eventType", "Exact event type"),
+				enumQuery("status", "The delivery's status", deliveryStatuses...)}, page...),
+			Response: pageResponse[*webhooks.Delivery]{}, Handler: h.listDeliveries},
+		{Method: "GET", Path: base + "/deliveries/{id}", Summary: "Get a delivery with its payload and response", Features: []string{featureWebhooksView},
+			Response: webhooks.Delivery{}, Handler: h.getDelivery},
+		{Method: "POST", Path: base + "/deliveries/{id}/retry", Summary: "Give a failed or expired delivery one more attempt", Features: []string{featureWebhooksManage},
+			Response: webhooks.Delivery{}, Errors: []int{http.StatusConflict}, Handler: h.retry},
+		{Method: "GET", Path: base + "/events", Summary: "The event types webhooks can subscribe to", Features: []string{featureWebhooksView},
+			Response: eventCatalogueBody{}, Handler: h.events},
 	}
 }
 
@@ -88,10 +104,15 @@ func (h webhookHandlers) inbound(w http.ResponseWriter, r *http.Request) error {
 		return store.Errorf(store.ErrInvalid, "Verification failed")
 	case err != nil:
 		return err
-	case duplicate:
-		return encode(w, http.StatusOK, map[string]bool{"ok": true, "duplicate": true})
 	}
-	return encode(w, http.StatusOK, map[string]bool{"ok": true})
+	return encode(w, http.StatusOK, inboundAck{OK: true, Duplicate: duplicate})
+}
+
+// inboundAck answers an accepted inbound message: {ok: true}, with
+// duplicate: true when its id was accepted before.
+type inboundAck struct {
+	OK        bool `json:"ok"`
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 func (h webhookHandlers) list(w http.ResponseWriter, r *http.Request) error {
@@ -120,10 +141,14 @@ func (h webhookHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, struct {
-		*webhooks.Webhook
-		Secret string `json:"secret"`
-	}{wh, secret})
+	return encode(w, http.StatusCreated, webhookCreated{wh, secret})
+}
+
+// webhookCreated is a new webhook with its signing secret, shown this one
+// time.
+type webhookCreated struct {
+	*webhooks.Webhook
+	Secret string `json:"secret"`
 }
 
 func (h webhookHandlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -213,7 +238,7 @@ type catalogueEvent struct {
 	Label       string `json:"label"`
 	Description string `json:"description"`
 	// Category is crud (created, updated, deleted) or lifecycle.
-	Category string `json:"category"`
+	Category string `json:"category" jsonschema:"enum=crud,enum=lifecycle"`
 	// Module is the event name's first segment.
 	Module string `json:"module"`
 }
@@ -244,8 +269,11 @@ func eventCatalogue(areaTypes []store.EventType) []catalogueEvent {
 
 func (h webhookHandlers) events(w http.ResponseWriter, r *http.Request) error {
 	events := h.catalogue
-	return encode(w, http.StatusOK, struct {
-		Data  []catalogueEvent `json:"data"`
-		Total int              `json:"total"`
-	}{events, len(events)})
+	return encode(w, http.StatusOK, eventCatalogueBody{events, len(events)})
+}
+
+// eventCatalogueBody is the body of GET /webhooks/events.
+type eventCatalogueBody struct {
+	Data  []catalogueEvent `json:"data"`
+	Total int              `json:"total"`
 }

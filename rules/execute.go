@@ -16,13 +16,13 @@ import (
 // Input is what an execution runs against: the entity and event, the
 // entity's data the conditions read, and whether to carry the actions out.
 type Input struct {
-	EntityType string `json:"entityType"`
-	EntityID   string `json:"entityId"`
-	EventType  string `json:"eventType"`
+	EntityType string `json:"entityType" jsonschema:"maxLength=50"`
+	EntityID   string `json:"entityId" jsonschema:"maxLength=255"`
+	EventType  string `json:"eventType" jsonschema:"maxLength=50"`
 	// Data is the entity's data: JSON-shaped (maps, slices, strings,
 	// float64 or json.Number, bool, nil). The execution never modifies it;
 	// SET_FIELD works on a copy, returned as Result.Data.
-	Data map[string]any `json:"data"`
+	Data map[string]any `json:"data" jsonschema:"required"`
 	// DryRun evaluates and plans without side effects: no log rows, no
 	// events, no webhook calls, no SET_FIELD.
 	DryRun bool `json:"dryRun"`

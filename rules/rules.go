@@ -50,8 +50,8 @@ type Rule struct {
 	ConditionExpression json.RawMessage `json:"conditionExpression"`
 	// SuccessActions run when the condition holds, FailureActions when it
 	// does not; nil is none.
-	SuccessActions []action.Action `json:"successActions"`
-	FailureActions []action.Action `json:"failureActions"`
+	SuccessActions []action.Action `json:"successActions" jsonschema:"nullable"`
+	FailureActions []action.Action `json:"failureActions" jsonschema:"nullable"`
 	// Enabled false keeps the rule from running (a set reports it
 	// SKIPPED).
 	Enabled bool `json:"enabled"`

@@ -127,19 +127,19 @@ var setIDPattern = regexp.MustCompile(`^[A-Z_]+$`)
 // required; nil means missing. EffectiveFrom and EffectiveTo are a date
 // ("2025-01-31") or an RFC 3339 date-time; nil or "" is unbounded.
 type RuleInput struct {
-	RuleID              string          `json:"ruleId"`
-	RuleName            string          `json:"ruleName"`
-	Description         string          `json:"description"`
-	RuleType            Type            `json:"ruleType"`
-	RuleCategory        string          `json:"ruleCategory"`
-	EntityType          string          `json:"entityType"`
-	EventType           string          `json:"eventType"`
-	ConditionExpression json.RawMessage `json:"conditionExpression"`
+	RuleID              string          `json:"ruleId" jsonschema:"required,minLength=1,maxLength=50"`
+	RuleName            string          `json:"ruleName" jsonschema:"required,minLength=1,maxLength=200"`
+	Description         string          `json:"description" jsonschema:"maxLength=5000"`
+	RuleType            Type            `json:"ruleType" jsonschema:"required"`
+	RuleCategory        string          `json:"ruleCategory" jsonschema:"maxLength=50"`
+	EntityType          string          `json:"entityType" jsonschema:"required,minLength=1,maxLength=50"`
+	EventType           string          `json:"eventType" jsonschema:"maxLength=50"`
+	ConditionExpression json.RawMessage `json:"conditionExpression" jsonschema:"required"`
 	SuccessActions      json.RawMessage `json:"successActions"`
 	FailureActions      json.RawMessage `json:"failureActions"`
-	Enabled             *bool           `json:"enabled"`
-	Priority            *int            `json:"priority"`
-	Version             *int            `json:"version"`
+	Enabled             *bool           `json:"enabled" jsonschema:"required"`
+	Priority            *int            `json:"priority" jsonschema:"required,minimum=0,maximum=9999"`
+	Version             *int            `json:"version" jsonschema:"required,minimum=1,maximum=2147483647"`
 	EffectiveFrom       *string         `json:"effectiveFrom"`
 	EffectiveTo         *string         `json:"effectiveTo"`
 }

@@ -13,16 +13,16 @@ import (
 
 // SetInput is a new rule set. Enabled defaults to true.
 type SetInput struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
+	ID          string `json:"id" jsonschema:"required,minLength=1,maxLength=50,pattern=^[A-Z_]+$"`
+	Name        string `json:"name" jsonschema:"required,minLength=1,maxLength=200"`
+	Description string `json:"description" jsonschema:"maxLength=2000"`
 	Enabled     *bool  `json:"enabled"`
 }
 
 // SetPatch changes a set; nil fields keep their value.
 type SetPatch struct {
-	Name        *string `json:"name"`
-	Description *string `json:"description"`
+	Name        *string `json:"name" jsonschema:"minLength=1,maxLength=200"`
+	Description *string `json:"description" jsonschema:"maxLength=2000"`
 	Enabled     *bool   `json:"enabled"`
 }
 
@@ -39,15 +39,15 @@ type SetFilter struct {
 // MemberInput adds a rule (by its business id) to a set. Enabled
 // defaults to true.
 type MemberInput struct {
-	RuleID string `json:"ruleId"`
+	RuleID string `json:"ruleId" jsonschema:"required,minLength=1"`
 	// Sequence is required: 0 to 2147483647, ascending runs first.
-	Sequence *int  `json:"sequence"`
+	Sequence *int  `json:"sequence" jsonschema:"required,minimum=0,maximum=2147483647"`
 	Enabled  *bool `json:"enabled"`
 }
 
 // MemberPatch changes a membership; at least one field is required.
 type MemberPatch struct {
-	Sequence *int  `json:"sequence"`
+	Sequence *int  `json:"sequence" jsonschema:"minimum=0,maximum=2147483647"`
 	Enabled  *bool `json:"enabled"`
 }
 

@@ -40,7 +40,7 @@ type Delivery struct {
 	EventType string `json:"eventType"`
 	// MessageID is the webhook-id header, the same on every attempt.
 	MessageID   string `json:"messageId"`
-	Status      string `json:"status"`
+	Status      string `json:"status" jsonschema:"enum=pending,enum=sending,enum=delivered,enum=failed,enum=expired"`
 	Attempt     int    `json:"attemptNumber"`
 	MaxAttempts int    `json:"maxAttempts"`
 	TargetURL   string `json:"targetUrl"`

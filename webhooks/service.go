@@ -142,31 +142,31 @@ func New(db *store.DB, opts Options) (*Service, error) {
 // required; httpMethod defaults to POST, the settings to their defaults,
 // isActive to true.
 type Input struct {
-	Name                 string            `json:"name"`
-	Description          string            `json:"description"`
-	URL                  string            `json:"url"`
-	SubscribedEvents     []string          `json:"subscribedEvents"`
-	HTTPMethod           string            `json:"httpMethod"`
+	Name                 string            `json:"name" jsonschema:"required,minLength=1,maxLength=255"`
+	Description          string            `json:"description" jsonschema:"maxLength=1000"`
+	URL                  string            `json:"url" jsonschema:"required,minLength=1,maxLength=2048"`
+	SubscribedEvents     []string          `json:"subscribedEvents" jsonschema:"required,minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
+	HTTPMethod           string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])?$"`
 	CustomHeaders        map[string]string `json:"customHeaders"`
-	MaxRetries           *int              `json:"maxRetries"`
-	TimeoutMs            *int              `json:"timeoutMs"`
-	RateLimitPerMinute   *int              `json:"rateLimitPerMinute"`
-	AutoDisableThreshold *int              `json:"autoDisableThreshold"`
+	MaxRetries           *int              `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
+	TimeoutMs            *int              `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
+	RateLimitPerMinute   *int              `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
+	AutoDisableThreshold *int              `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
 	IsActive             *bool             `json:"isActive"`
 }
 
 // Patch changes a webhook; nil fields keep their value.
 type Patch struct {
-	Name                 *string            `json:"name"`
-	Description          *string            `json:"description"`
-	URL                  *string            `json:"url"`
-	SubscribedEvents     *[]string          `json:"subscribedEvents"`
-	HTTPMethod           *string            `json:"httpMethod"`
+	Name                 *string            `json:"name" jsonschema:"minLength=1,maxLength=255"`
+	Description          *string            `json:"description" jsonschema:"maxLength=1000"`
+	URL                  *string            `json:"url" jsonschema:"minLength=1,maxLength=2048"`
+	SubscribedEvents     *[]string          `json:"subscribedEvents" jsonschema:"minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
+	HTTPMethod           *string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])$"`
 	CustomHeaders        *map[string]string `json:"customHeaders"`
-	MaxRetries           *int               `json:"maxRetries"`
-	TimeoutMs            *int               `json:"timeoutMs"`
-	RateLimitPerMinute   *int               `json:"rateLimitPerMinute"`
-	AutoDisableThreshold *int               `json:"autoDisableThreshold"`
+	MaxRetries           *int               `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
+	TimeoutMs            *int               `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
+	RateLimitPerMinute   *int               `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
+	AutoDisableThreshold *int               `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
 	IsActive             *bool              `json:"isActive"`
 }
 
