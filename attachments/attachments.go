@@ -41,10 +41,10 @@ type Attachment struct {
 // Assignment links an attachment to something: {type: entity id, id:
 // record id} for records, with an optional link and label.
 type Assignment struct {
-	Type  string `json:"type"`
-	ID    string `json:"id"`
-	Href  string `json:"href,omitempty"`
-	Label string `json:"label,omitempty"`
+	Type  string `json:"type" jsonschema:"required,minLength=1,maxLength=500"`
+	ID    string `json:"id" jsonschema:"required,minLength=1,maxLength=500"`
+	Href  string `json:"href,omitempty" jsonschema:"maxLength=500"`
+	Label string `json:"label,omitempty" jsonschema:"maxLength=500"`
 }
 
 // Partition is a tenant's storage partition: where attachments of a kind go
@@ -72,9 +72,9 @@ type Partition struct {
 type PartitionInput struct {
 	// ID names the partition an update changes.
 	ID          string `json:"id"`
-	Code        string `json:"code"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
+	Code        string `json:"code" jsonschema:"required,maxLength=60,pattern=^[A-Za-z0-9_-]+$"`
+	Title       string `json:"title" jsonschema:"required,minLength=1,maxLength=200"`
+	Description string `json:"description" jsonschema:"maxLength=1000"`
 	IsPublic    *bool  `json:"isPublic"`
 	// RequiresOcr defaults to Options.DefaultOCR on create.
 	RequiresOcr *bool `json:"requiresOcr"`

@@ -298,12 +298,12 @@ func (s *Service) removeBlobs(ctx context.Context, tenantID, id string) {
 
 // TransferInput moves attachments of one entity to another record.
 type TransferInput struct {
-	EntityID      string   `json:"entityId"`
-	AttachmentIDs []string `json:"attachmentIds"`
+	EntityID      string   `json:"entityId" jsonschema:"required,minLength=1,maxLength=500"`
+	AttachmentIDs []string `json:"attachmentIds" jsonschema:"required,minItems=1,maxItems=100,format=uuid"`
 	// FromRecordID, when set, is the record whose links are moved;
 	// otherwise each attachment's own record is.
-	FromRecordID string `json:"fromRecordId"`
-	ToRecordID   string `json:"toRecordId"`
+	FromRecordID string `json:"fromRecordId" jsonschema:"maxLength=500"`
+	ToRecordID   string `json:"toRecordId" jsonschema:"required,minLength=1,maxLength=500"`
 }
 
 // Transfer moves attachments to another record of the same entity: each

@@ -14,22 +14,22 @@ import (
 // placed several times; the id tells the instances apart.
 type Widget struct {
 	// ID is a UUID, unique within the layout.
-	ID string `json:"id"`
+	ID string `json:"id" jsonschema:"required,format=uuid"`
 	// DefinitionID names a registered WidgetDefinition.
-	DefinitionID string `json:"definitionId"`
+	DefinitionID string `json:"definitionId" jsonschema:"required,minLength=1"`
 	// Grid is where the widget sits and how large it is.
-	Grid Grid `json:"grid"`
+	Grid Grid `json:"grid" jsonschema:"required"`
 	// Config is the instance's settings: a JSON object, {} when none.
-	Config json.RawMessage `json:"config"`
+	Config json.RawMessage `json:"config" jsonschema:"oneof_type=object;null"`
 }
 
 // Grid is a widget's cell position (X, Y ≥ 0) and size (W, H ≥ 1) on the
 // dashboard's grid.
 type Grid struct {
-	X int `json:"x"`
-	Y int `json:"y"`
-	W int `json:"w"`
-	H int `json:"h"`
+	X int `json:"x" jsonschema:"required,minimum=0,maximum=10000"`
+	Y int `json:"y" jsonschema:"required,minimum=0,maximum=10000"`
+	W int `json:"w" jsonschema:"required,minimum=1,maximum=1000"`
+	H int `json:"h" jsonschema:"required,minimum=1,maximum=1000"`
 }
 
 // Bounds of a layout (the spec leaves them open).

@@ -42,11 +42,11 @@ type Entity struct {
 // EntityInput is an entity as upserted. ShowInSidebar defaults to false,
 // IsActive to true.
 type EntityInput struct {
-	EntityID      string `json:"entityId"`
-	Label         string `json:"label"`
-	Description   string `json:"description"`
-	LabelField    string `json:"labelField"`
-	DefaultEditor string `json:"defaultEditor"`
+	EntityID      string `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
+	Label         string `json:"label" jsonschema:"required,minLength=1,maxLength=200"`
+	Description   string `json:"description" jsonschema:"maxLength=2000"`
+	LabelField    string `json:"labelField" jsonschema:"maxLength=100,pattern=^([a-zA-Z_][a-zA-Z0-9_]*)?$"`
+	DefaultEditor string `json:"defaultEditor" jsonschema:"enum=,enum=markdown,enum=simpleMarkdown,enum=htmlRichText,enum=plain"`
 	ShowInSidebar *bool  `json:"showInSidebar"`
 	IsActive      *bool  `json:"isActive"`
 }
@@ -57,7 +57,7 @@ type EntityInput struct {
 type EntitySummary struct {
 	EntityID string `json:"entityId"`
 	// Source is "code" (RegisterEntity, overridden or not) or "custom".
-	Source        string `json:"source"`
+	Source        string `json:"source" jsonschema:"enum=code,enum=custom"`
 	Label         string `json:"label"`
 	Description   string `json:"description,omitempty"`
 	LabelField    string `json:"labelField,omitempty"`
@@ -86,7 +86,7 @@ type Definition struct {
 	EntityID string `json:"entityId"`
 	Key      string `json:"key"`
 	// Kind is one of Kinds.
-	Kind string `json:"kind"`
+	Kind string `json:"kind" jsonschema:"enum=text,enum=multiline,enum=integer,enum=float,enum=boolean,enum=select,enum=currency,enum=relation,enum=attachment,enum=dictionary,enum=phone,enum=date,enum=datetime"`
 	// ConfigJSON is the normalised configuration (label, options,
 	// filterable, priority, validation, …; see the package comment).
 	ConfigJSON map[string]any `json:"configJson"`
@@ -94,7 +94,7 @@ type Definition struct {
 	// scope's definition apply; a tombstone is inactive too.
 	IsActive bool `json:"isActive"`
 	// Scope is where it is defined: global, tenant or organization.
-	Scope string `json:"scope"`
+	Scope string `json:"scope" jsonschema:"enum=global,enum=tenant,enum=organization"`
 	// TenantID is "" for a global definition; OrganizationID "" for a
 	// global or tenant one.
 	TenantID       string    `json:"tenantId,omitempty"`
@@ -119,8 +119,8 @@ func (d *Definition) Priority() float64 {
 // kind are required; isActive defaults to true.
 type DefinitionInput struct {
 	EntityID   string         `json:"entityId"`
-	Key        string         `json:"key"`
-	Kind       string         `json:"kind"`
+	Key        string         `json:"key" jsonschema:"required,maxLength=100,pattern=^[a-z0-9_]+$"`
+	Kind       string         `json:"kind" jsonschema:"required,enum=text,enum=multiline,enum=integer,enum=float,enum=boolean,enum=select,enum=currency,enum=relation,enum=attachment,enum=dictionary,enum=phone,enum=date,enum=datetime,enum=string,enum=enum"`
 	ConfigJSON map[string]any `json:"configJson"`
 	IsActive   *bool          `json:"isActive"`
 }
@@ -129,26 +129,26 @@ type DefinitionInput struct {
 type FieldSet struct {
 	// Code is lowercase letters, digits, _ and - (at most 100); Label 1 to
 	// 255 characters.
-	Code        string          `json:"code"`
-	Label       string          `json:"label"`
-	Icon        string          `json:"icon,omitempty"`
-	Description string          `json:"description,omitempty"`
+	Code        string          `json:"code" jsonschema:"required,maxLength=100,pattern=^[a-z0-9_-]+$"`
+	Label       string          `json:"label" jsonschema:"required,minLength=1,maxLength=255"`
+	Icon        string          `json:"icon,omitempty" jsonschema:"maxLength=100"`
+	Description string          `json:"description,omitempty" jsonschema:"maxLength=2000"`
 	Groups      []FieldSetGroup `json:"groups,omitempty"`
 }
 
 // FieldSetGroup is a group of a field set.
 type FieldSetGroup struct {
-	Code  string `json:"code"`
-	Title string `json:"title,omitempty"`
-	Hint  string `json:"hint,omitempty"`
+	Code  string `json:"code" jsonschema:"required,minLength=1,maxLength=100"`
+	Title string `json:"title,omitempty" jsonschema:"maxLength=200"`
+	Hint  string `json:"hint,omitempty" jsonschema:"maxLength=500"`
 }
 
 // BatchInput replaces an entity's definitions at the caller's scope, in
 // order (the order becomes their priority), with optional field sets.
 type BatchInput struct {
-	EntityID                string            `json:"entityId"`
-	Definitions             []DefinitionInput `json:"definitions"`
-	Fieldsets               []FieldSet        `json:"fieldsets"`
+	EntityID                string            `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
+	Definitions             []DefinitionInput `json:"definitions" jsonschema:"maxItems=500"`
+	Fieldsets               []FieldSet        `json:"fieldsets" jsonschema:"maxItems=20"`
 	SingleFieldsetPerRecord *bool             `json:"singleFieldsetPerRecord"`
 }
 

@@ -37,27 +37,171 @@ func (a *api) attachmentRoutes() []route {
 	h := attachmentHandlers{svc: a.kit.Attachments, base: a.base}
 	const base = "/attachments"
 	view, manage := []string{featureAttachmentsView}, []string{featureAttachmentsManage}
-	return []route{
-		{Method: "GET", Path: base, Summary: "List a record's attachments, newest first (?entityId, recordId)", Features: view, Handler: h.list},
-		{Method: "POST", Path: base, Summary: "Upload a file to a record (multipart/form-data)", Features: manage,
-			MaxBodyBytes: h.svc.MaxUploadBytes() + multipartOverhead, Handler: h.upload},
-		{Method: "DELETE", Path: base, Summary: "Delete an attachment and its file (?id)", Features: manage, Handler: h.deleteByQuery},
-		{Method: "GET", Path: base + "/library", Summary: "Search the attachment library (page, pageSize, search, partition, tags, sortField, sortDir)", Features: view, Handler: h.library},
-		{Method: "GET", Path: base + "/library/{id}", Summary: "Get an attachment with its partition and custom fields", Features: view, Handler: h.get},
-		{Method: "PATCH", Path: base + "/library/{id}", Summary: "Change an attachment's tags, assignments and custom fields", Features: manage, Handler: h.patch},
-		{Method: "DELETE", Path: base + "/library/{id}", Summary: "Delete an attachment and its file", Features: manage, Handler: h.deleteByPath},
-		{Method: "POST", Path: base + "/transfer", Summary: "Move attachments of an entity to another record", Features: manage, Handler: h.transfer},
-		{Method: "GET", Path: base + "/partitions", Summary: "List storage partitions (the defaults are created on first use)", Features: manage, Handler: h.partitions},
-		{Method: "POST", Path: base + "/partitions", Summary: "Create a storage partition", Features: manage, Handler: h.createPartition},
-		{Method: "PUT", Path: base + "/partitions", Summary: "Update a storage partition (its code cannot change)", Features: manage, Handler: h.updatePartition},
-		{Method: "DELETE", Path: base + "/partitions", Summary: "Delete a storage partition (?id; not a default, not one in use)", Features: manage, Handler: h.deletePartition},
-		{Method: "GET", Path: base + "/file/{id}", Summary: "Download an attachment's file (public partitions need no credential; ?download=1 forces a download)",
-			Features: view, OptionalAuth: true, Handler: h.file},
-		{Method: "GET", Path: base + "/image/{id}", Summary: "An image attachment, resized (?width, height, cropType=cover|contain) or as uploaded",
-			Features: view, OptionalAuth: true, Handler: h.image},
-		{Method: "GET", Path: base + "/image/{id}/{slug}", Summary: "An image attachment, resized, with a file name in the path",
-			Features: view, OptionalAuth: true, Handler: h.image},
+	imageQuery := []Param{
+		{Name: "width", Type: "integer", Minimum: bound(1), Maximum: bound(4000), Description: "Width in pixels (alone, it is the height too)"},
+		{Name: "height", Type: "integer", Minimum: bound(1), Maximum: bound(4000), Description: "Height in pixels (alone, it is the width too)"},
+		enumQuery("cropType", "cover (default: fill the box, cropping) or contain (fit inside it)", string(thumbs.Cover), string(thumbs.Contain)),
 	}
+	// A file's bytes go out with their sniffed type (images inline) or as
+	// application/octet-stream.
+	fileTypes := []string{"application/octet-stream", "image/png", "image/jpeg", "image/gif", "image/webp"}
+	imageTypes := []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+	return []route{
+		{Method: "GET", Path: base, Summary: "List a record's attachments, newest first (?entityId, recordId)", Features: view,
+			Query:    []Param{{Name: "entityId", Required: true, Description: "The record's entity"}, {Name: "recordId", Required: true, Description: "The record"}},
+			Response: attachmentListBody{}, Handler: h.list},
+		{Method: "POST", Path: base, Summary: "Upload a file to a record (multipart/form-data)", Features: manage,
+			MaxBodyBytes: h.svc.MaxUploadBytes() + multipartOverhead, RequestContent: "multipart/form-data", Request: uploadFields{},
+			Response: attachmentWriteBody{}, Handler: h.upload},
+		{Method: "DELETE", Path: base, Summary: "Delete an attachment and its file (?id)", Features: manage,
+			Query: []Param{{Name: "id", Required: true, Description: "The attachment's id"}}, Response: attachmentOKBody{},
+			Errors: []int{http.StatusNotFound}, Handler: h.deleteByQuery},
+		{Method: "GET", Path: base + "/library", Summary: "Search the attachment library (page, pageSize, search, partition, tags, sortField, sortDir)", Features: view,
+			Query: []Param{
+				{Name: "page", Type: "integer", Minimum: bound(1), Description: "Page number, from 1 (default 1)"},
+				{Name: "pageSize", Type: "integer", Minimum: bound(1), Maximum: bound(attachments.MaxPageSize),
+					Description: "Items per page (default " + strconv.Itoa(attachments.DefaultPageSize) + ")"},
+				textQuery("search", "Text in the file name, any case (at most 500 bytes)"),
+				textQuery("partition", "A partition's code"),
+				textQuery("tags", "Tags, comma-separated: attachments with all of them"),
+				enumQuery("sortField", "Field to sort by (default createdAt)", librarySorts...),
+				{Name: "sortDir", Pattern: "^([aA][sS][cC]|[dD][eE][sS][cC])$", Description: "asc or desc (default desc: newest first)"},
+			},
+			Response: libraryBody{}, Handler: h.library},
+		{Method: "GET", Path: base + "/library/{id}", Summary: "Get an attachment with its partition and custom fields", Features: view,
+			Response: attachmentBody{}, Handler: h.get},
+		{Method: "PATCH", Path: base + "/library/{id}", Summary: "Change an attachment's tags, assignments and custom fields (also as top-level cf_<key> keys)", Features: manage,
+			Request: attachmentPatchInput{}, Response: attachmentPatchBody{}, Handler: h.patch},
+		{Method: "DELETE", Path: base + "/library/{id}", Summary: "Delete an attachment and its file", Features: manage,
+			Response: attachmentOKBody{}, Handler: h.deleteByPath},
+		{Method: "POST", Path: base + "/transfer", Summary: "Move attachments of an entity to another record", Features: manage,
+			Request: attachments.TransferInput{}, Response: transferBody{}, Errors: []int{http.StatusNotFound}, Handler: h.transfer},
+		{Method: "GET", Path: base + "/partitions", Summary: "List storage partitions (the defaults are created on first use)", Features: manage,
+			Response: partitionListBody{}, Handler: h.partitions},
+		{Method: "POST", Path: base + "/partitions", Summary: "Create a storage partition", Features: manage,
+			Request: attachments.PartitionInput{}, Status: http.StatusCreated, Response: partitionBody{}, Errors: []int{http.StatusConflict},
+			Handler: h.createPartition},
+		{Method: "PUT", Path: base + "/partitions", Summary: "Update a storage partition (its code cannot change)", Features: manage,
+			Request: partitionUpdateInput{}, Response: partitionBody{}, Errors: []int{http.StatusNotFound}, Handler: h.updatePartition},
+		{Method: "DELETE", Path: base + "/partitions", Summary: "Delete a storage partition (?id; not a default, not one in use)", Features: manage,
+			Query: []Param{{Name: "id", Required: true, Description: "The partition's id"}}, Response: attachmentOKBody{},
+			Errors: []int{http.StatusNotFound, http.StatusConflict}, Handler: h.deletePartition},
+		{Method: "GET", Path: base + "/file/{id}", Summary: "Download an attachment's file (public partitions need no credential; ?download=1 forces a download)",
+			Features: view, OptionalAuth: true, Query: []Param{textQuery("download", "1 or true: serve as a download (application/octet-stream) even an image")},
+			ResponseContent: fileTypes, Ranges: true, Handler: h.file},
+		{Method: "GET", Path: base + "/image/{id}", Summary: "An image attachment, resized (?width, height, cropType=cover|contain) or as uploaded",
+			Features: view, OptionalAuth: true, Query: imageQuery, ResponseContent: imageTypes, Ranges: true, Handler: h.image},
+		{Method: "GET", Path: base + "/image/{id}/{slug}", Summary: "An image attachment, resized, with a file name in the path",
+			Features: view, OptionalAuth: true, Query: imageQuery, ResponseContent: imageTypes, Ranges: true, Handler: h.image},
+	}
+}
+
+// attachmentOKBody is the {ok: true} of the deletes.
+type attachmentOKBody struct {
+	OK bool `json:"ok"`
+}
+
+// attachmentListBody answers GET /attachments.
+type attachmentListBody struct {
+	Items []attachmentItem `json:"items"`
+}
+
+// attachmentBody answers GET /attachments/library/{id}.
+type attachmentBody struct {
+	Item attachmentItem `json:"item"`
+}
+
+// attachmentWriteBody answers an upload.
+type attachmentWriteBody struct {
+	OK   bool           `json:"ok"`
+	Item attachmentItem `json:"item"`
+}
+
+// uploadFields documents the parts of an upload (POST /attachments):
+// the file, and text fields, the JSON ones as JSON text.
+type uploadFields struct {
+	File     string `json:"file" jsonschema:"required" jsonschema_extras:"contentMediaType=application/octet-stream"`
+	EntityID string `json:"entityId" jsonschema:"required,minLength=1,maxLength=500"`
+	RecordID string `json:"recordId" jsonschema:"required,minLength=1,maxLength=500"`
+	// FieldKey names the entity's attachment field the file is for: its
+	// size limit, accepted extensions and partition apply.
+	FieldKey string `json:"fieldKey" jsonschema:"maxLength=100"`
+	// PartitionCode defaults to the field's, then to privateAttachments.
+	PartitionCode string `json:"partitionCode"`
+	// Tags is a JSON array of strings.
+	Tags string `json:"tags" jsonschema_extras:"contentMediaType=application/json"`
+	// Assignments is a JSON array of {type, id, href?, label?}.
+	Assignments string `json:"assignments" jsonschema_extras:"contentMediaType=application/json"`
+	// CustomFields is a JSON object.
+	CustomFields string `json:"customFields" jsonschema_extras:"contentMediaType=application/json"`
+	// TenantID and OrganizationID, when given, must be the caller's.
+	TenantID       string `json:"tenantId"`
+	OrganizationID string `json:"organizationId"`
+}
+
+// libraryBody answers GET /attachments/library: a page, every tag of the
+// attachments the caller may read, and the tenant's partitions.
+type libraryBody struct {
+	Items         []attachmentItem         `json:"items"`
+	Total         int                      `json:"total"`
+	Page          int                      `json:"page"`
+	PageSize      int                      `json:"pageSize"`
+	TotalPages    int                      `json:"totalPages"`
+	AvailableTags []string                 `json:"availableTags"`
+	Partitions    []*attachments.Partition `json:"partitions"`
+}
+
+// attachmentPatchInput documents the body of PATCH
+// /attachments/library/{id} (read as a JSON object): each field given
+// replaces the stored one (customFields are merged, null clearing one);
+// top-level cf_<key> keys are custom fields too.
+type attachmentPatchInput struct {
+	Tags         []string                 `json:"tags" jsonschema:"nullable,maxItems=50"`
+	Assignments  []attachments.Assignment `json:"assignments" jsonschema:"nullable,maxItems=100"`
+	CustomFields map[string]any           `json:"customFields" jsonschema:"nullable"`
+}
+
+// attachmentPatchBody answers PATCH /attachments/library/{id}.
+type attachmentPatchBody struct {
+	OK   bool                `json:"ok"`
+	Item attachmentPatchItem `json:"item"`
+}
+
+// attachmentPatchItem is what a patch may have changed.
+type attachmentPatchItem struct {
+	ID           string                   `json:"id"`
+	Tags         []string                 `json:"tags"`
+	Assignments  []attachments.Assignment `json:"assignments"`
+	CustomFields map[string]any           `json:"customFields"`
+}
+
+// transferBody answers POST /attachments/transfer: how many attachments
+// changed.
+type transferBody struct {
+	OK      bool `json:"ok"`
+	Updated int  `json:"updated"`
+}
+
+// partitionListBody answers GET /attachments/partitions.
+type partitionListBody struct {
+	Items []*attachments.Partition `json:"items"`
+}
+
+// partitionBody answers a partition's create and update.
+type partitionBody struct {
+	Item attachments.Partition `json:"item"`
+}
+
+// partitionUpdateInput is the body of PUT /attachments/partitions: an
+// attachments.PartitionInput (it converts to one), whose id is required
+// here (a create ignores it).
+type partitionUpdateInput struct {
+	ID          string `json:"id" jsonschema:"required,format=uuid"`
+	Code        string `json:"code" jsonschema:"required,maxLength=60,pattern=^[A-Za-z0-9_-]+$"`
+	Title       string `json:"title" jsonschema:"required,minLength=1,maxLength=200"`
+	Description string `json:"description" jsonschema:"maxLength=1000"`
+	IsPublic    *bool  `json:"isPublic"`
+	RequiresOcr *bool  `json:"requiresOcr"`
 }
 
 type attachmentHandlers struct {
@@ -113,7 +257,7 @@ func (h attachmentHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"items": h.items(list)})
+	return encode(w, http.StatusOK, attachmentListBody{Items: h.items(list)})
 }
 
 // uploadForm is what an upload's parts say besides the file.
@@ -230,7 +374,7 @@ func (h attachmentHandlers) upload(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "item": h.item(a)})
+	return encode(w, http.StatusOK, attachmentWriteBody{OK: true, Item: h.item(a)})
 }
 
 // uploadInput checks an upload's fields: the required ones, the JSON
@@ -295,7 +439,7 @@ func (h attachmentHandlers) delete(w http.ResponseWriter, r *http.Request, id st
 	if err := h.svc.Delete(r.Context(), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]bool{"ok": true})
+	return encode(w, http.StatusOK, attachmentOKBody{OK: true})
 }
 
 // librarySorts are the library's sort fields.
@@ -337,8 +481,8 @@ func (h attachmentHandlers) library(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"items": h.items(res.Items), "total": res.Total, "page": res.Page,
-		"pageSize": res.PageSize, "totalPages": res.TotalPages, "availableTags": res.AvailableTags, "partitions": res.Partitions})
+	return encode(w, http.StatusOK, libraryBody{Items: h.items(res.Items), Total: res.Total, Page: res.Page,
+		PageSize: res.PageSize, TotalPages: res.TotalPages, AvailableTags: res.AvailableTags, Partitions: res.Partitions})
 }
 
 func (h attachmentHandlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -348,7 +492,7 @@ func (h attachmentHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	item := h.item(a)
 	item.PartitionTitle = p.Title
-	return encode(w, http.StatusOK, map[string]any{"item": item})
+	return encode(w, http.StatusOK, attachmentBody{Item: item})
 }
 
 func (h attachmentHandlers) patch(w http.ResponseWriter, r *http.Request) error {
@@ -393,8 +537,8 @@ func (h attachmentHandlers) patch(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	it := h.item(a)
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "item": map[string]any{"id": it.ID, "tags": it.Tags,
-		"assignments": it.Assignments, "customFields": it.CustomFields}})
+	return encode(w, http.StatusOK, attachmentPatchBody{OK: true, Item: attachmentPatchItem{ID: it.ID, Tags: it.Tags,
+		Assignments: it.Assignments, CustomFields: it.CustomFields}})
 }
 
 func (h attachmentHandlers) transfer(w http.ResponseWriter, r *http.Request) error {
@@ -406,7 +550,7 @@ func (h attachmentHandlers) transfer(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "updated": n})
+	return encode(w, http.StatusOK, transferBody{OK: true, Updated: n})
 }
 
 func (h attachmentHandlers) partitions(w http.ResponseWriter, r *http.Request) error {
@@ -414,7 +558,7 @@ func (h attachmentHandlers) partitions(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"items": list})
+	return encode(w, http.StatusOK, partitionListBody{Items: list})
 }
 
 func (h attachmentHandlers) createPartition(w http.ResponseWriter, r *http.Request) error {
@@ -426,19 +570,19 @@ func (h attachmentHandlers) createPartition(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, map[string]any{"item": p})
+	return encode(w, http.StatusCreated, partitionBody{Item: *p})
 }
 
 func (h attachmentHandlers) updatePartition(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[attachments.PartitionInput](r)
+	in, err := decode[partitionUpdateInput](r)
 	if err != nil {
 		return err
 	}
-	p, err := h.svc.UpdatePartition(r.Context(), in)
+	p, err := h.svc.UpdatePartition(r.Context(), attachments.PartitionInput(in))
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"item": p})
+	return encode(w, http.StatusOK, partitionBody{Item: *p})
 }
 
 func (h attachmentHandlers) deletePartition(w http.ResponseWriter, r *http.Request) error {
@@ -449,7 +593,7 @@ func (h attachmentHandlers) deletePartition(w http.ResponseWriter, r *http.Reque
 	if err := h.svc.DeletePartition(r.Context(), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]bool{"ok": true})
+	return encode(w, http.StatusOK, attachmentOKBody{OK: true})
 }
 
 // lookup finds the attachment a delivery route serves, for the caller:

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,12 +37,7 @@ var contract struct {
 
 // contractPending lists the areas whose routes are not checked yet.
 var contractPending = map[string]bool{
-	"Identity":         true,
-	"Custom entities":  true,
-	"Attachments":      true,
 	"Payment gateways": true,
-	"Dashboards":       true,
-	"Progress":         true,
 	"Integrations":     true,
 	"Data sync":        true,
 }
@@ -126,8 +122,14 @@ func (e *testEnv) checkContract(req *http.Request, body []byte, rec *httptest.Re
 		problems = append(problems, errs...)
 	}
 	if rec.Code < 300 {
-		if _, errs := contract.v.ValidateHttpRequestSync(clone()); len(errs) > 0 {
-			problems = append(problems, errs...)
+		_, errs := contract.v.ValidateHttpRequestSync(clone())
+		for _, e := range errs {
+			// The validator cannot decode valid JSON that Go cannot
+			// (numbers beyond float64: 1e999), which handlers may ignore.
+			if json.Valid(body) && json.Unmarshal(body, new(any)) != nil && strings.Contains(strings.ToLower(e.Message+e.Reason), "decode") {
+				continue
+			}
+			problems = append(problems, e)
 		}
 	}
 	if len(problems) > 0 {

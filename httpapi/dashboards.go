@@ -22,24 +22,114 @@ func (a *api) dashboardRoutes() []route {
 	h := dashboardHandlers{svc: a.kit.Dashboards}
 	const base = "/dashboards"
 	view, manage := []string{featureWidgetsView}, []string{featureWidgetsManage}
+	// A stale If-Match is 412; a write that keeps losing the race to
+	// other writers of the layout 409.
+	writeLayout := []int{http.StatusConflict, http.StatusPreconditionFailed}
+	// The visibility routes look roles and users up in the directory:
+	// 404 for an unknown one, 501 when the Kit has none.
+	lookup := []int{http.StatusNotFound, http.StatusNotImplemented}
 	return []route{
 		{Method: "GET", Path: base + "/layout", Summary: "The caller's widget layout (seeded with the default widgets on first read), with its ETag",
-			Features: view, Handler: h.layout},
+			Features: view, Response: layoutBody{}, Handler: h.layout},
 		{Method: "PUT", Path: base + "/layout", Summary: "Replace the caller's layout ({widgets}; If-Match with the ETag guards against lost updates)",
-			Features: manage, Handler: h.putLayout},
-		{Method: "GET", Path: base + "/layout/{itemId}", Summary: "One widget of the caller's layout", Features: view, Handler: h.item},
+			Features: manage, Request: layoutInput{}, Response: okFlag{}, Errors: writeLayout, Handler: h.putLayout},
+		{Method: "GET", Path: base + "/layout/{itemId}", Summary: "One widget of the caller's layout", Features: view,
+			Response: dashboards.Widget{}, Handler: h.item},
 		{Method: "DELETE", Path: base + "/layout/{itemId}", Summary: "Remove one widget from the caller's layout (If-Match as for PUT)",
-			Features: manage, Handler: h.deleteItem},
-		{Method: "GET", Path: base + "/widgets", Summary: "The widget definitions the caller may place", Features: view, Handler: h.widgets},
-		{Method: "GET", Path: base + "/widgets/{definitionId}/data", Summary: "A widget's data in the caller's scope", Features: view, Handler: h.data},
-		{Method: "GET", Path: base + "/roles/widgets", Summary: "The widgets a role makes available (?roleId)", Features: view, Handler: h.roleWidgets},
+			Features: manage, Response: okFlag{}, Errors: writeLayout, Handler: h.deleteItem},
+		{Method: "GET", Path: base + "/widgets", Summary: "The widget definitions the caller may place", Features: view,
+			Response: widgetList{}, Handler: h.widgets},
+		{Method: "GET", Path: base + "/widgets/{definitionId}/data", Summary: "A widget's data in the caller's scope (any JSON value, as the widget's provider returns it)",
+			Features: view, Response: json.RawMessage{}, Handler: h.data},
+		{Method: "GET", Path: base + "/roles/widgets", Summary: "The widgets a role makes available (?roleId)", Features: view,
+			Query: []Param{{Name: "roleId", Required: true, Description: "The role"}}, Response: widgetItems{}, Errors: lookup, Handler: h.roleWidgets},
 		{Method: "PUT", Path: base + "/roles/widgets", Summary: "Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)",
-			Features: manage, Handler: h.setRoleWidgets},
+			Features: manage, Request: roleWidgetsInput{}, Response: roleWidgetsBody{}, Errors: lookup, Handler: h.setRoleWidgets},
 		{Method: "GET", Path: base + "/users/widgets", Summary: "The widgets a user sees and whether they override its roles' (?userId)",
-			Features: view, Handler: h.userWidgets},
+			Features: view, Query: []Param{{Name: "userId", Required: true, Description: "The user"}}, Response: userWidgetsBody{}, Errors: lookup, Handler: h.userWidgets},
 		{Method: "PUT", Path: base + "/users/widgets", Summary: "Set a user's widgets ({userId, mode: inherit|override, widgetIds})",
-			Features: manage, Handler: h.setUserWidgets},
+			Features: manage, Request: userWidgetsInput{}, Response: setUserWidgetsBody{}, Errors: lookup, Handler: h.setUserWidgets},
 	}
+}
+
+// widgetMode is a user's visibility mode: dashboards.ModeInherit or
+// dashboards.ModeOverride.
+type widgetMode string
+
+var _ = docEnum[widgetMode](dashboards.ModeInherit, dashboards.ModeOverride)
+
+// okFlag is the {ok: true} body of writes that answer nothing else.
+type okFlag struct {
+	OK bool `json:"ok"`
+}
+
+// layoutBody is GET /dashboards/layout.
+type layoutBody struct {
+	Widgets []dashboards.Widget `json:"widgets"`
+}
+
+// layoutInput is the body of PUT /dashboards/layout. Widgets is kept raw:
+// dashboards.DecodeWidgets reads it, naming each problem
+// ("widgets[2].grid.w"); it is documented as the widgets it holds
+// (JSONSchemaProperty).
+type layoutInput struct {
+	Widgets json.RawMessage `json:"widgets" jsonschema:"required,maxItems=100"`
+}
+
+// JSONSchemaProperty documents widgets as an array of widgets.
+func (layoutInput) JSONSchemaProperty(prop string) any {
+	if prop == "widgets" {
+		return []dashboards.Widget(nil)
+	}
+	return nil
+}
+
+// widgetList is GET /dashboards/widgets.
+type widgetList struct {
+	Items []widgetDefinition `json:"items"`
+}
+
+// widgetItems is GET /dashboards/roles/widgets.
+type widgetItems struct {
+	Items []dashboards.WidgetItem `json:"items"`
+}
+
+// roleWidgetsInput is the body of PUT /dashboards/roles/widgets.
+type roleWidgetsInput struct {
+	RoleID string `json:"roleId" jsonschema:"required,minLength=1"`
+	// WidgetIDs are registered widget ids; empty (or absent) removes the
+	// role's restriction.
+	WidgetIDs []string `json:"widgetIds" jsonschema:"maxItems=1000"`
+}
+
+// roleWidgetsBody answers PUT /dashboards/roles/widgets with the ids
+// stored.
+type roleWidgetsBody struct {
+	OK        bool     `json:"ok"`
+	WidgetIDs []string `json:"widgetIds"`
+}
+
+// userWidgetsBody is GET /dashboards/users/widgets.
+type userWidgetsBody struct {
+	Mode  widgetMode              `json:"mode"`
+	Items []dashboards.WidgetItem `json:"items"`
+}
+
+// userWidgetsInput is the body of PUT /dashboards/users/widgets.
+type userWidgetsInput struct {
+	UserID string     `json:"userId" jsonschema:"required,minLength=1"`
+	Mode   widgetMode `json:"mode" jsonschema:"required"`
+	// WidgetIDs are the registered widget ids an override shows; inherit
+	// ignores them.
+	WidgetIDs []string `json:"widgetIds"`
+}
+
+// setUserWidgetsBody answers PUT /dashboards/users/widgets with the mode
+// and the ids stored.
+type setUserWidgetsBody struct {
+	OK        bool       `json:"ok"`
+	Mode      widgetMode `json:"mode"`
+	WidgetIDs []string   `json:"widgetIds"`
 }
 
 type dashboardHandlers struct {
@@ -77,13 +167,11 @@ func (h dashboardHandlers) layout(w http.ResponseWriter, r *http.Request) error 
 		return dashboardError(err)
 	}
 	w.Header().Set("ETag", etag)
-	return encode(w, http.StatusOK, map[string]any{"widgets": widgets})
+	return encode(w, http.StatusOK, layoutBody{Widgets: widgets})
 }
 
 func (h dashboardHandlers) putLayout(w http.ResponseWriter, r *http.Request) error {
-	body, err := decode[struct {
-		Widgets json.RawMessage `json:"widgets"`
-	}](r)
+	body, err := decode[layoutInput](r)
 	if err != nil {
 		return err
 	}
@@ -99,7 +187,8 @@ func (h dashboardHandlers) putLayout(w http.ResponseWriter, r *http.Request) err
 	return encode(w, http.StatusOK, okBody)
 }
 
-var okBody = map[string]bool{"ok": true}
+// okBody is {ok: true}.
+var okBody = okFlag{OK: true}
 
 func (h dashboardHandlers) item(w http.ResponseWriter, r *http.Request) error {
 	item, err := h.svc.LayoutItem(r.Context(), viewer(r), r.PathValue("itemId"))
@@ -141,7 +230,7 @@ func (h dashboardHandlers) widgets(w http.ResponseWriter, r *http.Request) error
 		items[i] = widgetDefinition{ID: d.ID, Title: d.Title, Description: d.Description, Features: d.Features,
 			DefaultEnabled: d.DefaultEnabled, DefaultGrid: d.DefaultGrid, DefaultConfig: d.DefaultConfig, HasData: d.Data != nil}
 	}
-	return encode(w, http.StatusOK, map[string]any{"items": items})
+	return encode(w, http.StatusOK, widgetList{Items: items})
 }
 
 func (h dashboardHandlers) data(w http.ResponseWriter, r *http.Request) error {
@@ -157,14 +246,11 @@ func (h dashboardHandlers) roleWidgets(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, map[string]any{"items": items})
+	return encode(w, http.StatusOK, widgetItems{Items: items})
 }
 
 func (h dashboardHandlers) setRoleWidgets(w http.ResponseWriter, r *http.Request) error {
-	body, err := decode[struct {
-		RoleID    string   `json:"roleId"`
-		WidgetIDs []string `json:"widgetIds"`
-	}](r)
+	body, err := decode[roleWidgetsInput](r)
 	if err != nil {
 		return err
 	}
@@ -172,7 +258,7 @@ func (h dashboardHandlers) setRoleWidgets(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "widgetIds": ids})
+	return encode(w, http.StatusOK, roleWidgetsBody{OK: true, WidgetIDs: ids})
 }
 
 func (h dashboardHandlers) userWidgets(w http.ResponseWriter, r *http.Request) error {
@@ -180,21 +266,17 @@ func (h dashboardHandlers) userWidgets(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, map[string]any{"mode": mode, "items": items})
+	return encode(w, http.StatusOK, userWidgetsBody{Mode: widgetMode(mode), Items: items})
 }
 
 func (h dashboardHandlers) setUserWidgets(w http.ResponseWriter, r *http.Request) error {
-	body, err := decode[struct {
-		UserID    string   `json:"userId"`
-		Mode      string   `json:"mode"`
-		WidgetIDs []string `json:"widgetIds"`
-	}](r)
+	body, err := decode[userWidgetsInput](r)
 	if err != nil {
 		return err
 	}
-	ids, err := h.svc.SetUserWidgets(r.Context(), body.UserID, body.Mode, body.WidgetIDs)
+	ids, err := h.svc.SetUserWidgets(r.Context(), body.UserID, string(body.Mode), body.WidgetIDs)
 	if err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "mode": body.Mode, "widgetIds": ids})
+	return encode(w, http.StatusOK, setUserWidgetsBody{OK: true, Mode: body.Mode, WidgetIDs: ids})
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/invopop/jsonschema"
+
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -25,25 +27,100 @@ func (a *api) entityRoutes() []route {
 	h := entityHandlers{svc: a.kit.Entities}
 	const base = "/entities"
 	manage := []string{featureEntitiesDefinitionsManage}
-	return []route{
-		{Method: "GET", Path: base + "/entities", Summary: "List custom entities with their field counts", Handler: h.listEntities},
-		{Method: "POST", Path: base + "/entities", Summary: "Create or update a custom entity", Features: manage, Handler: h.upsertEntity},
-		{Method: "DELETE", Path: base + "/entities", Summary: "Delete a custom entity ({entityId}; its records stay)", Features: manage, Handler: h.deleteEntity},
-		{Method: "GET", Path: base + "/sidebar-entities", Summary: "List the custom entities shown in the sidebar", Handler: h.sidebarEntities},
-		{Method: "GET", Path: base + "/definitions", Summary: "The field definitions that apply (?entityId=…&entityId=… or ?entityIds=a,b)", Handler: h.definitions},
-		{Method: "GET", Path: base + "/definitions.manage", Summary: "The winning definitions and the keys deleted at the caller's scope (?entityId)", Features: manage, Handler: h.manage},
-		{Method: "POST", Path: base + "/definitions", Summary: "Create or update a field definition", Features: manage, Handler: h.define},
-		{Method: "POST", Path: base + "/definitions.batch", Summary: "Write an entity's definitions in order, with field sets", Features: manage, Handler: h.batch},
-		{Method: "DELETE", Path: base + "/definitions", Summary: "Delete (tombstone) a field at the caller's scope ({entityId, key})", Features: manage, Handler: h.deleteDefinition},
-		{Method: "POST", Path: base + "/definitions.restore", Summary: "Restore a deleted field ({entityId, key})", Features: manage, Handler: h.restore},
-		{Method: "GET", Path: base + "/records", Summary: "List or export an entity's records (?entityId, page, pageSize, sortField, sortDir, search, withDeleted, cf_<key>[In|Gt|Gte|Lt|Lte], format)",
-			Features: []string{featureEntitiesRecordsView}, ErrorBody: recordErrorBody, Handler: h.listRecords},
-		{Method: "POST", Path: base + "/records", Summary: "Create a record", Features: []string{featureEntitiesRecordsManage}, ErrorBody: recordErrorBody, Handler: h.createRecord},
-		{Method: "PUT", Path: base + "/records", Summary: "Update a record (values given replace those stored)", Features: []string{featureEntitiesRecordsManage}, ErrorBody: recordErrorBody, Handler: h.updateRecord},
-		{Method: "DELETE", Path: base + "/records", Summary: "Delete a record (?entityId&recordId or a JSON body)", Features: []string{featureEntitiesRecordsManage}, ErrorBody: recordErrorBody, Handler: h.deleteRecord},
-		{Method: "GET", Path: base + "/relations/options", Summary: "Choices for a relation field (?entityId, labelField, q, pageSize, cursor)",
-			Features: []string{featureEntitiesDefinitionsView}, Handler: h.relationOptions},
+	entityIDQuery := Param{Name: "entityId", Required: true,
+		Description: "The entity: module.name (or module:name), lowercase letters, digits and _"}
+	definitionsQuery := []Param{
+		textQuery("entityId", "An entity (module.name or module:name); repeat it for several. entityId or entityIds is required"),
+		textQuery("entityIds", "Entities, comma-separated (beside or instead of entityId)"),
+		textQuery("fieldset", "Only the fields of this field set (configJson.fieldset)"),
 	}
+	recordsQuery := append(append([]Param{entityIDQuery}, pageQuery(50, 100)...),
+		textQuery("sortField", "id (default), createdAt, updatedAt (or created_at, updated_at), or a field's key, with or without cf_"),
+		Param{Name: "sortDir", Pattern: "^([aA][sS][cC]|[dD][eE][sS][cC])$", Description: "asc (default) or desc"},
+		textQuery("search", "Records whose values contain this text (case-insensitive)"),
+		boolQuery("withDeleted", "Include deleted records (they carry deletedAt)"),
+		textQuery("id", "Only these records: ids, comma-separated (at most 100; an id that is not a UUID matches nothing)"),
+		textQuery("exportScope", "With format: full exports every matching record rather than the page"),
+		textQuery("all", "With format: true is exportScope=full"),
+		textQuery("full", "With format: true is exportScope=full"),
+	)
+	recordQuery := []Param{
+		{Name: "entityId", Description: "The record's entity (instead of the body)"},
+		{Name: "recordId", Description: "The record's id (instead of the body)"},
+	}
+	return []route{
+		{Method: "GET", Path: base + "/entities", Summary: "List custom entities with their field counts",
+			Response: entityListBody{}, Handler: h.listEntities},
+		{Method: "POST", Path: base + "/entities", Summary: "Create or update a custom entity", Features: manage,
+			Request: entities.EntityInput{}, Response: entityUpsertBody{}, Handler: h.upsertEntity},
+		{Method: "DELETE", Path: base + "/entities", Summary: "Delete a custom entity ({entityId}; its records stay)", Features: manage,
+			Request: entityRef{}, Response: entityOKBody{}, Errors: []int{http.StatusNotFound}, Handler: h.deleteEntity},
+		{Method: "GET", Path: base + "/sidebar-entities", Summary: "List the custom entities shown in the sidebar",
+			Response: entityListBody{}, Handler: h.sidebarEntities},
+		{Method: "GET", Path: base + "/definitions", Summary: "The field definitions that apply (?entityId=…&entityId=… or ?entityIds=a,b)",
+			Query: definitionsQuery, Response: definitionsBody{}, Handler: h.definitions},
+		{Method: "GET", Path: base + "/definitions.manage", Summary: "The winning definitions and the keys deleted at the caller's scope (?entityId)", Features: manage,
+			Query: []Param{entityIDQuery}, Response: manageBody{}, Handler: h.manage},
+		{Method: "POST", Path: base + "/definitions", Summary: "Create or update a field definition", Features: manage,
+			Request: definitionInput{}, Response: defineBody{}, Handler: h.define},
+		{Method: "POST", Path: base + "/definitions.batch", Summary: "Write an entity's definitions in order, with field sets", Features: manage,
+			Request: entities.BatchInput{}, Response: definitionVersionBody{}, Handler: h.batch},
+		{Method: "DELETE", Path: base + "/definitions", Summary: "Delete (tombstone) a field at the caller's scope ({entityId, key})", Features: manage,
+			Request: fieldRef{}, Response: definitionVersionBody{}, Errors: []int{http.StatusNotFound}, Handler: h.deleteDefinition},
+		{Method: "POST", Path: base + "/definitions.restore", Summary: "Restore a deleted field ({entityId, key})", Features: manage,
+			Request: fieldRef{}, Response: entityOKBody{}, Errors: []int{http.StatusNotFound}, Handler: h.restore},
+		// The custom field filters are query parameters named after the
+		// fields (cf_<key>, cf_<key>In, …): OpenAPI cannot list them, so
+		// the summary describes them (the contract check lets them through:
+		// its validator does not refuse query parameters the document does
+		// not list).
+		{Method: "GET", Path: base + "/records", Summary: "List or export an entity's records. Filter by custom field with cf_<key>=v " +
+			"(a comma-separated list matches any of its values), cf_<key>In=a,b, and cf_<key>Gt|Gte|Lt|Lte=v on integer, float, currency, " +
+			"date and datetime fields; values are read by the field's kind, and keys without an active definition are ignored",
+			Features: []string{featureEntitiesRecordsView}, Query: recordsQuery, Exports: true, Response: pageResponse[recordItem]{},
+			ErrorBody: recordErrorBody, Handler: h.listRecords},
+		{Method: "POST", Path: base + "/records", Summary: "Create a record (values under values, customFields or as top-level cf_<key> keys)",
+			Features: []string{featureEntitiesRecordsManage}, Request: recordCreateInput{}, Response: recordWriteBody{},
+			Errors: []int{http.StatusConflict}, ErrorBody: recordErrorBody, Handler: h.createRecord},
+		{Method: "PUT", Path: base + "/records", Summary: "Update a record (values given replace those stored, null clears one; a recordId that is not a UUID creates a record)",
+			Features: []string{featureEntitiesRecordsManage}, Request: recordUpdateInput{}, Response: recordWriteBody{},
+			Errors: []int{http.StatusNotFound}, ErrorBody: recordErrorBody, Handler: h.updateRecord},
+		{Method: "DELETE", Path: base + "/records", Summary: "Delete a record (?entityId&recordId or a JSON body)", Features: []string{featureEntitiesRecordsManage},
+			Query: recordQuery, Request: recordRef{}, BodyOptional: true, Response: entityOKBody{}, Errors: []int{http.StatusNotFound},
+			ErrorBody: recordErrorBody, Handler: h.deleteRecord},
+		{Method: "GET", Path: base + "/relations/options", Summary: "Choices for a relation field (?entityId, labelField, q, pageSize, cursor)",
+			Features: []string{featureEntitiesDefinitionsView}, Query: []Param{
+				textQuery("entityId", "The related entity (an unknown one has no options)"),
+				textQuery("labelField", "The field whose value labels a record (default: the entity's labelField, then name, title, code or email)"),
+				textQuery("q", "Records whose values contain this text"),
+				{Name: "pageSize", Type: "integer", Minimum: bound(1), Description: "Options per page (default 20; larger values are reduced to 100)"},
+				textQuery("cursor", "nextCursor of the previous page"),
+			}, Response: relationOptionsBody{}, Handler: h.relationOptions},
+	}
+}
+
+// entityListBody is the body of the entity lists.
+type entityListBody struct {
+	Items []entities.EntitySummary `json:"items"`
+}
+
+// entityOKBody is the {ok: true} of the deletes and the restore.
+type entityOKBody struct {
+	OK bool `json:"ok"`
+}
+
+// entityUpsertBody answers POST /entities/entities.
+type entityUpsertBody struct {
+	OK   bool             `json:"ok"`
+	Item entityUpsertItem `json:"item"`
+}
+
+// entityUpsertItem is the entity written.
+type entityUpsertItem struct {
+	ID          string `json:"id"`
+	EntityID    string `json:"entityId"`
+	Label       string `json:"label"`
+	Description string `json:"description"`
 }
 
 type entityHandlers struct{ svc *entities.Service }
@@ -53,7 +130,7 @@ func (h entityHandlers) listEntities(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"items": items})
+	return encode(w, http.StatusOK, entityListBody{Items: items})
 }
 
 func (h entityHandlers) sidebarEntities(w http.ResponseWriter, r *http.Request) error {
@@ -61,7 +138,7 @@ func (h entityHandlers) sidebarEntities(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"items": items})
+	return encode(w, http.StatusOK, entityListBody{Items: items})
 }
 
 func (h entityHandlers) upsertEntity(w http.ResponseWriter, r *http.Request) error {
@@ -73,14 +150,23 @@ func (h entityHandlers) upsertEntity(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "item": map[string]any{
-		"id": e.ID, "entityId": e.EntityID, "label": e.Label, "description": e.Description}})
+	return encode(w, http.StatusOK, entityUpsertBody{OK: true, Item: entityUpsertItem{
+		ID: e.ID, EntityID: e.EntityID, Label: e.Label, Description: e.Description}})
 }
 
-// entityRef is the body of the deletes and the restore.
+// entityRef is the body of DELETE /entities/entities. Key is read (a
+// key of the wrong type is refused, as ever) but not used, so the document
+// leaves it out.
 type entityRef struct {
-	EntityID string `json:"entityId"`
-	Key      string `json:"key"`
+	EntityID string `json:"entityId" jsonschema:"required"`
+	Key      string `json:"key" jsonschema:"-"`
+}
+
+// fieldRef is the body of DELETE /entities/definitions and of the
+// restore.
+type fieldRef struct {
+	EntityID string `json:"entityId" jsonschema:"required"`
+	Key      string `json:"key" jsonschema:"required"`
 }
 
 func (h entityHandlers) deleteEntity(w http.ResponseWriter, r *http.Request) error {
@@ -94,7 +180,7 @@ func (h entityHandlers) deleteEntity(w http.ResponseWriter, r *http.Request) err
 	if err := h.svc.DeleteEntity(r.Context(), ref.EntityID); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]bool{"ok": true})
+	return encode(w, http.StatusOK, entityOKBody{OK: true})
 }
 
 // entityIDsOf reads ?entityId (repeated) and ?entityIds (comma-separated).
@@ -130,28 +216,70 @@ func (h entityHandlers) definitions(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	fieldset := r.URL.Query().Get("fieldset")
-	items := []map[string]any{}
+	items := []fieldView{}
 	for _, d := range defs {
 		if fieldset != "" && d.ConfigJSON["fieldset"] != fieldset {
 			continue
 		}
-		items = append(items, fieldView(d))
+		items = append(items, newFieldView(d))
 	}
 	fieldsets := map[string][]entities.FieldSet{}
-	entitySettings := map[string]map[string]bool{}
+	entitySettings := map[string]entitySettingsView{}
 	for id, s := range settings {
 		fieldsets[id] = s.Fieldsets
-		entitySettings[id] = map[string]bool{"singleFieldsetPerRecord": s.SingleFieldsetPerRecord}
+		if fieldsets[id] == nil {
+			fieldsets[id] = []entities.FieldSet{}
+		}
+		entitySettings[id] = entitySettingsView{SingleFieldsetPerRecord: s.SingleFieldsetPerRecord}
 	}
-	return encode(w, http.StatusOK, map[string]any{"items": items, "fieldsetsByEntity": fieldsets, "entitySettings": entitySettings})
+	return encode(w, http.StatusOK, definitionsBody{Items: items, FieldsetsByEntity: fieldsets, EntitySettings: entitySettings})
+}
+
+// definitionsBody answers GET /entities/definitions: the fields, and the
+// field settings of the entities that have some.
+type definitionsBody struct {
+	Items             []fieldView                    `json:"items"`
+	FieldsetsByEntity map[string][]entities.FieldSet `json:"fieldsetsByEntity"`
+	EntitySettings    map[string]entitySettingsView  `json:"entitySettings"`
+}
+
+// entitySettingsView is an entity's settings beside its field sets.
+type entitySettingsView struct {
+	SingleFieldsetPerRecord bool `json:"singleFieldsetPerRecord"`
 }
 
 // fieldView is a resolved definition as GET /entities/definitions shows
 // it: its configuration flattened beside key, kind and entityId, with
 // defaults for the flags, options as {value, label}, and a dictionary's
 // entries URL.
-func fieldView(d *entities.Definition) map[string]any {
-	v := map[string]any{}
+type fieldView map[string]any
+
+// JSONSchema documents fieldView: the keys every field has, and the
+// configuration's own keys (label, validation, …) beside them.
+func (fieldView) JSONSchema() *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	kinds := make([]any, len(entities.Kinds))
+	for i, k := range entities.Kinds {
+		kinds[i] = k
+	}
+	props.Set("key", &jsonschema.Schema{Type: "string"})
+	props.Set("kind", &jsonschema.Schema{Type: "string", Enum: kinds})
+	props.Set("entityId", &jsonschema.Schema{Type: "string"})
+	props.Set("multi", &jsonschema.Schema{Type: "boolean"})
+	props.Set("filterable", &jsonschema.Schema{Type: "boolean"})
+	props.Set("priority", &jsonschema.Schema{Type: "number"})
+	option := jsonschema.NewProperties()
+	option.Set("value", &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "string"}, {Type: "number"}}})
+	option.Set("label", &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "string"}, {Type: "number"}}})
+	props.Set("options", &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "object", Properties: option,
+		Required: []string{"value", "label"}, AdditionalProperties: jsonschema.FalseSchema}})
+	props.Set("optionsUrl", &jsonschema.Schema{Type: "string", Description: "Where a currency or dictionary field's options come from"})
+	return &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"key", "kind", "entityId", "multi", "filterable", "priority"},
+		Description: "A field: key, kind and entityId beside the keys of its configJson (label, validation, …)"}
+}
+
+func newFieldView(d *entities.Definition) fieldView {
+	v := fieldView{}
 	for k, x := range d.ConfigJSON {
 		v[k] = x
 	}
@@ -184,20 +312,60 @@ func (h entityHandlers) manage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"items": items, "deletedKeys": deleted})
+	return encode(w, http.StatusOK, manageBody{Items: items, DeletedKeys: deleted})
+}
+
+// manageBody answers GET /entities/definitions.manage.
+type manageBody struct {
+	Items       []*entities.Definition `json:"items"`
+	DeletedKeys []string               `json:"deletedKeys"`
+}
+
+// definitionInput is the body of POST /entities/definitions: an
+// entities.DefinitionInput (it converts to one), whose entityId is
+// required here (a batch's definitions take the batch's, so the shared
+// type leaves it optional).
+type definitionInput struct {
+	EntityID   string         `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
+	Key        string         `json:"key" jsonschema:"required,maxLength=100,pattern=^[a-z0-9_]+$"`
+	Kind       string         `json:"kind" jsonschema:"required,enum=text,enum=multiline,enum=integer,enum=float,enum=boolean,enum=select,enum=currency,enum=relation,enum=attachment,enum=dictionary,enum=phone,enum=date,enum=datetime,enum=string,enum=enum"`
+	ConfigJSON map[string]any `json:"configJson"`
+	IsActive   *bool          `json:"isActive"`
+}
+
+// defineBody answers POST /entities/definitions.
+type defineBody struct {
+	OK   bool           `json:"ok"`
+	Item definitionItem `json:"item"`
+}
+
+// definitionItem is the definition written.
+type definitionItem struct {
+	ID         string         `json:"id"`
+	Key        string         `json:"key"`
+	Kind       string         `json:"kind"`
+	ConfigJSON map[string]any `json:"configJson"`
+	IsActive   bool           `json:"isActive"`
+}
+
+// definitionVersionBody answers the writes that change the definitions'
+// version (the batch, the delete).
+type definitionVersionBody struct {
+	OK      bool  `json:"ok"`
+	Version int64 `json:"version"`
 }
 
 func (h entityHandlers) define(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[entities.DefinitionInput](r)
+	in, err := decode[definitionInput](r)
 	if err != nil {
 		return err
 	}
-	d, err := h.svc.Define(r.Context(), in)
+	d, err := h.svc.Define(r.Context(), entities.DefinitionInput(in))
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "item": map[string]any{
-		"id": d.ID, "key": d.Key, "kind": d.Kind, "configJson": d.ConfigJSON, "isActive": d.IsActive}})
+	return encode(w, http.StatusOK, defineBody{OK: true, Item: definitionItem{
+		ID: d.ID, Key: d.Key, Kind: d.Kind, ConfigJSON: d.ConfigJSON, IsActive: d.IsActive}})
 }
 
 func (h entityHandlers) batch(w http.ResponseWriter, r *http.Request) error {
@@ -209,11 +377,11 @@ func (h entityHandlers) batch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "version": v})
+	return encode(w, http.StatusOK, definitionVersionBody{OK: true, Version: v})
 }
 
 func (h entityHandlers) deleteDefinition(w http.ResponseWriter, r *http.Request) error {
-	ref, err := decode[entityRef](r)
+	ref, err := decode[fieldRef](r)
 	if err != nil {
 		return err
 	}
@@ -224,11 +392,11 @@ func (h entityHandlers) deleteDefinition(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "version": v})
+	return encode(w, http.StatusOK, definitionVersionBody{OK: true, Version: v})
 }
 
 func (h entityHandlers) restore(w http.ResponseWriter, r *http.Request) error {
-	ref, err := decode[entityRef](r)
+	ref, err := decode[fieldRef](r)
 	if err != nil {
 		return err
 	}
@@ -238,7 +406,7 @@ func (h entityHandlers) restore(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.RestoreDefinition(r.Context(), ref.EntityID, ref.Key); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]bool{"ok": true})
+	return encode(w, http.StatusOK, entityOKBody{OK: true})
 }
 
 // recordErrorBody is the records routes' error body: a validation failure
@@ -312,7 +480,7 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	rows := make([]map[string]any, len(items))
+	rows := make([]recordItem, len(items))
 	for i, rec := range items {
 		rows[i] = recordRow(rec)
 	}
@@ -332,13 +500,32 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	if full {
 		name += "_full"
 	}
-	return writeExport(w, format, name, exportTable{Columns: cols, Rows: rows})
+	table := exportTable{Columns: cols, Rows: make([]map[string]any, len(rows))}
+	for i, row := range rows {
+		table.Rows[i] = row
+	}
+	return writeExport(w, format, name, table)
 }
 
-// recordRow is a record as lists show it: its values by bare key, with
+// recordItem is a record as lists show it: its values by bare key, with
 // id, createdAt, updatedAt (and deletedAt when deleted).
-func recordRow(rec *entities.Record) map[string]any {
-	row := make(map[string]any, len(rec.Values)+4)
+type recordItem map[string]any
+
+// JSONSchema documents recordItem: the record's own keys, and its values
+// by field key beside them.
+func (recordItem) JSONSchema() *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	props.Set("id", &jsonschema.Schema{Type: "string"})
+	props.Set("createdAt", &jsonschema.Schema{Type: "string", Format: "date-time"})
+	props.Set("updatedAt", &jsonschema.Schema{Type: "string", Format: "date-time"})
+	props.Set("deletedAt", &jsonschema.Schema{Type: "string", Format: "date-time", Description: "Set on a deleted record (withDeleted)"})
+	return &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"id", "createdAt", "updatedAt"},
+		Description: "A record: id, createdAt, updatedAt (deletedAt once deleted) beside its values by field key (without cf_)"}
+}
+
+// recordRow is a record as lists show it.
+func recordRow(rec *entities.Record) recordItem {
+	row := make(recordItem, len(rec.Values)+4)
 	for k, v := range rec.Values {
 		row[k] = v
 	}
@@ -409,6 +596,34 @@ func decodeRecord(r *http.Request) (entities.RecordInput, error) {
 	return in, nil
 }
 
+// recordCreateInput documents the body of POST /entities/records, which
+// decodeRecord reads: the values under values, under customFields, or as
+// top-level cf_<key> keys (merged in that order); a null counts as absent.
+type recordCreateInput struct {
+	EntityID string `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
+	// RecordID, a UUID, becomes the record's id (anything else is
+	// ignored and a new id made).
+	RecordID     string         `json:"recordId" jsonschema:"nullable"`
+	Values       map[string]any `json:"values" jsonschema:"nullable"`
+	CustomFields map[string]any `json:"customFields" jsonschema:"nullable"`
+}
+
+// recordUpdateInput documents the body of PUT /entities/records, read as
+// recordCreateInput's.
+type recordUpdateInput struct {
+	EntityID string `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
+	// RecordID names the record; one that is not a UUID creates a record.
+	RecordID     string         `json:"recordId" jsonschema:"required,minLength=1"`
+	Values       map[string]any `json:"values" jsonschema:"nullable"`
+	CustomFields map[string]any `json:"customFields" jsonschema:"nullable"`
+}
+
+// recordWriteBody answers the record writes.
+type recordWriteBody struct {
+	OK   bool      `json:"ok"`
+	Item recordRef `json:"item"`
+}
+
 func (h entityHandlers) createRecord(w http.ResponseWriter, r *http.Request) error {
 	in, err := decodeRecord(r)
 	if err != nil {
@@ -421,7 +636,7 @@ func (h entityHandlers) createRecord(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "item": map[string]string{"entityId": rec.EntityID, "recordId": rec.ID}})
+	return encode(w, http.StatusOK, recordWriteBody{OK: true, Item: recordRef{EntityID: rec.EntityID, RecordID: rec.ID}})
 }
 
 func (h entityHandlers) updateRecord(w http.ResponseWriter, r *http.Request) error {
@@ -436,11 +651,12 @@ func (h entityHandlers) updateRecord(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "item": map[string]string{"entityId": rec.EntityID, "recordId": rec.ID}})
+	return encode(w, http.StatusOK, recordWriteBody{OK: true, Item: recordRef{EntityID: rec.EntityID, RecordID: rec.ID}})
 }
 
 // recordRef names a record: DELETE /entities/records takes it from the
-// query or, when the query names neither, from a JSON body.
+// query or, when the query names neither, from a JSON body; the record
+// writes answer with it.
 type recordRef struct {
 	EntityID string `json:"entityId"`
 	RecordID string `json:"recordId"`
@@ -461,7 +677,7 @@ func (h entityHandlers) deleteRecord(w http.ResponseWriter, r *http.Request) err
 	if err := h.svc.DeleteRecord(r.Context(), ref.EntityID, ref.RecordID); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]bool{"ok": true})
+	return encode(w, http.StatusOK, entityOKBody{OK: true})
 }
 
 func (h entityHandlers) relationOptions(w http.ResponseWriter, r *http.Request) error {
@@ -479,9 +695,16 @@ func (h entityHandlers) relationOptions(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	var nextCursor any
+	var nextCursor *string
 	if next != "" {
-		nextCursor = next
+		nextCursor = &next
 	}
-	return encode(w, http.StatusOK, map[string]any{"items": items, "nextCursor": nextCursor})
+	return encode(w, http.StatusOK, relationOptionsBody{Items: items, NextCursor: nextCursor})
+}
+
+// relationOptionsBody answers GET /entities/relations/options: a page of
+// options and the cursor of the next (null on the last page).
+type relationOptionsBody struct {
+	Items      []entities.Option `json:"items"`
+	NextCursor *string           `json:"nextCursor"`
 }

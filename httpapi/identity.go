@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/invopop/jsonschema"
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
@@ -18,33 +19,123 @@ import (
 // users, API keys, sign-in and password reset.
 func identityRoutes(svc *identity.Service, limits *ratelimit.Policy) []route {
 	h := identityHandlers{svc: svc, limits: limits}
+	page := pageQuery(50, 200)
+	inTenant := func(what string) []Param {
+		return append([]Param{textQuery("tenantId", "The tenant whose "+what+" to list (default the caller's; another tenant is for super admins)")}, page...)
+	}
+	byID := func(what string) []Param {
+		return []Param{{Name: "id", Required: true, Description: "The " + what + "'s id"}}
+	}
+	notFound, conflict := http.StatusNotFound, http.StatusConflict
+	// The sign-in routes apply their rate limits in their handlers (429),
+	// and a wrong email or password is 401.
+	signIn := []int{http.StatusTooManyRequests}
 	return []route{
 		// Directory
-		{Method: "GET", Path: "/directory/tenants", Summary: "List tenants", SuperAdmin: true, Handler: h.listTenants},
-		{Method: "POST", Path: "/directory/tenants", Summary: "Create a tenant", SuperAdmin: true, Handler: h.createTenant},
-		{Method: "DELETE", Path: "/directory/tenants", Summary: "Delete a tenant (?id=)", SuperAdmin: true, Handler: h.deleteTenant},
-		{Method: "GET", Path: "/directory/organizations", Summary: "List organizations", Features: []string{identity.FeatureOrganizationsView}, Handler: h.listOrganizations},
-		{Method: "POST", Path: "/directory/organizations", Summary: "Create an organization", Features: []string{identity.FeatureOrganizationsManage}, Handler: h.createOrganization},
-		{Method: "DELETE", Path: "/directory/organizations", Summary: "Delete an organization (?id=)", Features: []string{identity.FeatureOrganizationsManage}, Handler: h.deleteOrganization},
-		{Method: "GET", Path: "/directory/organization-switcher", Summary: "Organization tree the caller may access", Handler: h.switcher},
+		{Method: "GET", Path: "/directory/tenants", Summary: "List tenants", SuperAdmin: true,
+			Query: page, Response: pageResponse[*identity.Tenant]{}, Handler: h.listTenants},
+		{Method: "POST", Path: "/directory/tenants", Summary: "Create a tenant", SuperAdmin: true,
+			Request: createTenantInput{}, Status: http.StatusCreated, Response: idResponse{}, Handler: h.createTenant},
+		{Method: "DELETE", Path: "/directory/tenants", Summary: "Delete a tenant (?id=)", SuperAdmin: true,
+			Query: byID("tenant"), Response: okFlag{}, Errors: []int{notFound, conflict}, Handler: h.deleteTenant},
+		{Method: "GET", Path: "/directory/organizations", Summary: "List organizations", Features: []string{identity.FeatureOrganizationsView},
+			Query: inTenant("organizations"), Response: pageResponse[*identity.Organization]{}, Handler: h.listOrganizations},
+		{Method: "POST", Path: "/directory/organizations", Summary: "Create an organization", Features: []string{identity.FeatureOrganizationsManage},
+			Request: identity.OrganizationInput{}, Status: http.StatusCreated, Response: idResponse{}, Handler: h.createOrganization},
+		{Method: "DELETE", Path: "/directory/organizations", Summary: "Delete an organization (?id=)", Features: []string{identity.FeatureOrganizationsManage},
+			Query: byID("organization"), Response: okFlag{}, Errors: []int{notFound, conflict}, Handler: h.deleteOrganization},
+		{Method: "GET", Path: "/directory/organization-switcher", Summary: "Organization tree the caller may access",
+			Response: switcherBody{}, Handler: h.switcher},
 
 		// Roles and users
-		{Method: "GET", Path: "/auth/roles", Summary: "List roles", Features: []string{identity.FeatureRolesView}, Handler: h.listRoles},
-		{Method: "POST", Path: "/auth/roles", Summary: "Create a role", Features: []string{identity.FeatureRolesManage}, Handler: h.createRole},
-		{Method: "PUT", Path: "/auth/roles/acl", Summary: "Set a role's features", Features: []string{identity.FeatureRolesManage}, Handler: h.setACL},
-		{Method: "POST", Path: "/auth/users", Summary: "Create a user", Features: []string{identity.FeatureUsersManage}, Handler: h.createUser},
-		{Method: "GET", Path: "/auth/me", Summary: "The caller's identity", Handler: h.me},
+		{Method: "GET", Path: "/auth/roles", Summary: "List roles", Features: []string{identity.FeatureRolesView},
+			Query: inTenant("roles"), Response: pageResponse[*identity.Role]{}, Handler: h.listRoles},
+		{Method: "POST", Path: "/auth/roles", Summary: "Create a role", Features: []string{identity.FeatureRolesManage},
+			Request: createRoleInput{}, Status: http.StatusCreated, Response: idResponse{}, Errors: []int{conflict}, Handler: h.createRole},
+		{Method: "PUT", Path: "/auth/roles/acl", Summary: "Set a role's features", Features: []string{identity.FeatureRolesManage},
+			Request: roleACLInput{}, Response: okFlag{}, Errors: []int{notFound}, Handler: h.setACL},
+		{Method: "POST", Path: "/auth/users", Summary: "Create a user", Features: []string{identity.FeatureUsersManage},
+			Request: identity.UserInput{}, Status: http.StatusCreated, Response: idResponse{}, Errors: []int{conflict}, Handler: h.createUser},
+		{Method: "GET", Path: "/auth/me", Summary: "The caller's identity", Response: meResponse{}, Handler: h.me},
 
 		// API keys
-		{Method: "GET", Path: "/api_keys/keys", Summary: "List API keys", Features: []string{identity.FeatureAPIKeysView}, Handler: h.listKeys},
-		{Method: "POST", Path: "/api_keys/keys", Summary: "Create an API key (the secret is shown once)", Features: []string{identity.FeatureAPIKeysManage}, NoStore: true, Handler: h.createKey},
-		{Method: "DELETE", Path: "/api_keys/keys", Summary: "Delete an API key (?id=)", Features: []string{identity.FeatureAPIKeysManage}, Handler: h.deleteKey},
+		{Method: "GET", Path: "/api_keys/keys", Summary: "List API keys", Features: []string{identity.FeatureAPIKeysView},
+			Query: inTenant("API keys"), Response: pageResponse[*identity.APIKey]{}, Handler: h.listKeys},
+		{Method: "POST", Path: "/api_keys/keys", Summary: "Create an API key (the secret is shown once)", Features: []string{identity.FeatureAPIKeysManage}, NoStore: true,
+			Request: identity.APIKeyInput{}, Status: http.StatusCreated, Response: createKeyResponse{}, Errors: []int{conflict}, Handler: h.createKey},
+		{Method: "DELETE", Path: "/api_keys/keys", Summary: "Delete an API key (?id=)", Features: []string{identity.FeatureAPIKeysManage},
+			Query: byID("API key"), Response: okFlag{}, Errors: []int{notFound}, Handler: h.deleteKey},
 
-		// Sign-in (form bodies)
-		{Method: "POST", Path: "/login", Summary: "Sign in with email and password", Public: true, NoStore: true, ErrorBody: okFalseBody, Handler: h.login},
-		{Method: "POST", Path: "/reset", Summary: "Request a password reset email", Public: true, ErrorBody: okFalseBody, Handler: h.requestReset},
-		{Method: "POST", Path: "/reset/confirm", Summary: "Set a new password with a reset token", Public: true, ErrorBody: okFalseBody, Handler: h.confirmReset},
+		// Sign-in (form bodies; JSON is accepted too)
+		{Method: "POST", Path: "/login", Summary: "Sign in with email and password (a form-urlencoded, multipart or JSON body)", Public: true, NoStore: true, ErrorBody: okFalseBody,
+			Request: loginForm{}, RequestContent: signInContent, Response: loginBody{},
+			Errors: append([]int{http.StatusUnauthorized}, signIn...), Handler: h.login},
+		{Method: "POST", Path: "/reset", Summary: "Request a password reset email (a form-urlencoded, multipart or JSON body)", Public: true, ErrorBody: okFalseBody,
+			Request: resetForm{}, RequestContent: signInContent, Response: okFlag{}, Errors: signIn, Handler: h.requestReset},
+		{Method: "POST", Path: "/reset/confirm", Summary: "Set a new password with a reset token (a form-urlencoded, multipart or JSON body)", Public: true, ErrorBody: okFalseBody,
+			Request: confirmResetForm{}, RequestContent: signInContent, Response: okFlag{}, Errors: signIn, Handler: h.confirmReset},
 	}
+}
+
+// signInContent is the media type the sign-in routes are documented with:
+// they read application/x-www-form-urlencoded, multipart/form-data and
+// JSON bodies alike (formValues), and a route documents one media type.
+const signInContent = "*/*"
+
+// loginForm documents the fields of POST /login.
+type loginForm struct {
+	Email    string `json:"email" jsonschema:"required,minLength=1"`
+	Password string `json:"password" jsonschema:"required,minLength=1"`
+	// TenantID names the tenant when the email has accounts in several.
+	TenantID string `json:"tenantId"`
+	// Tenant is tenantId's other name; tenantId wins when both are given.
+	Tenant string `json:"tenant"`
+}
+
+// loginBody answers a successful sign-in with the session token.
+type loginBody struct {
+	OK    bool   `json:"ok"`
+	Token string `json:"token"`
+}
+
+// resetForm documents the field of POST /reset.
+type resetForm struct {
+	Email string `json:"email" jsonschema:"required,minLength=1"`
+}
+
+// confirmResetForm documents the fields of POST /reset/confirm.
+type confirmResetForm struct {
+	Token string `json:"token" jsonschema:"required,minLength=1"`
+	// Password is 8 to 256 bytes.
+	Password string `json:"password" jsonschema:"required,maxLength=256"`
+}
+
+// createTenantInput is the body of POST /directory/tenants.
+type createTenantInput struct {
+	// Name is at most 120 characters once trimmed.
+	Name string `json:"name" jsonschema:"required,minLength=1"`
+}
+
+// createRoleInput is the body of POST /auth/roles.
+type createRoleInput struct {
+	// Name is at most 120 characters once trimmed; unique in the tenant.
+	Name string `json:"name" jsonschema:"required,minLength=1"`
+	// TenantID defaults to the caller's; another tenant is for super
+	// admins.
+	TenantID string `json:"tenantId"`
+}
+
+// roleACLInput documents the body of PUT /auth/roles/acl, which the
+// handler decodes into identity.ACLInput (the same fields, with the same
+// validation tags). It is a copy because ACLInput's organizations is an
+// identity.OptionalList, which tells absent (keep the role's
+// organizations) from null (allow all) and reflects as an object; here it
+// is what is sent, a nullable list.
+type roleACLInput struct {
+	RoleID        string   `json:"roleId" jsonschema:"required,minLength=1"`
+	Features      []string `json:"features" jsonschema:"required,maxItems=500,maxLength=200,pattern=^([*]|[a-z0-9_]+([.][a-z0-9_]+)*([.][*])?)$"`
+	IsSuperAdmin  *bool    `json:"isSuperAdmin" jsonschema_description:"Super admins only; absent or null keeps the role's flag"`
+	Organizations []string `json:"organizations" jsonschema:"nullable" jsonschema_description:"Restricts the role to these organizations; null allows every organization; absent keeps the current ones"`
 }
 
 type identityHandlers struct {
@@ -91,7 +182,7 @@ type idResponse struct {
 	ID string `json:"id"`
 }
 
-var okResponse = map[string]bool{"ok": true}
+var okResponse = okFlag{OK: true}
 
 func (h identityHandlers) listTenants(w http.ResponseWriter, r *http.Request) error {
 	return pagedList(w, r, func(offset, limit int) ([]*identity.Tenant, int, error) {
@@ -100,9 +191,7 @@ func (h identityHandlers) listTenants(w http.ResponseWriter, r *http.Request) er
 }
 
 func (h identityHandlers) createTenant(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[struct {
-		Name string `json:"name"`
-	}](r)
+	in, err := decode[createTenantInput](r)
 	if err != nil {
 		return err
 	}
@@ -160,7 +249,47 @@ func (h identityHandlers) switcher(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, sw)
+	return encode(w, http.StatusOK, (*switcherBody)(sw))
+}
+
+// switcherBody is identity.Switcher (the same fields, so the same JSON),
+// documented with switcherNode for its tree.
+type switcherBody identity.Switcher
+
+// JSONSchemaProperty documents the tree's nodes as switcherNode.
+func (switcherBody) JSONSchemaProperty(prop string) any {
+	if prop == "items" {
+		return []*switcherNode(nil)
+	}
+	return nil
+}
+
+// switcherNode documents identity.OrganizationNode. A node's children
+// are nodes: reflected as is, the schema's required children array would
+// refer straight back to it, which libopenapi takes for an infinite
+// circular reference (it does not count that an array may be empty), so
+// the children's items refer to the node through an anyOf.
+type switcherNode identity.OrganizationNode
+
+// JSONSchemaProperty documents the children as switcherNodes.
+func (switcherNode) JSONSchemaProperty(prop string) any {
+	if prop == "children" {
+		return []*switcherNode(nil)
+	}
+	return nil
+}
+
+// JSONSchemaExtend wraps the children's item reference in an anyOf, and
+// lets parentId be null (a root's): the generator finds the pointers
+// that may be null in the Go types it is given, and the nodes' type is
+// reached only through JSONSchemaProperty.
+func (switcherNode) JSONSchemaExtend(s *jsonschema.Schema) {
+	if p, ok := s.Properties.Get("children"); ok && p.Items != nil && p.Items.Ref != "" {
+		p.Items = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Ref: p.Items.Ref}}}
+	}
+	if p, ok := s.Properties.Get("parentId"); ok && p.AnyOf == nil {
+		s.Properties.Set("parentId", &jsonschema.Schema{AnyOf: []*jsonschema.Schema{p, {Type: "null"}}})
+	}
 }
 
 func (h identityHandlers) listRoles(w http.ResponseWriter, r *http.Request) error {
@@ -170,10 +299,7 @@ func (h identityHandlers) listRoles(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (h identityHandlers) createRole(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[struct {
-		Name     string `json:"name"`
-		TenantID string `json:"tenantId"`
-	}](r)
+	in, err := decode[createRoleInput](r)
 	if err != nil {
 		return err
 	}
@@ -355,7 +481,7 @@ func (h identityHandlers) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.limits.ResetAuthAccount(r, ratelimit.Login, f["email"])
-	return encode(w, http.StatusOK, map[string]any{"ok": true, "token": token})
+	return encode(w, http.StatusOK, loginBody{OK: true, Token: token})
 }
 
 // loginFailed answers a wrong email or password with 401, the same for

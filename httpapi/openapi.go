@@ -263,8 +263,9 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 	}
 	query := rt.Query
 	if rt.Exports {
-		query = append(slices.Clone(query), Param{Name: "format", Enum: []string{"csv", "json", "markdown", "xml"},
-			Description: "Return the whole result set as a file in this format instead of a page"})
+		query = append(slices.Clone(query), Param{Name: "format",
+			Pattern:     "^([cC][sS][vV]|[jJ][sS][oO][nN]|[mM][aA][rR][kK][dD][oO][wW][nN]|[xX][mM][lL])$",
+			Description: "Return the whole result set as a file in this format instead of a page: csv, json, markdown or xml (any case)"})
 	}
 	for _, q := range query {
 		op.Parameters = append(op.Parameters, parameter{Name: q.Name, In: "query", Description: q.Description,
@@ -300,6 +301,18 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		}
 		op.Responses[strconv.Itoa(status)] = &apiResponse{Description: http.StatusText(status),
 			Content: map[string]*mediaType{"application/json": {Schema: s}}}
+	}
+	if rt.Ranges {
+		partial := &apiResponse{Description: "Partial Content: the range asked for (Range)", Content: map[string]*mediaType{},
+			Headers: map[string]*header{"Content-Range": {Description: "The range sent", Schema: map[string]any{"type": "string"}}}}
+		for _, ct := range append(slices.Clone(rt.ResponseContent), "multipart/byteranges") {
+			partial.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
+		}
+		op.Responses["206"] = partial
+		op.Responses["304"] = &apiResponse{Description: "Not Modified (If-None-Match, If-Modified-Since)"}
+		op.Responses["412"] = &apiResponse{Description: "Precondition Failed (If-Match, If-Unmodified-Since)"}
+		op.Responses["416"] = &apiResponse{Description: "Range Not Satisfiable",
+			Content: map[string]*mediaType{"text/plain": {Schema: map[string]any{"type": "string"}}}}
 	}
 	op.Responses["5XX"] = &apiResponse{Description: "Internal error; the body never carries internals",
 		Content: map[string]*mediaType{"application/json": {Schema: ref(errorSchemaName)}}}

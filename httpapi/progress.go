@@ -18,11 +18,13 @@ func (a *api) progressRoutes() []route {
 	view := []string{featureProgressView}
 	return []route{
 		{Method: "GET", Path: "/progress/active", Summary: "The caller's pending and running jobs and those finished in the last minutes ({active, recentlyCompleted})",
-			Features: view, Handler: h.active},
+			Features: view, Response: progressActive{}, Handler: h.active},
 		{Method: "GET", Path: "/progress/jobs/{id}", Summary: "One job's progress (a running job without a heartbeat for 60 s shows failed)",
-			Features: view, Handler: h.job},
+			Features: view, Response: progressJob{}, Handler: h.job},
 	}
 }
+
+var _ = docEnum(progress.StatusPending, progress.StatusRunning, progress.StatusCompleted, progress.StatusFailed, progress.StatusCancelled)
 
 type progressHandlers struct {
 	svc *progress.Service
@@ -35,13 +37,13 @@ type progressJob struct {
 	JobType         string          `json:"jobType"`
 	Name            string          `json:"name"`
 	Status          progress.Status `json:"status"`
-	ProgressPercent int             `json:"progressPercent"`
+	ProgressPercent int             `json:"progressPercent" jsonschema:"minimum=0,maximum=100"`
 	ProcessedCount  int64           `json:"processedCount"`
 	TotalCount      *int64          `json:"totalCount"`
 	ETASeconds      *int64          `json:"etaSeconds"`
 	Cancellable     bool            `json:"cancellable"`
-	StartedAt       *string         `json:"startedAt"`
-	FinishedAt      *string         `json:"finishedAt"`
+	StartedAt       *string         `json:"startedAt" jsonschema:"format=date-time"`
+	FinishedAt      *string         `json:"finishedAt" jsonschema:"format=date-time"`
 	ErrorMessage    *string         `json:"errorMessage"`
 }
 
@@ -76,7 +78,14 @@ func (h progressHandlers) active(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"active": progressList(a.Active), "recentlyCompleted": progressList(a.RecentlyCompleted)})
+	return encode(w, http.StatusOK, progressActive{Active: progressList(a.Active), RecentlyCompleted: progressList(a.RecentlyCompleted)})
+}
+
+// progressActive is GET /progress/active: the scope's pending and running
+// jobs, and those finished in the last minutes.
+type progressActive struct {
+	Active            []progressJob `json:"active"`
+	RecentlyCompleted []progressJob `json:"recentlyCompleted"`
 }
 
 func (h progressHandlers) job(w http.ResponseWriter, r *http.Request) error {

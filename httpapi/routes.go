@@ -75,6 +75,11 @@ type route struct {
 	Response        any
 	ResponseContent []string
 	Status          int
+	// Ranges marks a route that serves its body with http.ServeContent:
+	// it also answers 206 (a range, in the ResponseContent types or
+	// multipart/byteranges), 304 and 412 (conditional requests, no body)
+	// and 416 (an unsatisfiable range, text/plain).
+	Ranges bool
 	// Errors lists the error statuses the handler answers beyond those
 	// the chain implies (400 for parameters and bodies, 401 and 403 for
 	// non-public routes, 404 for paths with parameters, 413 for bodies, 429

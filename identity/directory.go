@@ -57,7 +57,7 @@ func (s *Service) DeleteTenant(ctx context.Context, actor *Identity, id string) 
 
 // OrganizationInput creates an organization.
 type OrganizationInput struct {
-	Name string `json:"name"`
+	Name string `json:"name" jsonschema:"required,minLength=1"`
 	// TenantID defaults to the actor's tenant; naming another is for
 	// super admins.
 	TenantID string `json:"tenantId"`

@@ -94,7 +94,7 @@ type Role struct {
 	IsSuperAdmin bool `json:"isSuperAdmin"`
 	// Organizations restricts holders to these organizations; nil allows
 	// every organization of the tenant.
-	Organizations []string  `json:"organizations"`
+	Organizations []string  `json:"organizations" jsonschema:"nullable"`
 	CreatedAt     time.Time `json:"createdAt"`
 	// UpdatedAt is when the role's access last changed.
 	UpdatedAt time.Time `json:"updatedAt"`

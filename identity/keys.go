@@ -19,8 +19,8 @@ const keyPrefixLength = 11
 
 // APIKeyInput creates an API key.
 type APIKeyInput struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
+	Name        string `json:"name" jsonschema:"required,minLength=1"`
+	Description string `json:"description" jsonschema:"maxLength=1000"`
 	// TenantID defaults to the actor's; naming another is for super admins.
 	TenantID string `json:"tenantId"`
 	// OrganizationID scopes the key; it defaults to the actor's

@@ -61,8 +61,8 @@ func (s *Service) ListRoles(ctx context.Context, actor *Identity, tenantID strin
 
 // ACLInput replaces a role's access. Nil fields keep their current value.
 type ACLInput struct {
-	RoleID   string   `json:"roleId"`
-	Features []string `json:"features"`
+	RoleID   string   `json:"roleId" jsonschema:"required,minLength=1"`
+	Features []string `json:"features" jsonschema:"required,maxItems=500,maxLength=200,pattern=^([*]|[a-z0-9_]+([.][a-z0-9_]+)*([.][*])?)$"`
 	// IsSuperAdmin may be set (or a super-admin role changed) by super
 	// admins only.
 	IsSuperAdmin *bool `json:"isSuperAdmin"`
@@ -194,12 +194,12 @@ func (s *Service) resolveRoles(ctx context.Context, q store.Querier, actor *Iden
 
 // UserInput creates a user.
 type UserInput struct {
-	Email string `json:"email"`
+	Email string `json:"email" jsonschema:"required,minLength=1"`
 	// Password is 8 to 256 bytes (MinPasswordLength, MaxPasswordLength).
-	Password string `json:"password"`
+	Password string `json:"password" jsonschema:"required,maxLength=256"`
 	// OrganizationID is required: the user's organization, which also
 	// decides the tenant.
-	OrganizationID string `json:"organizationId"`
+	OrganizationID string `json:"organizationId" jsonschema:"required,minLength=1"`
 	// Roles are role ids or names of the organization's tenant.
 	Roles []string `json:"roles"`
 }
