@@ -146,6 +146,27 @@ func TestDocsRoutes(t *testing.T) {
 		}
 	}
 
+	a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
+	for _, rt := range a.routes() { // every route, with its features and an example request
+		i := strings.Index(text, "\n### "+rt.Method+" /api"+rt.docPath()+"\n")
+		if i < 0 {
+			t.Errorf("the Markdown has no section for %s %s", rt.Method, rt.docPath())
+			continue
+		}
+		section := text[i+1:]
+		if j := strings.Index(section[4:], "\n### "); j >= 0 {
+			section = section[:j+4]
+		}
+		if !strings.Contains(section, "curl -X "+rt.Method+" 'http://localhost:8080/api") {
+			t.Errorf("the Markdown's %s %s has no example request", rt.Method, rt.docPath())
+		}
+		for _, f := range rt.Features {
+			if !strings.Contains(section, "`"+f+"`") {
+				t.Errorf("the Markdown's %s %s does not name feature %s", rt.Method, rt.docPath(), f)
+			}
+		}
+	}
+
 	// Another document (its docs routes need a credential): sent without
 	// the contract check, which reads the default one.
 	locked := New(e.kit, Options{Auth: e.auth, DocsRequireAuth: true})
