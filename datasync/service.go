@@ -68,14 +68,14 @@ const (
 
 // RunInput starts a run.
 type RunInput struct {
-	IntegrationID string    `json:"integrationId"`
-	EntityType    string    `json:"entityType"`
-	Direction     Direction `json:"direction"`
+	IntegrationID string    `json:"integrationId" jsonschema:"required,minLength=1"`
+	EntityType    string    `json:"entityType" jsonschema:"required,minLength=1"`
+	Direction     Direction `json:"direction" jsonschema:"required"`
 	// FullSync starts an import from the source's first page; otherwise
 	// it continues from the last completed run's cursor.
 	FullSync bool `json:"fullSync"`
 	// BatchSize is 1 to 1000; nil means 100.
-	BatchSize   *int   `json:"batchSize"`
+	BatchSize   *int   `json:"batchSize" jsonschema:"minimum=1,maximum=1000"`
 	TriggeredBy string `json:"triggeredBy"`
 }
 

@@ -22,18 +22,34 @@ func (a *api) dataSyncRoutes() []route {
 	const base = "/data_sync"
 	return []route{
 		{Method: "POST", Path: base + "/validate", Summary: "Check that a sync could run: integration, adapter, entity type, credentials, the adapter's own check",
-			Features: []string{featureSyncConfigure}, ErrorBody: syncErrorBody, Handler: h.validate},
+			Features: []string{featureSyncConfigure}, Request: syncTarget{}, Response: datasync.ValidateResult{},
+			Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity}, ErrorBody: syncErrorBody, Handler: h.validate},
 		{Method: "POST", Path: base + "/run", Summary: "Start an import or export run ({integrationId, entityType, direction, fullSync?, batchSize?, triggeredBy?})",
-			Features: []string{featureSyncRun}, Handler: h.run},
+			Features: []string{featureSyncRun}, Request: datasync.RunInput{}, Status: http.StatusCreated, Response: syncRunStarted{},
+			Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity}, Handler: h.run},
 		{Method: "GET", Path: base + "/runs", Summary: "Sync runs, newest first (integrationId, entityType, direction, status, page, pageSize ≤ 100)",
-			Features: []string{featureSyncView}, Handler: h.list},
-		{Method: "GET", Path: base + "/runs/{id}", Summary: "A sync run with its counters and progress job", Features: []string{featureSyncView}, Handler: h.get},
+			Features: []string{featureSyncView},
+			Query: append([]Param{textQuery("integrationId", "Exact integration id"), textQuery("entityType", "Exact entity type"),
+				enumQuery("direction", "Direction", string(datasync.Import), string(datasync.Export)),
+				enumQuery("status", "Run status", string(datasync.StatusPending), string(datasync.StatusRunning),
+					string(datasync.StatusCompleted), string(datasync.StatusFailed), string(datasync.StatusCancelled), string(datasync.StatusPaused))},
+				strictPageQuery(20, 100)...),
+			Response: pageResponse[*datasync.Run]{}, Handler: h.list},
+		{Method: "GET", Path: base + "/runs/{id}", Summary: "A sync run with its counters and progress job", Features: []string{featureSyncView},
+			Response: syncRunDetail{}, Handler: h.get},
 		{Method: "POST", Path: base + "/runs/{id}/cancel", Summary: "Cancel a pending or running run (it stops after the batch in progress)",
-			Features: []string{featureSyncRun}, Handler: h.cancel},
+			Features: []string{featureSyncRun}, Response: okBody, Errors: []int{http.StatusConflict}, Handler: h.cancel},
 		{Method: "POST", Path: base + "/runs/{id}/retry", Summary: "Retry a failed or cancelled run from its cursor ({fromBeginning?})",
-			Features: []string{featureSyncRun}, Handler: h.retry},
+			Features: []string{featureSyncRun}, Request: retryInput{}, BodyOptional: true, Status: http.StatusCreated, Response: syncRunStarted{},
+			Errors: []int{http.StatusConflict}, Handler: h.retry},
 	}
 }
+
+var (
+	_ = docEnum(datasync.Import, datasync.Export)
+	_ = docEnum(datasync.StatusPending, datasync.StatusRunning, datasync.StatusCompleted, datasync.StatusFailed,
+		datasync.StatusCancelled, datasync.StatusPaused)
+)
 
 type syncHandlers struct {
 	svc *datasync.Service
@@ -54,17 +70,22 @@ func syncErrorBody(status int, _ error, message string, details map[string]strin
 	if status == http.StatusUnauthorized || status == http.StatusForbidden || status >= 500 {
 		return nil
 	}
-	body := map[string]any{"ok": false, "message": message}
-	if len(details) > 0 {
-		body["details"] = details
-	}
-	return body
+	return syncErrorResponse{OK: false, Message: message, Details: details}
 }
 
+// syncErrorResponse is validate's error body: {ok: false, message,
+// details?}.
+type syncErrorResponse struct {
+	OK      bool              `json:"ok"`
+	Message string            `json:"message"`
+	Details map[string]string `json:"details,omitempty"`
+}
+
+// syncTarget is the body of POST /data_sync/validate.
 type syncTarget struct {
-	IntegrationID string             `json:"integrationId"`
-	EntityType    string             `json:"entityType"`
-	Direction     datasync.Direction `json:"direction"`
+	IntegrationID string             `json:"integrationId" jsonschema:"required,minLength=1"`
+	EntityType    string             `json:"entityType" jsonschema:"required,minLength=1"`
+	Direction     datasync.Direction `json:"direction" jsonschema:"required"`
 }
 
 func (h syncHandlers) validate(w http.ResponseWriter, r *http.Request) error {
@@ -92,7 +113,14 @@ func (h syncHandlers) run(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return syncError(err)
 	}
-	return encode(w, http.StatusCreated, map[string]any{"id": run.ID, "progressJobId": run.ProgressJobID})
+	return encode(w, http.StatusCreated, syncRunStarted{ID: run.ID, ProgressJobID: run.ProgressJobID})
+}
+
+// syncRunStarted answers a started or retried run: its id and its
+// progress job's (null without the progress area).
+type syncRunStarted struct {
+	ID            string  `json:"id"`
+	ProgressJobID *string `json:"progressJobId"`
 }
 
 func (h syncHandlers) list(w http.ResponseWriter, r *http.Request) error {
@@ -114,10 +142,14 @@ func (h syncHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, struct {
-		*datasync.Run
-		ProgressJob *datasync.ProgressJob `json:"progressJob"`
-	}{run, pj})
+	return encode(w, http.StatusOK, syncRunDetail{run, pj})
+}
+
+// syncRunDetail is a run with its progress job's summary (null without
+// one).
+type syncRunDetail struct {
+	*datasync.Run
+	ProgressJob *datasync.ProgressJob `json:"progressJob"`
 }
 
 func (h syncHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
@@ -144,5 +176,5 @@ func (h syncHandlers) retry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, map[string]any{"id": run.ID, "progressJobId": run.ProgressJobID})
+	return encode(w, http.StatusCreated, syncRunStarted{ID: run.ID, ProgressJobID: run.ProgressJobID})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/store"
@@ -22,24 +23,39 @@ func (a *api) integrationRoutes() []route {
 	h := integrationHandlers{svc: a.kit.Integrations}
 	const base = "/integrations"
 	view := []string{featureIntegrationsView}
+	// The writes answer 422 for a payload the service refuses.
+	writeErrors := []int{http.StatusUnprocessableEntity}
 	return []route{
 		{Method: "GET", Path: base, Summary: "The integration catalogue with the caller's tenant's state (q, category, isEnabled, page, pageSize)",
-			Features: view, Handler: h.list},
+			Features: view,
+			Query: append([]Param{textQuery("q", "Text in the id, title or description (any case)"), textQuery("category", "Exact category"),
+				enumQuery("isEnabled", "Select by the tenant's state", "true", "false", "1", "0")}, strictPageQuery(100, 100)...),
+			Response: pageResponse[integrations.ListItem]{}, Handler: h.list},
 		{Method: "GET", Path: base + "/logs", Summary: "The integration log, newest first (integrationId, level, runId, entityType, entityId, page, pageSize ≤ 100)",
-			Features: view, Handler: h.logs},
+			Features: view,
+			Query: append([]Param{textQuery("integrationId", "Exact integration id"),
+				enumQuery("level", "Log level", integrations.LevelInfo, integrations.LevelWarn, integrations.LevelError),
+				textQuery("runId", "Exact sync run id"), textQuery("entityType", "Exact entity type"), textQuery("entityId", "Exact entity id")},
+				strictPageQuery(20, 100)...),
+			Response: pageResponse[*integrations.LogEntry]{}, Handler: h.logs},
 		{Method: "GET", Path: base + "/{id}", Summary: "An integration with its bundle, the tenant's state and which credentials are stored",
-			Features: view, Handler: h.get},
+			Features: view, Response: integrations.Detail{}, Handler: h.get},
 		{Method: "PUT", Path: base + "/{id}/state", Summary: "Enable or disable an integration, or flag it for re-authentication ({isEnabled?, reauthRequired?})",
-			Features: []string{featureIntegrationsManage}, Handler: h.setState},
+			Features: []string{featureIntegrationsManage}, Request: integrations.StateInput{}, Response: integrationStateBody{},
+			Errors: writeErrors, Handler: h.setState},
 		{Method: "PUT", Path: base + "/{id}/version", Summary: "Pick the API version the tenant uses ({apiVersion})",
-			Features: []string{featureIntegrationsManage}, Handler: h.setVersion},
+			Features: []string{featureIntegrationsManage}, Request: integrationVersionInput{}, Response: integrationVersionBody{},
+			Errors: writeErrors, Handler: h.setVersion},
 		// NoStore: the answer holds the tenant's non-secret credentials.
 		{Method: "GET", Path: base + "/{id}/credentials", Summary: "The credential schema and the tenant's credentials, secrets masked",
-			Features: view, NoStore: true, Handler: h.credentials},
+			Features: view, NoStore: true, Response: integrationCredentialsBody{}, Handler: h.credentials},
 		{Method: "PUT", Path: base + "/{id}/credentials", Summary: "Replace the tenant's credentials ({credentials}), stored encrypted",
-			Features: []string{featureIntegrationsCredentials}, NoStore: true, Handler: h.setCredentials},
+			Features: []string{featureIntegrationsCredentials}, NoStore: true, Request: integrationCredentialsInput{}, Response: okBody,
+			Errors: writeErrors, Handler: h.setCredentials},
 	}
 }
+
+var _ = docEnum(integrations.FieldText, integrations.FieldSecret, integrations.FieldSelect, integrations.FieldBoolean, integrations.FieldURL)
 
 type integrationHandlers struct {
 	svc *integrations.Service
@@ -52,6 +68,15 @@ func integrationError(err error) error {
 		return &statusError{status: http.StatusUnprocessableEntity, err: err}
 	}
 	return err
+}
+
+// strictPageQuery documents strictPage: pageQuery with pageSize at most
+// maxSize.
+func strictPageQuery(def, maxSize int) []Param {
+	ps := pageQuery(def, maxSize)
+	ps[1].Maximum = bound(float64(maxSize))
+	ps[1].Description = "Items per page, at most " + strconv.Itoa(maxSize) + " (default " + strconv.Itoa(def) + ")"
+	return ps
 }
 
 // strictPage is parsePage refusing (400) a pageSize above maxSize instead
@@ -104,14 +129,33 @@ func (h integrationHandlers) setState(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return integrationError(err)
 	}
-	return encode(w, http.StatusOK, map[string]any{"isEnabled": st.IsEnabled, "reauthRequired": st.ReauthRequired,
-		"apiVersion": st.APIVersion, "updatedAt": st.UpdatedAt})
+	return encode(w, http.StatusOK, integrationStateBody{IsEnabled: st.IsEnabled, ReauthRequired: st.ReauthRequired,
+		APIVersion: st.APIVersion, UpdatedAt: st.UpdatedAt})
+}
+
+// integrationStateBody answers PUT /integrations/{id}/state: the tenant's
+// state after the change.
+type integrationStateBody struct {
+	IsEnabled      bool       `json:"isEnabled"`
+	ReauthRequired bool       `json:"reauthRequired"`
+	APIVersion     *string    `json:"apiVersion"`
+	UpdatedAt      *time.Time `json:"updatedAt"`
+}
+
+// integrationVersionInput is the body of PUT /integrations/{id}/version.
+type integrationVersionInput struct {
+	APIVersion string `json:"apiVersion" jsonschema:"required,minLength=1"`
+}
+
+// integrationVersionBody answers PUT /integrations/{id}/version: the
+// version now in use and the one before (null for none).
+type integrationVersionBody struct {
+	APIVersion      *string `json:"apiVersion"`
+	PreviousVersion *string `json:"previousVersion"`
 }
 
 func (h integrationHandlers) setVersion(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[struct {
-		APIVersion string `json:"apiVersion"`
-	}](r)
+	in, err := decode[integrationVersionInput](r)
 	if err != nil {
 		return integrationError(err)
 	}
@@ -119,7 +163,7 @@ func (h integrationHandlers) setVersion(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return integrationError(err)
 	}
-	return encode(w, http.StatusOK, map[string]any{"apiVersion": current, "previousVersion": previous})
+	return encode(w, http.StatusOK, integrationVersionBody{APIVersion: current, PreviousVersion: previous})
 }
 
 func (h integrationHandlers) credentials(w http.ResponseWriter, r *http.Request) error {
@@ -128,13 +172,27 @@ func (h integrationHandlers) credentials(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, map[string]any{"integrationId": id, "schema": schema, "credentials": values})
+	return encode(w, http.StatusOK, integrationCredentialsBody{IntegrationID: id, Schema: schema, Credentials: values})
+}
+
+// integrationCredentialsBody answers GET /integrations/{id}/credentials:
+// the credential fields and the tenant's values by key, secrets masked
+// (integrations.Mask).
+type integrationCredentialsBody struct {
+	IntegrationID string               `json:"integrationId"`
+	Schema        []integrations.Field `json:"schema"`
+	Credentials   map[string]any       `json:"credentials"`
+}
+
+// integrationCredentialsInput is the body of PUT
+// /integrations/{id}/credentials: the values by key (a secret sent as
+// integrations.Mask keeps the stored one).
+type integrationCredentialsInput struct {
+	Credentials map[string]any `json:"credentials" jsonschema:"required"`
 }
 
 func (h integrationHandlers) setCredentials(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[struct {
-		Credentials map[string]any `json:"credentials"`
-	}](r)
+	in, err := decode[integrationCredentialsInput](r)
 	if err != nil {
 		return integrationError(err)
 	}

@@ -522,6 +522,7 @@ func (g *schemaGen) namer(suffix string) func(reflect.Type) string {
 var (
 	rawMessageType = reflect.TypeOf(json.RawMessage(nil))
 	timeType       = reflect.TypeOf(time.Time{})
+	numberType     = reflect.TypeOf(json.Number(""))
 	anyType        = reflect.TypeOf((*any)(nil)).Elem()
 )
 
@@ -534,6 +535,8 @@ func mapType(t reflect.Type) *jsonschema.Schema {
 		return &jsonschema.Schema{}
 	case timeType:
 		return &jsonschema.Schema{Type: "string", Format: "date-time"}
+	case numberType:
+		return &jsonschema.Schema{Type: "number"}
 	}
 	if values, ok := enumTypes[t]; ok {
 		return &jsonschema.Schema{Type: "string", Enum: values}

@@ -26,30 +26,62 @@ const (
 func (a *api) paymentRoutes() []route {
 	h := paymentHandlers{svc: a.kit.Payments}
 	const base = "/payment_gateways"
+	// The POSTs that reach a provider: 422 for an invalid payload or an
+	// unknown or unconfigured provider, 409 for a status that forbids the
+	// action or the provider's refusal, 502 for any other provider failure.
+	providerErrors := []int{http.StatusConflict, http.StatusUnprocessableEntity, http.StatusBadGateway}
+	actionErrors := []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusBadGateway}
 	return []route{
 		// NoStore: a session's clientSecret confirms its payment.
 		{Method: "POST", Path: base + "/sessions", Summary: "Open a payment session at a provider", Features: []string{featurePaymentsManage},
-			NoStore: true, ErrorBody: paymentErrorBody, Handler: h.createSession},
+			NoStore: true, Request: payments.SessionRequest{}, Status: http.StatusCreated, Response: payments.Session{},
+			Errors: providerErrors, ErrorBody: paymentErrorBody, Handler: h.createSession},
 		{Method: "POST", Path: base + "/capture", Summary: "Capture an authorized payment (all of it, or amount)", Features: []string{featurePaymentsCapture},
+			Request: payments.CaptureRequest{}, Response: payments.CaptureResponse{}, Errors: actionErrors,
 			ErrorBody: paymentErrorBody, Handler: h.capture},
 		{Method: "POST", Path: base + "/refund", Summary: "Refund a captured payment (all of what is left, or amount)", Features: []string{featurePaymentsRefund},
+			Request: payments.RefundRequest{}, Response: payments.RefundResponse{}, Errors: actionErrors,
 			ErrorBody: paymentErrorBody, Handler: h.refund},
 		{Method: "POST", Path: base + "/cancel", Summary: "Cancel a payment before capture", Features: []string{featurePaymentsManage},
+			Request: payments.CancelRequest{}, Response: payments.CancelResponse{}, Errors: actionErrors,
 			ErrorBody: paymentErrorBody, Handler: h.cancel},
 		{Method: "GET", Path: base + "/status", Summary: "A payment's status (?transactionId)", Features: []string{featurePaymentsView},
-			ErrorBody: paymentErrorBody, Handler: h.status},
+			Query:    []Param{{Name: "transactionId", Required: true, Pattern: paymentIDPattern, Description: "The payment's transactionId"}},
+			Response: payments.StatusView{}, Errors: []int{http.StatusNotFound}, ErrorBody: paymentErrorBody, Handler: h.status},
 		{Method: "POST", Path: base + "/status", Summary: "Refresh a payment's status from its provider ({transactionId})",
-			Features: []string{featurePaymentsManage}, ErrorBody: paymentErrorBody, Handler: h.refresh},
+			Features: []string{featurePaymentsManage}, Request: payments.RefreshRequest{}, Response: payments.StatusView{},
+			Errors: actionErrors, ErrorBody: paymentErrorBody, Handler: h.refresh},
 		{Method: "GET", Path: base + "/transactions", Summary: "List payments, newest first (page, pageSize, status, providerKey)",
-			Features: []string{featurePaymentsView}, ErrorBody: paymentErrorBody, Handler: h.list},
+			Features: []string{featurePaymentsView},
+			Query: append(pageQuery(20, 100), enumQuery("status", "Payment status", paymentStatusValues()...),
+				textQuery("providerKey", "Exact provider key")),
+			Response: pageResponse[paymentTransaction]{}, ErrorBody: paymentErrorBody, Handler: h.list},
 		{Method: "GET", Path: base + "/transactions/{id}", Summary: "A payment with its refunds and webhook history",
-			Features: []string{featurePaymentsView}, ErrorBody: paymentErrorBody, Handler: h.get},
+			Features: []string{featurePaymentsView}, Response: paymentTransactionDetail{}, ErrorBody: paymentErrorBody, Handler: h.get},
 		{Method: "GET", Path: base + "/providers", Summary: "The providers sessions may use", Features: []string{featurePaymentsView},
-			Handler: h.providers},
+			Response: paymentProviderList{}, Handler: h.providers},
 		{Method: "POST", Path: base + "/webhook/{provider}", Summary: "Receive a provider's webhook (its signature is the credential)",
 			Public: true, RateLimit: paymentWebhookLimit, MaxBodyBytes: maxInboundBody, ErrorBody: paymentErrorBody,
-			Handler: h.webhook},
+			// The provider's raw body, as it sent it (its signature covers
+			// the bytes).
+			RequestContent: "application/json", Status: http.StatusAccepted, Response: paymentWebhookAccepted{},
+			Errors: []int{http.StatusUnauthorized}, Handler: h.webhook},
 	}
+}
+
+var _ = docEnum(payments.Statuses...)
+
+// paymentIDPattern is what store.IsID accepts: a UUID in its 36-character
+// form, either case.
+const paymentIDPattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+
+// paymentStatusValues are the unified statuses, for the status filter.
+func paymentStatusValues() []string {
+	out := make([]string, len(payments.Statuses))
+	for i, v := range payments.Statuses {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // paymentWebhookLimit limits each provider's webhooks per client address
@@ -213,7 +245,56 @@ func (h paymentHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, newPage(items, total, p))
+	out := make([]paymentTransaction, len(items))
+	for i, t := range items {
+		out[i] = toPaymentTransaction(t)
+	}
+	return encode(w, http.StatusOK, newPage(out, total, p))
+}
+
+// paymentTransactionFields is payments.Transaction without its
+// MarshalJSON: its declared fields.
+type paymentTransactionFields payments.Transaction
+
+// paymentTransaction is a payment as the API shows it: what
+// (*payments.Transaction).MarshalJSON writes, the transaction's fields
+// with its amounts as decimals and redirectUrl null when the provider gave
+// none.
+type paymentTransaction struct {
+	*paymentTransactionFields
+	Amount         json.Number `json:"amount" jsonschema:"type=number,exclusiveMinimum=0"`
+	AmountReceived json.Number `json:"amountReceived" jsonschema:"type=number,minimum=0"`
+	RefundedAmount json.Number `json:"refundedAmount" jsonschema:"type=number,minimum=0"`
+	RedirectURL    *string     `json:"redirectUrl"`
+}
+
+func toPaymentTransaction(t *payments.Transaction) paymentTransaction {
+	out := paymentTransaction{paymentTransactionFields: (*paymentTransactionFields)(t),
+		Amount:         payments.FormatAmount(t.Amount, t.Currency),
+		AmountReceived: payments.FormatAmount(t.CapturedAmount, t.Currency),
+		RefundedAmount: payments.FormatAmount(t.RefundedAmount, t.Currency)}
+	if t.RedirectURL != "" {
+		out.RedirectURL = &t.RedirectURL
+	}
+	return out
+}
+
+// paymentRefundFields is payments.Refund without its MarshalJSON.
+type paymentRefundFields payments.Refund
+
+// paymentRefund is a refund as the API shows it: what
+// (*payments.Refund).MarshalJSON writes, its amount as a decimal.
+type paymentRefund struct {
+	*paymentRefundFields
+	Amount json.Number `json:"amount" jsonschema:"type=number,exclusiveMinimum=0"`
+}
+
+// paymentTransactionDetail is a payment with its refunds and webhook
+// history: what (*payments.Detail).MarshalJSON writes.
+type paymentTransactionDetail struct {
+	paymentTransaction
+	Refunds  []paymentRefund     `json:"refunds"`
+	Webhooks []*payments.Webhook `json:"webhooks"`
 }
 
 func (h paymentHandlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -221,21 +302,41 @@ func (h paymentHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, d)
+	out := paymentTransactionDetail{paymentTransaction: toPaymentTransaction(d.Transaction),
+		Refunds: make([]paymentRefund, len(d.Refunds)), Webhooks: d.Webhooks}
+	for i, rf := range d.Refunds {
+		out.Refunds[i] = paymentRefund{paymentRefundFields: (*paymentRefundFields)(rf), Amount: payments.FormatAmount(rf.Amount, rf.Currency)}
+	}
+	if out.Webhooks == nil {
+		out.Webhooks = []*payments.Webhook{}
+	}
+	return encode(w, http.StatusOK, out)
+}
+
+// paymentProvider is a provider sessions may use.
+type paymentProvider struct {
+	ProviderKey string `json:"providerKey"`
+}
+
+// paymentProviderList answers GET /payment_gateways/providers.
+type paymentProviderList struct {
+	Items []paymentProvider `json:"items"`
+	Total int               `json:"total"`
 }
 
 func (h paymentHandlers) providers(w http.ResponseWriter, r *http.Request) error {
-	type provider struct {
-		ProviderKey string `json:"providerKey"`
-	}
-	var items []provider
+	items := []paymentProvider{}
 	for _, key := range h.svc.Providers().Keys() {
-		items = append(items, provider{key})
+		items = append(items, paymentProvider{key})
 	}
-	if items == nil {
-		items = []provider{}
-	}
-	return encode(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
+	return encode(w, http.StatusOK, paymentProviderList{Items: items, Total: len(items)})
+}
+
+// paymentWebhookAccepted answers a provider's webhook: received, and
+// queued for processing.
+type paymentWebhookAccepted struct {
+	Received bool `json:"received"`
+	Queued   bool `json:"queued"`
 }
 
 func (h paymentHandlers) webhook(w http.ResponseWriter, r *http.Request) error {
@@ -252,5 +353,5 @@ func (h paymentHandlers) webhook(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	return encode(w, http.StatusAccepted, map[string]bool{"received": true, "queued": true})
+	return encode(w, http.StatusAccepted, paymentWebhookAccepted{Received: true, Queued: true})
 }

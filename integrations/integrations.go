@@ -77,7 +77,7 @@ type Bundle struct {
 	ID          string  `json:"id"`
 	Title       string  `json:"title"`
 	Description string  `json:"description"`
-	Credentials []Field `json:"credentials"`
+	Credentials []Field `json:"credentials" jsonschema:"nullable"`
 }
 
 // State is a tenant's state of an integration. A tenant with no stored
@@ -115,7 +115,7 @@ type LogEntry struct {
 	TenantID      string          `json:"-"`
 	IntegrationID string          `json:"integrationId"`
 	RunID         *string         `json:"runId"`
-	Level         string          `json:"level"`
+	Level         string          `json:"level" jsonschema:"enum=info,enum=warn,enum=error"`
 	Message       string          `json:"message"`
 	Code          *string         `json:"code"`
 	Payload       json.RawMessage `json:"payload"`

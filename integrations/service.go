@@ -198,8 +198,8 @@ func (s *Service) Get(ctx context.Context, id string) (*Detail, error) {
 
 // StateInput changes a tenant's state; nil fields keep their value.
 type StateInput struct {
-	IsEnabled      *bool `json:"isEnabled"`
-	ReauthRequired *bool `json:"reauthRequired"`
+	IsEnabled      *bool `json:"isEnabled" jsonschema:"anyof_required=isEnabled"`
+	ReauthRequired *bool `json:"reauthRequired" jsonschema:"anyof_required=reauthRequired"`
 }
 
 // SetState changes the caller's tenant's state of the integration and

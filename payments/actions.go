@@ -13,31 +13,31 @@ import (
 
 // CaptureRequest captures an authorized payment.
 type CaptureRequest struct {
-	TransactionID string `json:"transactionId"`
+	TransactionID string `json:"transactionId" jsonschema:"required,format=uuid"`
 	// Amount, when set, captures part of the payment; omitted captures
 	// what is left.
-	Amount json.Number `json:"amount"`
+	Amount json.Number `json:"amount" jsonschema:"type=number,exclusiveMinimum=0,nullable"`
 	// OperationID makes the capture idempotent: the same id on the
 	// transaction again returns the first answer and changes nothing.
-	OperationID string `json:"operationId"`
+	OperationID string `json:"operationId" jsonschema:"maxLength=200"`
 }
 
 // CaptureResponse is a capture's answer.
 type CaptureResponse struct {
 	Status Status `json:"status"`
 	// CapturedAmount is the payment's total captured.
-	CapturedAmount json.Number `json:"capturedAmount"`
+	CapturedAmount json.Number `json:"capturedAmount" jsonschema:"type=number,minimum=0"`
 }
 
 // RefundRequest refunds a captured payment.
 type RefundRequest struct {
-	TransactionID string `json:"transactionId"`
+	TransactionID string `json:"transactionId" jsonschema:"required,format=uuid"`
 	// Amount, when set, refunds part of the payment; omitted refunds what
 	// is left.
-	Amount json.Number `json:"amount"`
+	Amount json.Number `json:"amount" jsonschema:"type=number,exclusiveMinimum=0,nullable"`
 	// Reason is free text, at most 200 characters.
-	Reason      string `json:"reason"`
-	OperationID string `json:"operationId"`
+	Reason      string `json:"reason" jsonschema:"maxLength=200"`
+	OperationID string `json:"operationId" jsonschema:"maxLength=200"`
 }
 
 // RefundResponse is a refund's answer.
@@ -46,13 +46,13 @@ type RefundResponse struct {
 	RefundID string `json:"refundId"`
 	Status   Status `json:"status"`
 	// RefundedAmount is this refund's amount.
-	RefundedAmount json.Number `json:"refundedAmount"`
+	RefundedAmount json.Number `json:"refundedAmount" jsonschema:"type=number,exclusiveMinimum=0"`
 }
 
 // CancelRequest cancels a payment before capture.
 type CancelRequest struct {
-	TransactionID string `json:"transactionId"`
-	OperationID   string `json:"operationId"`
+	TransactionID string `json:"transactionId" jsonschema:"required,format=uuid"`
+	OperationID   string `json:"operationId" jsonschema:"maxLength=200"`
 }
 
 // CancelResponse is a cancel's answer.
@@ -62,7 +62,7 @@ type CancelResponse struct {
 
 // RefreshRequest reads a payment's state from its provider.
 type RefreshRequest struct {
-	TransactionID string `json:"transactionId"`
+	TransactionID string `json:"transactionId" jsonschema:"required,format=uuid"`
 }
 
 // Limits of the actions' fields.

@@ -72,7 +72,7 @@ type Transaction struct {
 	Description    string         `json:"description"`
 	Metadata       map[string]any `json:"metadata"`
 	RedirectURL    string         `json:"-"`
-	ProviderData   map[string]any `json:"providerData"`
+	ProviderData   map[string]any `json:"providerData" jsonschema:"nullable"`
 	CreatedAt      time.Time      `json:"createdAt"`
 	UpdatedAt      time.Time      `json:"updatedAt"`
 }
@@ -138,9 +138,9 @@ type Webhook struct {
 	MappedStatus Status `json:"mappedStatus"`
 	// Outcome is empty until processed, then OutcomeApplied (the status
 	// changed) or OutcomeIgnored (not a valid move from StatusBefore).
-	Outcome      string     `json:"outcome"`
-	StatusBefore Status     `json:"statusBefore"`
-	StatusAfter  Status     `json:"statusAfter"`
+	Outcome      string     `json:"outcome" jsonschema:"enum=,enum=applied,enum=ignored"`
+	StatusBefore Status     `json:"statusBefore" jsonschema:"enum="`
+	StatusAfter  Status     `json:"statusAfter" jsonschema:"enum="`
 	ReceivedAt   time.Time  `json:"receivedAt"`
 	ProcessedAt  *time.Time `json:"processedAt"`
 }

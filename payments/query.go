@@ -17,8 +17,8 @@ type StatusView struct {
 	SessionID      string      `json:"sessionId"`
 	Status         Status      `json:"status"`
 	GatewayStatus  string      `json:"gatewayStatus"`
-	Amount         json.Number `json:"amount"`
-	AmountReceived json.Number `json:"amountReceived"`
+	Amount         json.Number `json:"amount" jsonschema:"type=number,exclusiveMinimum=0"`
+	AmountReceived json.Number `json:"amountReceived" jsonschema:"type=number,minimum=0"`
 	CurrencyCode   string      `json:"currencyCode"`
 	CreatedAt      time.Time   `json:"createdAt"`
 	UpdatedAt      time.Time   `json:"updatedAt"`

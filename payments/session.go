@@ -15,16 +15,16 @@ import (
 // SessionRequest opens a payment.
 type SessionRequest struct {
 	// ProviderKey names a registered provider ("mock", "stripe").
-	ProviderKey string `json:"providerKey"`
+	ProviderKey string `json:"providerKey" jsonschema:"required,minLength=1"`
 	// Amount is a positive decimal in the currency, with no more decimal
 	// places than its minor unit ("10.50").
-	Amount json.Number `json:"amount"`
+	Amount json.Number `json:"amount" jsonschema:"required,type=number,exclusiveMinimum=0"`
 	// CurrencyCode is an ISO 4217 code (any case; stored upper-case).
-	CurrencyCode string `json:"currencyCode"`
+	CurrencyCode string `json:"currencyCode" jsonschema:"required,pattern=^[A-Za-z]{3}$"`
 	// CaptureMethod is CaptureAutomatic (default) or CaptureManual.
-	CaptureMethod string `json:"captureMethod"`
+	CaptureMethod string `json:"captureMethod" jsonschema:"enum=,enum=automatic,enum=manual"`
 	// Description is at most 500 characters.
-	Description string `json:"description"`
+	Description string `json:"description" jsonschema:"maxLength=500"`
 	// Metadata is the caller's, at most 16 KiB of JSON, kept with the
 	// transaction and passed to the provider.
 	Metadata map[string]any `json:"metadata"`
@@ -38,7 +38,7 @@ type Session struct {
 	ProviderKey   string         `json:"providerKey"`
 	ClientSecret  *string        `json:"clientSecret"`
 	RedirectURL   *string        `json:"redirectUrl"`
-	ProviderData  map[string]any `json:"providerData"`
+	ProviderData  map[string]any `json:"providerData" jsonschema:"nullable"`
 	Status        Status         `json:"status"`
 	PaymentID     string         `json:"paymentId"`
 }
