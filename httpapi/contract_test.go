@@ -35,9 +35,6 @@ var contract struct {
 	err  error
 }
 
-// contractPending lists the areas whose routes are not checked yet.
-var contractPending = map[string]bool{}
-
 func (e *testEnv) loadContract() error {
 	contract.once.Do(func() {
 		rec := httptest.NewRecorder()
@@ -92,8 +89,8 @@ func (e *testEnv) checkContract(req *http.Request, body []byte, rec *httptest.Re
 	if err := e.loadContract(); err != nil {
 		e.t.Fatalf("contract: %v", err)
 	}
-	if contractPending[contract.area(req)] || strings.HasPrefix(req.URL.Path, "/api/docs/api/assets/") {
-		return
+	if strings.HasPrefix(req.URL.Path, "/api/docs/api/assets/") {
+		return // Swagger UI's files: their bodies are not what the check reads
 	}
 	if contract.area(req) == "" || path.Clean(req.URL.Path) != req.URL.Path {
 		return // no route: the catch-all 404 and 405, net/http's redirect of an unclean path
