@@ -545,6 +545,93 @@ func (m *cntModel) createBatch() {
 	}
 }
 
+// upsert writes a batch as an import does (UpsertRecordsTx, in a
+// transaction of its own): new ids and the ids of the tenant's records
+// (live or deleted, of any organization: an import updates the tenant's
+// record wherever it was made), an id twice at times, an item failing
+// validation at times.
+func (m *cntModel) upsert() {
+	c := m.callers[m.pick(len(m.callers))]
+	tenant := c.sc.TenantID
+	var own []*cntRec
+	for _, r := range m.recs {
+		if r.tenant == tenant {
+			own = append(own, r)
+		}
+	}
+	type pending struct {
+		id       string
+		rec      *cntRec // the tenant's record of the id, or nil
+		in, want map[string]any
+		bad      bool
+	}
+	var ps []pending
+	var items []entities.RecordUpsert
+	for range 1 + m.pick(6) {
+		var p pending
+		switch r := m.pick(10); {
+		case r < 2 && len(ps) > 0:
+			q := ps[m.pick(len(ps))] // an id of this batch again
+			p.id, p.rec = q.id, q.rec
+		case r < 6 && len(own) > 0:
+			p.rec = own[m.pick(len(own))]
+			p.id = p.rec.id
+		default:
+			p.id = store.NewID()
+		}
+		p.in, p.want = m.values(tenant, true)
+		if m.pick(8) == 0 {
+			p.in["no_such_field"] = 1
+			p.bad = true
+		}
+		ps = append(ps, p)
+		items = append(items, entities.RecordUpsert{RecordID: p.id, Values: p.in})
+	}
+	m.logf("%s upserts %d items %v", c.name, len(items), items)
+	var out []entities.UpsertOutcome
+	err := m.db.Tx(c.ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = m.svc.UpsertRecordsTx(c.ctx, tx, m.eid, items)
+		return err
+	})
+	if err != nil {
+		m.fatalf("UpsertRecordsTx: %v", err)
+	}
+	seen := map[string]bool{}
+	for i, p := range ps {
+		o := out[i]
+		switch {
+		case p.bad:
+			if o.Err == nil {
+				m.fatalf("item %d with an unknown field: %+v, want an error", i, o)
+			}
+			continue
+		case seen[p.id] || p.rec != nil && p.rec.deleted:
+			if !o.Skipped || o.Created || o.Err != nil {
+				m.fatalf("item %d (deleted %v, seen %v): %+v, want skipped", i, p.rec != nil && p.rec.deleted, seen[p.id], o)
+			}
+		case p.rec != nil:
+			if o.Created || o.Skipped || o.Err != nil {
+				m.fatalf("item %d: %+v, want updated", i, o)
+			}
+			for k, v := range p.want {
+				if v == nil {
+					delete(p.rec.vals, k)
+				} else {
+					p.rec.vals[k] = v
+				}
+			}
+		default:
+			if !o.Created || o.Skipped || o.Err != nil {
+				m.fatalf("item %d: %+v, want created", i, o)
+			}
+			cntDropNulls(p.want)
+			m.recs = append(m.recs, &cntRec{id: p.id, tenant: tenant, org: c.sc.OrganizationID, vals: p.want})
+		}
+		seen[p.id] = true
+	}
+}
+
 // target picks a record for caller c to change: mostly one it sees, at
 // times any (deleted, another tenant's, another organization's).
 func (m *cntModel) target(c *cntCaller) *cntRec {
@@ -769,8 +856,10 @@ func (m *cntModel) run(steps int) {
 		switch x := m.pick(100); {
 		case x < 26:
 			m.create()
-		case x < 36:
+		case x < 32:
 			m.createBatch()
+		case x < 42:
+			m.upsert()
 		case x < 62:
 			m.update()
 		case x < 74:

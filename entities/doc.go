@@ -190,7 +190,8 @@
 // entities, definition rows at each scope with their tombstones, field
 // settings, records (insert, get, update through a change function,
 // soft delete, list with checked filters, sorting, paging and exact
-// totals, relation options). Each method takes the store.Querier to run
+// totals, relation options, and for batch upserts: read and lock a
+// batch's records by id, update many at once). Each method takes the store.Querier to run
 // on, the Service's transaction for writes, so that a record's write, its
 // counts and its event commit together. New uses the SQL store;
 // NewWithStore takes a host's own (decision: the transaction, the
@@ -203,18 +204,36 @@
 // whether writers are serialised: row locks, the table lock of record
 // writes, value-count slots); what differs only in the area's own history
 // (the filterable indexes' names and columns, which migration dropped
-// them) lives in sql_sqlite.go and sql_postgres.go, each registering
-// itself under its store.Dialect value, build-tagged like the store's
-// engines. No code compares engine names.
+// them) and the shape of batch statements lives in sql_sqlite.go and
+// sql_postgres.go, each registering itself under its store.Dialect value,
+// build-tagged like the store's engines. No code compares engine names.
+// Batch writes (records, value counts, a batch's id lookup) are a few
+// prepared statements of up to 50 rows of anonymous parameters on SQLite,
+// and one statement over array parameters on PostgreSQL, so that a batch
+// of 1000 records costs a handful of statements, not a few per record.
 //
 // Package entitiestest is the conformance suite of a Store: Run drives a
 // Service over it through every behaviour above (scoping of every read
 // and write, tombstones, record ids per tenant, soft delete, filters by
 // kind, sorting, paging, totals from counts across writes, concurrent
-// updates). The SQL store runs it on SQLite and PostgreSQL, and
-// entitiestest's own tests check that it fails stores broken on purpose
-// (organization scope ignored, a delete that keeps its counts, sorting
-// reversed, tombstones ignored), each in the subtest meant to catch it.
+// updates, batch upserts alone and beside concurrent updates). The SQL
+// store runs it on SQLite and PostgreSQL, and entitiestest's own tests
+// check that it fails stores broken on purpose (organization scope
+// ignored, a delete that keeps its counts, sorting reversed, tombstones
+// ignored, a batch update that keeps its counts, a batch lookup that
+// leaves deleted records out), each in the subtest meant to catch it.
+//
+// # Imports
+//
+// UpsertRecordsTx writes a data sync batch (up to 1000 records) in its
+// caller's transaction: one statement reads and locks the tenant's
+// records of the batch's ids (Store.LockRecords), new ids are inserted
+// and existing records updated in batches (InsertRecords,
+// UpdateRecords), their value counts move in one upsert per batch, and
+// their events are written together (store.Tx.EmitMany). A record's data
+// and its event payload are written without reflection (jsonenc.go),
+// byte for byte as encoding/json writes them. See BENCHMARKS.md, "Data
+// sync import (issue 17)".
 //
 // # Events
 //

@@ -607,11 +607,11 @@ func (s *Service) CreateRecords(ctx context.Context, entityID string, values []m
 		}
 		events := make([]store.Event, len(clean))
 		for i, r := range records {
-			data, err := json.Marshal(eventOf(r))
+			ev, err := recordEventOf(EventRecordCreated, r)
 			if err != nil {
 				return err
 			}
-			events[i] = store.Event{Type: EventRecordCreated, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID, Data: data}
+			events[i] = ev
 		}
 		_, err = tx.EmitMany(ctx, events)
 		return err

@@ -43,6 +43,25 @@ type engineSQL struct {
 	// indexes: a migration dropped them, so that PrepareLists makes the
 	// missing filterable ones again.
 	listIndexes string
+	// idsIn is the predicate that the id column is one of the ids that
+	// the one parameter p holds, idList that parameter's value: one
+	// statement text whatever the number of ids, parsed and planned once
+	// (a list of numbered parameters is parsed again every time on
+	// SQLite and bound by name, and PostgreSQL's generic plan of one
+	// scans the entity's records testing each against every parameter).
+	idsIn  func(p string) string
+	idList func(ids []string) (any, error)
+	// insertRecords writes new records' rows (InsertRecords).
+	insertRecords func(ctx context.Context, q store.Querier, rows []recordRow) error
+	// updateRecords writes rows' data and updatedAt over the live records
+	// of their tenant and id, and returns how many it wrote.
+	updateRecords func(ctx context.Context, q store.Querier, rows []recordRow) (int64, error)
+	// addCounts adds rows' n to the value counts of (tenantID, entityID)
+	// in slot, in the rows' order (countDeltas.flush).
+	addCounts func(ctx context.Context, q store.Querier, tenantID, entityID string, slot int, rows []countRow) error
+	// prepare has the statements of the batch writes above prepared (see
+	// PrepareInserts); nil when the engine needs nothing.
+	prepare func(ctx context.Context, db *store.DB)
 }
 
 // engines holds each engine's engineSQL by its Dialect value; each

@@ -3,7 +3,6 @@ package entities
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -64,7 +63,7 @@ func countedValue(d store.Dialect, x any) (canon string, param any, ok bool) {
 	default:
 		return "", nil, false
 	}
-	b, err := json.Marshal(x)
+	b, err := appendJSONValue(nil, x) // json.Marshal(x)
 	if err != nil {
 		return "", nil, false
 	}
@@ -145,9 +144,15 @@ func liveTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID st
 	return int(sum), err
 }
 
-var countUpserts = store.NewBatchInsert("custom_entity_value_counts",
-	"tenant_id, entity_id, field_key, value, organization_id, slot, n",
-	"ON CONFLICT (tenant_id, entity_id, field_key, value, organization_id, slot) DO UPDATE SET n = custom_entity_value_counts.n + excluded.n")
+// countRow is one count change of countDeltas.flush: n added to the
+// count of (key, value, org), value as the engine binds it
+// (Dialect.JSONValueArg).
+type countRow struct {
+	key   string
+	value any
+	org   string
+	n     int64
+}
 
 // flush writes the gathered changes for (tenantID, entityID), in key
 // order (so that concurrent transactions lock shared rows in one order).
@@ -168,13 +173,16 @@ func (d *countDeltas) flush(ctx context.Context, q store.Querier, tenantID, enti
 	if !d.dialect.SingleWriter() {
 		slot = rand.IntN(countSlots)
 	}
-	rows := make([][]any, len(keys))
+	rows := make([]countRow, len(keys))
 	for i, k := range keys {
 		c := d.m[k]
-		rows[i] = []any{tenantID, entityID, k.key, c.param, k.org, slot, c.n}
+		rows[i] = countRow{key: k.key, value: c.param, org: k.org, n: c.n}
 	}
-	_, err := countUpserts.Insert(ctx, q, rows)
-	return err
+	eng, err := engineOf(q)
+	if err != nil {
+		return err
+	}
+	return eng.addCounts(ctx, q, tenantID, entityID, slot, rows)
 }
 
 // countedTotal returns the number of the caller's live records of

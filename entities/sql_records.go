@@ -23,24 +23,25 @@ func scanRecord(s store.Scanner) (*Record, error) {
 	return &r, nil
 }
 
-// recordInserts writes new records in multi-row INSERTs.
-var recordInserts = store.NewBatchInsert("custom_entity_records",
-	"id, tenant_id, organization_id, entity_id, data, created_at, updated_at", "")
-
-// PrepareInserts implements Store: it has the statements of a batch of
-// records prepared before the transaction takes the writer (SQLite parses
-// a 50-row INSERT in about the time it runs it).
+// PrepareInserts implements Store: it has the statements of batches of
+// records prepared (engineSQL.prepare) before a transaction takes the
+// writer (SQLite parses a 50-row INSERT in about the time it runs it).
 func (*SQLStore) PrepareInserts(ctx context.Context, db *store.DB) {
-	recordInserts.Prepare(ctx, db)
-	countUpserts.Prepare(ctx, db)
+	if eng, err := engineOf(db); err == nil && eng.prepare != nil {
+		eng.prepare(ctx, db)
+	}
 }
 
 // InsertRecords implements Store. The records are of one entity, or each
 // counted under its own.
 func (*SQLStore) InsertRecords(ctx context.Context, q store.Querier, records []*Record) error {
+	eng, err := engineOf(q)
+	if err != nil {
+		return err
+	}
 	byEntity := map[string]*countDeltas{}
 	var entityOrder []string
-	rows := make([][]any, len(records))
+	rows := make([]recordRow, len(records))
 	for i, r := range records {
 		counts := byEntity[r.EntityID]
 		if counts == nil {
@@ -52,13 +53,14 @@ func (*SQLStore) InsertRecords(ctx context.Context, q store.Querier, records []*
 			entityOrder = append(entityOrder, r.EntityID)
 		}
 		counts.add(r.Values, r.OrganizationID, 1)
-		data, err := json.Marshal(r.Values)
+		data, err := valuesJSON(r.Values)
 		if err != nil {
 			return err
 		}
-		rows[i] = []any{r.ID, r.TenantID, store.NullIfEmpty(r.OrganizationID), r.EntityID, string(data), r.CreatedAt, r.UpdatedAt}
+		rows[i] = recordRow{id: r.ID, tenantID: r.TenantID, orgID: r.OrganizationID, entityID: r.EntityID, data: data,
+			createdAt: r.CreatedAt, updatedAt: r.UpdatedAt}
 	}
-	if _, err := recordInserts.Insert(ctx, q, rows); err != nil {
+	if err := eng.insertRecords(ctx, q, rows); err != nil {
 		return err
 	}
 	for _, id := range entityOrder {
@@ -122,12 +124,12 @@ func (*SQLStore) UpdateRecord(ctx context.Context, q store.Querier, sc store.Sco
 	if err := change(r); err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(r.Values)
+	data, err := valuesJSON(r.Values)
 	if err != nil {
 		return nil, err
 	}
 	if err := store.ExecOne(ctx, q, `UPDATE custom_entity_records SET data = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`,
-		r.TenantID, r.ID, string(data), r.UpdatedAt); err != nil {
+		r.TenantID, r.ID, data, r.UpdatedAt); err != nil {
 		return nil, err
 	}
 	counts.add(r.Values, r.OrganizationID, 1)

@@ -78,8 +78,12 @@ type Store interface {
 	// transaction; a Store that must repair something first (the SQL
 	// store: indexes a migration dropped) does it once.
 	PrepareLists(ctx context.Context, db *store.DB) error
-	// PrepareInserts is called before the transaction of a batch of
-	// records, outside it; it may do nothing.
+	// PrepareInserts is called outside any transaction before the
+	// transaction of a batch of new records (CreateRecords), and after
+	// the transaction of an upsert's batch (UpsertRecordsTx runs in its
+	// caller's transaction), for the next ones: it may have the
+	// statements of batch writes (InsertRecords, UpdateRecords) prepared,
+	// or do nothing.
 	PrepareInserts(ctx context.Context, db *store.DB)
 	// InsertRecords stores new records (their TenantID, OrganizationID,
 	// EntityID, Values, CreatedAt and UpdatedAt set), counting their
@@ -100,10 +104,34 @@ type Store interface {
 	// ListRecords returns the records of l that sc may read, in l's
 	// order and page, and the exact number of them all.
 	ListRecords(ctx context.Context, q store.Querier, sc store.Scope, l RecordList) ([]*Record, int, error)
+	// LockRecords returns the tenant's records of ids (lower-cased, at
+	// most 1000), of any entity and organization, deleted or not, in no
+	// particular order (an id without a record is left out). It holds
+	// them until q's transaction ends, as UpdateRecord holds the record it
+	// changes, so that a batch changing them (UpdateRecords) applies
+	// before or after a concurrent change of any of them, never between.
+	// An upsert (Service.UpsertRecordsTx) reads what it updates with it.
+	LockRecords(ctx context.Context, q store.Querier, tenantID string, ids []string) ([]*Record, error)
+	// UpdateRecords writes a batch of changes of distinct live records
+	// that LockRecords returned in q's transaction: each change's New
+	// (the record with its Values and UpdatedAt changed) over the stored
+	// record, its values counted as UpdateRecord counts them (Old's
+	// uncounted, New's counted). A change whose record is not stored
+	// live is an error wrapping store.ErrNotFound (the transaction is
+	// then rolled back).
+	UpdateRecords(ctx context.Context, q store.Querier, changes []RecordChange) error
 	// RecordsAfter returns at most limit live records of entityID that
 	// sc may read, in id order, with ids after afterID ("" for the
 	// first), whose values contain search case-folded ("" for any).
 	RecordsAfter(ctx context.Context, q store.Querier, sc store.Scope, entityID, afterID, search string, limit int) ([]*Record, error)
+}
+
+// RecordChange is one change of Store.UpdateRecords: Old is the record
+// as Store.LockRecords returned it (left as it was), New the same record
+// (its ID, TenantID, OrganizationID, EntityID and CreatedAt) with new
+// Values and UpdatedAt.
+type RecordChange struct {
+	Old, New *Record
 }
 
 // RecordList is a list of one entity's records as the Service asks a

@@ -2,9 +2,9 @@ package entities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -41,6 +41,13 @@ type UpsertOutcome struct {
 // outcome and is not written; the others are. Every write has its domain
 // event, and value counts follow. It returns one outcome per item, in
 // order.
+//
+// The batch costs a few statements, not a few per record: one reads (and
+// locks) the records of its ids (Store.LockRecords), the new ones are
+// written as CreateRecords writes them (Store.InsertRecords), the updated
+// ones together (Store.UpdateRecords), the events together
+// (store.Tx.EmitMany). Their statements are prepared once the first
+// batch commits, for the next ones.
 func (s *Service) UpsertRecordsTx(ctx context.Context, tx *store.Tx, entityID string, items []RecordUpsert) ([]UpsertOutcome, error) {
 	if len(items) > maxBatchRecords {
 		return nil, store.Invalid("records", "must be at most 1000 records")
@@ -53,26 +60,27 @@ func (s *Service) UpsertRecordsTx(ctx context.Context, tx *store.Tx, entityID st
 	ids := make([]string, 0, len(items))
 	for i := range items {
 		items[i].RecordID = strings.ToLower(items[i].RecordID)
-		if !uuidPattern.MatchString(items[i].RecordID) {
+		if !isUUIDText(items[i].RecordID) {
 			out[i].Err = store.Invalid("recordId", "must be a UUID")
 			continue
 		}
 		ids = append(ids, items[i].RecordID)
 	}
-	existing := map[string]*Record{}
-	if len(ids) > 0 {
-		found, _, err := s.store.ListRecords(ctx, tx, store.Scope{TenantID: sc.TenantID}, RecordList{EntityID: id, IDs: ids, WithDeleted: true, Limit: len(ids)})
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range found {
-			existing[r.ID] = r
-		}
+	// The tenant's records of these ids, of any entity and organization
+	// (an import updates the tenant's record wherever it was made).
+	found, err := s.store.LockRecords(ctx, tx, sc.TenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	existing := make(map[string]*Record, len(found))
+	for _, r := range found {
+		existing[r.ID] = r
 	}
 	now := tx.Now()
 	var created []*Record
-	var events []store.Event
-	seen := map[string]bool{}
+	var changes []RecordChange
+	events := make([]store.Event, 0, len(items))
+	seen := make(map[string]bool, len(ids))
 	for i, it := range items {
 		if out[i].Err != nil {
 			continue
@@ -87,14 +95,47 @@ func (s *Service) UpsertRecordsTx(ctx context.Context, tx *store.Tx, entityID st
 		case seen[it.RecordID]:
 			out[i].Skipped = true // the same id twice in one batch: the first wins
 			continue
-		case exists && r.DeletedAt != nil:
+		case exists && r.EntityID == id && r.DeletedAt != nil:
 			out[i].Skipped = true
 			continue
-		case !exists:
+		case exists && r.EntityID == id:
+			// Merged as UpdateRecord merges, into a new map: r stays as
+			// read, for the count changes.
+			merged := make(map[string]any, len(r.Values)+len(values))
+			for k, v := range r.Values {
+				merged[k] = v
+			}
+			for k, v := range values {
+				if v == nil {
+					delete(merged, k)
+				} else {
+					merged[k] = v
+				}
+			}
+			if len(merged) > maxRecordFields {
+				out[i].Err = store.Invalid("_customFields", "Too many custom fields (at most "+strconv.Itoa(maxRecordFields)+")")
+				continue
+			}
+			if err := missingRequired(defs, merged); err != nil {
+				out[i].Err = err
+				continue
+			}
+			next := *r
+			next.Values, next.UpdatedAt = merged, now
+			changes = append(changes, RecordChange{Old: r, New: &next})
+			ev, err := recordEventOf(EventRecordUpdated, &next)
+			if err != nil {
+				return nil, err
+			}
+			events = append(events, ev)
+		default: // no record of the id, or one of another entity
 			dropNulls(values)
 			if err := missingRequired(defs, values); err != nil {
 				out[i].Err = err
 				continue
+			}
+			if exists {
+				return nil, errIDTaken
 			}
 			rec := &Record{ID: it.RecordID, EntityID: id, Values: values, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID,
 				CreatedAt: now, UpdatedAt: now}
@@ -105,48 +146,22 @@ func (s *Service) UpsertRecordsTx(ctx context.Context, tx *store.Tx, entityID st
 				return nil, err
 			}
 			events = append(events, ev)
-		default:
-			updated, err := s.store.UpdateRecord(ctx, tx, store.Scope{TenantID: sc.TenantID}, id, it.RecordID, func(r *Record) error {
-				if r.Values == nil {
-					r.Values = map[string]any{}
-				}
-				for k, v := range values {
-					if v == nil {
-						delete(r.Values, k)
-					} else {
-						r.Values[k] = v
-					}
-				}
-				if err := missingRequired(defs, r.Values); err != nil {
-					return err
-				}
-				r.UpdatedAt = now
-				return nil
-			})
-			var ve *store.ValidationError
-			if errors.As(err, &ve) {
-				out[i].Err = err
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			ev, err := recordEventOf(EventRecordUpdated, updated)
-			if err != nil {
-				return nil, err
-			}
-			events = append(events, ev)
 		}
 		seen[it.RecordID] = true
 	}
 	if len(created) > 0 {
 		if err := s.store.InsertRecords(ctx, tx, created); err != nil {
 			if errors.Is(err, store.ErrConflict) {
-				// An id held by a record of another entity of the tenant
-				// (ids are the caller's): the statement failed, and on
-				// PostgreSQL the transaction with it.
-				return nil, store.Errorf(store.ErrConflict, "A record id of this batch is taken by a record of another entity")
+				// Taken meanwhile by a concurrent transaction: the
+				// statement failed, and on PostgreSQL the transaction with
+				// it.
+				return nil, errIDTaken
 			}
+			return nil, err
+		}
+	}
+	if len(changes) > 0 {
+		if err := s.store.UpdateRecords(ctx, tx, changes); err != nil {
 			return nil, err
 		}
 	}
@@ -155,11 +170,46 @@ func (s *Service) UpsertRecordsTx(ctx context.Context, tx *store.Tx, entityID st
 			return nil, err
 		}
 	}
+	// The next batch's statements prepared once this one commits (SQLite
+	// cannot prepare inside the transaction, which holds its one writer
+	// connection; preparing what is prepared already costs a map lookup).
+	tx.AfterCommit(func() {
+		s.store.PrepareInserts(ctx, s.db)
+		s.db.PrepareEmitMany(ctx)
+	})
 	return out, nil
 }
 
+// isUUIDText is uuidPattern.MatchString(s), without the regular
+// expression (a batch checks 1000 ids).
+func isUUIDText(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// errIDTaken fails an upsert batch one of whose ids a record of another
+// entity of the tenant holds (ids are the caller's).
+var errIDTaken = store.Errorf(store.ErrConflict, "A record id of this batch is taken by a record of another entity")
+
+// recordEventOf is the event typ of r, its data eventOf(r) (written by
+// recordEventJSON).
 func recordEventOf(typ string, r *Record) (store.Event, error) {
-	data, err := json.Marshal(eventOf(r))
+	data, err := recordEventJSON(r)
 	if err != nil {
 		return store.Event{}, err
 	}

@@ -48,10 +48,9 @@ func decodePage(body []byte, cursor string, limit int) (*datasync.ImportBatch, e
 	if kind(p.Items) != '[' {
 		return nil, errors.New("items must be an array")
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(p.Items, &items); err != nil {
-		return nil, errors.New("items must be an array")
-	}
+	// The body was checked whole (unmarshalObject): the array's elements
+	// are found without checking them again.
+	items := splitArray(p.Items)
 	if len(items) > limit {
 		return nil, fmt.Errorf("the page has %d items, more than the limit %d", len(items), limit)
 	}
@@ -225,7 +224,20 @@ func joinError(ours, theirs string) string {
 }
 
 // unmarshalObject decodes body, which must be one JSON object, into v.
+// An object is read in one pass: json.Unmarshal checks the whole body
+// before it decodes (its syntax error is the one json.Valid finds).
 func unmarshalObject(body []byte, v any, what string) error {
+	if kind(body) == '{' {
+		err := json.Unmarshal(body, v)
+		if err == nil {
+			return nil
+		}
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return fmt.Errorf("%s is not valid JSON (at byte %d)", what, syntax.Offset)
+		}
+		return fmt.Errorf("%s must be a JSON object", what)
+	}
 	if !json.Valid(body) {
 		var syntax *json.SyntaxError
 		if err := json.Unmarshal(body, new(any)); errors.As(err, &syntax) {
@@ -268,6 +280,54 @@ func nonNegativeInt(raw json.RawMessage) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// splitArray returns the elements of raw, a valid JSON array (part of a
+// body json.Unmarshal or json.Valid accepted), as json.Unmarshal into a
+// []json.RawMessage does (here without the checks, and sharing raw's
+// bytes): one pass over the bytes, minding strings and nesting only.
+func splitArray(raw []byte) []json.RawMessage {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	var out []json.RawMessage
+	depth, start := 0, -1
+	for i := 1; i < len(raw); i++ { // after the '['
+		switch c := raw[i]; c {
+		case '"':
+			if start < 0 {
+				start = i
+			}
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			if start < 0 {
+				start = i
+			}
+			depth++
+		case '}', ']':
+			if depth > 0 {
+				depth--
+				continue
+			}
+			if start >= 0 {
+				out = append(out, bytes.TrimRight(raw[start:i], " \t\r\n"))
+			}
+			return out
+		case ',':
+			if depth == 0 {
+				out = append(out, bytes.TrimRight(raw[start:i], " \t\r\n"))
+				start = -1
+			}
+		case ' ', '\t', '\r', '\n':
+		default:
+			if start < 0 {
+				start = i
+			}
+		}
+	}
+	return out
 }
 
 // kind is the first byte of a JSON value ('{', '[', '"', 'n', 't', 'f',

@@ -5,7 +5,7 @@
 // field settings, soft delete, record ids per tenant, filters by kind,
 // sorting, paging, exact totals also when they come from kept value
 // counts, counts following creates, updates and deletes, conflicts,
-// concurrent writes of one record).
+// concurrent writes of one record, batch upserts and their events).
 //
 // The suite drives the Store through a Service built on it
 // (entities.NewWithStore), as a host's calls would, so that it checks
@@ -38,27 +38,36 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, entities.Store)) 
 	for _, c := range []struct {
 		name string
 		test func(t *testing.T, svc *entities.Service)
+		// testDB, when set, is the test instead, given the database too
+		// (the caller's transaction of UpsertRecordsTx, the events).
+		testDB func(t *testing.T, svc *entities.Service, db *store.DB)
 	}{
-		{"EntityScope", testEntityScope},
-		{"DefinitionScopes", testDefinitionScopes},
-		{"Tombstones", testTombstones},
-		{"Settings", testSettings},
-		{"RecordScope", testRecordScope},
-		{"RecordIDPerTenant", testRecordIDPerTenant},
-		{"SoftDelete", testSoftDelete},
-		{"Filters", testFilters},
-		{"Sorting", testSorting},
-		{"PagingTotals", testPagingTotals},
-		{"CountedTotals", testCountedTotals},
-		{"CountsRebuilt", testCountsRebuilt},
-		{"RelationOptions", testRelationOptions},
-		{"ConcurrentUpdates", testConcurrentUpdates},
+		{"EntityScope", testEntityScope, nil},
+		{"DefinitionScopes", testDefinitionScopes, nil},
+		{"Tombstones", testTombstones, nil},
+		{"Settings", testSettings, nil},
+		{"RecordScope", testRecordScope, nil},
+		{"RecordIDPerTenant", testRecordIDPerTenant, nil},
+		{"SoftDelete", testSoftDelete, nil},
+		{"Filters", testFilters, nil},
+		{"Sorting", testSorting, nil},
+		{"PagingTotals", testPagingTotals, nil},
+		{"CountedTotals", testCountedTotals, nil},
+		{"CountsRebuilt", testCountsRebuilt, nil},
+		{"RelationOptions", testRelationOptions, nil},
+		{"ConcurrentUpdates", testConcurrentUpdates, nil},
+		{"Upserts", nil, testUpserts},
+		{"ConcurrentUpserts", nil, testConcurrentUpserts},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			db, st := newStore(t)
 			if db == nil || st == nil {
 				t.Fatal("newStore returned nil")
+			}
+			if c.testDB != nil {
+				c.testDB(t, entities.NewWithStore(db, st), db)
+				return
 			}
 			c.test(t, entities.NewWithStore(db, st))
 		})

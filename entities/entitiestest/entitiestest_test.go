@@ -2,6 +2,7 @@ package entitiestest_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -35,10 +36,12 @@ var broken = map[string]struct {
 	store   func() entities.Store
 	subtest string
 }{
-	"org scope ignored":       {func() entities.Store { return orgScopeIgnored{entities.NewSQLStore()} }, "RecordScope"},
-	"delete keeps its counts": {func() entities.Store { return deleteKeepsCounts{entities.NewSQLStore()} }, "CountedTotals"},
-	"sort reversed":           {func() entities.Store { return sortReversed{entities.NewSQLStore()} }, "Sorting"},
-	"tombstones ignored":      {func() entities.Store { return tombstonesIgnored{entities.NewSQLStore()} }, "Tombstones"},
+	"org scope ignored":             {func() entities.Store { return orgScopeIgnored{entities.NewSQLStore()} }, "RecordScope"},
+	"delete keeps its counts":       {func() entities.Store { return deleteKeepsCounts{entities.NewSQLStore()} }, "CountedTotals"},
+	"sort reversed":                 {func() entities.Store { return sortReversed{entities.NewSQLStore()} }, "Sorting"},
+	"tombstones ignored":            {func() entities.Store { return tombstonesIgnored{entities.NewSQLStore()} }, "Tombstones"},
+	"batch update keeps its counts": {func() entities.Store { return batchUpdateKeepsCounts{entities.NewSQLStore()} }, "Upserts"},
+	"lock leaves deleted out":       {func() entities.Store { return lockLeavesDeletedOut{entities.NewSQLStore()} }, "Upserts"},
 }
 
 // orgScopeIgnored lists every organization's records.
@@ -80,6 +83,39 @@ func (s tombstonesIgnored) VisibleDefinitions(ctx context.Context, q store.Queri
 	for _, d := range rows {
 		if d.DeletedAt == nil {
 			live = append(live, d)
+		}
+	}
+	return live, err
+}
+
+// batchUpdateKeepsCounts writes a batch of changed records without
+// moving their value counts.
+type batchUpdateKeepsCounts struct{ *entities.SQLStore }
+
+func (s batchUpdateKeepsCounts) UpdateRecords(ctx context.Context, q store.Querier, changes []entities.RecordChange) error {
+	for _, c := range changes {
+		data, err := json.Marshal(c.New.Values)
+		if err != nil {
+			return err
+		}
+		if err := store.ExecOne(ctx, q, `UPDATE custom_entity_records SET data = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`,
+			c.New.TenantID, c.New.ID, string(data), c.New.UpdatedAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockLeavesDeletedOut reads the live records of a batch's ids only, so
+// that a deleted record's id looks free.
+type lockLeavesDeletedOut struct{ *entities.SQLStore }
+
+func (s lockLeavesDeletedOut) LockRecords(ctx context.Context, q store.Querier, tenantID string, ids []string) ([]*entities.Record, error) {
+	rows, err := s.SQLStore.LockRecords(ctx, q, tenantID, ids)
+	var live []*entities.Record
+	for _, r := range rows {
+		if r.DeletedAt == nil {
+			live = append(live, r)
 		}
 	}
 	return live, err
