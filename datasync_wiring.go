@@ -3,6 +3,7 @@ package tenantkit
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/tenantkit/tenantkit/datasync"
 	"github.com/tenantkit/tenantkit/entities"
@@ -50,6 +51,17 @@ func (b syncIntegrations) Log(ctx context.Context, q store.Querier, e datasync.L
 		}
 	}
 	return b.svc.LogTx(ctx, q, entry)
+}
+
+// RecordHealth keeps a validate's connection check in the tenant's
+// integration state (datasync.HealthRecorder).
+func (b syncIntegrations) RecordHealth(ctx context.Context, id string, healthy bool, latency time.Duration) error {
+	status := integrations.HealthUnhealthy
+	if healthy {
+		status = integrations.HealthHealthy
+	}
+	_, err := b.svc.RecordHealth(ctx, id, status, latency)
+	return err
 }
 
 // syncRecords answers datasync.Records from the entities area: a sync's

@@ -92,6 +92,14 @@ type Integrations interface {
 	Log(ctx context.Context, q store.Querier, e LogEntry) error
 }
 
+// HealthRecorder is an Integrations that also keeps the outcome of
+// connection checks: Validate reports each one it runs (healthy when the
+// adapter's check passed, unhealthy otherwise, and how long it took) for
+// the tenant in ctx's scope. A failure to record is logged, not returned.
+type HealthRecorder interface {
+	RecordHealth(ctx context.Context, integrationID string, healthy bool, latency time.Duration) error
+}
+
 // Upsert is one record to create or update: its id (derived from the
 // integration and the external id, so a re-run finds it) and values.
 type Upsert struct {

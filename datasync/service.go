@@ -152,7 +152,14 @@ func (s *Service) Validate(ctx context.Context, integrationID, entityType string
 	if !ok {
 		return &ValidateResult{OK: true, Message: "Adapter does not implement active connection validation"}, nil
 	}
-	if err := val.Validate(ctx, s.call(c.integration, entityType)); err != nil {
+	started := time.Now()
+	err = val.Validate(ctx, s.call(c.integration, entityType))
+	if hr, ok := s.opts.Integrations.(HealthRecorder); ok {
+		if rerr := hr.RecordHealth(ctx, integrationID, err == nil, time.Since(started)); rerr != nil {
+			s.logger.WarnContext(ctx, "datasync: could not record the health check", "integration", integrationID, "err", rerr)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &ValidateResult{OK: true, Message: "Connection validated"}, nil

@@ -1040,11 +1040,24 @@ func TestDataSyncValidate(t *testing.T) {
 		validate := func(body map[string]any) *response {
 			return f.e.do("POST", "/api/data_sync/validate", f.key, body)
 		}
+		// The health fields of the integration's state: null until a
+		// connection check runs, then its outcome.
+		health := func() (status any, checked bool) {
+			t.Helper()
+			st := f.e.do("GET", "/api/integrations/"+dsIntegration, f.key, nil).expect(200).JSON()["state"].(map[string]any)
+			return st["lastHealthStatus"], st["lastHealthCheckedAt"] != nil && st["lastHealthLatencyMs"] != nil
+		}
 		expectBody(t, validate(f.body("import")), 422, map[string]any{"ok": false, "message": "Missing credentials"})
+		if status, checked := health(); status != nil || checked {
+			t.Errorf("health before any check: %v %v", status, checked)
+		}
 
 		src := dsNewSource(t, 5)
 		f.credentials(src.URL, "")
 		expectBody(t, validate(f.body("import")), 200, map[string]any{"ok": true, "message": "Connection validated"})
+		if status, checked := health(); status != "healthy" || !checked {
+			t.Errorf("health after a passing check: %v %v", status, checked)
+		}
 		if reqs := src.requests(); len(reqs) != 1 || reqs[0].Limit != "1" || reqs[0].HasCursor {
 			t.Errorf("validate requests %+v, want one first page with limit 1", reqs)
 		}
@@ -1073,6 +1086,13 @@ func TestDataSyncValidate(t *testing.T) {
 		r = validate(f.body("import")).expect(422).JSON()
 		if msg, _ := r["message"].(string); r["ok"] != false || !strings.Contains(msg, "401") || len(r) != 2 {
 			t.Errorf("validate against a 401 source: %v", r)
+		}
+		if status, checked := health(); status != "unhealthy" || !checked {
+			t.Errorf("health after a failing check: %v %v", status, checked)
+		}
+		other := dsTenant(t, f.e, "Other", "") // health is the tenant's own
+		if st := other.e.do("GET", "/api/integrations/"+dsIntegration, other.key, nil).expect(200).JSON()["state"].(map[string]any); st["lastHealthStatus"] != nil {
+			t.Errorf("another tenant sees health %v", st["lastHealthStatus"])
 		}
 	})
 }

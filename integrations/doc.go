@@ -31,6 +31,12 @@
 //     integration stamps enabledAt. PUT /state needs isEnabled or
 //     reauthRequired (else 422) and answers {isEnabled, reauthRequired,
 //     apiVersion, updatedAt}.
+//   - Health: RecordHealth keeps the last connection check's outcome
+//     (lastHealthStatus healthy or unhealthy, lastHealthCheckedAt,
+//     lastHealthLatencyMs) in the tenant's state, with the state event.
+//     POST /data_sync/validate runs one for a sync integration whose
+//     adapter can check its connection; a validate refused before any
+//     check (no credentials, bad target) records nothing.
 //   - PUT /version answers {apiVersion, previousVersion}: 422 "This
 //     integration is not versioned" when it declares none, "Unknown
 //     integration version" for another id.

@@ -90,8 +90,10 @@ type State struct {
 	// integration.
 	APIVersion     *string `json:"apiVersion"`
 	ReauthRequired bool    `json:"reauthRequired"`
-	// Health fields: the last health check's status (healthy, degraded,
-	// unhealthy), when it ran and how long it took; nil until one runs.
+	// Health fields: the last health check's status (healthy or
+	// unhealthy), when it ran and how long it took; nil until one runs
+	// (POST /data_sync/validate runs one for a sync integration whose
+	// adapter can check its connection).
 	LastHealthStatus    *string    `json:"lastHealthStatus"`
 	LastHealthCheckedAt *time.Time `json:"lastHealthCheckedAt"`
 	LastHealthLatencyMs *int64     `json:"lastHealthLatencyMs"`
@@ -133,7 +135,7 @@ const (
 
 // EventTypes describes the events the area emits.
 var EventTypes = []store.EventType{
-	{ID: EventStateUpdated, Label: "Integration state updated", Description: "An integration was enabled or disabled, or its re-authentication flag changed, for a tenant."},
+	{ID: EventStateUpdated, Label: "Integration state updated", Description: "An integration was enabled or disabled, its re-authentication flag changed, or a health check ran, for a tenant."},
 	{ID: EventVersionUpdated, Label: "Integration API version changed", Description: "A tenant picked another API version of an integration."},
 	{ID: EventCredentialsUpdated, Label: "Integration credentials updated", Description: "A tenant's credentials of an integration changed (the event names the keys, never a value)."},
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tenantkit/tenantkit/internal/secretbox"
 	"github.com/tenantkit/tenantkit/store"
@@ -241,6 +242,27 @@ func (s *Service) SetVersion(ctx context.Context, id, version string) (current, 
 		return nil
 	})
 	return current, previous, err
+}
+
+// Health statuses a health check records (RecordHealth).
+const (
+	HealthHealthy   = "healthy"
+	HealthUnhealthy = "unhealthy"
+)
+
+// RecordHealth stores the outcome of a health check of the integration
+// for the caller's tenant (the data sync area's validate route runs one):
+// its status (HealthHealthy or HealthUnhealthy), when it ran and how long
+// it took, with the state event.
+func (s *Service) RecordHealth(ctx context.Context, id, status string, latency time.Duration) (*State, error) {
+	if status != HealthHealthy && status != HealthUnhealthy {
+		return nil, store.Invalid("status", "must be healthy or unhealthy")
+	}
+	return s.changeState(ctx, id, EventStateUpdated, func(_ Definition, st *State, tx *store.Tx) error {
+		at, ms := tx.Now(), latency.Milliseconds()
+		st.LastHealthStatus, st.LastHealthCheckedAt, st.LastHealthLatencyMs = &status, &at, &ms
+		return nil
+	})
 }
 
 // changeState applies change to the tenant's state (the defaults when
