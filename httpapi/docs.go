@@ -49,6 +49,9 @@ type Route struct {
 	// Request is a value of the JSON request body's Go type (nil: no
 	// body); Response of the success body's (nil: none).
 	Request, Response any
+	// Example is an example request body for the documentation (nil: one
+	// built from Request's schema).
+	Example any
 	// Status is the success status; 200 when zero.
 	Status int
 	// Errors lists error statuses the handler answers beyond those the
@@ -68,7 +71,7 @@ func hostRoutes(rs []Route) []route {
 	out := make([]route, len(rs))
 	for i, r := range rs {
 		out[i] = route{Method: r.Method, Path: r.Path, Summary: r.Summary, Area: r.Area, Public: r.Public,
-			Features: r.Features, Query: r.Query, Request: r.Request, Response: r.Response, Status: r.Status,
+			Features: r.Features, Query: r.Query, Request: r.Request, Example: r.Example, Response: r.Response, Status: r.Status,
 			Errors: r.Errors, Handler: r.Handler}
 		if out[i].Area == "" {
 			out[i].Area = "Custom"

@@ -245,3 +245,39 @@ func TestDocsExplorerAssets(t *testing.T) {
 	}
 	e.do("GET", "/api/docs/api/assets/nope.js", "", nil).expect(404)
 }
+
+// TestRequestExamplesSucceed: the documented example bodies, sent in
+// order to a fresh server by its super admin, all succeed, and each is in
+// the document as its route's request example (the contract check
+// validates each request and answer against the document).
+func TestRequestExamplesSucceed(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newTestEnv(t, db)
+		paths := map[string]map[string]json.RawMessage{}
+		if err := json.Unmarshal(e.do("GET", "/api/docs/openapi", "", nil).expect(200).Body, &struct {
+			Paths *map[string]map[string]json.RawMessage `json:"paths"`
+		}{&paths}); err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range requestExamples {
+			method, path, _ := strings.Cut(ex.route, " ")
+			if r := e.do(method, "/api"+path, e.superKey, ex.body); r.Status >= 300 {
+				t.Errorf("the example of %s answered %d: %s", ex.route, r.Status, r.Body)
+			}
+			var op struct {
+				RequestBody struct {
+					Content map[string]struct {
+						Example any `json:"example"`
+					} `json:"content"`
+				} `json:"requestBody"`
+			}
+			if err := json.Unmarshal(paths["/api"+path][strings.ToLower(method)], &op); err != nil {
+				t.Fatal(err)
+			}
+			if op.RequestBody.Content["application/json"].Example == nil {
+				t.Errorf("the document has no request example for %s", ex.route)
+			}
+		}
+	})
+}

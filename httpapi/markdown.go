@@ -77,7 +77,7 @@ func writeOperation(buf *bytes.Buffer, doc *openAPI, op *operation) {
 			}
 			buf.WriteString(")")
 			if ct == "application/json" {
-				example = exampleJSON(doc, op.RequestBody.Content[ct].Schema)
+				example = exampleJSON(doc, op.RequestBody.Content[ct])
 				fmt.Fprintf(buf, ", for example:\n\n```json\n%s\n```\n\n", example)
 			} else {
 				buf.WriteString(".\n\n")
@@ -129,11 +129,15 @@ func compactJSON(s string) string {
 	return buf.String()
 }
 
-// exampleJSON makes an example value of a schema: its required
+// exampleJSON is a request body's example: the route's own, or one made
+// from its schema: its required
 // properties (all of them when it requires none), the first of an enum,
 // a string's format or its name, a number's minimum.
-func exampleJSON(doc *openAPI, schema any) string {
-	v := exampleValue(doc, schema, "", 0)
+func exampleJSON(doc *openAPI, media *mediaType) string {
+	v := media.Example
+	if v == nil {
+		v = exampleValue(doc, media.Schema, "", 0)
+	}
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return "{}"

@@ -99,7 +99,8 @@ type requestBody struct {
 }
 
 type mediaType struct {
-	Schema any `json:"schema"`
+	Schema  any `json:"schema"`
+	Example any `json:"example,omitempty"`
 }
 
 type apiResponse struct {
@@ -393,7 +394,7 @@ func (g *schemaGen) requestBody(rt route) (*requestBody, error) {
 	} else if ct == "application/octet-stream" {
 		schema = map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}
 	}
-	return &requestBody{Required: !rt.BodyOptional, Content: map[string]*mediaType{ct: {Schema: schema}}}, nil
+	return &requestBody{Required: !rt.BodyOptional, Content: map[string]*mediaType{ct: {Schema: schema, Example: rt.Example}}}, nil
 }
 
 func (g *schemaGen) successResponse(rt route) (*apiResponse, error) {

@@ -69,6 +69,9 @@ type route struct {
 	Request        any
 	RequestContent string
 	BodyOptional   bool
+	// Example is an example request body the documentation shows
+	// (examples.go); nil: one built from the body's schema.
+	Example any
 	// Response is a value of the Go type of the success body (nil: none);
 	// ResponseContent lists the media types of a success body that is not
 	// JSON (a file, a page). Status is the success status (200 if zero).
@@ -123,6 +126,7 @@ func (a *api) routes() []route {
 			rs = append(rs, inArea(area.name, area.routes())...)
 		}
 	}
+	rs = withExamples(rs)
 	rs = append(rs, hostRoutes(a.opts.Routes)...)
 	d := &docs{}
 	rs = append(rs, a.docsRoutes(d)...)
