@@ -28,15 +28,17 @@ func (a *api) dashboardRoutes() []route {
 	// The visibility routes look roles and users up in the directory:
 	// 404 for an unknown one, 501 when the Kit has none.
 	lookup := []int{http.StatusNotFound, http.StatusNotImplemented}
+	etag := []Param{{Name: "ETag", Description: "The layout's version, quoted (\"3\"): send it back in If-Match"}}
+	ifMatch := []Param{{Name: "If-Match", Description: "The ETag last read (or *, or a list): 412 when the layout changed since; without it the last write wins"}}
 	return []route{
 		{Method: "GET", Path: base + "/layout", Summary: "The caller's widget layout (seeded with the default widgets on first read), with its ETag",
-			Features: view, Response: layoutBody{}, Handler: h.layout},
+			Features: view, Response: layoutBody{}, ResponseHeaders: etag, Handler: h.layout},
 		{Method: "PUT", Path: base + "/layout", Summary: "Replace the caller's layout ({widgets}; If-Match with the ETag guards against lost updates)",
-			Features: manage, Request: layoutInput{}, Response: okFlag{}, Errors: writeLayout, Handler: h.putLayout},
+			Features: manage, Headers: ifMatch, Request: layoutInput{}, Response: okFlag{}, ResponseHeaders: etag, Errors: writeLayout, Handler: h.putLayout},
 		{Method: "GET", Path: base + "/layout/{itemId}", Summary: "One widget of the caller's layout", Features: view,
 			Response: dashboards.Widget{}, Handler: h.item},
 		{Method: "DELETE", Path: base + "/layout/{itemId}", Summary: "Remove one widget from the caller's layout (If-Match as for PUT)",
-			Features: manage, Response: okFlag{}, Errors: writeLayout, Handler: h.deleteItem},
+			Features: manage, Headers: ifMatch, Response: okFlag{}, ResponseHeaders: etag, Errors: writeLayout, Handler: h.deleteItem},
 		{Method: "GET", Path: base + "/widgets", Summary: "The widget definitions the caller may place", Features: view,
 			Response: widgetList{}, Handler: h.widgets},
 		{Method: "GET", Path: base + "/widgets/{definitionId}/data", Summary: "A widget's data in the caller's scope (any JSON value, as the widget's provider returns it)",

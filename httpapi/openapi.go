@@ -272,6 +272,10 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		op.Parameters = append(op.Parameters, parameter{Name: q.Name, In: "query", Description: q.Description,
 			Required: q.Required, Schema: q.schema()})
 	}
+	for _, h := range rt.Headers {
+		op.Parameters = append(op.Parameters, parameter{Name: h.Name, In: "header", Description: h.Description,
+			Required: h.Required, Schema: h.schema()})
+	}
 	if !rt.Public {
 		op.Security = []map[string][]string{{schemeAPIKeyHeader: {}}, {schemeAPIKeyAuth: {}}, {schemeBearer: {}}}
 		if rt.OptionalAuth {
@@ -290,6 +294,12 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 	success, err := g.successResponse(rt)
 	if err != nil {
 		return nil, err
+	}
+	for _, h := range rt.ResponseHeaders {
+		if success.Headers == nil {
+			success.Headers = map[string]*header{}
+		}
+		success.Headers[h.Name] = &header{Description: h.Description, Schema: h.schema()}
 	}
 	op.Responses[strconv.Itoa(cmp.Or(rt.Status, http.StatusOK))] = success
 	for _, status := range rt.errorStatuses() {

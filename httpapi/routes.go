@@ -57,8 +57,12 @@ type route struct {
 	// DocPath is the concrete path documented for a route that shares its
 	// pattern with others (Match): "/webhooks/{id}/test".
 	DocPath string
-	// Query documents the query parameters the handler reads.
-	Query []Param
+	// Query documents the query parameters the handler reads, Headers
+	// the request headers (If-Match), ResponseHeaders the headers of its
+	// success answer (ETag).
+	Query           []Param
+	Headers         []Param
+	ResponseHeaders []Param
 	// Exports marks a list that also answers ?format=csv|json|markdown|xml
 	// with a file.
 	Exports bool
