@@ -253,28 +253,11 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		OperationID:  operationID(rt.Method, p),
 		Summary:      rt.Summary,
 		Tags:         []string{cmp.Or(rt.Area, "Custom")},
-		Responses:    map[string]*apiResponse{},
+		Parameters:   rt.parameters(),
 		method:       rt.Method,
 		path:         base + strings.ReplaceAll(p, "...}", "}"),
 		public:       rt.Public,
 		optionalAuth: rt.OptionalAuth,
-	}
-	for _, name := range pathParams(p) {
-		op.Parameters = append(op.Parameters, parameter{Name: name, In: "path", Required: true, Schema: map[string]any{"type": "string"}})
-	}
-	query := rt.Query
-	if rt.Exports {
-		query = append(slices.Clone(query), Param{Name: "format",
-			Pattern:     "^([cC][sS][vV]|[jJ][sS][oO][nN]|[mM][aA][rR][kK][dD][oO][wW][nN]|[xX][mM][lL])$",
-			Description: "Return the whole result set as a file in this format instead of a page: csv, json, markdown or xml (any case)"})
-	}
-	for _, q := range query {
-		op.Parameters = append(op.Parameters, parameter{Name: q.Name, In: "query", Description: q.Description,
-			Required: q.Required, Schema: q.schema()})
-	}
-	for _, h := range rt.Headers {
-		op.Parameters = append(op.Parameters, parameter{Name: h.Name, In: "header", Description: h.Description,
-			Required: h.Required, Schema: h.schema()})
 	}
 	if !rt.Public {
 		op.Security = []map[string][]string{{schemeAPIKeyHeader: {}}, {schemeAPIKeyAuth: {}}, {schemeBearer: {}}}
@@ -291,6 +274,36 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		}
 		op.RequestBody = body
 	}
+	var err error
+	op.Responses, err = g.responses(rt)
+	return op, err
+}
+
+// parameters documents a route's path, query and header parameters.
+func (rt route) parameters() []parameter {
+	var ps []parameter
+	for _, name := range pathParams(rt.docPath()) {
+		ps = append(ps, parameter{Name: name, In: "path", Required: true, Schema: map[string]any{"type": "string"}})
+	}
+	query := rt.Query
+	if rt.Exports {
+		query = append(slices.Clone(query), Param{Name: "format",
+			Pattern:     "^([cC][sS][vV]|[jJ][sS][oO][nN]|[mM][aA][rR][kK][dD][oO][wW][nN]|[xX][mM][lL])$",
+			Description: "Return the whole result set as a file in this format instead of a page: csv, json, markdown or xml (any case)"})
+	}
+	for _, q := range query {
+		ps = append(ps, parameter{Name: q.Name, In: "query", Description: q.Description, Required: q.Required, Schema: q.schema()})
+	}
+	for _, h := range rt.Headers {
+		ps = append(ps, parameter{Name: h.Name, In: "header", Description: h.Description, Required: h.Required, Schema: h.schema()})
+	}
+	return ps
+}
+
+// responses documents a route's answers: its success, the error statuses
+// it can answer, what http.ServeContent adds (Ranges), and 5XX.
+func (g *schemaGen) responses(rt route) (map[string]*apiResponse, error) {
+	out := map[string]*apiResponse{}
 	success, err := g.successResponse(rt)
 	if err != nil {
 		return nil, err
@@ -301,16 +314,16 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		}
 		success.Headers[h.Name] = &header{Description: h.Description, Schema: h.schema()}
 	}
-	op.Responses[strconv.Itoa(cmp.Or(rt.Status, http.StatusOK))] = success
+	out[strconv.Itoa(cmp.Or(rt.Status, http.StatusOK))] = success
 	for _, status := range rt.errorStatuses() {
-		op.Responses[strconv.Itoa(status)] = errorResponse(status, rt)
+		out[strconv.Itoa(status)] = errorResponse(status, rt)
 	}
 	for status, v := range rt.ErrorTypes {
 		s, err := g.response(reflect.TypeOf(v))
 		if err != nil {
 			return nil, err
 		}
-		op.Responses[strconv.Itoa(status)] = &apiResponse{Description: http.StatusText(status),
+		out[strconv.Itoa(status)] = &apiResponse{Description: http.StatusText(status),
 			Content: map[string]*mediaType{"application/json": {Schema: s}}}
 	}
 	if rt.Ranges {
@@ -319,15 +332,15 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		for _, ct := range append(slices.Clone(rt.ResponseContent), "multipart/byteranges") {
 			partial.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
 		}
-		op.Responses["206"] = partial
-		op.Responses["304"] = &apiResponse{Description: "Not Modified (If-None-Match, If-Modified-Since)"}
-		op.Responses["412"] = &apiResponse{Description: "Precondition Failed (If-Match, If-Unmodified-Since)"}
-		op.Responses["416"] = &apiResponse{Description: "Range Not Satisfiable",
+		out["206"] = partial
+		out["304"] = &apiResponse{Description: "Not Modified (If-None-Match, If-Modified-Since)"}
+		out["412"] = &apiResponse{Description: "Precondition Failed (If-Match, If-Unmodified-Since)"}
+		out["416"] = &apiResponse{Description: "Range Not Satisfiable",
 			Content: map[string]*mediaType{"text/plain": {Schema: map[string]any{"type": "string"}}}}
 	}
-	op.Responses["5XX"] = &apiResponse{Description: "Internal error; the body never carries internals",
+	out["5XX"] = &apiResponse{Description: "Internal error; the body never carries internals",
 		Content: map[string]*mediaType{"application/json": {Schema: ref(errorSchemaName)}}}
-	return op, nil
+	return out, nil
 }
 
 // errorStatuses are the error statuses a route can answer: those its
