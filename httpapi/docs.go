@@ -128,18 +128,18 @@ func (d *docs) load() error {
 	return d.err
 }
 
-func (d *docs) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
+func (d *docs) serveOpenAPI(w http.ResponseWriter, _ *http.Request) error {
 	if err := d.load(); err != nil {
 		return err
 	}
-	return writeDoc(w, r, "application/json; charset=utf-8", d.openapi)
+	return writeDoc(w, "application/json; charset=utf-8", d.openapi)
 }
 
-func (d *docs) serveMarkdown(w http.ResponseWriter, r *http.Request) error {
+func (d *docs) serveMarkdown(w http.ResponseWriter, _ *http.Request) error {
 	if err := d.load(); err != nil {
 		return err
 	}
-	return writeDoc(w, r, "text/markdown; charset=utf-8", d.markdown)
+	return writeDoc(w, "text/markdown; charset=utf-8", d.markdown)
 }
 
 func (a *api) serveExplorer(w http.ResponseWriter, r *http.Request) error {
@@ -156,7 +156,7 @@ func serveExplorerAsset(w http.ResponseWriter, r *http.Request) error {
 
 // writeDoc writes a documentation body (HEAD-safe, no caching: the
 // document changes with the server's version and options).
-func writeDoc(w http.ResponseWriter, _ *http.Request, contentType string, body []byte) error {
+func writeDoc(w http.ResponseWriter, contentType string, body []byte) error {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)

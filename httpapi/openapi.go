@@ -252,7 +252,7 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 	op := &operation{
 		OperationID:  operationID(rt.Method, p),
 		Summary:      rt.Summary,
-		Tags:         []string{cmp.Or(rt.Area, "Custom")},
+		Tags:         []string{rt.Area},
 		Parameters:   rt.parameters(),
 		method:       rt.Method,
 		path:         base + strings.ReplaceAll(p, "...}", "}"),
