@@ -177,6 +177,17 @@
 // updates and deletes lock their row, so that concurrent changes of one
 // record apply in turn.
 //
+// # Group commit
+//
+// CreateRecord, UpdateRecord and DeleteRecord run their write in a
+// transaction shared with concurrent callers' (store.Batcher): on SQLite,
+// which has one writer, many requests then pay for one commit and one
+// fsync. Nothing a caller sees changes: a record's write, its counts and
+// its event commit together; the call returns after that commit; a write
+// that fails (a taken record id, a record not found) rolls the shared
+// transaction back, runs alone for its own answer, and the others commit
+// without it. Values are validated before a write joins a batch.
+//
 // Relation options page through an entity's records in id order with an
 // opaque cursor; the label is labelField's value (the request's, else the
 // entity's), else name, title, code or email, else the id.

@@ -123,7 +123,7 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 		recordID = store.NewID()
 	}
 	var out *Record
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		now := tx.Now()
 		r := &Record{ID: recordID, EntityID: id, Values: values, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID,
 			CreatedAt: now, UpdatedAt: now}
@@ -169,7 +169,7 @@ func (s *Service) UpdateRecord(ctx context.Context, in RecordInput) (*Record, er
 		return nil, err
 	}
 	var out *Record
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		r, err := s.store.UpdateRecord(ctx, tx, sc, id, strings.ToLower(in.RecordID), func(r *Record) error {
 			if r.Values == nil {
 				r.Values = map[string]any{}
@@ -215,7 +215,7 @@ func (s *Service) DeleteRecord(ctx context.Context, entityID, recordID string) e
 	if !uuidPattern.MatchString(recordID) {
 		return recordNotFound
 	}
-	return s.db.Tx(ctx, func(tx *store.Tx) error {
+	return s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		r, err := s.store.DeleteRecord(ctx, tx, sc, id, recordID, tx.Now())
 		if err != nil {
 			return asRecordNotFound(err)

@@ -58,6 +58,9 @@ type Service struct {
 	store Store
 	cache *vcache.Cache[cacheKey, []*Definition]
 	code  codeEntities
+	// batch group-commits single-record writes: concurrent creates,
+	// updates and deletes share a transaction and its commit.
+	batch *store.Batcher
 }
 
 type cacheKey struct{ tenantID, orgID, entityID string }
@@ -77,7 +80,8 @@ func NewWithStore(db *store.DB, st Store) *Service {
 	if st == nil {
 		st = NewSQLStore()
 	}
-	return &Service{db: db, store: st, cache: vcache.New[cacheKey, []*Definition](db, versionCounter, cacheCheckInterval, 10000)}
+	return &Service{db: db, store: st, cache: vcache.New[cacheKey, []*Definition](db, versionCounter, cacheCheckInterval, 10000),
+		batch: store.NewBatcher(db)}
 }
 
 // versionCounter is the store version counter of the field definitions.

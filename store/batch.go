@@ -10,8 +10,10 @@ import (
 // transactions (group commit): a caller's function joins a queue, and
 // whoever finds no transaction running commits everything queued in one
 // DB.Tx. Each caller returns once its own write is committed or failed.
-// When a shared transaction fails, each function is run again in its own
-// transaction, so one caller's bad write never fails the others.
+// When a function fails, the shared transaction is rolled back and run
+// again without it, and the failing function runs alone, so one caller's
+// bad write never fails the others and its error is the one its own
+// transaction gives.
 //
 // On SQLite, whose single writer makes every transaction wait its turn,
 // this turns many commits into one, and one transaction runs at a time.
@@ -101,26 +103,41 @@ func (b *Batcher) next() bool {
 	return true
 }
 
-// commit runs a batch in one transaction, or each function in its own if
-// the shared one fails.
+// commit runs a batch in one transaction. When a function fails, the
+// shared transaction is rolled back, that function is run again alone
+// (its own transaction gives its answer) and the others are committed
+// together again without it; so a bad write costs one more transaction,
+// not one per member. When the commit itself fails, each function runs
+// alone.
 func (b *Batcher) commit(batch []*batchItem) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
-	err := b.db.Tx(ctx, func(tx *Tx) error {
-		for _, item := range batch {
-			if err := item.fn(ctx, tx); err != nil {
-				return err
+	var alone []*batchItem
+	for len(batch) > 0 {
+		failed := -1
+		err := b.db.Tx(ctx, func(tx *Tx) error {
+			for i, item := range batch {
+				if err := item.fn(ctx, tx); err != nil {
+					failed = i
+					return err
+				}
 			}
+			return nil
+		})
+		if err == nil || len(batch) == 1 {
+			for _, item := range batch {
+				item.done <- err
+			}
+			break
 		}
-		return nil
-	})
-	if err == nil || len(batch) == 1 {
-		for _, item := range batch {
-			item.done <- err
+		if failed < 0 {
+			alone = append(alone, batch...)
+			break
 		}
-		return
+		alone = append(alone, batch[failed])
+		batch = append(batch[:failed:failed], batch[failed+1:]...)
 	}
-	for _, item := range batch {
+	for _, item := range alone {
 		item.done <- b.db.Tx(ctx, func(tx *Tx) error { return item.fn(ctx, tx) })
 	}
 }

@@ -1,11 +1,16 @@
 package store_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -50,4 +55,190 @@ func TestBatcher(t *testing.T) {
 			t.Errorf("%d widgets, want the 54 good writes", n)
 		}
 	}, widgets)
+}
+
+// A function that fails costs its batch one more transaction, not one per
+// member: the batch commits again without it and it runs once more alone.
+// Sixty-four writes queue behind a held transaction so that they form one
+// batch; four of them fail.
+func TestBatcherReRunsOnlyTheFailure(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx, sc := storetest.NewScope(t)
+		b := store.NewBatcher(db)
+		bad := errors.New("refused")
+		const writes, failing = 64, 4
+		var mu sync.Mutex
+		txs := map[*store.Tx]bool{}
+		runs := make([]int, writes)
+		release := make(chan struct{})
+		held := make(chan struct{})
+		go func() { // holds SQLite's one runner (one of PostgreSQL's eight)
+			_ = b.Do(func(ctx context.Context, tx *store.Tx) error {
+				close(held)
+				<-release
+				return nil
+			})
+		}()
+		<-held
+		var wg sync.WaitGroup
+		errs := make([]error, writes)
+		for i := range writes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = b.Do(func(ctx context.Context, tx *store.Tx) error {
+					mu.Lock()
+					txs[tx] = true
+					runs[i]++
+					mu.Unlock()
+					if _, err := insertWidget(ctx, tx, sc, fmt.Sprint("w", i), nil); err != nil {
+						return err
+					}
+					if i%(writes/failing) == 0 {
+						return bad
+					}
+					return nil
+				})
+			}()
+		}
+		time.Sleep(200 * time.Millisecond) // the writes queue up
+		close(release)
+		wg.Wait()
+		for i := range writes {
+			failed := i%(writes/failing) == 0
+			if (errs[i] != nil) != failed || failed && !errors.Is(errs[i], bad) {
+				t.Errorf("write %d: %v", i, errs[i])
+			}
+			if n := runs[i]; failed && n > 2 || !failed && n > 1+failing {
+				t.Errorf("write %d ran %d times", i, n)
+			}
+		}
+		// One runner: one batch of 64, committed in at most 1+4 shared
+		// transactions, plus the 4 failures alone (each alone: 64).
+		if db.Dialect().Name() == "sqlite" && len(txs) > 1+2*failing {
+			t.Errorf("the writes ran in %d transactions, want at most %d", len(txs), 1+2*failing)
+		}
+		t.Logf("%d writes, %d failing: %d transactions", writes, failing, len(txs))
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM widgets WHERE tenant_id = $1`, sc.TenantID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != writes-failing {
+			t.Errorf("%d widgets, want the %d good writes", n, writes-failing)
+		}
+	}, widgets)
+}
+
+// batcherCrashEnv carries the database URL to the child process of
+// TestBatcherCrashLosesNothingAcknowledged.
+const batcherCrashEnv = "TENANTKIT_BATCHER_CRASH_URL"
+
+// A process killed (SIGKILL) while concurrent writers group-commit loses
+// no write it acknowledged: the child prints each write's name once Do
+// returned nil, the parent kills it mid-stream and finds every printed
+// name in the database.
+func TestBatcherCrashLosesNothingAcknowledged(t *testing.T) {
+	if url := os.Getenv(batcherCrashEnv); url != "" {
+		batcherCrashChild(t, url)
+		return
+	}
+	storetest.EachURL(t, func(t *testing.T, url string) {
+		db, err := store.Open(t.Context(), url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Migrate(t.Context(), widgets); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestBatcherCrashLosesNothingAcknowledged$", "-test.count=1")
+		cmd.Env = append(os.Environ(), batcherCrashEnv+"="+url)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var acked []string
+		lines := bufio.NewScanner(out)
+		for lines.Scan() && len(acked) < 2000 {
+			if name, ok := strings.CutPrefix(lines.Text(), "acked "); ok {
+				acked = append(acked, name)
+			}
+		}
+		_ = cmd.Process.Kill() // SIGKILL: no deferred code, no clean close
+		_ = cmd.Wait()
+		if len(acked) < 2000 {
+			t.Fatalf("the child acknowledged %d writes before it ended, want 2000", len(acked))
+		}
+		for lines.Scan() { // what it printed before the kill landed counts too
+			if name, ok := strings.CutPrefix(lines.Text(), "acked "); ok {
+				acked = append(acked, name)
+			}
+		}
+		stored := map[string]bool{}
+		rows, err := db.Query(t.Context(), `SELECT name FROM widgets WHERE tenant_id = $1`, batcherCrashTenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				t.Fatal(err)
+			}
+			stored[name] = true
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		lost := 0
+		for _, name := range acked {
+			if !stored[name] {
+				lost++
+			}
+		}
+		t.Logf("%d writes acknowledged before the kill, %d stored, %d acknowledged and lost", len(acked), len(stored), lost)
+		if lost > 0 {
+			t.Errorf("%d acknowledged writes lost", lost)
+		}
+	})
+}
+
+const batcherCrashTenant = "crash-tenant"
+
+// batcherCrashChild writes with 16 concurrent writers through one
+// Batcher until it is killed, printing each acknowledged write.
+func batcherCrashChild(t *testing.T, url string) {
+	db, err := store.Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.NewBatcher(db)
+	sc := store.Scope{TenantID: batcherCrashTenant}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				name := fmt.Sprintf("w%d-%d", w, i)
+				err := b.Do(func(ctx context.Context, tx *store.Tx) error {
+					_, err := insertWidget(ctx, tx, sc, name, nil)
+					return err
+				})
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return
+				}
+				mu.Lock()
+				fmt.Println("acked " + name)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	os.Exit(1) // only a failed write ends a writer; the parent reports the shortfall
 }
