@@ -26,6 +26,8 @@ type DB struct {
 	mu        sync.RWMutex
 	emitHooks []EmitHook
 	afterTx   []func(context.Context, []Event)
+
+	watch watchers // WatchVersions's listener
 }
 
 // Options tunes a DB. The zero value is ready to use.
@@ -120,8 +122,12 @@ func redact(url string) string {
 	return url
 }
 
-// Close closes the database.
-func (db *DB) Close() error { return db.eng.close() }
+// Close stops the version listener (WatchVersions) and closes the
+// database.
+func (db *DB) Close() error {
+	db.stopWatching()
+	return db.eng.close()
+}
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error { return db.eng.ping(ctx) }

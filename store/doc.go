@@ -29,7 +29,9 @@
 // turns driver errors into the kinds ErrNotFound, ErrConflict and
 // ErrInvalid by error code. No code outside the engines' files compares
 // engine names; SQL an area keeps per engine is registered under the
-// engine's Dialect value (SQLiteDialect, PostgresDialect).
+// engine's Dialect value (SQLiteDialect, PostgresDialect). A time that an
+// expression computes (MIN, COALESCE) scans into NullTime on both engines
+// (SQLite hands it over as text).
 //
 // DB.Prepare prepares a statement that write transactions run often
 // (SQLite parses a long multi-row INSERT for longer than it takes to run
@@ -65,6 +67,38 @@
 // in to enqueue one delivery job per subscriber, so subscribers receive
 // every committed event at least once, keyed by the event ID, and never an
 // event whose transaction rolled back.
+//
+// # Across processes
+//
+// Several processes may share one PostgreSQL database (SQLite is one
+// process's). What they share is the database: rows, the migration
+// advisory lock, the job engine's tables, and the version counters
+// (store_versions) that caches of definitions are kept fresh by. What
+// each keeps to itself: its pool, its caches, its OnCommit listeners
+// (this process's commits only).
+//
+// A version bump (Tx.BumpVersion) on PostgreSQL also notifies, in the
+// same statement, "name:version" on the channel
+// tenantkit_versions:<schema> (a hash of a schema name too long for a
+// channel name; pg_notify: delivered to every listener when the
+// transaction commits, never when it rolls back). DB.WatchVersions
+// subscribes to those notifications: the first subscriber starts one
+// goroutine and one connection of the DB's own, outside the pool (so
+// count one more connection per process against max_connections, and
+// point it at PostgreSQL itself or a session-mode pooler: a
+// transaction-mode pooler does not carry LISTEN), reconnecting with
+// backoff (immediately, then 100 ms doubling to 5 s) and pinging after
+// 15 s of quiet, until Close. Each (re)connection is reported to
+// subscribers as ("", 0), since notifications sent while it was down are
+// lost; DB.WatchStatus says whether it is listening. internal/vcache
+// subscribes its caches: another process's change is served within
+// milliseconds while the listener is up (measured p50 0.3–1.7 ms, max
+// 2–6 ms over 200 changes between two processes on loopback), and within
+// the cache's check interval (the poll, 250 ms in the areas) otherwise:
+// the poll is the guarantee, the notification the fast path. A transaction
+// that notifies takes PostgreSQL's notification lock at commit (one such
+// commit at a time, database-wide), one more reason counters are bumped
+// by changes of definitions, not of every row.
 //
 // # Migrations
 //

@@ -1,11 +1,29 @@
 // Package vcache is tenantkit's one cache of definitions: caches kept
 // fresh by a named version counter in the database (store's Tx.BumpVersion
 // and ReadVersion). Every change bumps the counter in its transaction
-// (Changed); a commit in this process invalidates the cache at once, and
-// other processes' commits are noticed by the first read after each check
-// interval, which reads the counter. A value is cached only if no newer
-// version was seen while it was loaded, so a slow load never publishes
-// stale data.
+// (Changed); a commit in this process invalidates the cache at once.
+// Other processes' commits are noticed two ways:
+//
+//   - On PostgreSQL, by notification: a bump notifies its new version at
+//     commit, and the DB's listener (store.DB.WatchVersions, started by
+//     the first cache) invalidates every cache on that counter within
+//     milliseconds (measured between two processes on loopback, 200
+//     changes, TestNotifiedAcrossProcesses: p50 0.3–1.7 ms, max 2–6 ms).
+//     A rolled-back change notifies nothing.
+//   - Everywhere, by polling: the first read after each check interval
+//     reads the counter. This is the fallback for notifications lost
+//     while the listener was disconnected (it reconnects with backoff,
+//     and each reconnection makes every cache's next read check at once)
+//     and the only way on SQLite, where one process owns the database.
+//
+// So a process serves another's change at the latest one check interval
+// after its commit (the fallback's bound, while the listener is down),
+// and within milliseconds while it is up. Shared across processes is the
+// counter row and the notification; each process's cached values are its
+// own.
+//
+// A value is cached only if no newer version was seen while it was
+// loaded, so a slow load never publishes stale data.
 //
 // There are two forms over the same version and check code: Cache, values
 // by key, loaded on demand and dropped together when the version moves;
@@ -16,8 +34,11 @@
 //
 // The check interval is kept by a timer, not by reading the clock on every
 // read: when a check runs it arms a timer that, when it fires, marks the
-// next check due; a read only loads that flag. No goroutine runs between
-// reads, so there is nothing to start or stop.
+// next check due; a read only loads that flag. No goroutine of the cache
+// runs between reads, so there is nothing to start or stop: the
+// notification subscription holds the cache weakly and ends when the
+// cache is collected (the listener itself is the DB's, stopped by its
+// Close).
 //
 // Several caches may share one counter (an area caching two kinds of plan
 // over one set of definitions): a change bumps it once and invalidates
@@ -26,9 +47,11 @@ package vcache
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -70,6 +93,27 @@ func (w *watch) checkNow(ctx context.Context) (v int64, checked bool, err error)
 	return v, err == nil, err
 }
 
+// subscribe has the DB's version notifications (store.DB.WatchVersions,
+// PostgreSQL) reach c: a newer version of its counter invalidates it at
+// once, as a commit in this process does, and a (re)connection of the
+// listener, which may have missed notifications, makes its next read
+// check. The subscription holds c weakly and ends when c is collected, so
+// a cache needs no Close.
+func subscribe[T any](c *T, w *watch, watchOf func(*T) *watch, invalidate func(*T, int64)) {
+	wp, counter := weak.Make(c), w.counter
+	stop := w.db.WatchVersions(func(name string, v int64) {
+		c := wp.Value()
+		switch {
+		case c == nil:
+		case name == "":
+			watchOf(c).due.Store(true)
+		case name == counter:
+			invalidate(c, v)
+		}
+	})
+	runtime.AddCleanup(c, func(stop func()) { stop() }, stop)
+}
+
 // changed bumps the counter in tx and has invalidate run with the new
 // version once tx commits.
 func changed(ctx context.Context, tx *store.Tx, counter string, invalidate func(int64)) (int64, error) {
@@ -97,6 +141,7 @@ type Cache[K comparable, V any] struct {
 func New[K comparable, V any](db *store.DB, counter string, interval time.Duration, max int) *Cache[K, V] {
 	c := &Cache[K, V]{max: max, m: map[K]V{}}
 	c.w.init(db, counter, interval)
+	subscribe(c, &c.w, func(c *Cache[K, V]) *watch { return &c.w }, (*Cache[K, V]).Invalidate)
 	return c
 }
 
@@ -203,6 +248,7 @@ func NewValue[V any](db *store.DB, counter string, interval time.Duration,
 		c.onError = func(error) {}
 	}
 	c.w.init(db, counter, interval)
+	subscribe(c, &c.w, func(c *Value[V]) *watch { return &c.w }, (*Value[V]).Invalidate)
 	return c
 }
 

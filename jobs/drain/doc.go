@@ -15,16 +15,59 @@
 // for a drain that will not come, and there is never more than one drain
 // job waiting per key. A drain whose step fails, or whose job runs out of
 // time, hands the queue on at once (flag set, drain enqueued). A drain
-// killed with its process stops renewing its lease; the periodic
-// Queues.Sweep restarts every queue with due items and no live lease (or
-// a flag older than StaleQueued with no drain taking it). A drain whose
-// lease was taken over (it was not renewed in time) sees its context
-// cancelled with ErrLeaseLost; the area's step checks Leases.Holds before
-// it records anything.
+// killed with its process stops renewing its lease; Queues.Run, which the
+// owning area runs in every process, hands on each queue whose lease has
+// lapsed (TakeOver, every TakeOverEvery) and sweeps (Sweep, every
+// SweepEvery: every queue with due items and no live lease, or a flag
+// older than StaleQueued with no drain taking it). A drain whose lease
+// was taken over (it was not renewed in time) sees its context cancelled
+// with ErrLeaseLost; the area's step checks Leases.Holds before it
+// records anything.
 //
 // The area decides what an item is, in what order its step takes them
 // and when one is due (Items), and enqueues its own job kind (Enqueue),
 // whose worker calls Drain with its step.
+//
+// # Across processes: failover
+//
+// What processes share is the queue rows (lease, flag) and the job
+// engine's queue; each process runs its own drains, heartbeats and Run.
+// With the defaults a killed drain's queue is drained on by another
+// process within LeaseTTL + TakeOverEvery + 10% jitter + the job
+// engine's pickup of the enqueued drain: at most 3 s + 1.1 s + pickup
+// (milliseconds on PostgreSQL, whose job engine is notified; up to 20 ms
+// on SQLite), measured at 3.0–4.1 s when the kill follows a renewal
+// (TestFailoverWithin5s, both engines). The takeover runs in the
+// process, not as a periodic job: a periodic job would wait for the job
+// engine to elect a new leader when the killed process was the leader
+// (River's leadership lapses after 15 s, and is sought every 5–6 s). The lease row names its holder (Lease.Owner is
+// "host:pid:instance/drain", HolderOf), so logs (take, release and yield
+// at Debug; hand-on at Info; takeover and a lost lease at Warn, each with
+// the holder, and the lapsed holder on a takeover) and Queues.Owners (per
+// queue: holder, lease end, flag, and with Table.OwnersDue the due items
+// and the oldest one's age) say which process drains what.
+//
+// Lease times are stamped with each process's clock: hosts whose clocks
+// are more than LeaseTTL − HeartbeatEvery (2 s) apart take each other's
+// live leases. Keep them synchronised (NTP), or raise LeaseTTL (and the
+// failover time with it).
+//
+// # The at-least-once window
+//
+// Items are done at least once, never lost, in order per key. What can
+// be done twice is what a drain had started but not recorded when it
+// stopped holding its queue: for a killed process, every item its step
+// had taken (claimed) and not yet recorded; for a drain that stalled past
+// LeaseTTL (a paused process, a database that did not answer), the same,
+// since its step's Holds check then refuses to record. The next holder
+// does those items again. How wide the window is, is the area's step's
+// choice: a step that records each item as soon as its effect is known
+// (before it starts the next) leaves one item in flight; a step that
+// records a batch together leaves the batch. The webhooks area claims up
+// to 50 deliveries per batch and records them together, so today up to
+// a batch's sends (within a drain's 10 s budget) can reach their
+// receiver twice after a kill; each carries the same webhook-id, which is
+// what receivers deduplicate on.
 //
 // # Tables
 //
@@ -39,5 +82,15 @@
 // and flags of drains under way at the upgrade. A queue row is also the
 // area's to delete with what it queues. An area's Store implements Store
 // (Leases by embedding a Table, Items itself), so a host's own store can
-// keep its queues anywhere.
+// keep its queues anywhere; TakeOver needs Failover and Owners needs
+// Inspector of it, both of which an embedded Table provides (a Store
+// without Failover is only swept).
+//
+// The failover added no column: the holder is written into owner (TEXT
+// already), and owners written by older versions (a bare id) read as an
+// unknown holder, so processes of both versions can share a database
+// during an upgrade. The takeover's read (owner IS NOT NULL AND
+// lease_until < now) scans the queue table, one row per key; an area
+// with many keys may add, in its own migrations, CREATE INDEX … ON
+// <queue table> (lease_until) WHERE owner IS NOT NULL.
 package drain

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -87,10 +88,15 @@ type Store interface {
 // (the zero time: now).
 type Enqueue func(ctx context.Context, tx *store.Tx, k Key, at time.Time) error
 
-// Defaults of Options.
+// Defaults of Options. A queue whose drain died is drained on within
+// LeaseTTL + TakeOverEvery (+10% jitter) + the job engine's pickup of the
+// enqueued drain: 4.1 s + pickup (milliseconds on PostgreSQL, which
+// notifies the job engine; up to its 20 ms poll on SQLite). What each
+// costs is on the Options field.
 const (
-	DefaultLeaseTTL       = 15 * time.Second
-	DefaultHeartbeatEvery = 5 * time.Second
+	DefaultLeaseTTL       = 3 * time.Second
+	DefaultHeartbeatEvery = time.Second
+	DefaultTakeOverEvery  = time.Second
 	DefaultBudget         = 10 * time.Second
 	DefaultSweepEvery     = 15 * time.Second
 	DefaultStaleQueued    = time.Minute
@@ -100,12 +106,31 @@ const (
 type Options struct {
 	// Name prefixes log messages and after-commit keys ("webhooks").
 	Name string
+	// Logger receives the leases' takeovers, hand-ons and losses (Warn
+	// and Info) and takes, yields and ends (Debug), each with the holder
+	// (host:pid:instance). Defaults to the DB's.
+	Logger *slog.Logger
 	// LeaseTTL is how long a lease lasts unless renewed: a dead drain's
-	// queue is free again within it.
+	// queue is free again within it. A renewal later than LeaseTTL −
+	// HeartbeatEvery (a database stalled that long, a paused process,
+	// hosts' clocks that far apart: leases are stamped with each
+	// process's clock) loses the lease to a takeover: the drain is
+	// cancelled, and the items it had started are done again (see the
+	// package doc's at-least-once window).
 	LeaseTTL time.Duration
 	// HeartbeatEvery is how often a drain renews its lease; well under
-	// LeaseTTL.
+	// LeaseTTL. Cost: one short write transaction per running drain per
+	// beat (the default: one a second).
 	HeartbeatEvery time.Duration
+	// TakeOverEvery is how often Run looks for leases that lapsed
+	// (TakeOver). Cost: one read of the queue table's held rows per
+	// process per round (the default: one a second), a transaction only
+	// when one lapsed.
+	TakeOverEvery time.Duration
+	// SweepEvery is how often Run sweeps (Sweep): the slower net under
+	// lost wake-ups, which reads the due work. Cost: one query joining
+	// the due items with their queues per process per round.
+	SweepEvery time.Duration
 	// Budget is how long a drain runs before its step should yield
 	// (Lease.Deadline).
 	Budget time.Duration
@@ -124,6 +149,8 @@ type Queues struct {
 	st      Store
 	enqueue Enqueue
 	opts    Options
+	log     *slog.Logger
+	holder  string // host:pid:instance, the owners' prefix
 	waker   waker
 }
 
@@ -134,14 +161,21 @@ func New(db *store.DB, st Store, enqueue Enqueue, opts Options) *Queues {
 	opts.HeartbeatEvery = cmp.Or(opts.HeartbeatEvery, DefaultHeartbeatEvery)
 	opts.Budget = cmp.Or(opts.Budget, DefaultBudget)
 	opts.StaleQueued = cmp.Or(opts.StaleQueued, DefaultStaleQueued)
-	qs := &Queues{db: db, st: st, enqueue: enqueue, opts: opts}
+	opts.TakeOverEvery = cmp.Or(opts.TakeOverEvery, DefaultTakeOverEvery)
+	opts.SweepEvery = cmp.Or(opts.SweepEvery, DefaultSweepEvery)
+	qs := &Queues{db: db, st: st, enqueue: enqueue, opts: opts, log: opts.Logger, holder: newHolder()}
+	if qs.log == nil {
+		qs.log = db.Logger()
+	}
 	qs.waker.qs = qs
 	return qs
 }
 
 // Lease is a drain's hold on its queue.
 type Lease struct {
-	Key   Key
+	Key Key
+	// Owner names the drain in the lease row: "<holder>/<drain id>"
+	// (HolderOf).
 	Owner string
 	// Deadline is when the drain's budget ends: a step past it yields.
 	Deadline time.Time
@@ -189,11 +223,12 @@ func (qs *Queues) Wait() { qs.waker.wg.Wait() }
 // once (flag set, a drain enqueued) rather than when its lease expires.
 // When another drain holds the lease, Drain only sets the flag.
 func (qs *Queues) Drain(ctx context.Context, k Key, step func(ctx context.Context, l *Lease) (Step, error)) (err error) {
-	owner := store.NewID()
+	owner := qs.holder + "/" + store.NewID()
 	got, err := qs.acquire(ctx, k, owner)
 	if err != nil || !got {
 		return err
 	}
+	qs.log.Debug(qs.opts.Name+": lease taken", "queue", k.ID, "group", k.Group, "holder", qs.holder)
 	jobCtx := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
@@ -205,6 +240,11 @@ func (qs *Queues) Drain(ctx context.Context, k Key, step func(ctx context.Contex
 			// Failed, or out of time: hand the queue on now rather than
 			// when the lease expires (the job's retry, or a new drain,
 			// takes it).
+			cause := err
+			if cause == nil {
+				cause = context.Cause(jobCtx)
+			}
+			qs.log.Info(qs.opts.Name+": handing a queue on", "queue", k.ID, "group", k.Group, "holder", qs.holder, "cause", cause)
 			qs.handOn(k, owner)
 		}
 	}()
@@ -218,6 +258,7 @@ func (qs *Queues) Drain(ctx context.Context, k Key, step func(ctx context.Contex
 			return err
 		}
 		if st.Yield {
+			qs.log.Debug(qs.opts.Name+": yielding a queue", "queue", k.ID, "group", k.Group, "holder", qs.holder, "wait", st.Wait)
 			return qs.yield(ctx, k, owner, st.Wait)
 		}
 		if st.More {
@@ -225,6 +266,9 @@ func (qs *Queues) Drain(ctx context.Context, k Key, step func(ctx context.Contex
 		}
 		more, err := qs.release(ctx, k, owner)
 		if err != nil || !more {
+			if err == nil {
+				qs.log.Debug(qs.opts.Name+": drain finished", "queue", k.ID, "group", k.Group, "holder", qs.holder)
+			}
 			return err
 		}
 	}
@@ -261,6 +305,7 @@ func (qs *Queues) acquire(ctx context.Context, k Key, owner string) (bool, error
 func (qs *Queues) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, k Key, owner string, done <-chan struct{}) {
 	t := time.NewTicker(qs.opts.HeartbeatEvery)
 	defer t.Stop()
+	failing := false
 	for {
 		select {
 		case <-done:
@@ -275,10 +320,16 @@ func (qs *Queues) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			held, err = qs.st.Renew(ctx, tx, k, owner, tx.Now().Add(qs.opts.LeaseTTL))
 			return err
 		})
-		if err == nil && !held {
+		switch {
+		case err == nil && !held:
+			qs.log.Warn(qs.opts.Name+": lease lost (it lapsed and was taken over); stopping the drain",
+				"queue", k.ID, "group", k.Group, "holder", qs.holder)
 			cancel(ErrLeaseLost)
 			return
+		case err != nil && ctx.Err() == nil && !failing:
+			qs.log.Warn(qs.opts.Name+": renew a lease (retrying at the next beat)", "queue", k.ID, "holder", qs.holder, "err", err)
 		}
+		failing = err != nil
 	}
 }
 
@@ -288,7 +339,7 @@ func (qs *Queues) handOn(k Key, owner string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := qs.yield(ctx, k, owner, 0); err != nil {
-		qs.db.Logger().Warn(qs.opts.Name+": hand a queue on (the sweep will)", "queue", k.ID, "err", err)
+		qs.log.Warn(qs.opts.Name+": hand a queue on (the takeover or the sweep will)", "queue", k.ID, "holder", qs.holder, "err", err)
 	}
 }
 
@@ -354,7 +405,8 @@ func (qs *Queues) yield(ctx context.Context, k Key, owner string, wait time.Dura
 
 // Sweep restarts the queues that have due items but no live lease and no
 // drain waiting: their drain died with its process, or their wake-up was
-// lost. The owning area runs it periodically (DefaultSweepEvery).
+// lost. Run runs it every SweepEvery (an area may instead run it as a
+// periodic job); TakeOver is the faster path for dead drains.
 func (qs *Queues) Sweep(ctx context.Context) error {
 	return qs.db.Tx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
@@ -427,7 +479,7 @@ func (w *waker) run() {
 		})
 		cancel()
 		if err != nil {
-			w.qs.db.Logger().Warn(w.qs.opts.Name+": wake queues (the sweep will)", "queues", len(keys), "err", err)
+			w.qs.log.Warn(w.qs.opts.Name+": wake queues (the sweep will)", "queues", len(keys), "err", err)
 		}
 	}
 }

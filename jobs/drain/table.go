@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -13,7 +14,7 @@ import (
 //
 //	<key>       TEXT PRIMARY KEY  -- Key.ID
 //	<group>     TEXT NOT NULL     -- Key.Group
-//	owner       TEXT              -- the drain holding the lease
+//	owner       TEXT              -- the drain holding the lease: host:pid:instance/id
 //	lease_until TIMESTAMP         -- (TIMESTAMPTZ on PostgreSQL)
 //	queued      BOOLEAN NOT NULL DEFAULT FALSE
 //	queued_at   TIMESTAMP
@@ -24,6 +25,7 @@ import (
 type Table struct {
 	name, key, group                                                                              string
 	wake, acquire, flag, acquireFree, renew, holds, release, unflag, yield, scheduleWake, requeue string
+	lapsed, reclaim, owners                                                                       string
 }
 
 // NewTable returns the Leases of the queue table name, whose key and
@@ -50,6 +52,12 @@ func NewTable(name, keyCol, groupCol string) *Table {
 		scheduleWake: r.Replace(`UPDATE {t} SET wake_at = $2 WHERE {k} = $1 AND (wake_at IS NULL OR wake_at <= $3 OR wake_at > $2)`),
 		requeue: r.Replace(`INSERT INTO {t} ({k}, {g}, queued, queued_at) VALUES ($1, $2, TRUE, $3)
 				ON CONFLICT ({k}) DO UPDATE SET queued = TRUE, queued_at = $3`),
+		lapsed: r.Replace(`SELECT {g}, {k}, owner, lease_until FROM {t} WHERE owner IS NOT NULL AND lease_until < $1
+			ORDER BY {k} LIMIT $2`),
+		reclaim: r.Replace(`UPDATE {t} SET owner = NULL, lease_until = NULL, queued = TRUE, queued_at = $3
+			WHERE {k} = $1 AND owner = $2 AND lease_until < $3`),
+		owners: r.Replace(`SELECT {g}, {k}, owner, lease_until, queued, queued_at, wake_at FROM {t}
+			WHERE owner IS NOT NULL OR queued ORDER BY {k}`),
 	}
 }
 
@@ -127,7 +135,67 @@ func (t *Table) Requeue(ctx context.Context, q store.Querier, k Key, now time.Ti
 	return err
 }
 
-// DueItems names an area's work table for Table.Stuck.
+// Lapsed implements Failover.
+func (t *Table) Lapsed(ctx context.Context, q store.Querier, now time.Time, limit int) ([]QueueState, error) {
+	return store.Many(ctx, q, func(sc store.Scanner) (QueueState, error) {
+		var s QueueState
+		var until store.NullTime
+		err := sc.Scan(&s.Key.Group, &s.Key.ID, &s.Owner, &until)
+		s.Holder, s.LeaseUntil = HolderOf(s.Owner), until.Time
+		return s, err
+	}, t.lapsed, now, limit)
+}
+
+// Reclaim implements Failover.
+func (t *Table) Reclaim(ctx context.Context, q store.Querier, k Key, owner string, now time.Time) (bool, error) {
+	n, err := q.Exec(ctx, t.reclaim, k.ID, owner, now)
+	return n == 1, err
+}
+
+// Owners implements Inspector over the queue table alone: the queues
+// held or flagged, in key order, without their items (Due and OldestDue
+// are zero; see OwnersDue). It reads one row per such queue.
+func (t *Table) Owners(ctx context.Context, q store.Querier, now time.Time) ([]QueueState, error) {
+	return store.Many(ctx, q, func(sc store.Scanner) (QueueState, error) {
+		var s QueueState
+		var owner *string
+		var until, queuedAt, wakeAt store.NullTime
+		err := sc.Scan(&s.Key.Group, &s.Key.ID, &owner, &until, &s.Queued, &queuedAt, &wakeAt)
+		s.fill(owner, until, queuedAt, wakeAt, now)
+		return s, err
+	}, t.owners)
+}
+
+// OwnersDue is Owners with the work: the queues held or flagged, and the
+// queues with items due at now in the work table items, with how many
+// are due and (given items.Since) since when the oldest is, in key order.
+// It counts every due item, so it costs what the due items do: fine for
+// an operator's route or a metrics scrape, not for every request.
+func (t *Table) OwnersDue(ctx context.Context, q store.Querier, items DueItems, now time.Time) ([]QueueState, error) {
+	r := strings.NewReplacer("{t}", t.name, "{k}", t.key, "{g}", t.group,
+		"{it}", items.Table, "{ig}", items.Group, "{ik}", items.Key, "{due}", items.Due, "{since}", cmp.Or(items.Since, "NULL"))
+	return store.Many(ctx, q, func(sc store.Scanner) (QueueState, error) {
+		var s QueueState
+		var owner *string
+		var queued *bool
+		var until, queuedAt, wakeAt, oldest store.NullTime
+		err := sc.Scan(&s.Key.Group, &s.Key.ID, &owner, &until, &queued, &queuedAt, &wakeAt, &s.Due, &oldest)
+		s.fill(owner, until, queuedAt, wakeAt, now)
+		s.Queued, s.OldestDue = queued != nil && *queued, oldest.Time
+		return s, err
+	}, r.Replace(`SELECT d.g, d.k, q.owner, q.lease_until, q.queued, q.queued_at, q.wake_at, d.n, d.oldest
+			FROM (SELECT i.{ig} AS g, i.{ik} AS k, COUNT(*) AS n, MIN({since}) AS oldest FROM {it} i
+				WHERE {due} GROUP BY i.{ig}, i.{ik}) d
+			LEFT JOIN {t} q ON q.{k} = d.k
+		UNION ALL
+		SELECT q.{g}, q.{k}, q.owner, q.lease_until, q.queued, q.queued_at, q.wake_at, 0, NULL
+			FROM {t} q WHERE (q.owner IS NOT NULL OR q.queued)
+			AND NOT EXISTS (SELECT 1 FROM {it} i WHERE i.{ik} = q.{k} AND {due})
+		ORDER BY 2`), now)
+}
+
+// DueItems names an area's work table for Table.Stuck and
+// Table.OwnersDue.
 type DueItems struct {
 	// Table is the work table, read under the alias i.
 	Table string
@@ -136,6 +204,10 @@ type DueItems struct {
 	// Due is the predicate of an item due at $1 (the sweep's now),
 	// written over the alias i.
 	Due string
+	// Since is an expression over the alias i of when a due item became
+	// due (for webhook deliveries, COALESCE(i.next_retry_at,
+	// i.enqueued_at)), for OwnersDue's OldestDue; "" leaves it zero.
+	Since string
 }
 
 // Stuck is Items.Stuck over the work table items: the keys with due items
