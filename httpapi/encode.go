@@ -23,6 +23,22 @@ func encode(w http.ResponseWriter, status int, v any) error {
 	return json.NewEncoder(w).Encode(v)
 }
 
+// encodeMarshaled answers status with m's JSON as encode would write it,
+// without encoding/json's second pass over a Marshaler's output (it
+// validates and compacts it): for bodies whose MarshalJSON writes compact,
+// HTML-escaped JSON itself (rules' results). An encoding error is
+// returned before anything is written.
+func encodeMarshaled(w http.ResponseWriter, status int, m json.Marshaler) error {
+	b, err := m.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
 // errBodyTooLarge answers 413.
 var errBodyTooLarge = errors.New("request body too large")
 

@@ -412,7 +412,7 @@ func (h ruleHandlers) executeSet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, res)
+	return encodeMarshaled(w, http.StatusOK, res)
 }
 
 func (h ruleHandlers) execute(w http.ResponseWriter, r *http.Request) error {
@@ -424,7 +424,7 @@ func (h ruleHandlers) execute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, res)
+	return encodeMarshaled(w, http.StatusOK, res)
 }
 
 func (h ruleHandlers) executeRule(w http.ResponseWriter, r *http.Request) error {
@@ -440,7 +440,7 @@ func (h ruleHandlers) executeRule(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, res)
+	return encodeMarshaled(w, http.StatusOK, res)
 }
 
 func (h ruleHandlers) listLogs(w http.ResponseWriter, r *http.Request) error {

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -160,8 +159,7 @@ func rowID(executionID string, i int) string {
 // (PostgreSQL refuses them) is a validation error on data.
 func (w *writes) inputContext(x *execution) (string, error) {
 	if w.input == "" {
-		b, err := json.Marshal(map[string]any{"data": Redact(x.data), "entityType": x.in.EntityType, "entityId": x.in.EntityID,
-			"eventType": x.in.EventType, "user": map[string]any{"id": x.sc.ActorID}})
+		b, err := inputJSON(x)
 		if err := storableJSON("data", b, err); err != nil {
 			return "", err
 		}
@@ -189,11 +187,7 @@ func (w *writes) log(x *execution, c *compiledRule, res *RuleResult, input strin
 	if executed == nil {
 		executed = []ActionResult{}
 	}
-	out, _ := json.Marshal(struct {
-		ConditionResult bool             `json:"conditionResult"`
-		ActionsPlanned  []action.Outcome `json:"actionsPlanned"`
-		ActionsExecuted []ActionResult   `json:"actionsExecuted"`
-	}{res.ConditionResult, res.ActionsPlanned, executed})
+	out, _ := outputJSON(res.ConditionResult, res.ActionsPlanned, executed)
 	if len(w.execution.Rules) == 0 {
 		entityID := x.in.EntityID
 		if entityID == "" {

@@ -98,54 +98,6 @@ type RuleResult struct {
 	LogID string `json:"logId,omitempty"`
 }
 
-// ruleResultJSON is a RuleResult as JSON: a skipped entry has none of the
-// fields of an evaluation (their pointers are nil).
-type ruleResultJSON struct {
-	RuleID          string           `json:"ruleId"`
-	RuleName        string           `json:"ruleName"`
-	RuleType        Type             `json:"ruleType"`
-	Sequence        *int             `json:"sequence,omitempty"`
-	Result          Status           `json:"result"`
-	Reason          string           `json:"reason,omitempty"`
-	ConditionResult *bool            `json:"conditionResult,omitempty"`
-	ActionsPlanned  []action.Outcome `json:"actionsPlanned,omitzero"`
-	ActionsExecuted []ActionResult   `json:"actionsExecuted,omitzero"`
-	ExecutionTimeMs *float64         `json:"executionTimeMs,omitempty"`
-	Error           string           `json:"error,omitempty"`
-	LogID           string           `json:"logId,omitempty"`
-}
-
-func (r *RuleResult) json() ruleResultJSON {
-	j := ruleResultJSON{RuleID: r.RuleID, RuleName: r.RuleName, RuleType: r.RuleType, Sequence: r.Sequence, Result: r.Result, Reason: r.Reason}
-	if r.Result != StatusSkipped {
-		j.ConditionResult, j.ExecutionTimeMs = &r.ConditionResult, &r.ExecutionTimeMs
-		j.ActionsPlanned, j.ActionsExecuted, j.Error, j.LogID = r.ActionsPlanned, r.ActionsExecuted, r.Error, r.LogID
-		if j.ActionsPlanned == nil {
-			j.ActionsPlanned = []action.Outcome{}
-		}
-	}
-	return j
-}
-
-// MarshalJSON writes a skipped rule without the fields of an evaluation.
-func (r RuleResult) MarshalJSON() ([]byte, error) {
-	return json.Marshal(r.json())
-}
-
-// MarshalJSON writes the result with its rules as RuleResult.MarshalJSON
-// does, in one pass (rather than one nested encoding per rule).
-func (r *Result) MarshalJSON() ([]byte, error) {
-	type plain Result // the fields, without this method
-	rules := make([]ruleResultJSON, len(r.ExecutedRules))
-	for i := range r.ExecutedRules {
-		rules[i] = r.ExecutedRules[i].json()
-	}
-	return json.Marshal(struct {
-		*plain
-		ExecutedRules []ruleResultJSON `json:"executedRules"`
-	}{(*plain)(r), rules})
-}
-
 // ActionResult reports one action carried out.
 type ActionResult struct {
 	Type    action.Type `json:"type"`

@@ -3,12 +3,14 @@ package rules
 import (
 	"testing"
 	"time"
+
+	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
 // A deleted rule's compilation is dropped (the soak showed the map kept
 // every rule ever executed), and the map never outgrows maxCompiled.
 func TestCompiledRulesAreForgotten(t *testing.T) {
-	p := newPlans(nil, nil, time.Second)
+	p := newPlans(storetest.SQLite(t), nil, time.Second)
 	r := &Rule{ID: "r1", UpdatedAt: time.Unix(1, 0)}
 	if c := p.compiledFor(r); c != p.compiledFor(r) {
 		t.Fatal("the compilation is not reused")

@@ -1,0 +1,126 @@
+package rules
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/tenantkit/tenantkit/rules/action"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// reflectedRuleResult is a RuleResult as encoding/json writes it through
+// field tags: the reference the hand-written encoder must match.
+type reflectedRuleResult struct {
+	RuleID          string           `json:"ruleId"`
+	RuleName        string           `json:"ruleName"`
+	RuleType        Type             `json:"ruleType"`
+	Sequence        *int             `json:"sequence,omitempty"`
+	Result          Status           `json:"result"`
+	Reason          string           `json:"reason,omitempty"`
+	ConditionResult *bool            `json:"conditionResult,omitempty"`
+	ActionsPlanned  []action.Outcome `json:"actionsPlanned,omitzero"`
+	ActionsExecuted []ActionResult   `json:"actionsExecuted,omitzero"`
+	ExecutionTimeMs *float64         `json:"executionTimeMs,omitempty"`
+	Error           string           `json:"error,omitempty"`
+	LogID           string           `json:"logId,omitempty"`
+}
+
+func reflected(r *RuleResult) reflectedRuleResult {
+	j := reflectedRuleResult{RuleID: r.RuleID, RuleName: r.RuleName, RuleType: r.RuleType, Sequence: r.Sequence, Result: r.Result, Reason: r.Reason}
+	if r.Result != StatusSkipped {
+		j.ConditionResult, j.ExecutionTimeMs = &r.ConditionResult, &r.ExecutionTimeMs
+		j.ActionsPlanned, j.ActionsExecuted, j.Error, j.LogID = r.ActionsPlanned, r.ActionsExecuted, r.Error, r.LogID
+		if j.ActionsPlanned == nil {
+			j.ActionsPlanned = []action.Outcome{}
+		}
+	}
+	return j
+}
+
+func reflectedResult(r *Result) ([]byte, error) {
+	type plain Result
+	rules := make([]reflectedRuleResult, len(r.ExecutedRules))
+	for i := range r.ExecutedRules {
+		rules[i] = reflected(&r.ExecutedRules[i])
+	}
+	if r.ExecutedRules == nil {
+		rules = nil
+	}
+	return json.Marshal(struct {
+		*plain
+		ExecutedRules []reflectedRuleResult `json:"executedRules"`
+	}{(*plain)(r), rules})
+}
+
+// The hand-written JSON of results is encoding/json's, byte for byte.
+func TestResultJSONAsEncodingJSON(t *testing.T) {
+	seq := 3
+	evaluated := RuleResult{RuleID: "R-1", RuleName: "Big <order> & \u2028", RuleType: Validation, Sequence: &seq, Result: StatusSuccess,
+		ConditionResult: true, ActionsPlanned: []action.Outcome{{"type": "SHOW_ERROR", "message": "too big", "n": 1.5, "list": []any{"a", nil}}, nil},
+		ActionsExecuted: []ActionResult{{Type: "SHOW_ERROR", Success: true}, {Type: "CALL_WEBHOOK", Error: "refused"}},
+		ExecutionTimeMs: 0.012345, Error: "", LogID: "log-1"}
+	failed := RuleResult{RuleID: "R-2", RuleName: "", RuleType: Action, Result: StatusError, Error: "bad \"path\"", ExecutionTimeMs: 1e-7}
+	skipped := RuleResult{RuleID: "R-3", RuleName: "Skipped", RuleType: Guard, Sequence: &seq, Result: StatusSkipped, Reason: "disabled",
+		ConditionResult: true, ActionsPlanned: []action.Outcome{{"type": "LOG"}}, ExecutionTimeMs: 5, LogID: "x"}
+	for _, r := range []*Result{
+		{},
+		{SetID: "S", SetName: "Set <1>", Allowed: true, ExecutedRules: []RuleResult{evaluated, failed, skipped}, TotalExecutionTimeMs: 12.5,
+			Data: map[string]any{"total": 2500.0, "status": "NEW", "nested": map[string]any{"b": true, "a": []any{1.0}}}, LogIDs: []string{"a", "b"}},
+		{ExecutedRules: []RuleResult{}, Data: map[string]any{}, LogIDs: []string{}},
+		{ExecutedRules: []RuleResult{{Result: StatusFailure}}, TotalExecutionTimeMs: 1e21},
+	} {
+		want, werr := reflectedResult(r)
+		got, gerr := r.MarshalJSON()
+		if werr != nil || gerr != nil || !bytes.Equal(got, want) {
+			t.Errorf("wrote\n%s (%v)\nencoding/json\n%s (%v)", got, gerr, want, werr)
+		}
+		for i := range r.ExecutedRules {
+			want, _ := json.Marshal(reflected(&r.ExecutedRules[i]))
+			got, err := json.Marshal(r.ExecutedRules[i])
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("rule: wrote\n%s (%v)\nencoding/json\n%s", got, err, want)
+			}
+		}
+	}
+	if _, err := (&Result{Data: map[string]any{"x": math.NaN()}}).MarshalJSON(); err == nil {
+		t.Error("a NaN in data was written")
+	}
+}
+
+// A log row's input and output are what json.Marshal wrote for them.
+func TestLogJSONAsEncodingJSON(t *testing.T) {
+	for _, data := range []map[string]any{
+		{},
+		nil,
+		{"total": 2500.0, "password": "secret", "apiKey": "k", "nested": map[string]any{"token": "t", "x": []any{"<&>", nil, true}}},
+		{"bad": math.Inf(1)},
+	} {
+		x := &execution{sc: store.Scope{ActorID: "user <1>"}, in: &Input{EntityType: "order", EntityID: "o\u2028", EventType: "beforeUpdate"}, data: data}
+		want, werr := json.Marshal(map[string]any{"data": Redact(x.data), "entityType": x.in.EntityType, "entityId": x.in.EntityID,
+			"eventType": x.in.EventType, "user": map[string]any{"id": x.sc.ActorID}})
+		got, gerr := inputJSON(x)
+		if (werr != nil) != (gerr != nil) || !bytes.Equal(got, want) {
+			t.Errorf("input: wrote\n%s (%v)\nencoding/json\n%s (%v)", got, gerr, want, werr)
+		}
+	}
+	for _, c := range []struct {
+		planned  []action.Outcome
+		executed []ActionResult
+	}{
+		{nil, []ActionResult{}},
+		{[]action.Outcome{}, nil},
+		{[]action.Outcome{{"type": "SET_FIELD", "field": "a", "value": 1.0}}, []ActionResult{{Type: "SET_FIELD", Success: true}, {Type: "NOTIFY", Error: "x"}}},
+	} {
+		want, _ := json.Marshal(struct {
+			ConditionResult bool             `json:"conditionResult"`
+			ActionsPlanned  []action.Outcome `json:"actionsPlanned"`
+			ActionsExecuted []ActionResult   `json:"actionsExecuted"`
+		}{true, c.planned, c.executed})
+		got, err := outputJSON(true, c.planned, c.executed)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("output: wrote\n%s (%v)\nencoding/json\n%s", got, err, want)
+		}
+	}
+}
