@@ -49,7 +49,11 @@ const (
 
 // Fields gives the area what it needs of custom field definitions (the
 // entities area; the Kit wires it). Both methods act for the caller's scope
-// in ctx.
+// in ctx. Uploads and changes of attachments validate through them, so
+// they must answer from definitions that honour every change committed
+// before the call, by any process: the entities area's do (its record
+// writes' check, vcache's Sync), so a field defined or deleted through
+// one server is honoured by the next upload through another.
 type Fields interface {
 	// CheckValues validates values (keys with or without "cf_") against
 	// the definitions of entityID and returns them in stored form. An

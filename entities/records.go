@@ -85,7 +85,8 @@ func (s *Service) fieldsOf(ctx context.Context, sc store.Scope, entityID string)
 
 // writeContext returns what a write of entityID's records needs: the
 // caller's scope, the entity id in stored form, and the definitions that
-// apply, by key.
+// apply, by key. The definitions honour every change committed before
+// the call, by any process (syncDefinitions).
 func (s *Service) writeContext(ctx context.Context, entityID string) (store.Scope, string, map[string]*Definition, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {
@@ -94,6 +95,9 @@ func (s *Service) writeContext(ctx context.Context, entityID string) (store.Scop
 	id, ok := NormalizeEntityID(entityID)
 	if !ok {
 		return sc, "", nil, store.Invalid("entityId", entityIDMessage)
+	}
+	if err := s.syncDefinitions(ctx); err != nil {
+		return sc, "", nil, err
 	}
 	defs, err := s.fieldsOf(ctx, sc, id)
 	return sc, id, defs, err
@@ -122,6 +126,7 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 	if !uuidPattern.MatchString(recordID) {
 		recordID = store.NewID()
 	}
+	s.prepareWrites(ctx)
 	var out *Record
 	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		now := tx.Now()
@@ -139,6 +144,14 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 		return err
 	})
 	return out, err
+}
+
+// prepareWrites has the statements of record writes and their events
+// prepared before a write joins a shared transaction (on SQLite parsing
+// them cost as much as running them; cheap once prepared).
+func (s *Service) prepareWrites(ctx context.Context) {
+	s.store.PrepareInserts(ctx, s.db)
+	s.db.PrepareEmitMany(ctx)
 }
 
 // dropNulls removes null values: a new record simply has no value there
@@ -168,6 +181,7 @@ func (s *Service) UpdateRecord(ctx context.Context, in RecordInput) (*Record, er
 	if err != nil {
 		return nil, err
 	}
+	s.prepareWrites(ctx)
 	var out *Record
 	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		r, err := s.store.UpdateRecord(ctx, tx, sc, id, strings.ToLower(in.RecordID), func(r *Record) error {
@@ -215,6 +229,7 @@ func (s *Service) DeleteRecord(ctx context.Context, entityID, recordID string) e
 	if !uuidPattern.MatchString(recordID) {
 		return recordNotFound
 	}
+	s.prepareWrites(ctx)
 	return s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
 		r, err := s.store.DeleteRecord(ctx, tx, sc, id, recordID, tx.Now())
 		if err != nil {

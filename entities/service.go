@@ -93,6 +93,16 @@ func (s *Service) changed(ctx context.Context, tx *store.Tx) (int64, error) {
 	return s.cache.Changed(ctx, tx)
 }
 
+// syncDefinitions makes the definitions cache honour every change
+// committed before this call, by this process or another
+// (vcache.Cache.Sync): the record writes (writeContext) call it before
+// they validate values, so a field defined through one server is accepted,
+// and a deleted one refused, by the next write through another. Reads
+// (ListRecords, Definitions) do not: they may lag by the notification's
+// milliseconds. On PostgreSQL it is one single-row read of the counter; on
+// SQLite nothing.
+func (s *Service) syncDefinitions(ctx context.Context) error { return s.cache.Sync(ctx) }
+
 func emitScope(tenantID, orgID string) store.Scope {
 	return store.Scope{TenantID: tenantID, OrganizationID: orgID}
 }

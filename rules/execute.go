@@ -128,6 +128,11 @@ func (s *Service) ExecuteSet(ctx context.Context, setID string, in Input) (*Resu
 	if err := in.validate(true); err != nil {
 		return nil, err
 	}
+	if !in.DryRun {
+		if err := s.plans.sync(ctx); err != nil {
+			return nil, err
+		}
+	}
 	plan, err := s.plans.set(ctx, sc.TenantID, setID)
 	if err != nil {
 		return nil, err
@@ -165,6 +170,11 @@ func (s *Service) Execute(ctx context.Context, in Input) (*Result, error) {
 	}
 	if err := in.validate(false); err != nil {
 		return nil, err
+	}
+	if !in.DryRun {
+		if err := s.plans.sync(ctx); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := s.plans.entity(ctx, sc.TenantID, in.EntityType)
 	if err != nil {

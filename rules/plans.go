@@ -84,7 +84,9 @@ const definitionsCounter = "rules.definitions"
 // internal/vcache caches over one version counter), and compiled rules by
 // id, reused while their updatedAt is unchanged. A change bumps the
 // counter once (changed) and invalidates both caches with the version it
-// made; other processes' changes are noticed at each cache's next check.
+// made; other processes' changes are noticed by notification (PostgreSQL)
+// or at each cache's next check, and at once by executions that take
+// effect (sync).
 type plans struct {
 	db       *store.DB
 	store    Store
@@ -116,6 +118,20 @@ func (p *plans) changed(ctx context.Context, tx *store.Tx) error {
 		return err
 	}
 	tx.AfterCommit(func() { p.entities.Invalidate(v) })
+	return nil
+}
+
+// sync makes both caches honour every change to rules, sets or members
+// committed before this call, by any process (vcache.Cache.Sync): an
+// execution that takes effect (not a dry run) calls it before it takes its
+// plan, so a rule changed or a set disabled through one server is honoured
+// by the next execution through another. One read of the counter serves
+// both caches (they share it). On SQLite it does nothing.
+func (p *plans) sync(ctx context.Context) error {
+	if err := p.sets.Sync(ctx); err != nil {
+		return err
+	}
+	p.entities.Invalidate(p.sets.Version())
 	return nil
 }
 

@@ -6,102 +6,44 @@ import (
 	"time"
 )
 
-// Batcher runs the small writes of concurrent callers in shared
-// transactions (group commit): a caller's function joins a queue, and
+// Group commit. Concurrent callers' small writes join a queue, and
 // whoever finds no transaction running commits everything queued in one
-// DB.Tx. Each caller returns once its own write is committed or failed.
-// When a function fails, the shared transaction is rolled back and run
-// again without it, and the failing function runs alone, so one caller's
-// bad write never fails the others and its error is the one its own
-// transaction gives.
-//
+// DB.Tx; each caller returns once its own write is committed or failed.
 // On SQLite, whose single writer makes every transaction wait its turn,
-// this turns many commits into one, and one transaction runs at a time.
-// PostgreSQL runs several shared transactions at once (up to 8), so that
-// its round trips overlap. The functions must be what DB.Tx requires
-// anyway: no effects outside the transaction (use Tx.AfterCommit), safe to
-// run again.
+// this turns many commits (and fsyncs) into one, and one transaction runs
+// at a time. PostgreSQL runs several shared transactions at once (up to
+// 8), so that their round trips overlap. No goroutine outlives its work: a
+// committing caller hands what queued up meanwhile to a goroutine, which
+// stops when the queue is empty.
 //
-// No goroutine outlives its work: a committing caller hands what queued
-// up meanwhile to a goroutine, which stops when the queue is empty.
+// Two forms share the queue: Batcher runs each caller's function in turn
+// in the shared transaction; Group hands the whole batch to one function,
+// which writes it with multi-row statements.
+
+// Batcher runs the functions of concurrent callers in shared transactions
+// (group commit). When a function fails, the shared transaction is rolled
+// back and run again without it, and the failing function runs alone, so
+// one caller's bad write never fails the others and its error is the one
+// its own transaction gives.
+//
+// The functions must be what DB.Tx requires anyway: no effects outside the
+// transaction (use Tx.AfterCommit), safe to run again.
 type Batcher struct {
-	db      *DB
-	runners int // how many transactions may run at once
-
-	mu      sync.Mutex
-	queue   []*batchItem
-	running int
+	q commitQueue[func(ctx context.Context, tx *Tx) error]
 }
-
-type batchItem struct {
-	fn   func(ctx context.Context, tx *Tx) error
-	done chan error
-}
-
-// Bounds of one shared transaction.
-const (
-	maxBatchItems = 128
-	batchTimeout  = 30 * time.Second
-)
 
 // NewBatcher returns a batcher writing to db.
 func NewBatcher(db *DB) *Batcher {
-	runners := 1
-	if db.Dialect().Name() == "postgres" {
-		runners = 8
-	}
-	return &Batcher{db: db, runners: runners}
+	b := &Batcher{}
+	b.q.init(db, b.commit)
+	return b
 }
 
 // Do runs fn in a transaction shared with other callers' and returns once
 // it is committed (nil) or failed. The caller's context does not bound
 // the shared transaction (it must not be torn down by one caller leaving);
 // the transaction has its own 30-second limit.
-func (b *Batcher) Do(fn func(ctx context.Context, tx *Tx) error) error {
-	item := &batchItem{fn: fn, done: make(chan error, 1)}
-	b.mu.Lock()
-	b.queue = append(b.queue, item)
-	if b.running == b.runners {
-		b.mu.Unlock()
-		return <-item.done
-	}
-	b.running++
-	b.mu.Unlock()
-	// The queue as it stands (this caller's function included, unless
-	// another runner took it); what queued meanwhile is committed on
-	// another goroutine, so that this caller returns now.
-	if b.next() {
-		go b.drain()
-	}
-	return <-item.done
-}
-
-// drain commits batches until the queue is empty, which ends this
-// runner.
-func (b *Batcher) drain() {
-	for b.next() {
-	}
-}
-
-// next commits the next batch of the queue. When the queue is empty it
-// ends this runner and reports false.
-func (b *Batcher) next() bool {
-	b.mu.Lock()
-	if len(b.queue) == 0 {
-		b.running--
-		b.mu.Unlock()
-		return false
-	}
-	n := min(len(b.queue), maxBatchItems)
-	batch := b.queue[:n:n]
-	b.queue = b.queue[n:]
-	if len(b.queue) == 0 {
-		b.queue = nil
-	}
-	b.mu.Unlock()
-	b.commit(batch)
-	return true
-}
+func (b *Batcher) Do(fn func(ctx context.Context, tx *Tx) error) error { return b.q.do(fn) }
 
 // commit runs a batch in one transaction. When a function fails, the
 // shared transaction is rolled back, that function is run again alone
@@ -109,15 +51,13 @@ func (b *Batcher) next() bool {
 // together again without it; so a bad write costs one more transaction,
 // not one per member. When the commit itself fails, each function runs
 // alone.
-func (b *Batcher) commit(batch []*batchItem) {
-	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
-	defer cancel()
-	var alone []*batchItem
+func (b *Batcher) commit(ctx context.Context, batch []*queued[func(ctx context.Context, tx *Tx) error]) {
+	var alone []*queued[func(ctx context.Context, tx *Tx) error]
 	for len(batch) > 0 {
 		failed := -1
-		err := b.db.Tx(ctx, func(tx *Tx) error {
+		err := b.q.db.Tx(ctx, func(tx *Tx) error {
 			for i, item := range batch {
-				if err := item.fn(ctx, tx); err != nil {
+				if err := item.v(ctx, tx); err != nil {
 					failed = i
 					return err
 				}
@@ -138,6 +78,129 @@ func (b *Batcher) commit(batch []*batchItem) {
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
 	}
 	for _, item := range alone {
-		item.done <- b.db.Tx(ctx, func(tx *Tx) error { return item.fn(ctx, tx) })
+		item.done <- b.q.db.Tx(ctx, func(tx *Tx) error { return item.v(ctx, tx) })
 	}
+}
+
+// Group commits the items of concurrent callers in shared transactions
+// (group commit) through one function that writes a whole batch:
+// write(ctx, tx, items), with multi-row statements, so that n writes cost
+// a few statements rather than n times a few. When a batch's transaction
+// fails, each item is written again alone, in a transaction of its own,
+// so one caller's bad item never fails the others and its error is the
+// one its own transaction gives.
+//
+// write must be what DB.Tx requires anyway: no effects outside the
+// transaction (use Tx.AfterCommit), safe to run again on the same items.
+// Items are typically pointers to a write's input and, once written, its
+// result.
+type Group[T any] struct {
+	write func(ctx context.Context, tx *Tx, items []T) error
+	q     commitQueue[T]
+}
+
+// NewGroup returns a group writing to db through write.
+func NewGroup[T any](db *DB, write func(ctx context.Context, tx *Tx, items []T) error) *Group[T] {
+	g := &Group[T]{write: write}
+	g.q.init(db, g.commit)
+	return g
+}
+
+// Do writes item in a transaction shared with other callers' items and
+// returns once it is committed (nil) or failed. As with Batcher.Do, the
+// caller's context does not bound the shared transaction.
+func (g *Group[T]) Do(item T) error { return g.q.do(item) }
+
+func (g *Group[T]) commit(ctx context.Context, batch []*queued[T]) {
+	items := make([]T, len(batch))
+	for i, q := range batch {
+		items[i] = q.v
+	}
+	err := g.q.db.Tx(ctx, func(tx *Tx) error { return g.write(ctx, tx, items) })
+	if err == nil || len(batch) == 1 {
+		for _, q := range batch {
+			q.done <- err
+		}
+		return
+	}
+	for _, q := range batch {
+		q.done <- g.q.db.Tx(ctx, func(tx *Tx) error { return g.write(ctx, tx, []T{q.v}) })
+	}
+}
+
+// commitQueue is the queue and the runners both forms share.
+type commitQueue[T any] struct {
+	db      *DB
+	runners int // how many transactions may run at once
+	commit  func(ctx context.Context, batch []*queued[T])
+
+	mu      sync.Mutex
+	queue   []*queued[T]
+	running int
+}
+
+type queued[T any] struct {
+	v    T
+	done chan error
+}
+
+// Bounds of one shared transaction.
+const (
+	maxBatchItems = 128
+	batchTimeout  = 30 * time.Second
+)
+
+func (q *commitQueue[T]) init(db *DB, commit func(ctx context.Context, batch []*queued[T])) {
+	q.db, q.commit, q.runners = db, commit, 1
+	if db.Dialect().Name() == "postgres" {
+		q.runners = 8
+	}
+}
+
+func (q *commitQueue[T]) do(v T) error {
+	item := &queued[T]{v: v, done: make(chan error, 1)}
+	q.mu.Lock()
+	q.queue = append(q.queue, item)
+	if q.running == q.runners {
+		q.mu.Unlock()
+		return <-item.done
+	}
+	q.running++
+	q.mu.Unlock()
+	// The queue as it stands (this caller's item included, unless another
+	// runner took it); what queued meanwhile is committed on another
+	// goroutine, so that this caller returns now.
+	if q.next() {
+		go q.drain()
+	}
+	return <-item.done
+}
+
+// drain commits batches until the queue is empty, which ends this
+// runner.
+func (q *commitQueue[T]) drain() {
+	for q.next() {
+	}
+}
+
+// next commits the next batch of the queue. When the queue is empty it
+// ends this runner and reports false.
+func (q *commitQueue[T]) next() bool {
+	q.mu.Lock()
+	if len(q.queue) == 0 {
+		q.running--
+		q.mu.Unlock()
+		return false
+	}
+	n := min(len(q.queue), maxBatchItems)
+	batch := q.queue[:n:n]
+	q.queue = q.queue[n:]
+	if len(q.queue) == 0 {
+		q.queue = nil
+	}
+	q.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	q.commit(ctx, batch)
+	return true
 }

@@ -242,3 +242,66 @@ func batcherCrashChild(t *testing.T, url string) {
 	wg.Wait()
 	os.Exit(1) // only a failed write ends a writer; the parent reports the shortfall
 }
+
+// A Group writes what queued up in one call; a batch whose write fails is
+// written again item by item, and only the bad item fails.
+func TestGroup(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx, sc := storetest.NewScope(t)
+		bad := errors.New("refused")
+		var mu sync.Mutex
+		var calls []int // the size of each write's batch
+		release, held := make(chan struct{}), make(chan struct{})
+		g := store.NewGroup(db, func(ctx context.Context, tx *store.Tx, names []string) error {
+			if names[0] == "hold" {
+				close(held)
+				<-release
+				return nil
+			}
+			mu.Lock()
+			calls = append(calls, len(names))
+			mu.Unlock()
+			for _, name := range names {
+				if _, err := insertWidget(ctx, tx, sc, name, nil); err != nil {
+					return err
+				}
+				if name == "w13" || name == "w31" {
+					return bad // after its insert: the insert must not survive
+				}
+			}
+			return nil
+		})
+		go func() { _ = g.Do("hold") }()
+		<-held
+		const writes = 48
+		var wg sync.WaitGroup
+		errs := make([]error, writes)
+		for i := range writes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = g.Do(fmt.Sprint("w", i))
+			}()
+		}
+		time.Sleep(200 * time.Millisecond) // the writes queue up
+		close(release)
+		wg.Wait()
+		for i, err := range errs {
+			if want := i == 13 || i == 31; (err != nil) != want || want && !errors.Is(err, bad) {
+				t.Errorf("write %d: %v", i, err)
+			}
+		}
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM widgets WHERE tenant_id = $1`, sc.TenantID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != writes-2 {
+			t.Errorf("%d widgets, want the %d good writes", n, writes-2)
+		}
+		t.Logf("batch sizes: %v", calls)
+		if db.Dialect().Name() == "sqlite" && (len(calls) == 0 || calls[0] != writes) {
+			t.Errorf("batch sizes %v: the first write should hold all %d queued items", calls, writes)
+		}
+	}, widgets)
+}

@@ -1,6 +1,7 @@
 package toggles
 
 import (
+	"context"
 	"encoding/json"
 )
 
@@ -10,6 +11,18 @@ import (
 
 // versionCounter names the store version counter every change bumps.
 const versionCounter = "toggles"
+
+// Sync makes this process's cache honour every toggle change committed
+// before the call, by this process or another (vcache.Value.Sync). The
+// area's own writes read toggles in their transactions and do not need
+// it; checks without it lag another process's change by the
+// notification's milliseconds on PostgreSQL. A host that gates a write on
+// a toggle (refuses it while the toggle is off) calls Sync before the
+// check, so that a toggle switched through one server is honoured by the
+// next write through any other. On PostgreSQL it reads the version
+// counter (one single-row query) and reloads when it moved; on SQLite it
+// does nothing. An error means the cache may be stale.
+func (s *Service) Sync(ctx context.Context) error { return s.cache.Sync(ctx) }
 
 // snapshot is the cache's value. It is never modified once published.
 type snapshot struct {

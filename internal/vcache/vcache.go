@@ -43,6 +43,29 @@
 // Several caches may share one counter (an area caching two kinds of plan
 // over one set of definitions): a change bumps it once and invalidates
 // each with the new version.
+//
+// # Writes: Sync
+//
+// Notification and polling bound how long reads lag; a write that
+// validates against or executes cached definitions must not lag at all
+// (a field deleted through one server must be refused by the next write
+// through another, even within the millisecond the notification takes).
+// Such a write calls Sync before it uses the cache. The guarantee: every
+// change committed before Sync was called is honoured by the values the
+// cache returns afterwards. On an engine where several processes may
+// share the database (store.Dialect.Notifies: PostgreSQL) Sync reads the
+// counter, one single-row query, and drops or reloads what is older; on
+// SQLite it does nothing and costs nothing, since one process owns the
+// database and its own commits invalidate its caches before they return.
+// A change that commits while the write runs (after Sync read the
+// counter) may or may not be honoured, as with any two concurrent
+// transactions. Concurrent Syncs of one cache share reads: a Sync joins a
+// read that has not started yet, never one already under way (which
+// might miss a change committed just before the Sync began), so a cache
+// runs one read at a time and a Sync waits for at most two (16 writers
+// on PostgreSQL: 32 µs a Sync, against 336 µs for one alone, on a loaded
+// machine; BenchmarkSync). Caches on one counter may share a Sync:
+// Invalidate the other with the synced cache's Version.
 package vcache
 
 import (
@@ -64,10 +87,26 @@ type watch struct {
 	due     atomic.Bool // a check is due: the interval has passed since the last
 	timer   *time.Timer // marks the next check due; armed by each check
 	every   time.Duration
+	// shared: other processes may change the database (the engine
+	// notifies), so Sync must read the counter.
+	shared bool
+
+	syncMu  sync.Mutex
+	running *round // Sync's read under way
+	pending *round // Sync's next read: callers join it until it starts
+}
+
+// round is one read of the counter by Sync, shared by the callers that
+// joined it before it started.
+type round struct {
+	done chan struct{}
+	v    int64
+	err  error
 }
 
 func (w *watch) init(db *store.DB, counter string, interval time.Duration) {
 	w.db, w.counter, w.every = db, counter, interval
+	w.shared = db.Dialect().Notifies()
 	w.due.Store(true) // the first read checks
 	w.timer = time.AfterFunc(time.Hour, func() { w.due.Store(true) })
 	w.timer.Stop()
@@ -91,6 +130,40 @@ func (w *watch) checkNow(ctx context.Context) (v int64, checked bool, err error)
 	defer w.timer.Reset(w.every)
 	v, err = store.ReadVersion(context.WithoutCancel(ctx), w.db, w.counter)
 	return v, err == nil, err
+}
+
+// current reads the counter for Sync: a read that starts after this call
+// began. A caller joins the pending read (not yet started) if there is
+// one; otherwise, with a read under way, it makes the pending read and
+// starts it when that one ends; otherwise it reads at once. The read
+// does not end with the caller's context (it serves the callers that
+// joined it); a caller stops waiting when its context ends.
+func (w *watch) current(ctx context.Context) (int64, error) {
+	w.syncMu.Lock()
+	if r := w.pending; r != nil {
+		w.syncMu.Unlock()
+		select {
+		case <-r.done:
+			return r.v, r.err
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	r := &round{done: make(chan struct{})}
+	if prev := w.running; prev != nil {
+		w.pending = r
+		w.syncMu.Unlock()
+		<-prev.done // it hands over: r is running now
+	} else {
+		w.running = r
+		w.syncMu.Unlock()
+	}
+	r.v, r.err = store.ReadVersion(context.WithoutCancel(ctx), w.db, w.counter)
+	w.syncMu.Lock()
+	w.running, w.pending = w.pending, nil
+	w.syncMu.Unlock()
+	close(r.done)
+	return r.v, r.err
 }
 
 // subscribe has the DB's version notifications (store.DB.WatchVersions,
@@ -161,6 +234,36 @@ func (c *Cache[K, V]) Invalidate(v int64) {
 		c.version = v
 		clear(c.m)
 	}
+}
+
+// Sync makes the cache at least as new as the database at this moment:
+// every change committed before Sync was called is honoured by the values
+// Get returns afterwards (see the package doc). Call it before a write
+// that validates against the cache. On an engine whose database other
+// processes may share (PostgreSQL) it reads the counter, one single-row
+// query, and drops the values older than it (Get then loads them again);
+// on SQLite it does nothing. An error (the counter could not be read)
+// means the cache may be stale: the write should fail.
+func (c *Cache[K, V]) Sync(ctx context.Context) error {
+	if !c.w.shared {
+		return nil
+	}
+	v, err := c.w.current(ctx)
+	if err != nil {
+		return err
+	}
+	c.Invalidate(v)
+	return nil
+}
+
+// Version returns the newest version of the counter this cache has seen
+// (read, made by a committed change, or notified); 0 before any. Another
+// cache on the same counter may Invalidate with it, so that one Sync
+// serves both.
+func (c *Cache[K, V]) Version() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.version
 }
 
 // Get returns the value under key, or loads it in a read transaction
@@ -309,18 +412,7 @@ func (c *Value[V]) reload(ctx context.Context) (V, error) {
 		return prev.value, nil // loaded (or failed) while this call waited
 	}
 	target := c.wanted.Load()
-	// The load does not end with the caller's context: it serves every
-	// reader.
-	ctx = context.WithoutCancel(ctx)
-	var next loaded[V]
-	err := c.w.db.ReadTx(ctx, func(tx *store.Tx) error {
-		var err error
-		if next.version, err = store.ReadVersion(ctx, tx, c.w.counter); err != nil {
-			return err
-		}
-		next.value, err = c.load(ctx, tx)
-		return err
-	})
+	next, err := c.loadLocked(ctx)
 	if err != nil {
 		if prev == nil {
 			var zero V
@@ -330,7 +422,58 @@ func (c *Value[V]) reload(ctx context.Context) (V, error) {
 		c.onError(err)
 		return prev.value, nil
 	}
-	c.cur.Store(&next)
-	c.Invalidate(next.version) // it may be newer than any seen
 	return next.value, nil
+}
+
+// loadLocked loads the value, at the version it reads first, and
+// publishes it. c.mu is held.
+func (c *Value[V]) loadLocked(ctx context.Context) (*loaded[V], error) {
+	// The load does not end with the caller's context: it serves every
+	// reader.
+	ctx = context.WithoutCancel(ctx)
+	next := &loaded[V]{}
+	err := c.w.db.ReadTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if next.version, err = store.ReadVersion(ctx, tx, c.w.counter); err != nil {
+			return err
+		}
+		next.value, err = c.load(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.cur.Store(next)
+	c.Invalidate(next.version) // it may be newer than any seen
+	return next, nil
+}
+
+// Sync makes the value at least as new as the database at this moment:
+// every change committed before Sync was called is honoured by the value
+// Get returns afterwards (see the package doc). Call it before a write
+// that validates against the value. On an engine whose database other
+// processes may share (PostgreSQL) it reads the counter, one single-row
+// query, and reloads the value when it is older; on SQLite it does
+// nothing. Unlike Get, it does not fall back on the previous value: an
+// error (the counter or the value could not be read) means the value may
+// be stale, and the write should fail.
+func (c *Value[V]) Sync(ctx context.Context) error {
+	if !c.w.shared {
+		return nil
+	}
+	v, err := c.w.current(ctx)
+	if err != nil {
+		return err
+	}
+	c.Invalidate(v)
+	if l := c.cur.Load(); l != nil && l.version >= v {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l := c.cur.Load(); l != nil && l.version >= v {
+		return nil // loaded while this call waited
+	}
+	_, err = c.loadLocked(ctx)
+	return err
 }
