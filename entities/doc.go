@@ -179,14 +179,19 @@
 //
 // # Group commit
 //
-// CreateRecord, UpdateRecord and DeleteRecord run their write in a
-// transaction shared with concurrent callers' (store.Batcher): on SQLite,
-// which has one writer, many requests then pay for one commit and one
-// fsync. Nothing a caller sees changes: a record's write, its counts and
-// its event commit together; the call returns after that commit; a write
-// that fails (a taken record id, a record not found) rolls the shared
-// transaction back, runs alone for its own answer, and the others commit
-// without it. Values are validated before a write joins a batch.
+// Concurrent CreateRecord calls share transactions (store.Group): what
+// queued up while a transaction ran is written by the next one with
+// multi-row statements (records, counts, events), so many requests pay for
+// one commit and one fsync and a few statements. On SQLite, single-record
+// updates and deletes share transactions too (store.Batcher); on
+// PostgreSQL, whose transactions commit side by side, they run alone (a
+// shared one would take several records' count rows in an order a
+// concurrent one could reverse). Nothing a caller sees changes: a record,
+// its counts and its event commit together; the call returns after that
+// commit; a write that fails (a taken record id, a record not found)
+// rolls the shared transaction back and is written alone for its own
+// answer, while the others commit without it. Values are validated
+// before a write joins a batch.
 //
 // Relation options page through an entity's records in id order with an
 // opaque cursor; the label is labelField's value (the request's, else the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -127,23 +128,65 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 		recordID = store.NewID()
 	}
 	s.prepareWrites(ctx)
-	var out *Record
-	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
-		now := tx.Now()
-		r := &Record{ID: recordID, EntityID: id, Values: values, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID,
-			CreatedAt: now, UpdatedAt: now}
-		err := s.store.InsertRecords(ctx, tx, []*Record{r})
+	r := &Record{ID: recordID, EntityID: id, Values: values, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID}
+	if err := s.creates.Do(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// writeCreates is the group commit of CreateRecord: the records of
+// concurrent creates (any tenants, entities and organizations), written
+// with multi-row statements, their counts, and one event each, in one
+// transaction. A record id taken (by an earlier record or one of the
+// batch) fails the batch; store.Group then writes each record alone, so
+// that only the create that reused the id fails.
+func (s *Service) writeCreates(ctx context.Context, tx *store.Tx, records []*Record) error {
+	now := tx.Now()
+	var tenants []string // InsertRecords takes one tenant's records
+	byTenant := map[string][]*Record{}
+	for _, r := range records {
+		r.CreatedAt, r.UpdatedAt = now, now
+		if _, ok := byTenant[r.TenantID]; !ok {
+			tenants = append(tenants, r.TenantID)
+		}
+		byTenant[r.TenantID] = append(byTenant[r.TenantID], r)
+	}
+	// In tenant order, so that concurrent batches (PostgreSQL) take count
+	// rows in one order.
+	slices.Sort(tenants)
+	for _, t := range tenants {
+		err := s.store.InsertRecords(ctx, tx, byTenant[t])
 		if errors.Is(err, store.ErrConflict) {
 			return store.Errorf(store.ErrConflict, "A record with this id already exists")
 		}
 		if err != nil {
 			return err
 		}
-		out = r
-		_, err = tx.EmitData(ctx, EventRecordCreated, sc, eventOf(r))
-		return err
-	})
-	return out, err
+	}
+	events := make([]store.Event, len(records))
+	for i, r := range records {
+		ev, err := recordEventOf(EventRecordCreated, r)
+		if err != nil {
+			return err
+		}
+		events[i] = ev
+	}
+	_, err := tx.EmitMany(ctx, events)
+	return err
+}
+
+// writeOne runs an update's or a delete's transaction: on SQLite in a
+// transaction shared with concurrent ones (store.Batcher), whose one
+// writer would otherwise commit them one by one; on PostgreSQL in its own,
+// as concurrent transactions commit side by side there, and a shared one
+// would take several records' count rows in an order another could
+// reverse (a deadlock).
+func (s *Service) writeOne(ctx context.Context, fn func(ctx context.Context, tx *store.Tx) error) error {
+	if s.batch != nil {
+		return s.batch.Do(fn)
+	}
+	return s.db.Tx(ctx, func(tx *store.Tx) error { return fn(ctx, tx) })
 }
 
 // prepareWrites has the statements of record writes and their events
@@ -183,7 +226,7 @@ func (s *Service) UpdateRecord(ctx context.Context, in RecordInput) (*Record, er
 	}
 	s.prepareWrites(ctx)
 	var out *Record
-	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
+	err = s.writeOne(ctx, func(ctx context.Context, tx *store.Tx) error {
 		r, err := s.store.UpdateRecord(ctx, tx, sc, id, strings.ToLower(in.RecordID), func(r *Record) error {
 			if r.Values == nil {
 				r.Values = map[string]any{}
@@ -230,7 +273,7 @@ func (s *Service) DeleteRecord(ctx context.Context, entityID, recordID string) e
 		return recordNotFound
 	}
 	s.prepareWrites(ctx)
-	return s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
+	return s.writeOne(ctx, func(ctx context.Context, tx *store.Tx) error {
 		r, err := s.store.DeleteRecord(ctx, tx, sc, id, recordID, tx.Now())
 		if err != nil {
 			return asRecordNotFound(err)

@@ -58,9 +58,10 @@ type Service struct {
 	store Store
 	cache *vcache.Cache[cacheKey, []*Definition]
 	code  codeEntities
-	// batch group-commits single-record writes: concurrent creates,
-	// updates and deletes share a transaction and its commit.
-	batch *store.Batcher
+	// creates group-commits CreateRecord (writeCreates); batch, on SQLite
+	// only, updates and deletes (see writeOne).
+	creates *store.Group[*Record]
+	batch   *store.Batcher
 }
 
 type cacheKey struct{ tenantID, orgID, entityID string }
@@ -80,8 +81,12 @@ func NewWithStore(db *store.DB, st Store) *Service {
 	if st == nil {
 		st = NewSQLStore()
 	}
-	return &Service{db: db, store: st, cache: vcache.New[cacheKey, []*Definition](db, versionCounter, cacheCheckInterval, 10000),
-		batch: store.NewBatcher(db)}
+	s := &Service{db: db, store: st, cache: vcache.New[cacheKey, []*Definition](db, versionCounter, cacheCheckInterval, 10000)}
+	s.creates = store.NewGroup(db, s.writeCreates)
+	if db.Dialect().SingleWriter() {
+		s.batch = store.NewBatcher(db)
+	}
+	return s
 }
 
 // versionCounter is the store version counter of the field definitions.
