@@ -10,17 +10,21 @@ import (
 
 // logWriter commits executions' writes: log rows (through the Store),
 // events and webhook jobs. Concurrent executions share transactions
-// (store.Batcher), so that many requests pay for one commit; each returns
+// (store.Group): what queued up while one ran is written by the next in
+// one call of writeAll (the log rows of all in multi-row INSERTs), so that
+// many requests pay for one commit and a few statements; each returns
 // once its own writes are durable.
 type logWriter struct {
 	db    *store.DB
 	store Store
 	jobs  *jobs.Engine
-	batch *store.Batcher
+	group *store.Group[*writes]
 }
 
 func newLogWriter(db *store.DB, st Store) *logWriter {
-	return &logWriter{db: db, store: st, batch: store.NewBatcher(db)}
+	g := &logWriter{db: db, store: st}
+	g.group = store.NewGroup(db, g.writeAll)
+	return g
 }
 
 // write commits w and returns once it is durable (or failed).
@@ -29,9 +33,7 @@ func (g *logWriter) write(ctx context.Context, w *writes) error {
 		return nil
 	}
 	g.store.PrepareLogWrites(ctx, g.db)
-	return g.batch.Do(func(ctx context.Context, tx *store.Tx) error {
-		return g.writeAll(ctx, tx, []*writes{w})
-	})
+	return g.group.Do(w)
 }
 
 func (g *logWriter) writeAll(ctx context.Context, tx *store.Tx, batch []*writes) error {

@@ -66,7 +66,10 @@
 // Redact), the result, conditionResult, the planned and executed actions,
 // the time. The rows, events and jobs of an execution commit in one
 // transaction, shared with concurrent executions (group commit,
-// store.Batcher), before the call returns. What an execution's rules
+// store.Group: the rows of all the executions that queued up while the
+// previous transaction ran are written in multi-row INSERTs), before the
+// call returns; should the shared transaction fail, each execution's
+// writes are committed alone. What an execution's rules
 // share (entity, event, input, who, when) is stored once, in an execution
 // row; a rule row holds its own input only after a SET_FIELD changed the
 // data. Rows are readable by scopes that may read the organization they
