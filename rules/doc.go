@@ -2,7 +2,9 @@
 // actions its outcome calls for), rule sets (named, ordered groups of
 // rules) and their members, executing them, and the execution log.
 // Subpackages condition and action parse, validate and evaluate the two
-// parts of a rule.
+// parts of a rule. Conditions are evaluated by walking their parsed tree:
+// compiled to expr-lang/expr programs instead, ten of them took 3.70 µs
+// against the tree's 1.79 µs (condition's "Evaluator" section).
 //
 // A host executes in-process, without HTTP:
 //

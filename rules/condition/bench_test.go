@@ -29,25 +29,42 @@ func benchMap(b *testing.B) map[string]any {
 
 var sink int
 
-// BenchmarkSetOfTenRules evaluates the 10 parsed conditions once per op.
+// BenchmarkSetOfTenRules evaluates the 10 parsed conditions once per op,
+// by each evaluator: the tree walker (Condition.Eval, the default) and
+// their expr-lang programs (exprprog_test.go), in the same run.
 func BenchmarkSetOfTenRules(b *testing.B) {
-	conds := benchConditions(b)
+	tree := benchConditions(b)
+	exprs := make([]*condition.Condition, len(tree))
+	for i, c := range tree {
+		e, err := condition.CompileExpr(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		exprs[i] = e
+	}
 	data := benchMap(b)
 	env := &condition.Env{}
-	for _, c := range conds {
-		if !c.Eval(data, env) {
-			b.Fatal("every benchmark rule should hold")
-		}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		n := 0
-		for _, c := range conds {
-			if c.Eval(data, env) {
-				n++
+	for _, ev := range []struct {
+		name  string
+		conds []*condition.Condition
+	}{{"tree", tree}, {"expr", exprs}} {
+		b.Run(ev.name, func(b *testing.B) {
+			for _, c := range ev.conds {
+				if !c.Eval(data, env) {
+					b.Fatal("every benchmark rule should hold")
+				}
 			}
-		}
-		sink += n
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				for _, c := range ev.conds {
+					if c.Eval(data, env) {
+						n++
+					}
+				}
+				sink += n
+			}
+		})
 	}
 }
 
@@ -71,6 +88,18 @@ func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := condition.Parse(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompileExpr is the one-off cost of compiling one parsed rule
+// to an expr-lang program (on top of BenchmarkParse).
+func BenchmarkCompileExpr(b *testing.B) {
+	c := parse(b, rulebenchtest.Group(0))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := condition.CompileExpr(c); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -16,14 +16,15 @@ import (
 // helpers
 
 // parse parses an expression written as JSON text, failing the test on a
-// refusal.
+// refusal, and returns it as the evaluator under test runs it (see
+// evaluated).
 func parse(t testing.TB, expr string) *condition.Condition {
 	t.Helper()
 	c, err := condition.Parse([]byte(expr))
 	if err != nil {
 		t.Fatalf("Parse(%s): %v", expr, err)
 	}
-	return c
+	return evaluated(t, c)
 }
 
 // decode decodes a JSON object the way a host receiving a request body
@@ -972,7 +973,7 @@ func TestValidationAccepts(t *testing.T) {
 			if c == nil {
 				t.Fatal("Parse returned no condition and no error")
 			}
-			c.Eval(map[string]any{}, nil) // evaluates without panicking
+			evaluated(t, c).Eval(map[string]any{}, nil) // evaluates without panicking
 		})
 	}
 }
@@ -1040,6 +1041,7 @@ func TestParseValue(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			c = evaluated(t, c)
 			if !c.Eval(decode(t, `{"n":10,"s":"a"}`), nil) {
 				t.Error("should hold for n=10, s=a")
 			}
@@ -1063,6 +1065,7 @@ func TestParseValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		c = evaluated(t, c)
 		if !c.Eval(map[string]any{"n": 3.0}, nil) {
 			t.Error("an int literal 3 should equal 3.0")
 		}

@@ -28,30 +28,33 @@ var fuzzData = []string{
 	`{"a":[],"b":"","c":0,"d":false,"e":{"f":{"g":[[1,2],[3]]}},"s":"   ","x":"(a+)+","p":"^a","__proto__":{"x":1}}`,
 }
 
+// parseSeeds are FuzzParse's and FuzzEvaluatorsAgree's seeds.
+var parseSeeds = []string{
+	`{"field":"status","operator":"=","value":"ACTIVE"}`,
+	`{"field":"total","operator":">","compareToField":"limit"}`,
+	`{"field":"total","operator":"<=","valueField":"items[0].qty"}`,
+	`{"field":"tags","operator":"CONTAINS","value":3}`,
+	`{"field":"status","operator":"IN","value":["A","ACTIVE",null,1]}`,
+	`{"field":"code","operator":"MATCHES","value":"^[A-Z]{3}-\\d{3}$"}`,
+	`{"field":"code","operator":"MATCHES","value":"(a+)+"}`,
+	`{"field":"due","operator":">=","value":"{{today}}"}`,
+	`{"field":"owner","operator":"=","value":"{{user.id}}"}`,
+	`{"field":"x","operator":"=","value":"{{}}"}`,
+	`{"field":"notes","operator":"IS_EMPTY"}`,
+	`{"operator":"NOT","rules":[{"field":"a","operator":"=","value":null},{"operator":"OR","rules":[{"field":"b","operator":"STARTS_WITH","value":12}]}]}`,
+	`{"operator":"AND","rules":[]}`,
+	`{"operator":"and","rules":[{"field":"a","operator":"IS_EMPTY"}]}`,
+	`{"field":"1a","operator":"=","value":1}`,
+	`{"field":"a..b[99].c","operator":"ENDS_WITH","value":-0}`,
+	`[1,2]`,
+	`{"field":"a","operator":"=","value":1e400}`,
+	nest(11),
+}
+
 // FuzzParse: Parse never panics; what it accepts evaluates without
 // panicking; what it refuses is refused with an *Error.
 func FuzzParse(f *testing.F) {
-	for _, seed := range []string{
-		`{"field":"status","operator":"=","value":"ACTIVE"}`,
-		`{"field":"total","operator":">","compareToField":"limit"}`,
-		`{"field":"total","operator":"<=","valueField":"items[0].qty"}`,
-		`{"field":"tags","operator":"CONTAINS","value":3}`,
-		`{"field":"status","operator":"IN","value":["A","ACTIVE",null,1]}`,
-		`{"field":"code","operator":"MATCHES","value":"^[A-Z]{3}-\\d{3}$"}`,
-		`{"field":"code","operator":"MATCHES","value":"(a+)+"}`,
-		`{"field":"due","operator":">=","value":"{{today}}"}`,
-		`{"field":"owner","operator":"=","value":"{{user.id}}"}`,
-		`{"field":"x","operator":"=","value":"{{}}"}`,
-		`{"field":"notes","operator":"IS_EMPTY"}`,
-		`{"operator":"NOT","rules":[{"field":"a","operator":"=","value":null},{"operator":"OR","rules":[{"field":"b","operator":"STARTS_WITH","value":12}]}]}`,
-		`{"operator":"AND","rules":[]}`,
-		`{"operator":"and","rules":[{"field":"a","operator":"IS_EMPTY"}]}`,
-		`{"field":"1a","operator":"=","value":1}`,
-		`{"field":"a..b[99].c","operator":"ENDS_WITH","value":-0}`,
-		`[1,2]`,
-		`{"field":"a","operator":"=","value":1e400}`,
-		nest(11),
-	} {
+	for _, seed := range parseSeeds {
 		f.Add([]byte(seed))
 	}
 	data := make([]map[string]any, len(fuzzData))
@@ -102,24 +105,27 @@ func fuzzConditions(f *testing.F) []*condition.Condition {
 	return out
 }
 
+// evalSeeds are FuzzEval's and FuzzEvaluatorsAgreeOnData's seeds.
+var evalSeeds = append([]string{
+	`{"x":5}`,
+	`{"x":"5","y":5}`,
+	`{"x":" 5 ","y":"5.0"}`,
+	`{"x":null,"y":null}`,
+	`{"x":[1,"a",null,[2]],"y":"a"}`,
+	`{"x":{"y":{"z":1}},"y":{}}`,
+	`{"x":[{"y":"2024-01-15T10:00:00Z"},{"y":"2024-02-30"}]}`,
+	`{"x":"(a+)+","y":"(a+)+"}`,
+	`{"x":"aaaa","y":"[invalid"}`,
+	`{"x":-0,"y":1e308}`,
+	`{"x":"Infinity","y":"-Infinity"}`,
+	`{"x":"0x10","y":"1e400"}`,
+	`{"x":"` + strings.Repeat("a", 10001) + `","y":"a+"}`,
+	`{"x":true,"y":false}`,
+}, fuzzData...)
+
 // FuzzEval: evaluating fixed conditions on any JSON data never panics.
 func FuzzEval(f *testing.F) {
-	for _, seed := range append([]string{
-		`{"x":5}`,
-		`{"x":"5","y":5}`,
-		`{"x":" 5 ","y":"5.0"}`,
-		`{"x":null,"y":null}`,
-		`{"x":[1,"a",null,[2]],"y":"a"}`,
-		`{"x":{"y":{"z":1}},"y":{}}`,
-		`{"x":[{"y":"2024-01-15T10:00:00Z"},{"y":"2024-02-30"}]}`,
-		`{"x":"(a+)+","y":"(a+)+"}`,
-		`{"x":"aaaa","y":"[invalid"}`,
-		`{"x":-0,"y":1e308}`,
-		`{"x":"Infinity","y":"-Infinity"}`,
-		`{"x":"0x10","y":"1e400"}`,
-		`{"x":"` + strings.Repeat("a", 10001) + `","y":"a+"}`,
-		`{"x":true,"y":false}`,
-	}, fuzzData...) {
+	for _, seed := range evalSeeds {
 		f.Add([]byte(seed))
 	}
 	conds := fuzzConditions(f)
