@@ -100,6 +100,22 @@
 // (contract_test.go), so a handler answering a shape the document does
 // not describe fails a test.
 //
+// # Webhook delivery queues
+//
+// GET /webhooks/queues (webhooks_queues.go) answers, per webhook whose
+// delivery queue a drain holds, is flagged, or has due deliveries: the
+// webhook and tenant ids, the holder (the server process draining it,
+// host:pid:instance; null when none), when its lease ends and whether it
+// is live (a holder whose lease is not live died or stalled, and another
+// process takes the queue over within about a second), whether work is
+// flagged, how many deliveries are due, and how long the oldest has been
+// due (oldestDueAgeMs, the queue's lag). It is a super-admin route, not a
+// tenant feature like the other webhook routes: it names the servers'
+// hosts and process ids, which are the operator's, and it counts every
+// tenant's due deliveries to answer (?tenantId then picks one tenant's
+// queues out); a tenant's admin reads its own backlog in the delivery log.
+// A host Store that does not report its queues makes it 501.
+//
 // # Feature toggles
 //
 // The admin routes need a super admin, who acts for another tenant by

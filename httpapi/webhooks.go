@@ -23,7 +23,8 @@ const (
 )
 
 // webhookRoutes are the outbound webhook endpoints: CRUD, secret
-// rotation, test sends, the delivery log and the event catalogue.
+// rotation, test sends, the delivery log, the event catalogue and the
+// delivery queues' owners (super admins).
 func (a *api) webhookRoutes() []route {
 	h := webhookHandlers{svc: a.kit.Webhooks, catalogue: eventCatalogue(a.kit.EventTypes())}
 	const base = "/webhooks"
@@ -66,6 +67,7 @@ func (a *api) webhookRoutes() []route {
 			Response: webhooks.Delivery{}, Errors: []int{http.StatusConflict}, Handler: h.retry},
 		{Method: "GET", Path: base + "/events", Summary: "The event types webhooks can subscribe to", Features: []string{featureWebhooksView},
 			Response: eventCatalogueBody{}, Handler: h.events},
+		h.queuesRoute(base), // webhooks_queues.go
 	}
 }
 

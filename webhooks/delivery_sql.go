@@ -237,11 +237,22 @@ func (*SQLStore) NextDue(ctx context.Context, q store.Querier, k drain.Key, now 
 	return next[0], true, nil
 }
 
-// dueItems are the deliveries due at the sweep's now, for drain.Table.Stuck.
+// dueItems are the deliveries due at the sweep's now, for drain.Table.Stuck
+// and OwnersDue. A delivery became due when it was enqueued, or, once
+// an attempt failed (or Retry queued it again), at its next retry.
 var dueItems = drain.DueItems{Table: "webhook_deliveries", Group: "tenant_id", Key: "webhook_id",
-	Due: `i.status IN ('pending', 'sending') AND (i.next_retry_at IS NULL OR i.next_retry_at <= $1)`}
+	Due:   `i.status IN ('pending', 'sending') AND (i.next_retry_at IS NULL OR i.next_retry_at <= $1)`,
+	Since: `COALESCE(i.next_retry_at, i.enqueued_at)`}
 
 // Stuck implements drain.Items.
 func (s *SQLStore) Stuck(ctx context.Context, q store.Querier, now, flaggedBefore time.Time) ([]drain.Key, error) {
 	return s.Table.Stuck(ctx, q, dueItems, now, flaggedBefore)
+}
+
+// Owners implements drain.Inspector: the queues held or flagged, and
+// those with due deliveries, with how many are due and since when the
+// oldest is (drain.Table.OwnersDue), across tenants, in webhook id
+// order. It counts every due delivery.
+func (s *SQLStore) Owners(ctx context.Context, q store.Querier, now time.Time) ([]drain.QueueState, error) {
+	return s.Table.OwnersDue(ctx, q, dueItems, now)
 }

@@ -224,9 +224,18 @@ func TestQueueClaimAndUnclaim(t *testing.T) {
 		// batch): the others go back to pending with their earlier attempt.
 		ok := http.StatusOK
 		err = db.Tx(ctx, func(tx *store.Tx) error {
-			return svc.recordBatch(ctx, tx, w, batch, []outcome{{status: &ok}})
+			_, err := svc.record(ctx, tx, w.Webhook, []sent{{batch[0], outcome{status: &ok}}}, results{})
+			return err
 		})
 		is.NoErr(err)
+		k := queueKey(w.TenantID, w.ID)
+		putQueue(t, db, w, nil, nil, false, nil)
+		held, err := svc.store.Acquire(ctx, db, k, "A", db.Now(), db.Now().Add(time.Minute))
+		is.NoErr(err)
+		is.True(held)
+		is.NoErr(svc.unclaim(k, "B", batch[1:])) // B does not hold the queue: nothing changes
+		is.Equal(readDelivery(t, db, d2).Status, StatusSending)
+		is.NoErr(svc.unclaim(k, "A", batch[1:]))
 		got := readDelivery(t, db, d1)
 		is.Equal(got.Status, StatusDelivered)
 		is.Equal(got.Attempt, 1)
@@ -385,9 +394,11 @@ func TestQueueRetryWakes(t *testing.T) {
 	}, Migrations)
 }
 
-// A drain whose lease is taken over while it sends records nothing and
-// claims nothing more: the new holder sends the deliveries again, as the
-// same attempts with the same message ids.
+// A drain whose lease is taken over while it sends records nothing, stops
+// sending once a record finds the lease gone (here the first's record,
+// which ends while the second is sent) and claims nothing more: the new
+// holder sends the deliveries again, as the same attempts with the same
+// message ids.
 func TestQueueDrainAfterLeaseLost(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
@@ -399,12 +410,15 @@ func TestQueueDrainAfterLeaseLost(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			got = append(got, r.Header.Get("webhook-id"))
-			first := len(got) == 1
+			n := len(got)
 			mu.Unlock()
-			if first { // B takes the queue over while A's first send is under way
+			switch n {
+			case 1: // B takes the queue over while A's first send is under way
 				if _, err := db.Exec(context.Background(), `UPDATE webhook_queues SET owner = 'B' WHERE webhook_id = $1`, hookID); err != nil {
 					t.Error(err)
 				}
+			case 2: // A's record of the first ends meanwhile
+				time.Sleep(300 * time.Millisecond)
 			}
 		}))
 		t.Cleanup(srv.Close)
@@ -418,6 +432,8 @@ func TestQueueDrainAfterLeaseLost(t *testing.T) {
 		hookID = w.ID
 		first := putDelivery(t, db, w, store.NewID(), StatusPending, 0, nil)
 		second := putDelivery(t, db, w, store.NewID(), StatusPending, 0, nil)
+		third := putDelivery(t, db, w, store.NewID(), StatusPending, 0, nil)
+		all := []*Delivery{first, second, third}
 		putQueue(t, db, w, nil, nil, false, nil)
 		ok, err := svc.store.Acquire(ctx, db, queueKey(w.TenantID, w.ID), "A", db.Now(), db.Now().Add(drain.DefaultLeaseTTL))
 		is.NoErr(err)
@@ -426,8 +442,11 @@ func TestQueueDrainAfterLeaseLost(t *testing.T) {
 		deadline := time.Now().Add(time.Minute)
 		_, _, err = svc.drainBatch(ctx, w, "A", deadline)
 		is.NoErr(err)
-		is.Equal(len(requests()), 2) // both claimed before the takeover, both sent
-		for _, d := range []*Delivery{first, second} {
+		// All three claimed before the takeover; the first's record finds
+		// the lease gone while the second is sent, and the third is not
+		// sent.
+		is.Equal(requests(), []string{first.MessageID, second.MessageID})
+		for _, d := range all {
 			got := readDelivery(t, db, d)
 			is.Equal(got.Status, StatusSending) // A's outcomes not recorded
 			is.Equal(got.Attempt, 1)
@@ -441,12 +460,66 @@ func TestQueueDrainAfterLeaseLost(t *testing.T) {
 		mustExec(t, db, `UPDATE webhook_queues SET lease_until = $2 WHERE webhook_id = $1`, w.ID, db.Now().Add(drain.DefaultLeaseTTL))
 		sent, _, err = svc.drainBatch(ctx, w, "B", deadline)
 		is.NoErr(err)
-		is.Equal(sent, 2)
-		for _, d := range []*Delivery{first, second} {
+		is.Equal(sent, 3)
+		for _, d := range all {
 			got := readDelivery(t, db, d)
 			is.Equal(got.Status, StatusDelivered)
 			is.Equal(got.Attempt, 1)
 		}
-		is.Equal(requests(), []string{first.MessageID, second.MessageID, first.MessageID, second.MessageID})
+		is.Equal(requests(), []string{first.MessageID, second.MessageID, first.MessageID, second.MessageID, third.MessageID})
+	}, Migrations)
+}
+
+// Start runs the queues' takeover in the process: a queue whose holder
+// died (its lease lapsed, a delivery left sending) is drained on within
+// seconds, the same attempt with the same message id, without the
+// periodic SweepJob (15 s away); a second Start does nothing and Stop
+// ends it. Start needs RegisterJobs first.
+func TestQueueStartTakesOver(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx, _ := storetest.NewScope(t)
+		svc := queueTestService(t, db)
+		is.True(svc.Start(ctx) != nil) // no job engine to enqueue drains on
+		var mu sync.Mutex
+		var got []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got = append(got, r.Header.Get("webhook-id"))
+			mu.Unlock()
+		}))
+		t.Cleanup(srv.Close)
+		queueTestEngine(t, db, svc, true)
+		w := queueTestHook(t, svc, ctx, srv.URL)
+		d := putDelivery(t, db, w, store.NewID(), StatusSending, 1, nil)
+		dead, lapsed := "deadhost:1:00000000/"+store.NewID(), db.Now().Add(-time.Second)
+		putQueue(t, db, w, &dead, &lapsed, false, nil)
+
+		owners, err := svc.QueueOwners(ctx, w.TenantID)
+		is.NoErr(err)
+		is.Equal(len(owners), 1)
+		is.Equal(owners[0].Holder, "deadhost:1:00000000")
+		is.True(!owners[0].Live && owners[0].Due == 1 && owners[0].Lag > 0)
+
+		start := time.Now()
+		is.NoErr(svc.Start(ctx))
+		is.NoErr(svc.Start(ctx))
+		t.Cleanup(func() { _ = svc.Stop(context.Background()) })
+		for readDelivery(t, db, d).Status != StatusDelivered {
+			if time.Since(start) > 10*time.Second {
+				t.Fatalf("the dead holder's queue was not drained on within 10 s: %+v", readQueue(t, db, w.ID))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("drained on %v after Start", time.Since(start).Round(time.Millisecond))
+		is.Equal(readDelivery(t, db, d).Attempt, 1)
+		mu.Lock()
+		is.Equal(got, []string{d.MessageID})
+		mu.Unlock()
+		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		is.NoErr(svc.Stop(stopCtx))
+		is.NoErr(svc.Stop(stopCtx)) // once stopped, Stop only waits for wake-ups
 	}, Migrations)
 }

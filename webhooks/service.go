@@ -85,6 +85,11 @@ type Service struct {
 
 	disabled atomic.Bool
 	queues   *drain.Queues // the webhooks' delivery queues
+
+	// The queues' Run, from Start to Stop.
+	runMu     sync.Mutex
+	runCancel context.CancelFunc
+	runDone   chan struct{}
 }
 
 // ErrDisabled is returned by test sends, retries and inbound receives

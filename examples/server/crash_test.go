@@ -24,8 +24,8 @@ import (
 // while deliveries are under way, starts it again on the same data, and
 // creates more: every created rule's event arrives at least once, signed,
 // and a repeated delivery carries the same webhook-id. Deliveries cut
-// short are sent again once the dead drain's lease has expired (15 s) and
-// the sweep has run; the server runs with short job limits so that event
+// short are sent again once the dead drain's lease has lapsed (3 s) and
+// another process's takeover (every second) has resumed its queue; the server runs with short job limits so that event
 // jobs cut short are rescued within seconds rather than the default 5
 // minutes.
 func TestWebhooksSurviveSIGKILL(t *testing.T) {

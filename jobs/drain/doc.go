@@ -63,10 +63,10 @@
 // does those items again. How wide the window is, is the area's step's
 // choice: a step that records each item as soon as its effect is known
 // (before it starts the next) leaves one item in flight; a step that
-// records a batch together leaves the batch. The webhooks area claims up
-// to 50 deliveries per batch and records them together, so today up to
-// a batch's sends (within a drain's 10 s budget) can reach their
-// receiver twice after a kill; each carries the same webhook-id, which is
+// records a batch together leaves the batch. The webhooks area records
+// outcomes while it sends (at most 8 waiting for their record), so a kill
+// can re-send that many plus the send under way: 1 to 5 a queue in its
+// kill test. Each carries the same webhook-id and idempotencyKey, which is
 // what receivers deduplicate on.
 //
 // # Tables

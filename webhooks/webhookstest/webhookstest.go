@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, webhooks.Store)) 
 		{"InboundDedup", testInbound},
 		{"QueueLeases", testLeases},
 		{"QueueItems", testQueueItems},
+		{"QueueOwners", testQueueOwners},
 		{"ConcurrentLeaseAndInbound", testConcurrency},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -917,6 +918,68 @@ func testQueueItems(t *testing.T, e *env) {
 	equal(t, "stuck: its lease expired", stuck(), true)
 	e.tx(func(tx *store.Tx) error { return e.st.Requeue(e.ctx, tx, k, tx.Now()) })
 	equal(t, "stuck while the dead owner stays", stuck(), true)
+}
+
+// testQueueOwners checks drain.Inspector, which a Store may implement
+// (Service.QueueOwners, GET /webhooks/queues): the queues held, flagged
+// or with due deliveries, with how many are due and since when the
+// oldest is (its enqueue, or its retry's time).
+func testQueueOwners(t *testing.T, e *env) {
+	in, ok := e.st.(drain.Inspector)
+	if !ok {
+		t.Skip("the store does not implement drain.Inspector: Service.QueueOwners fails with errors.ErrUnsupported")
+	}
+	tenant := store.NewID()
+	now := e.db.Now()
+	hourAgo, minutesAgo, later := now.Add(-time.Hour), now.Add(-10*time.Minute), now.Add(time.Hour)
+	behind := e.newHook(tenant, "", "behind")
+	insert := func(d *webhooks.Delivery) *webhooks.Delivery {
+		e.tx(func(tx *store.Tx) error {
+			_, err := e.st.InsertDeliveries(e.ctx, tx, []*webhooks.Delivery{d})
+			return err
+		})
+		return d
+	}
+	insert(delivery(behind, store.NewID(), hourAgo))                                                              // due since its enqueue
+	e.put(insert(delivery(behind, store.NewID(), now.Add(-2*time.Hour))), webhooks.StatusPending, 1, &minutesAgo) // a retry due since minutesAgo
+	e.put(insert(delivery(behind, store.NewID(), now.Add(-3*time.Hour))), webhooks.StatusPending, 1, &later)      // a retry not due
+	e.put(insert(delivery(behind, store.NewID(), now.Add(-4*time.Hour))), webhooks.StatusDelivered, 1, nil)       // done
+	held := e.newHook(tenant, "", "held")
+	k := drain.Key{Group: tenant, ID: held.ID}
+	e.tx(func(tx *store.Tx) error {
+		if err := e.st.Flag(e.ctx, tx, k, tx.Now()); err != nil {
+			return err
+		}
+		_, err := e.st.AcquireFree(e.ctx, tx, k, "somehost:42:0badcafe/"+store.NewID(), tx.Now().Add(time.Hour))
+		return err
+	})
+	idle := e.newHook(tenant, "", "idle") // one due of three, no queue row
+	e.newDelivery(idle, store.NewID())
+	e.put(e.newDelivery(idle, store.NewID()), webhooks.StatusFailed, 3, nil)
+	e.put(e.newDelivery(idle, store.NewID()), webhooks.StatusDelivered, 1, nil)
+
+	states, err := in.Owners(e.ctx, e.db, e.db.Now())
+	noErr(t, err)
+	if !slices.IsSortedFunc(states, func(a, b drain.QueueState) int { return cmpString(a.Key.ID, b.Key.ID) }) {
+		t.Errorf("queues not in key order")
+	}
+	byID := map[string]drain.QueueState{}
+	for _, s := range states {
+		if s.Key.Group == tenant {
+			byID[s.Key.ID] = s
+		}
+	}
+	b := byID[behind.ID]
+	equal(t, "behind: listed", b.Key, drain.Key{Group: tenant, ID: behind.ID})
+	equal(t, "behind: due", b.Due, 2)
+	equal(t, "behind: oldest due at its enqueue", b.OldestDue.Equal(hourAgo), true)
+	equal(t, "behind: no holder", b.Owner == "" && !b.Live, true)
+	h := byID[held.ID]
+	equal(t, "held: holder", h.Holder, "somehost:42:0badcafe")
+	equal(t, "held: live", h.Live, true)
+	equal(t, "held: nothing due", h.Due, 0)
+	i := byID[idle.ID]
+	equal(t, "idle: due", i.Due, 1)
 }
 
 func cmpString(a, b string) int {
