@@ -86,7 +86,8 @@
 // attachment (a super admin reads any tenant's). Lookups are cached in
 // memory by id behind a version counter that deletes and partition
 // changes bump, so a delete stops this process's deliveries at once and
-// other processes' within 250 ms (and a file already removed from storage
+// other processes' within milliseconds on PostgreSQL (a notification;
+// 250 ms when it is not heard) (and a file already removed from storage
 // answers 404). An anonymous request for
 // a private or unknown id gets the same 401, so it learns nothing of
 // which ids exist. Images (png, jpeg, gif, webp) are resized by package

@@ -81,9 +81,11 @@
 //
 // Resolved definitions are cached per tenant, organization and entity.
 // Every change bumps a version counter in its transaction: the process
-// that made it drops its cache on commit, and other processes read the
-// counter at most every 250 ms, so they see a change within that (the
-// issue allows a second).
+// that made it drops its cache on commit; on PostgreSQL other processes
+// hear of it by notification within milliseconds (store.DB.WatchVersions),
+// reading the counter every 250 ms as a fallback. Record writes read the
+// counter before they validate (vcache's Sync), so no write through any
+// process validates against definitions older than its start.
 //
 // # Records
 //

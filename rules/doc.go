@@ -86,8 +86,11 @@
 // change to rules, sets or members bumps the store's version counter
 // "rules.definitions" once, in its transaction: this process drops both
 // caches' plans when the change commits; other processes on the same
-// database notice at the first execution after 250 ms, so their
-// executions may use rules up to about 250 ms old.
+// PostgreSQL database hear of it by notification within milliseconds (the
+// counter is also read every 250 ms as a fallback), and an execution that
+// is not a dry run reads the counter before it runs (vcache's Sync), so it
+// never runs rules older than its start. Dry runs may lag by the
+// notification's milliseconds.
 //
 // An execution that is not a dry run commits its log through the group
 // committer and waits for it; on SQLite, do not run one inside a store

@@ -41,8 +41,10 @@
 // returning, so the next check in this process sees it. A check also reads
 // the counter when PollInterval (250 ms by default) has passed since the
 // last read, and reloads when another process on the same database changed
-// it, so such changes show within about a quarter of a second of the next
-// check. The interval is kept by a timer, so a check that is not due reads
+// it; on PostgreSQL a notification (store.DB.WatchVersions) has other
+// processes reload within milliseconds, the poll being the fallback.
+// Service.Sync reads the counter at once, for a host that gates a write
+// on a toggle. The interval is kept by a timer, so a check that is not due reads
 // no clock. There is no poll goroutine: Start and Stop do nothing, and a
 // Service nobody checks reads nothing. A reload reads every toggle and
 // override: changes are rare and the set is small, checks are many. If a
