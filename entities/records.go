@@ -89,6 +89,12 @@ func (s *Service) fieldsOf(ctx context.Context, sc store.Scope, entityID string)
 // apply, by key. The definitions honour every change committed before
 // the call, by any process (syncDefinitions).
 func (s *Service) writeContext(ctx context.Context, entityID string) (store.Scope, string, map[string]*Definition, error) {
+	return s.writeContextIn(ctx, nil, entityID)
+}
+
+// writeContextIn is writeContext for a write inside tx (nil: none), whose
+// version read goes through tx rather than a second pool connection.
+func (s *Service) writeContextIn(ctx context.Context, tx *store.Tx, entityID string) (store.Scope, string, map[string]*Definition, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {
 		return sc, "", nil, err
@@ -97,7 +103,12 @@ func (s *Service) writeContext(ctx context.Context, entityID string) (store.Scop
 	if !ok {
 		return sc, "", nil, store.Invalid("entityId", entityIDMessage)
 	}
-	if err := s.syncDefinitions(ctx); err != nil {
+	if tx != nil {
+		err = s.cache.SyncIn(ctx, tx)
+	} else {
+		err = s.syncDefinitions(ctx)
+	}
+	if err != nil {
 		return sc, "", nil, err
 	}
 	defs, err := s.fieldsOf(ctx, sc, id)

@@ -52,7 +52,7 @@ func (s *Service) UpsertRecordsTx(ctx context.Context, tx *store.Tx, entityID st
 	if len(items) > maxBatchRecords {
 		return nil, store.Invalid("records", "must be at most 1000 records")
 	}
-	sc, id, defs, err := s.writeContext(ctx, entityID)
+	sc, id, defs, err := s.writeContextIn(ctx, tx, entityID)
 	if err != nil {
 		return nil, err
 	}

@@ -256,6 +256,23 @@ func (c *Cache[K, V]) Sync(ctx context.Context) error {
 	return nil
 }
 
+// SyncIn is Sync reading the counter through q, the caller's transaction,
+// for a write that validates inside a transaction it already holds: Sync
+// would take a second connection from the pool, and writers that each
+// hold one while waiting for another can exhaust it (a deadlock). It does
+// nothing on SQLite, as Sync.
+func (c *Cache[K, V]) SyncIn(ctx context.Context, q store.Querier) error {
+	if !c.w.shared {
+		return nil
+	}
+	v, err := store.ReadVersion(ctx, q, c.w.counter)
+	if err != nil {
+		return err
+	}
+	c.Invalidate(v)
+	return nil
+}
+
 // Version returns the newest version of the counter this cache has seen
 // (read, made by a committed change, or notified); 0 before any. Another
 // cache on the same counter may Invalidate with it, so that one Sync
