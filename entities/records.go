@@ -70,8 +70,8 @@ type RecordInput struct {
 func jsonMarshal(x any) ([]byte, error) { return json.Marshal(x) }
 
 // fieldsOf returns the definitions that apply to entityID for sc, by key.
-func (s *Service) fieldsOf(ctx context.Context, sc store.Scope, entityID string) (map[string]*Definition, error) {
-	defs, err := s.resolved(ctx, sc, entityID)
+func (s *Service) fieldsOf(ctx context.Context, in *store.Tx, sc store.Scope, entityID string) (map[string]*Definition, error) {
+	defs, err := s.resolved(ctx, in, sc, entityID)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,9 @@ func (s *Service) writeContext(ctx context.Context, entityID string) (store.Scop
 }
 
 // writeContextIn is writeContext for a write inside tx (nil: none), whose
-// version read goes through tx rather than a second pool connection.
+// version read and any definitions missing from the cache go through tx
+// rather than a second pool connection: writers that each hold a
+// connection while waiting for another exhaust the pool.
 func (s *Service) writeContextIn(ctx context.Context, tx *store.Tx, entityID string) (store.Scope, string, map[string]*Definition, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {
@@ -111,7 +113,7 @@ func (s *Service) writeContextIn(ctx context.Context, tx *store.Tx, entityID str
 	if err != nil {
 		return sc, "", nil, err
 	}
-	defs, err := s.fieldsOf(ctx, sc, id)
+	defs, err := s.fieldsOf(ctx, tx, sc, id)
 	return sc, id, defs, err
 }
 
@@ -371,7 +373,7 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 	if !ok {
 		return nil, 0, store.Invalid("entityId", entityIDMessage)
 	}
-	defs, err := s.fieldsOf(ctx, sc, id)
+	defs, err := s.fieldsOf(ctx, nil, sc, id)
 	if err != nil {
 		return nil, 0, err
 	}

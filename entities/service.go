@@ -215,7 +215,7 @@ func (s *Service) entities(ctx context.Context, sidebar bool) ([]EntitySummary, 
 		if sidebar && (!sum.ShowInSidebar || !sum.active) {
 			continue
 		}
-		fields, err := s.resolved(ctx, sc, sum.EntityID)
+		fields, err := s.resolved(ctx, nil, sc, sum.EntityID)
 		if err != nil {
 			return nil, err
 		}
@@ -259,16 +259,21 @@ func winners(rows []*Definition, includeInactive bool) map[string]*Definition {
 }
 
 // rows returns the definition rows of entityID visible to sc, cached.
-func (s *Service) rows(ctx context.Context, sc store.Scope, entityID string) ([]*Definition, error) {
-	return s.cache.Get(ctx, cacheKey{sc.TenantID, sc.OrganizationID, entityID}, func(tx *store.Tx) ([]*Definition, error) {
+func (s *Service) rows(ctx context.Context, in *store.Tx, sc store.Scope, entityID string) ([]*Definition, error) {
+	key := cacheKey{sc.TenantID, sc.OrganizationID, entityID}
+	load := func(tx *store.Tx) ([]*Definition, error) {
 		return s.store.VisibleDefinitions(ctx, tx, sc.TenantID, sc.OrganizationID, []string{entityID})
-	})
+	}
+	if in != nil {
+		return s.cache.GetIn(ctx, in, key, load)
+	}
+	return s.cache.Get(ctx, key, load)
 }
 
 // resolved returns the definitions that apply to entityID for sc, by
 // priority then key: tombstoned keys left out.
-func (s *Service) resolved(ctx context.Context, sc store.Scope, entityID string) ([]*Definition, error) {
-	rows, err := s.rows(ctx, sc, entityID)
+func (s *Service) resolved(ctx context.Context, in *store.Tx, sc store.Scope, entityID string) ([]*Definition, error) {
+	rows, err := s.rows(ctx, in, sc, entityID)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +306,7 @@ func (s *Service) Definitions(ctx context.Context, entityIDs ...string) ([]*Defi
 		if !ok {
 			return nil, store.Invalid("entityId", entityIDMessage)
 		}
-		defs, err := s.resolved(ctx, sc, id)
+		defs, err := s.resolved(ctx, nil, sc, id)
 		if err != nil {
 			return nil, err
 		}

@@ -124,11 +124,23 @@ func (w *watch) check(ctx context.Context) (v int64, checked bool, err error) {
 }
 
 func (w *watch) checkNow(ctx context.Context) (v int64, checked bool, err error) {
+	return w.checkThrough(context.WithoutCancel(ctx), w.db)
+}
+
+// checkIn is check reading through q, a caller's transaction.
+func (w *watch) checkIn(ctx context.Context, q store.Querier) (v int64, checked bool, err error) {
+	if !w.due.Load() {
+		return 0, false, nil
+	}
+	return w.checkThrough(ctx, q)
+}
+
+func (w *watch) checkThrough(ctx context.Context, q store.Querier) (v int64, checked bool, err error) {
 	if !w.due.CompareAndSwap(true, false) {
 		return 0, false, nil
 	}
 	defer w.timer.Reset(w.every)
-	v, err = store.ReadVersion(context.WithoutCancel(ctx), w.db, w.counter)
+	v, err = store.ReadVersion(ctx, q, w.counter)
 	return v, err == nil, err
 }
 
@@ -322,6 +334,26 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K, load func(tx *store.Tx) (V
 	}
 	c.m[key] = v
 	return v, nil
+}
+
+// GetIn is Get for a caller inside its own transaction tx: a cached
+// value is returned as Get returns it; a missing one is loaded through tx
+// (load gets tx) rather than a second pool connection, since callers that
+// each hold a connection while waiting for another can exhaust the pool
+// (a deadlock); the periodic version check, when due, reads through tx
+// too. The value loaded is returned but not cached: tx may hold
+// uncommitted changes of its own that a rollback would undo.
+func (c *Cache[K, V]) GetIn(ctx context.Context, tx *store.Tx, key K, load func(tx *store.Tx) (V, error)) (V, error) {
+	if v, ok, _ := c.w.checkIn(ctx, tx); ok {
+		c.Invalidate(v)
+	}
+	c.mu.RLock()
+	v, ok := c.m[key]
+	c.mu.RUnlock()
+	if ok {
+		return v, nil
+	}
+	return load(tx)
 }
 
 // Value caches one value, loaded whole. The zero value is not usable; use

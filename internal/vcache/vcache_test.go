@@ -509,3 +509,69 @@ func BenchmarkSync(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) { run(b, "sqlite:"+filepath.Join(b.TempDir(), "b.db")) })
 	b.Run("postgres", func(b *testing.B) { run(b, storetest.IsolatedPostgresURL(b)) })
 }
+
+// GetIn, called inside a transaction that holds the pool's only
+// connection, loads a missing value through that transaction (Get would
+// wait for a second connection forever: the deadlock four concurrent
+// imports on a pool of four once hit), and does not cache what it loaded
+// there: a rollback may undo what the transaction saw.
+func TestGetInLoadsThroughTheTransaction(t *testing.T) {
+	t.Parallel()
+	run := func(t *testing.T, url string) {
+		ctx := t.Context()
+		setup, err := store.Open(ctx, url, nil) // Migrate takes two connections
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = setup.Migrate(ctx)
+		setup.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := store.Open(ctx, url, &store.Options{MaxReaders: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		c := vcache.New[string, int](db, "test.getin", time.Millisecond, 10) // a check is due on every call
+		loads := 0
+		load := func(tx *store.Tx) (int, error) {
+			if tx == nil {
+				return 0, errors.New("load without a transaction")
+			}
+			loads++
+			return loads, nil
+		}
+		bounded, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		err = db.Tx(bounded, func(tx *store.Tx) error {
+			time.Sleep(2 * time.Millisecond) // the check is due
+			v, err := c.GetIn(bounded, tx, "k", load)
+			if err != nil {
+				return err
+			}
+			if v != 1 {
+				t.Errorf("GetIn on a miss = %d, want a load (1)", v)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("GetIn inside the pool's only connection: %v", err)
+		}
+		if v, err := c.Get(ctx, "k", load); err != nil || v != 2 {
+			t.Fatalf("Get after GetIn = %d, %v; want a load (2): GetIn must not cache", v, err)
+		}
+		err = db.Tx(bounded, func(tx *store.Tx) error {
+			v, err := c.GetIn(bounded, tx, "k", load)
+			if err == nil && v != 2 {
+				t.Errorf("GetIn on a hit = %d, want the cached 2", v)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) { run(t, "sqlite:"+filepath.Join(t.TempDir(), "g.db")) })
+	t.Run("postgres", func(t *testing.T) { run(t, storetest.IsolatedPostgresURL(t)) })
+}
