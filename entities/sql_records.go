@@ -244,6 +244,12 @@ func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scop
 }
 
 // recordOrder returns the ORDER BY clause of a sort field and direction.
+// A list reads its page in the orders without a field from an index of
+// that order, from either end: by id from custom_entity_records_list_idx,
+// by createdAt or updatedAt (live records) from migration 0007's (tenant,
+// entity, the column, id); in a filterable field's order from that
+// field's index (sql_filterable.go). Page 1 reads one page of index
+// entries whatever the entity's size.
 func recordOrder(q store.Querier, field string, desc bool) string {
 	d := " ASC"
 	if desc {
