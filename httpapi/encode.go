@@ -46,6 +46,12 @@ var errBodyTooLarge = errors.New("request body too large")
 // wrong type, trailing data and an empty body are ErrInvalid errors naming
 // the problem (and the field, for wrong types); an oversize body is
 // errBodyTooLarge. Unknown fields are ignored.
+//
+// The body is read whole and decoded with json.Unmarshal (one validating
+// scan, one decoding pass, no json.Decoder buffer and no second read for
+// trailing data); a body it refuses is read again by decodeStream, whose
+// json.Decoder names the problem (an empty body, one that ends early,
+// data after the value) in the terms of the messages above.
 func decode[T any](r *http.Request) (T, error) {
 	var v T
 	if r.Body == nil {
@@ -59,17 +65,25 @@ func decode[T any](r *http.Request) (T, error) {
 		// encoding/json would quietly replace the bad bytes with U+FFFD.
 		return v, invalidUTF8(body)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&v); err != nil {
-		return v, decodeError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err == nil || !errors.As(err, new(*http.MaxBytesError)) {
-			return v, store.Errorf(store.ErrInvalid, "Malformed JSON: unexpected data after the body")
-		}
-		return v, decodeError(err)
+	if err := json.Unmarshal(body, &v); err != nil {
+		var again T
+		err := decodeStream(body, &again)
+		return again, err
 	}
 	return v, nil
+}
+
+// decodeStream decodes body into v with a json.Decoder and returns the
+// error a client is shown, nil if there is none.
+func decodeStream(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return store.Errorf(store.ErrInvalid, "Malformed JSON: unexpected data after the body")
+	}
+	return nil
 }
 
 // invalidUTF8 names the top-level field of a JSON object body whose key or

@@ -1,0 +1,93 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tenantkit/tenantkit/rules"
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// decodeWithDecoder is decode as it was written before it used
+// json.Unmarshal (a json.Decoder, then a Token for trailing data): the
+// reference FuzzDecode holds decode to.
+func decodeWithDecoder[T any](body []byte) (T, error) {
+	var v T
+	if !utf8.Valid(body) {
+		return v, invalidUTF8(body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&v); err != nil {
+		return v, decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return v, store.Errorf(store.ErrInvalid, "Malformed JSON: unexpected data after the body")
+	}
+	return v, nil
+}
+
+// decodeCases are bodies for FuzzDecode's seeds and TestDecodeMessages.
+var decodeCases = []string{
+	``, ` `, "\n\t ", `{`, `{"entityType":`, `{"entityType":"order"`, `[`, `"`, `nul`,
+	`{}`, `null`, `[]`, `"x"`, `1`, `true`,
+	`{"entityType":"order","entityId":"o-1","eventType":"beforeUpdate","dryRun":true,"data":{"amount":1250.5,"status":"ACTIVE","tags":["a",1,null],"n":{"x":false}}}`,
+	`{"ENTITYTYPE":"case","Data":{"a":1}}`,
+	`{"data":{"a":1},"data":{"b":2}}`,
+	`{"entityType":1}`, `{"dryRun":"yes"}`, `{"data":[]}`, `{"data":"x"}`, `{"context":5}`,
+	`{} {}`, `{}x`, `{} ]`, `{}  `, "{}\n", `{"a":1}}`, `{"a":1,}`, `{'a':1}`, `{"a" 1}`,
+	`{"data":{"a":1e400}}`, `{"data":{"a":-}}`, `{"data":{"a":01}}`, `{"entityId":"\ud800"}`,
+	"{\"entityId\":\"a\x00b\"}", "{\"entityId\":\"\xff\"}", `{"entityType":null,"data":null}`,
+}
+
+// FuzzDecode holds decode (json.Unmarshal) to the json.Decoder reference:
+// the same value and the same error message for every body.
+func FuzzDecode(f *testing.F) {
+	for _, c := range decodeCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		got, gotErr := decode[rules.Input](req)
+		want, wantErr := decodeWithDecoder[rules.Input](body)
+		if errText(gotErr) != errText(wantErr) {
+			t.Fatalf("body %q: error %q, the reference's %q", body, errText(gotErr), errText(wantErr))
+		}
+		if wantErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("body %q: decoded %#v, the reference %#v", body, got, want)
+		}
+	})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// The messages a client sees for the bodies encoding/json names in its
+// own way when it unmarshals a whole body.
+func TestDecodeMessages(t *testing.T) {
+	for body, want := range map[string]string{
+		``:                 "Request body is required",
+		"  \n":             "Request body is required",
+		`{"entityType":`:   "Malformed JSON: the body ends early",
+		`{} {}`:            "Malformed JSON: unexpected data after the body",
+		`{}x`:              "Malformed JSON: unexpected data after the body",
+		`{"a" 1}`:          "Malformed JSON at byte 6",
+		`{"entityType":1}`: "entityType",
+	} {
+		_, err := decode[rules.Input](httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("body %q: %v, want an invalid-input error with %q", body, err, want)
+		}
+	}
+}
