@@ -37,7 +37,7 @@ const OrphanGrace = time.Hour
 // RegisterJobs registers the text extraction worker and the hourly orphan
 // sweep on e; call it before e starts. Without it uploads extract nothing.
 func (s *Service) RegisterJobs(e *jobs.Engine) error {
-	if err := jobs.Register(e, &extractWorker{s}, &jobs.RegisterOpts{Queue: "attachments", MaxAttempts: 5, Workers: 2}); err != nil {
+	if err := jobs.Register(e, &extractWorker{s}, &jobs.RegisterOpts{Queue: "attachments", MaxAttempts: 5, Workers: 2, Background: true}); err != nil {
 		return err
 	}
 	if err := jobs.Register(e, jobs.WorkFunc[SweepOrphans](func(ctx context.Context, _ *jobs.Job[SweepOrphans]) error {

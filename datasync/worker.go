@@ -26,7 +26,7 @@ func (RunArgs) Kind() string { return "data_sync.run" }
 func (s *Service) RegisterJobs(e *jobs.Engine) error {
 	err := jobs.Register(e, jobs.WorkFunc[RunArgs](func(ctx context.Context, j *jobs.Job[RunArgs]) error {
 		return s.work(ctx, j.Args.TenantID, j.Args.RunID)
-	}), &jobs.RegisterOpts{Queue: "data_sync", MaxAttempts: 25, Workers: 2})
+	}), &jobs.RegisterOpts{Queue: "data_sync", MaxAttempts: 25, Workers: 2, Background: true})
 	if err != nil {
 		return err
 	}

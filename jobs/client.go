@@ -50,7 +50,7 @@ type client interface {
 	cancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	update(ctx context.Context, id int64, output any) error
 	periodic() *river.PeriodicJobBundle
-	addQueue(name string, workers int) error
+	addQueue(name string, qc river.QueueConfig) error
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
 	stopAndCancel(ctx context.Context) error
@@ -83,8 +83,8 @@ func (r riverClient[TTx]) update(ctx context.Context, id int64, output any) erro
 
 func (r riverClient[TTx]) periodic() *river.PeriodicJobBundle { return r.c.PeriodicJobs() }
 
-func (r riverClient[TTx]) addQueue(name string, workers int) error {
-	return r.c.Queues().Add(name, river.QueueConfig{MaxWorkers: workers})
+func (r riverClient[TTx]) addQueue(name string, qc river.QueueConfig) error {
+	return r.c.Queues().Add(name, qc)
 }
 
 func (r riverClient[TTx]) start(ctx context.Context) error { return r.c.Start(ctx) }

@@ -36,6 +36,13 @@ type Config struct {
 	// no notification arrives. Defaults to 20ms on SQLite (no LISTEN/NOTIFY)
 	// and 1s on PostgreSQL (notifications wake it sooner).
 	FetchPollInterval time.Duration
+	// BackgroundPollInterval is FetchPollInterval for the queues
+	// registered as Background, on an engine that cannot notify the job
+	// engine of new jobs (SQLite). Defaults to 250ms. (On SQLite every poll
+	// takes the single writer connection and parses River's fetch
+	// statement: six queues at 20ms cost an idle server about a sixth of
+	// a core; see BENCHMARKS.md.)
+	BackgroundPollInterval time.Duration
 	// JobTimeout is the default time limit of one attempt. Defaults to 1
 	// minute; a Worker may set its own.
 	JobTimeout time.Duration
@@ -87,6 +94,8 @@ type Engine struct {
 	started bool
 	subs    []Subscription
 	queues  map[string]int
+	// background holds the queues registered as Background.
+	background map[string]bool
 	// running holds the queues the River client was built with or has
 	// been given since; Start adds the rest.
 	running map[string]bool
@@ -105,12 +114,13 @@ var clientMakers []func(ctx context.Context, db *store.DB, cfg *river.Config, sc
 // returns an engine. It starts nothing; call Start.
 func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 	e := &Engine{
-		db:       db,
-		cfg:      cfg,
-		workers:  river.NewWorkers(),
-		defaults: map[string]kindDefaults{},
-		queues:   map[string]int{DefaultQueue: 10, eventQueue: 10},
-		logger:   cmp.Or(cfg.Logger, db.Logger()),
+		db:         db,
+		cfg:        cfg,
+		workers:    river.NewWorkers(),
+		defaults:   map[string]kindDefaults{},
+		queues:     map[string]int{DefaultQueue: 10, eventQueue: 10},
+		background: map[string]bool{},
+		logger:     cmp.Or(cfg.Logger, db.Logger()),
 	}
 	maps.Copy(e.queues, cfg.Queues)
 
@@ -211,6 +221,12 @@ type RegisterOpts struct {
 	// neither Config.Queues nor an earlier Register set it; zero means 10.
 	// An area whose jobs mostly wait (webhook deliveries) asks for more.
 	Workers int
+	// Background marks Queue as one whose jobs may wait a little to be
+	// picked up (imports, text extraction, provider webhooks): on SQLite
+	// it is polled every Config.BackgroundPollInterval rather than
+	// FetchPollInterval. No effect on PostgreSQL, which notifies, nor on
+	// a queue sized in Config.Queues (the job engine is built with it).
+	Background bool
 }
 
 // Register adds the worker for jobs of kind T. It must be called before
@@ -234,6 +250,9 @@ func Register[T Args](e *Engine, w Worker[T], opts *RegisterOpts) error {
 	}
 	if _, ok := e.queues[d.queue]; !ok {
 		e.queues[d.queue] = workers
+	}
+	if opts != nil && opts.Background {
+		e.background[d.queue] = true
 	}
 	e.defaults[zero.Kind()] = d
 	return nil
@@ -340,6 +359,17 @@ func (e *Engine) Periodic(interval time.Duration, args func() Args) {
 		}, nil))
 }
 
+// queueConfig is River's configuration of queue name: its workers, and
+// the background poll interval when it is a Background queue on an
+// engine that polls.
+func (e *Engine) queueConfig(name string) river.QueueConfig {
+	qc := river.QueueConfig{MaxWorkers: e.queues[name]}
+	if e.background[name] && !e.db.Dialect().Notifies() {
+		qc.FetchPollInterval = cmp.Or(e.cfg.BackgroundPollInterval, 250*time.Millisecond)
+	}
+	return qc
+}
+
 // Start starts working jobs in the background until Stop. Cancelling ctx
 // does not stop the engine; call Stop.
 func (e *Engine) Start(ctx context.Context) error {
@@ -352,7 +382,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		if e.running[name] {
 			continue
 		}
-		if err := e.client.addQueue(name, e.queues[name]); err != nil {
+		if err := e.client.addQueue(name, e.queueConfig(name)); err != nil {
 			return fmt.Errorf("jobs: queue %s: %w", name, err)
 		}
 		e.running[name] = true

@@ -28,7 +28,7 @@ func (ProcessWebhook) Kind() string { return "payments.webhook" }
 func (s *Service) RegisterJobs(e *jobs.Engine) error {
 	err := jobs.Register(e, jobs.WorkFunc[ProcessWebhook](func(ctx context.Context, j *jobs.Job[ProcessWebhook]) error {
 		return s.ApplyWebhook(ctx, j.Args.TenantID, j.Args.WebhookID)
-	}), &jobs.RegisterOpts{Queue: "payments", MaxAttempts: 10, Workers: 4})
+	}), &jobs.RegisterOpts{Queue: "payments", MaxAttempts: 10, Workers: 4, Background: true})
 	if err != nil {
 		return err
 	}
