@@ -239,15 +239,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := level.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
 		return badSetting(fmt.Errorf("LOG_LEVEL: want debug, info, warn or error: %w", err))
 	}
-	var logger *slog.Logger
+	var newHandler func(io.Writer) slog.Handler
 	switch format := env("LOG_FORMAT", "text"); format {
 	case "text":
-		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+		newHandler = func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}) }
 	case "json":
-		logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+		newHandler = func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}) }
 	default:
 		return badSetting(fmt.Errorf("LOG_FORMAT: want text or json, not %q", format))
 	}
+	logger := slog.New(newHandler(stderr))
+	// The HTTP handler's logger (access lines, 5xx errors) writes through
+	// a buffer (logbuffer.go), written out at shutdown.
+	accessBuf := newLineBuffer(stderr, accessFlushEvery, accessBufferMax)
+	defer accessBuf.Flush()
+	httpLogger := slog.New(flushAtWarn{newHandler(accessBuf), accessBuf})
 
 	addr := env("ADDR", ":8080")
 	dataDir := env("DATA_DIR", "./data")
@@ -393,7 +399,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	srv := &http.Server{
-		Handler: httpapi.New(kit, httpapi.Options{Auth: svc, Logger: logger, RateLimit: limits, AccessLog: true,
+		Handler: httpapi.New(kit, httpapi.Options{Auth: svc, Logger: httpLogger, RateLimit: limits, AccessLog: true,
 			Metrics: observer}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
