@@ -34,7 +34,8 @@
 //	ADMIN_EMAIL,       if both set, a super-admin user with these credentials exists.
 //	ADMIN_PASSWORD     Setting only one of them is an error.
 //	LOG_LEVEL          debug, info (default), warn or error. Logs go to stderr,
-//	                   one access line per request at info.
+//	                   one access line per request at info (written out in
+//	                   batches within 100 ms; see logbuffer.go).
 //	LOG_FORMAT         text (default) or json (one JSON object per line).
 //	METRICS_ADDR       unset (default: off) or an address: Prometheus
 //	                   metrics at GET /metrics on a listener of its own.

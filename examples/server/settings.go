@@ -22,7 +22,7 @@ var settings = []setting{
 	{"`APP_SECRET_KEY`", "generated once into `DATA_DIR/secret.key` (mode 0600)", `key for encrypting stored secrets and signing session tokens; any string of at least 32 bytes. Changing it signs everyone out.`},
 	{"`BOOTSTRAP_API_KEY`", `unset`, `if set, a super-admin API key with exactly this secret exists for the default tenant and organization (idempotent); no key is generated.`},
 	{"`ADMIN_EMAIL`, `ADMIN_PASSWORD`", `unset`, `if both are set, a super-admin user with these credentials exists (idempotent). Setting only one is an error.`},
-	{"`LOG_LEVEL`", "`info`", "`debug`, `info`, `warn` or `error`. Logs go to stderr; at `info` each request has an access line (`http request` with requestId, method, route pattern, status, durationMs, tenantId, credential: never a secret, body or query string)."},
+	{"`LOG_LEVEL`", "`info`", "`debug`, `info`, `warn` or `error`. Logs go to stderr; at `info` each request has an access line (`http request` with requestId, method, route pattern, status, durationMs, tenantId, credential: never a secret, body or query string), written out in batches within 100 ms (at once before a warning or error, and at shutdown)."},
 	{"`LOG_FORMAT`", "`text`", "`text` (logfmt-style) or `json` (one object per line)."},
 	{"`METRICS_ADDR`", `unset (off)`, "an address (`127.0.0.1:9090`): Prometheus metrics at `GET /metrics` on a listener of its own (requests by route pattern and status class, their latency, the database pool, background jobs run and queued, rate-limit decisions, the Go runtime and process). Keep it off the internet."},
 	{"`PPROF`", `unset`, "`1` adds `net/http/pprof` under `/debug/pprof/` on the metrics listener."},
