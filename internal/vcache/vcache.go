@@ -298,12 +298,8 @@ func (c *Cache[K, V]) Version() int64 {
 // Get returns the value under key, or loads it in a read transaction
 // (after reading the version) and caches it.
 func (c *Cache[K, V]) Get(ctx context.Context, key K, load func(tx *store.Tx) (V, error)) (V, error) {
-	if v, ok, _ := c.w.check(ctx); ok { // a failed check is retried after the interval
-		c.Invalidate(v)
-	}
-	c.mu.RLock()
-	v, ok := c.m[key]
-	c.mu.RUnlock()
+	seen, checked, _ := c.w.check(ctx) // a failed check is retried after the interval
+	v, ok := c.lookup(key, seen, checked)
 	if ok {
 		return v, nil
 	}
@@ -344,16 +340,23 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K, load func(tx *store.Tx) (V
 // too. The value loaded is returned but not cached: tx may hold
 // uncommitted changes of its own that a rollback would undo.
 func (c *Cache[K, V]) GetIn(ctx context.Context, tx *store.Tx, key K, load func(tx *store.Tx) (V, error)) (V, error) {
-	if v, ok, _ := c.w.checkIn(ctx, tx); ok {
-		c.Invalidate(v)
-	}
-	c.mu.RLock()
-	v, ok := c.m[key]
-	c.mu.RUnlock()
-	if ok {
+	seen, checked, _ := c.w.checkIn(ctx, tx)
+	if v, ok := c.lookup(key, seen, checked); ok {
 		return v, nil
 	}
 	return load(tx)
+}
+
+// lookup applies a version check's result (when it checked) and returns
+// the value cached under key.
+func (c *Cache[K, V]) lookup(key K, seen int64, checked bool) (V, bool) {
+	if checked {
+		c.Invalidate(seen)
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v, ok := c.m[key]
+	return v, ok
 }
 
 // Value caches one value, loaded whole. The zero value is not usable; use
