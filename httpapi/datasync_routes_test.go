@@ -707,22 +707,31 @@ func TestDataSyncCancelDuringBatchCommit(t *testing.T) {
 			}
 		}
 		gate.open()
-		if release != nil {
+		// waitFor polls query (one count) until it is positive.
+		waitFor := func(what, query string, args ...any) {
 			deadline := time.Now().Add(30 * time.Second)
 			for {
-				var waiting int
-				if err := db.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted
-					AND relation = 'custom_entity_records'::regclass`).Scan(&waiting); err != nil {
+				var n int
+				if err := db.QueryRow(ctx, query, args...).Scan(&n); err != nil {
 					t.Fatal(err)
 				}
-				if waiting > 0 {
-					break
+				if n > 0 {
+					return
 				}
 				if time.Now().After(deadline) {
 					close(release)
-					t.Fatal("the worker never waited on the records table")
+					t.Fatal(what)
 				}
 				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		var worker int // the backend of the batch held at its insert
+		if release != nil {
+			waitFor("the worker never waited on the records table", `SELECT count(*) FROM pg_locks WHERE NOT granted
+				AND relation = 'custom_entity_records'::regclass`)
+			if err := db.QueryRow(ctx, `SELECT pid FROM pg_locks WHERE NOT granted
+				AND relation = 'custom_entity_records'::regclass LIMIT 1`).Scan(&worker); err != nil {
+				t.Fatal(err)
 			}
 		}
 		// The cancel waits for the batch holding the run's row (it locks
@@ -731,7 +740,9 @@ func TestDataSyncCancelDuringBatchCommit(t *testing.T) {
 		cancelled := make(chan *response, 1)
 		go func() { cancelled <- f.e.do("POST", "/api/data_sync/runs/"+id+"/cancel", f.key, nil) }()
 		if release != nil {
-			time.Sleep(200 * time.Millisecond) // the cancel is now waiting on the run's row
+			// The cancel waits on the run's row, which the held batch locks.
+			waitFor("the cancel never waited on the held batch", `SELECT count(*) FROM pg_stat_activity
+				WHERE $1 = ANY(pg_blocking_pids(pid))`, worker)
 			close(release)
 			if err := <-lockDone; err != nil {
 				t.Fatal(err)
