@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -16,22 +14,17 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// decodeWithDecoder is decode as it was written before it used
-// json.Unmarshal (a json.Decoder, then a Token for trailing data): the
-// reference FuzzDecode holds decode to.
+// decodeWithDecoder is decode as it was before it used json.Unmarshal:
+// the UTF-8 check, then a json.Decoder and a Token for trailing data
+// (decodeStream, now decode's path for a body Unmarshal refuses). It is
+// the reference FuzzDecode holds decode to.
 func decodeWithDecoder[T any](body []byte) (T, error) {
 	var v T
 	if !utf8.Valid(body) {
 		return v, invalidUTF8(body)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&v); err != nil {
-		return v, decodeError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return v, store.Errorf(store.ErrInvalid, "Malformed JSON: unexpected data after the body")
-	}
-	return v, nil
+	err := decodeStream(body, &v)
+	return v, err
 }
 
 // decodeCases are bodies for FuzzDecode's seeds and TestDecodeMessages.

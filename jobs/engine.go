@@ -40,7 +40,7 @@ type Config struct {
 	// registered as Background, on an engine that cannot notify the job
 	// engine of new jobs (SQLite). Defaults to 250ms. (On SQLite every poll
 	// takes the single writer connection and parses River's fetch
-	// statement: six queues at 20ms cost an idle server about a sixth of
+	// statement: six queues at 20ms cost an idle server about a fifth of
 	// a core; see BENCHMARKS.md.)
 	BackgroundPollInterval time.Duration
 	// JobTimeout is the default time limit of one attempt. Defaults to 1
