@@ -30,6 +30,9 @@ func TestSQLiteConnectionSettings(t *testing.T) {
 			t.Errorf("reader PRAGMA %s = %s, want %s", name, got, want)
 		}
 	}
+	var autoCheckpoint int // a backstop: checkpoints run in the background
+	is.NoErr(writer.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&autoCheckpoint))
+	is.Equal(autoCheckpoint, 10000)
 	var queryOnly string
 	is.NoErr(db.QueryRow(ctx, "PRAGMA query_only").Scan(&queryOnly))
 	is.Equal(queryOnly, "1") // readers cannot write

@@ -23,6 +23,9 @@ type sqlEngine struct {
 	// pool, so that a read does not parse its statement again: parsing a
 	// records list's statements cost SQLite about a third of the list.
 	reads readStmts
+	// stopBackground stops work the engine runs in the background (a file
+	// database's checkpoints) before the connections close; nil: none.
+	stopBackground func() error
 }
 
 // maxReadStmts bounds the statement texts readStmts keeps; past it, reads
@@ -168,6 +171,10 @@ func (e *sqlEngine) lock(ctx context.Context, _ int64) (func(), error) {
 func (e *sqlEngine) ping(ctx context.Context) error { return e.write.PingContext(ctx) }
 
 func (e *sqlEngine) close() error {
+	var bgErr error
+	if e.stopBackground != nil {
+		bgErr = e.stopBackground()
+	}
 	e.prepared.Range(func(_, v any) bool {
 		_ = v.(*sql.Stmt).Close()
 		return true
@@ -178,6 +185,9 @@ func (e *sqlEngine) close() error {
 		if rerr := e.read.Close(); err == nil {
 			err = rerr
 		}
+	}
+	if err == nil {
+		err = bgErr
 	}
 	return err
 }

@@ -101,6 +101,14 @@ func openSQLite(ctx context.Context, rawURL string, opts Options) (*DB, error) {
 		eng.close()
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
+	if path != ":memory:" {
+		ckpt, err := startCheckpointer(path, checkpointInterval, opts.Logger)
+		if err != nil {
+			eng.close()
+			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+		}
+		eng.stopBackground = ckpt.close
+	}
 	return newDB(eng, sqliteDialect{}, "", opts), nil
 }
 
@@ -123,6 +131,9 @@ func sqliteDSN(path string, writer bool) string {
 		// per filterable field) find their pages in memory. Readers keep
 		// 16 MiB each. Pages are allocated as used.
 		v.Add("_pragma", "cache_size(-65536)")
+		// Checkpoints run in the background (checkpointer); this is the
+		// backstop.
+		v.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(writerAutoCheckpointPages)+")")
 	} else {
 		v.Add("_pragma", "cache_size(-16384)")
 	}
