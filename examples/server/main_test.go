@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -258,6 +259,8 @@ func TestConfigErrors(t *testing.T) {
 		"bad retention":    {map[string]string{"BUSINESS_RULES_LOG_RETENTION_DAYS": "ninety"}, "BUSINESS_RULES_LOG_RETENTION_DAYS"},
 		"negative days":    {map[string]string{"BUSINESS_RULES_LOG_RETENTION_DAYS": "-1"}, "BUSINESS_RULES_LOG_RETENTION_DAYS"},
 		"bad private URLs": {map[string]string{"APP_WEBHOOKS_ALLOW_PRIVATE_URLS": "maybe"}, "APP_WEBHOOKS_ALLOW_PRIVATE_URLS"},
+		"bad GOGC":         {map[string]string{"GOGC": "fast"}, "GOGC"},
+		"negative GOGC":    {map[string]string{"GOGC": "-10"}, "GOGC"},
 		"bad inbound":      {map[string]string{"APP_INBOUND_WEBHOOKS": `{"x":{"adapter":"svix","secret":"whsec_AAAA"}}`}, "APP_INBOUND_WEBHOOKS"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -272,6 +275,20 @@ func TestConfigErrors(t *testing.T) {
 				t.Fatalf("run returned %v, want an error mentioning %s", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestGCPercent: the server applies GOGC (a flag's value too) as Go reads
+// it, and 200 when it is unset.
+func TestGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for v, want := range map[string]int{"": defaultGCPercent, "50": 50, "off": -1, "0": 0} {
+		if err := setGCPercent(v); err != nil {
+			t.Fatalf("setGCPercent(%q): %v", v, err)
+		}
+		if got := debug.SetGCPercent(100); got != want {
+			t.Errorf("GOGC=%q: the collector's percentage is %d, want %d", v, got, want)
+		}
 	}
 }
 

@@ -26,6 +26,7 @@ var settings = []setting{
 	{"`LOG_FORMAT`", "`text`", "`text` (logfmt-style) or `json` (one object per line)."},
 	{"`METRICS_ADDR`", `unset (off)`, "an address (`127.0.0.1:9090`): Prometheus metrics at `GET /metrics` on a listener of its own (requests by route pattern and status class, their latency, the database pool, background jobs run and queued, rate-limit decisions, the Go runtime and process). Keep it off the internet."},
 	{"`PPROF`", `unset`, "`1` adds `net/http/pprof` under `/debug/pprof/` on the metrics listener."},
+	{"`GOGC`", "`200`", "the garbage collector's target as Go reads it: a percentage of the heap kept by the last collection (`100` is Go's default; higher collects less often and uses more memory) or `off`."},
 	{"`RATE_LIMIT_ENABLED`", "`true`", `master switch for rate limiting.`},
 	{"`RATE_LIMIT_STRATEGY`", "`memory`", "`memory` (per process, lost on restart) or `redis` (shared by every process; during a Redis outage each process counts in memory). Anything else fails the start."},
 	{"`REDIS_URL`", `unset`, "the Redis of `RATE_LIMIT_STRATEGY=redis` (`redis://host:6379/0`); required by it."},
