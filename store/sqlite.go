@@ -60,10 +60,11 @@ func openSQLite(ctx context.Context, rawURL string, opts Options) (*DB, error) {
 	if path == ":memory:" {
 		// Each connection to :memory: is a new empty database, so reads
 		// and writes share one connection.
-		db, err := sql.Open("sqlite", sqliteDSN(":memory:", false))
+		c, err := newCachingConnector(sqliteDSN(":memory:", false))
 		if err != nil {
 			return nil, err
 		}
+		db := sql.OpenDB(c)
 		db.SetMaxOpenConns(1)
 		db.SetConnMaxLifetime(0)
 		db.SetConnMaxIdleTime(0)
@@ -74,10 +75,12 @@ func openSQLite(ctx context.Context, rawURL string, opts Options) (*DB, error) {
 				return nil, fmt.Errorf("store: open sqlite: %w", err)
 			}
 		}
-		w, err := sql.Open("sqlite", sqliteDSN(path, true))
+		// The writer keeps the statements it runs prepared (stmtcache.go).
+		wc, err := newCachingConnector(sqliteDSN(path, true))
 		if err != nil {
 			return nil, err
 		}
+		w := sql.OpenDB(wc)
 		// One writer: SQLite allows one at a time, and a single connection
 		// queues writers in Go instead of spinning on SQLITE_BUSY.
 		w.SetMaxOpenConns(1)
