@@ -35,11 +35,13 @@
 //   - Fetching is tuned for throughput (2ms cooldown; 20ms polling on
 //     SQLite, which has no LISTEN/NOTIFY). River's defaults cap a queue near
 //     workers ÷ 100ms jobs per second. On SQLite each poll takes the single
-//     writer connection and parses River's fetch statement again, so
-//     queues whose jobs may wait (RegisterOpts.Background: data sync runs,
-//     text extraction, payment provider webhooks) are polled every 250ms
+//     writer connection (whose connections keep River's fetch statement
+//     prepared, see package store), so queues whose jobs may wait
+//     (RegisterOpts.Background: data sync runs, text extraction, payment
+//     provider webhooks) are polled every 250ms
 //     (Config.BackgroundPollInterval): an idle standalone server went from
-//     23% to 11% of a core.
+//     23% to 11% of a core; keeping the fetch prepared took a further third
+//     off (BENCHMARKS.md).
 //   - On SQLite River shares the store's single writer connection: SQLite
 //     allows one writer, and queueing in Go avoids busy errors.
 //   - On SQLite a running job may not see a cancel through its context;

@@ -39,9 +39,9 @@ type Config struct {
 	// BackgroundPollInterval is FetchPollInterval for the queues
 	// registered as Background, on an engine that cannot notify the job
 	// engine of new jobs (SQLite). Defaults to 250ms. (On SQLite every poll
-	// takes the single writer connection and parses River's fetch
-	// statement: six queues at 20ms cost an idle server about a fifth of
-	// a core; see BENCHMARKS.md.)
+	// takes the single writer connection: six queues at 20ms cost an idle
+	// server about a fifth of a core before the store kept River's fetch
+	// statement prepared; see BENCHMARKS.md.)
 	BackgroundPollInterval time.Duration
 	// JobTimeout is the default time limit of one attempt. Defaults to 1
 	// minute; a Worker may set its own.

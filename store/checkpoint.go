@@ -14,8 +14,9 @@ import (
 // from time to time (a checkpoint). By default the connection that commits
 // does it, when the log passes 1,000 pages: on the one writer connection,
 // so every write waits while it reads the log, writes the pages and syncs
-// both files. Under a steady write load that was a quarter of a logged
-// rule execution's time (BENCHMARKS.md, "Checkpoints off the writer").
+// both files. Under a steady write load that was about a quarter of a
+// logged rule execution's time in-process (BENCHMARKS.md, "Checkpoints off
+// the writer").
 //
 // A file database therefore checkpoints from a connection of its own in
 // the background: a PASSIVE checkpoint every checkpointInterval, which

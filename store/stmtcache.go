@@ -15,7 +15,7 @@ import (
 // own hot statements (DB.Prepare, readStmts), but the job engine's SQLite
 // driver runs its fetch, an UPDATE of about 60 lines, as text on every poll
 // of every queue: parsing it was 9% of a loaded server's CPU, on the one
-// writer connection (BENCHMARKS.md, "Statements kept prepared on the
+// writer connection (BENCHMARKS.md, "River's fetch kept prepared on the
 // writer").
 //
 // The writer's connections therefore keep the statements they run
