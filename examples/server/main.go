@@ -152,13 +152,12 @@ func main() {
 	}
 }
 
-// badSetting marks err as a setting the server refuses (exit status 2).
 // defaultGCPercent is the server's GOGC when none is set: the collector
 // runs when the heap has grown by twice what the last collection kept,
 // rather than once. The server keeps 15-20 MiB live, so Go's default
-// collected dozens of times a second under load (a quarter of a rule
-// execution's CPU in an in-process profile); 200 halves that for about
-// 20 MiB more memory at peak (BENCHMARKS.md, "The server's GOGC").
+// collected many times a second under load; at 200 a dry-run rule
+// execution took a quarter less time in-process, for about 20 MiB more
+// memory at peak (BENCHMARKS.md, "The server's GOGC").
 const defaultGCPercent = 200
 
 // setGCPercent applies GOGC as the Go runtime reads it (a whole percentage
@@ -181,6 +180,7 @@ func setGCPercent(v string) error {
 	return nil
 }
 
+// badSetting marks err as a setting the server refuses (exit status 2).
 func badSetting(err error) error { return fmt.Errorf("%w: %w", errUsage, err) }
 
 // Shutdown budgets: in-flight requests first, then background jobs.
