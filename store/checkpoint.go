@@ -70,7 +70,7 @@ func (c *checkpointer) run(interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		_, _, err := c.checkpoint(context.Background())
+		err := c.checkpoint(context.Background())
 		switch {
 		case err != nil && !failing:
 			c.logger.Warn("store: background checkpoint failed; the writer checkpoints past its backstop", "err", err)
@@ -82,13 +82,11 @@ func (c *checkpointer) run(interval time.Duration) {
 	}
 }
 
-// checkpoint runs one PASSIVE checkpoint and returns the log's frames and
-// how many of them are now in the database file. With nothing new in the
-// log it reads SQLite's shared index and returns.
-func (c *checkpointer) checkpoint(ctx context.Context) (logFrames, checkpointed int, err error) {
-	var busy int
-	err = c.conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &checkpointed)
-	return logFrames, checkpointed, err
+// checkpoint runs one PASSIVE checkpoint. With nothing new in the log it
+// reads SQLite's shared index and returns.
+func (c *checkpointer) checkpoint(ctx context.Context) error {
+	var busy, logFrames, checkpointed int
+	return c.conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &checkpointed)
 }
 
 // close stops the checkpoints and closes the connection.
