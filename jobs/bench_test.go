@@ -64,3 +64,60 @@ func BenchmarkThroughput(b *testing.B) {
 		run(b, db)
 	})
 }
+
+// BenchmarkPickupLatency enqueues one job at a time on an idle engine and
+// measures how long it waits before a worker starts it, reporting the
+// mean in ms/job: what the fetch polling and insert notifications give a
+// job that nothing else is waiting for.
+func BenchmarkPickupLatency(b *testing.B) {
+	run := func(b *testing.B, db *store.DB) {
+		ctx := b.Context()
+		started := make(chan time.Time, 1)
+		e, err := jobs.New(ctx, db, jobs.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := jobs.Register(e, jobs.WorkFunc[noteArgs](func(context.Context, *jobs.Job[noteArgs]) error {
+			started <- time.Now()
+			return nil
+		}), nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		defer e.Stop(context.Background())
+
+		var waited time.Duration
+		b.ResetTimer()
+		for range b.N {
+			var committed time.Time
+			if err := db.Tx(ctx, func(tx *store.Tx) error {
+				_, err := e.EnqueueTx(ctx, tx, noteArgs{Note: "x"}, nil)
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+			committed = time.Now()
+			select {
+			case at := <-started:
+				waited += at.Sub(committed)
+			case <-time.After(10 * time.Second):
+				b.Fatal("the job did not start within 10s")
+			}
+		}
+		b.ReportMetric(float64(waited.Microseconds())/1000/float64(b.N), "ms/job")
+	}
+	b.Run("sqlite", func(b *testing.B) { run(b, storetest.SQLite(b)) })
+	b.Run("postgres", func(b *testing.B) {
+		db, err := store.Open(b.Context(), storetest.IsolatedPostgresURL(b), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Migrate(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		run(b, db)
+	})
+}

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"strings"
 
@@ -150,7 +149,8 @@ func rowID(executionID string, i int) string {
 	if i > 0xffff {
 		return store.NewID()
 	}
-	return executionID[:len(executionID)-4] + fmt.Sprintf("%04x", i)
+	const hex = "0123456789abcdef"
+	return executionID[:len(executionID)-4] + string([]byte{hex[i>>12], hex[i>>8&0xf], hex[i>>4&0xf], hex[i&0xf]})
 }
 
 // inputContext is the log rows' input: the data as the next rule sees it
@@ -187,7 +187,7 @@ func (w *writes) log(x *execution, c *compiledRule, res *RuleResult, input strin
 	if executed == nil {
 		executed = []ActionResult{}
 	}
-	out, _ := outputJSON(res.ConditionResult, res.ActionsPlanned, executed)
+	out := outputString(res.ConditionResult, res.ActionsPlanned, executed)
 	if len(w.execution.Rules) == 0 {
 		entityID := x.in.EntityID
 		if entityID == "" {
@@ -195,7 +195,7 @@ func (w *writes) log(x *execution, c *compiledRule, res *RuleResult, input strin
 		}
 		w.execution = ExecutionRecord{ID: x.id, TenantID: x.sc.TenantID, OrganizationID: x.sc.OrganizationID, SetID: x.setID,
 			EntityType: x.in.EntityType, EntityID: entityID, EventType: x.in.EventType, Input: input, ExecutedBy: x.sc.ActorID,
-			ExecutedAt: x.now}
+			ExecutedAt: x.now, Rules: w.execution.Rules} // Rules: the capacity newExecution gave
 	}
 	rowInput := input
 	if input == w.execution.Input {
@@ -203,7 +203,7 @@ func (w *writes) log(x *execution, c *compiledRule, res *RuleResult, input strin
 	}
 	row := RuleRecord{ID: rowID(x.id, len(w.execution.Rules)), RuleUUID: c.rule.ID, RuleID: c.rule.RuleID,
 		RuleName: c.rule.RuleName, RuleType: c.rule.RuleType, Result: res.Result, Input: rowInput,
-		Output: string(out), ErrorMessage: res.Error, ExecutionTimeMs: res.ExecutionTimeMs}
+		Output: out, ErrorMessage: res.Error, ExecutionTimeMs: res.ExecutionTimeMs}
 	w.execution.Rules = append(w.execution.Rules, row)
 	if res.Result == StatusError {
 		w.events = append(w.events, pendingEvent{EventExecutionFailed, struct {

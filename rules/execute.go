@@ -140,7 +140,7 @@ func (s *Service) ExecuteSet(ctx context.Context, setID string, in Input) (*Resu
 	if !plan.enabled {
 		return nil, &CodedError{Kind: store.ErrConflict, Code: CodeSetDisabled, Message: "Rule set is disabled"}
 	}
-	x, err := newExecution(sc, &in)
+	x, err := newExecution(sc, &in, len(plan.members))
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (s *Service) Execute(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := newExecution(sc, &in)
+	x, err := newExecution(sc, &in, min(len(plan.rules), maxApplicable))
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (s *Service) ExecuteRule(ctx context.Context, id string, in Input) (*Result
 	if err := in.validate(false); err != nil {
 		return nil, err
 	}
-	x, err := newExecution(sc, &in)
+	x, err := newExecution(sc, &in, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -274,10 +274,11 @@ type execution struct {
 	writes  *writes
 }
 
-// newExecution starts an execution. Outside a dry run the data and the
-// context must be storable in the log and events (JSON without NUL
-// characters): they are checked here, before any rule runs.
-func newExecution(sc store.Scope, in *Input) (*execution, error) {
+// newExecution starts an execution of at most rules rules. Outside a dry
+// run the data and the context must be storable in the log and events
+// (JSON without NUL characters): they are checked here, before any rule
+// runs.
+func newExecution(sc store.Scope, in *Input, rules int) (*execution, error) {
 	start := time.Now()
 	now := start
 	var id string
@@ -286,11 +287,11 @@ func newExecution(sc store.Scope, in *Input) (*execution, error) {
 		// by id (DeleteLogsBefore) and a cut by executedAt agree.
 		id, now = store.NewIDWithTime()
 	}
-	x := &execution{sc: sc, in: in, now: now.UTC().Truncate(time.Microsecond), start: start, data: in.Data, results: make([]RuleResult, 0, 16)}
+	x := &execution{sc: sc, in: in, now: now.UTC().Truncate(time.Microsecond), start: start, data: in.Data, results: make([]RuleResult, 0, rules)}
 	x.env = condition.Env{Now: x.now, Context: x.contextNames()}
 	if !in.DryRun {
 		x.id = rowID(id, 0) // UUIDv7s are increasing within a process
-		x.writes = &writes{scope: sc}
+		x.writes = &writes{scope: sc, execution: ExecutionRecord{Rules: make([]RuleRecord, 0, rules)}}
 		if _, err := x.writes.inputContext(x); err != nil {
 			return nil, err
 		}
@@ -411,7 +412,7 @@ func (x *execution) skipReason(c *compiledRule) string {
 func (s *Service) finish(ctx context.Context, x *execution, setID, setName string) (*Result, error) {
 	res := &Result{SetID: setID, SetName: setName, Allowed: !x.blocked, ExecutedRules: x.results}
 	if x.writes != nil {
-		res.Data, res.LogIDs = x.data, []string{}
+		res.Data, res.LogIDs = x.data, make([]string, 0, len(x.writes.execution.Rules))
 		if err := s.commits.write(ctx, x.writes); err != nil {
 			return nil, err
 		}

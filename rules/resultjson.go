@@ -184,6 +184,19 @@ func inputJSON(x *execution) ([]byte, error) {
 	return append(b, "}}"...), nil
 }
 
+// outputString is outputJSON as a string; the outputs of a rule that
+// planned no actions, the most common, are constants.
+func outputString(conditionResult bool, planned []action.Outcome, executed []ActionResult) string {
+	if len(planned) == 0 && planned != nil && len(executed) == 0 && executed != nil {
+		if conditionResult {
+			return `{"conditionResult":true,"actionsPlanned":[],"actionsExecuted":[]}`
+		}
+		return `{"conditionResult":false,"actionsPlanned":[],"actionsExecuted":[]}`
+	}
+	b, _ := outputJSON(conditionResult, planned, executed)
+	return string(b)
+}
+
 // outputJSON is the JSON of a log row's output: {conditionResult,
 // actionsPlanned (null for none), actionsExecuted}.
 func outputJSON(conditionResult bool, planned []action.Outcome, executed []ActionResult) ([]byte, error) {

@@ -111,16 +111,30 @@ func TestLogJSONAsEncodingJSON(t *testing.T) {
 	}{
 		{nil, []ActionResult{}},
 		{[]action.Outcome{}, nil},
+		{[]action.Outcome{}, []ActionResult{}},
 		{[]action.Outcome{{"type": "SET_FIELD", "field": "a", "value": 1.0}}, []ActionResult{{Type: "SET_FIELD", Success: true}, {Type: "NOTIFY", Error: "x"}}},
 	} {
-		want, _ := json.Marshal(struct {
-			ConditionResult bool             `json:"conditionResult"`
-			ActionsPlanned  []action.Outcome `json:"actionsPlanned"`
-			ActionsExecuted []ActionResult   `json:"actionsExecuted"`
-		}{true, c.planned, c.executed})
-		got, err := outputJSON(true, c.planned, c.executed)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("output: wrote\n%s (%v)\nencoding/json\n%s", got, err, want)
+		for _, held := range []bool{true, false} {
+			want, _ := json.Marshal(struct {
+				ConditionResult bool             `json:"conditionResult"`
+				ActionsPlanned  []action.Outcome `json:"actionsPlanned"`
+				ActionsExecuted []ActionResult   `json:"actionsExecuted"`
+			}{held, c.planned, c.executed})
+			got, err := outputJSON(held, c.planned, c.executed)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("output: wrote\n%s (%v)\nencoding/json\n%s", got, err, want)
+			}
+			// The log row's string, constant for the common outputs.
+			if s := outputString(held, c.planned, c.executed); s != string(want) {
+				t.Errorf("output string: wrote\n%s\nencoding/json\n%s", s, want)
+			}
+		}
+	}
+	// A rule row's id is its execution's with its index in the last four
+	// hex digits.
+	for i, want := range map[int]string{0: "0000", 9: "0009", 10: "000a", 0x1f3: "01f3", 0xffff: "ffff"} {
+		if got := rowID("01a223b1-0d8e-759c-853a-30cc52560000", i); got != "01a223b1-0d8e-759c-853a-30cc5256"+want {
+			t.Errorf("rowID(_, %d) = %s, want the last four digits %s", i, got, want)
 		}
 	}
 }

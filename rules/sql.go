@@ -490,20 +490,24 @@ func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 
 // InsertExecutions implements Store, with multi-row INSERTs.
 func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
-	executions := make([][]any, 0, len(xs))
-	var rules [][]any
+	executions := make([]any, 0, len(xs)*executionInserts.Columns())
+	n := 0
 	for _, x := range xs {
-		executions = append(executions, []any{x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
-			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy)})
+		n += len(x.Rules)
+	}
+	rules := make([]any, 0, n*ruleLogInserts.Columns())
+	for _, x := range xs {
+		executions = append(executions, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
+			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy))
 		for i := range x.Rules {
 			r := &x.Rules[i]
-			rules = append(rules, []any{x.TenantID, r.ID, r.RuleUUID, r.RuleID, r.RuleName, string(r.RuleType), string(r.Result),
-				store.NullIfEmpty(r.Input), r.Output, store.NullIfEmpty(r.ErrorMessage), r.ExecutionTimeMs})
+			rules = append(rules, x.TenantID, r.ID, r.RuleUUID, r.RuleID, r.RuleName, string(r.RuleType), string(r.Result),
+				store.NullIfEmpty(r.Input), r.Output, store.NullIfEmpty(r.ErrorMessage), r.ExecutionTimeMs)
 		}
 	}
-	if _, err := executionInserts.Insert(ctx, q, executions); err != nil {
+	if _, err := executionInserts.InsertValues(ctx, q, executions); err != nil {
 		return err
 	}
-	_, err := ruleLogInserts.Insert(ctx, q, rules)
+	_, err := ruleLogInserts.InsertValues(ctx, q, rules)
 	return err
 }

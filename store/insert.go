@@ -57,6 +57,9 @@ func NewBatchInsert(table, columns, suffix string) *BatchInsert {
 	return b
 }
 
+// Columns is how many values each row has.
+func (b *BatchInsert) Columns() int { return b.columns }
+
 // Prepare has the statements prepared (once; see DB.Prepare) before a
 // transaction takes the writer. A failure only costs speed: the
 // transaction runs them unprepared and reports real errors.
@@ -70,29 +73,40 @@ func (b *BatchInsert) Prepare(ctx context.Context, db *DB) {
 // many rows the statements reported (fewer than len(rows) when the suffix
 // skips some).
 func (b *BatchInsert) Insert(ctx context.Context, q Querier, rows [][]any) (int64, error) {
+	values := make([]any, 0, len(rows)*b.columns)
+	for _, r := range rows {
+		if len(r) != b.columns {
+			panic("store: BatchInsert: a row has " + strconv.Itoa(len(r)) + " values for " + strconv.Itoa(b.columns) + " columns")
+		}
+		values = append(values, r...)
+	}
+	return b.InsertValues(ctx, q, values)
+}
+
+// InsertValues is Insert with the rows' values one row after another in
+// one slice (its length a multiple of the column count), which the
+// statements take in place: a hot path writes many rows without a slice
+// per row.
+func (b *BatchInsert) InsertValues(ctx context.Context, q Querier, values []any) (int64, error) {
+	if len(values)%b.columns != 0 {
+		panic("store: BatchInsert: " + strconv.Itoa(len(values)) + " values for rows of " + strconv.Itoa(b.columns) + " columns")
+	}
 	statements := b.statements[q.Dialect().Name() == "sqlite"]
 	var total int64
-	for len(rows) > 0 {
-		n := 1
+	for len(values) > 0 {
+		rows, n := len(values)/b.columns, 1
 		for _, c := range batchChunks {
-			if len(rows) >= c {
+			if rows >= c {
 				n = c
 				break
 			}
 		}
-		args := make([]any, 0, n*b.columns)
-		for _, r := range rows[:n] {
-			if len(r) != b.columns {
-				panic("store: BatchInsert: a row has " + strconv.Itoa(len(r)) + " values for " + strconv.Itoa(b.columns) + " columns")
-			}
-			args = append(args, r...)
-		}
-		affected, err := q.Exec(ctx, statements[n], args...)
+		affected, err := q.Exec(ctx, statements[n], values[:n*b.columns]...)
 		if err != nil {
 			return total, err
 		}
 		total += affected
-		rows = rows[n:]
+		values = values[n*b.columns:]
 	}
 	return total, nil
 }
