@@ -33,8 +33,9 @@ type Config struct {
 	// workers ÷ 100ms.
 	FetchCooldown time.Duration
 	// FetchPollInterval is how often an idle queue looks for new jobs when
-	// no notification arrives. Defaults to 20ms on SQLite (no LISTEN/NOTIFY)
-	// and 1s on PostgreSQL (notifications wake it sooner).
+	// no notification arrives. Defaults to 100ms on SQLite (whose
+	// notifications are River's outbox table, read every 50ms; each poll
+	// takes the single writer) and 1s on PostgreSQL (LISTEN/NOTIFY).
 	FetchPollInterval time.Duration
 	// BackgroundPollInterval is FetchPollInterval for the queues
 	// registered as Background, on an engine that cannot notify the job
@@ -132,7 +133,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 	if poll == 0 {
 		poll = time.Second
 		if !db.Dialect().Notifies() {
-			poll = 20 * time.Millisecond
+			poll = 100 * time.Millisecond
 		}
 	}
 	e.table = "river_job"
