@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 )
@@ -96,8 +97,46 @@ func redactValue(v any, depth int) any {
 	return v
 }
 
-// secretKey reports whether a key names a secret.
+// secretKey reports whether a key names a secret: one of secretKeyParts
+// in it, lower-cased without '_' and '-'. Keys are checked on every logged
+// execution, so a short ASCII key (nearly every key) is normalised on the
+// stack; others take the Unicode path (some non-ASCII letters lower-case
+// to ASCII ones: the Kelvin sign is a 'k').
 func secretKey(k string) bool {
+	var buf [64]byte
+	n := 0
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 0x80 || n == len(buf):
+			return secretKeyUnicode(k)
+		case c == '_' || c == '-':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	for _, p := range secretKeyPartBytes {
+		if bytes.Contains(buf[:n], p) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretKeyPartBytes are secretKeyParts as byte slices, for secretKey.
+var secretKeyPartBytes = func() [][]byte {
+	parts := make([][]byte, len(secretKeyParts))
+	for i, p := range secretKeyParts {
+		parts[i] = []byte(p)
+	}
+	return parts
+}()
+
+// secretKeyUnicode is secretKey for any key.
+func secretKeyUnicode(k string) bool {
 	var b strings.Builder
 	for _, r := range k {
 		if r != '_' && r != '-' {

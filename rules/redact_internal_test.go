@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +53,27 @@ func TestRedactSkipsOnlyUselessCopies(t *testing.T) {
 	}
 	if copies == 0 || copies == 5000 {
 		t.Fatalf("%d of 5000 cases copied: the generator does not exercise both paths", copies)
+	}
+}
+
+// secretKey's ASCII path agrees with the Unicode one.
+func TestSecretKeyPaths(t *testing.T) {
+	for _, c := range []struct {
+		key    string
+		secret bool
+	}{
+		{"id", false}, {"total", false}, {"", false}, {"password", true}, {"Password", true}, {"PASS_WORD", true},
+		{"api-Key", true}, {"x_Api_KEY_y", true}, {"creditCard", true}, {"credit_card_number", true}, {"cvv2", true},
+		{"authorization", true}, {"author", true}, {"pw", false}, {"tok_en", true}, {"to-ke", false},
+		{strings.Repeat("a", 70) + "Token", true}, {strings.Repeat("a", 70), false},
+		{"to\u212Aen", true}, // the Kelvin sign lower-cases to 'k'
+		{"pässword", false}, {"ünd_secret", true},
+	} {
+		if got := secretKey(c.key); got != c.secret {
+			t.Errorf("secretKey(%q) = %v, want %v", c.key, got, c.secret)
+		}
+		if got := secretKeyUnicode(c.key); got != c.secret {
+			t.Errorf("secretKeyUnicode(%q) = %v, want %v", c.key, got, c.secret)
+		}
 	}
 }

@@ -499,9 +499,10 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 	for _, x := range xs {
 		executions = append(executions, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
 			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy))
+		tenant := any(x.TenantID) // boxed once for all its rows
 		for i := range x.Rules {
 			r := &x.Rules[i]
-			rules = append(rules, x.TenantID, r.ID, r.RuleUUID, r.RuleID, r.RuleName, string(r.RuleType), string(r.Result),
+			rules = append(rules, tenant, r.ID, r.RuleUUID, r.RuleID, r.RuleName, string(r.RuleType), string(r.Result),
 				store.NullIfEmpty(r.Input), r.Output, store.NullIfEmpty(r.ErrorMessage), r.ExecutionTimeMs)
 		}
 	}
