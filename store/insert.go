@@ -7,8 +7,10 @@ import (
 )
 
 // BatchInsert writes rows into a table with multi-row INSERTs of up to 50
-// rows (chunks of 50, 10 and 1, the largest that fits first), so that only
-// a few statement texts exist and each is prepared once (Prepare). On
+// rows (chunks of 50, 20, 10, 5, 2 and 1, the largest that fits first), so
+// that only a few statement texts exist and each is prepared once
+// (Prepare), and a small batch takes few statements (group commit's
+// batches are mostly of 1 to 5 requests: 4 rows are 2 statements, not 4). On
 // SQLite the parameters are anonymous (?): its driver looks numbered ones
 // ($n) up by name in a list, which makes binding hundreds of them
 // quadratic.
@@ -20,7 +22,7 @@ type BatchInsert struct {
 
 // batchChunks are the row counts of BatchInsert's statements, largest
 // first; the last is 1.
-var batchChunks = []int{50, 10, 1}
+var batchChunks = []int{50, 20, 10, 5, 2, 1}
 
 // NewBatchInsert returns the INSERT of columns (a comma-separated list)
 // into table, followed by suffix (for example an ON CONFLICT clause; may

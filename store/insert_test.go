@@ -10,7 +10,7 @@ import (
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
-// BatchInsert writes any number of rows through its 50/10/1-row
+// BatchInsert writes any number of rows through its 50/20/10/5/2/1-row
 // statements, and its suffix applies to each of them (here: conflicting
 // rows are skipped and not counted).
 func TestBatchInsert(t *testing.T) {
@@ -22,15 +22,15 @@ func TestBatchInsert(t *testing.T) {
 		ins.Prepare(ctx, db)
 		row := func(i int) []any { return []any{sc.TenantID, store.NewID(), fmt.Sprint("w", i), db.Now()} }
 		var rows [][]any
-		for i := range 73 { // 50 + 10 + 10 + 1 + 1 + 1
+		for i := range 88 { // 50 + 20 + 10 + 5 + 2 + 1
 			rows = append(rows, row(i))
 		}
 		n, err := ins.Insert(ctx, db, rows)
 		is.NoErr(err)
-		is.Equal(n, int64(73))
+		is.Equal(n, int64(88))
 		// Again, with 5 names already taken among 12.
 		rows = rows[:0]
-		for i := 68; i < 80; i++ {
+		for i := 83; i < 95; i++ {
 			rows = append(rows, row(i))
 		}
 		n, err = ins.Insert(ctx, db, rows)
@@ -38,6 +38,6 @@ func TestBatchInsert(t *testing.T) {
 		is.Equal(n, int64(7))
 		var count int
 		is.NoErr(db.QueryRow(ctx, `SELECT count(*) FROM widgets WHERE tenant_id = $1`, sc.TenantID).Scan(&count))
-		is.Equal(count, 80)
+		is.Equal(count, 95)
 	}, widgets)
 }

@@ -254,8 +254,8 @@ func TestEmitHookAndCommitListener(t *testing.T) {
 	}, widgets)
 }
 
-// EmitMany writes every event (across multi-row INSERT chunks: 50, 10
-// and 1), fills in ids and times, runs the hooks for each in order and
+// EmitMany writes every event (across multi-row INSERT chunks: 50, 20,
+// 10, 5, 2 and 1), fills in ids and times, runs the hooks for each in order and
 // hands all to the commit listeners; a refused or invalid event writes
 // none of them.
 func TestEmitMany(t *testing.T) {
