@@ -59,6 +59,44 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// FuzzDecodeRuleInput holds the execute endpoints' decoding (jsondec's
+// one pass where it applies) to the same reference: the same value and
+// the same error message for every body.
+func FuzzDecodeRuleInput(f *testing.F) {
+	for _, c := range decodeCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		got, gotErr := decodeRuleInput(req)
+		want, wantErr := decodeWithDecoder[rules.Input](body)
+		if errText(gotErr) != errText(wantErr) {
+			t.Fatalf("body %q: error %q, the reference's %q", body, errText(gotErr), errText(wantErr))
+		}
+		if wantErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("body %q: decoded %#v, the reference %#v", body, got, want)
+		}
+	})
+}
+
+// The bodies clients send take the one-pass path; the ones it must leave
+// to encoding/json do not.
+func TestRuleInputFastPath(t *testing.T) {
+	for body, fast := range map[string]bool{
+		decodeCases[15]: true,
+		`{"entityType":"order","data":{},"context":{"k":[1]},"dryRun":false,"entityId":null}`: true,
+		`{"data":{"a":1},"data":{"b":2}}`:    false, // encoding/json merges the two
+		`{"ENTITYTYPE":"case","data":{}}`:    false, // encoding/json matches it to entityType
+		`{"entityType":"o","data":{},"x":1}`: false,
+		`{"entityType":1,"data":{}}`:         false,
+		`{"dryRun":"yes","data":{}}`:         false,
+	} {
+		if _, ok := ruleInputFast([]byte(body)); ok != fast {
+			t.Errorf("body %s: one-pass %v, want %v", body, ok, fast)
+		}
+	}
+}
+
 func errText(err error) string {
 	if err == nil {
 		return ""

@@ -53,18 +53,33 @@ var errBodyTooLarge = errors.New("request body too large")
 // json.Decoder names the problem (an empty body, one that ends early,
 // data after the value) in the terms of the messages above.
 func decode[T any](r *http.Request) (T, error) {
-	var v T
+	body, err := readBody(r)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return decodeBody[T](body)
+}
+
+// readBody reads a request body for decoding: whole, and only if it is
+// UTF-8 (encoding/json would quietly replace bad bytes with U+FFFD).
+func readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
-		return v, store.Errorf(store.ErrInvalid, "Request body is required")
+		return nil, store.Errorf(store.ErrInvalid, "Request body is required")
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return v, decodeError(err)
+		return nil, decodeError(err)
 	}
 	if !utf8.Valid(body) {
-		// encoding/json would quietly replace the bad bytes with U+FFFD.
-		return v, invalidUTF8(body)
+		return nil, invalidUTF8(body)
 	}
+	return body, nil
+}
+
+// decodeBody is decode's decoding of a body readBody read.
+func decodeBody[T any](body []byte) (T, error) {
+	var v T
 	if err := json.Unmarshal(body, &v); err != nil {
 		var again T
 		err := decodeStream(body, &again)

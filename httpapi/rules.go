@@ -404,7 +404,7 @@ type executedRule struct {
 }
 
 func (h ruleHandlers) executeSet(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[rules.Input](r)
+	in, err := decodeRuleInput(r)
 	if err != nil {
 		return err
 	}
@@ -416,7 +416,7 @@ func (h ruleHandlers) executeSet(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h ruleHandlers) execute(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[rules.Input](r)
+	in, err := decodeRuleInput(r)
 	if err != nil {
 		return err
 	}
@@ -432,7 +432,7 @@ func (h ruleHandlers) executeRule(w http.ResponseWriter, r *http.Request) error 
 	if !store.IsID(id) {
 		return store.Errorf(store.ErrNotFound, "Rule not found")
 	}
-	in, err := decode[rules.Input](r)
+	in, err := decodeRuleInput(r)
 	if err != nil {
 		return err
 	}
