@@ -45,7 +45,7 @@ func ObjectOnce(b []byte) (m map[string]any, ok bool) {
 
 // object reads b as Object does and counts its top level's members.
 func object(b []byte) (m map[string]any, members int, ok bool) {
-	d := decoder{b: b}
+	d := decoder{b: b, members: make([]member, 0, 32)}
 	d.space()
 	if d.i >= len(d.b) || d.b[d.i] != '{' {
 		return nil, 0, false
@@ -65,6 +65,14 @@ type decoder struct {
 	b          []byte
 	i          int
 	topMembers int // members read at depth 1
+	// members holds the members of the objects being read, innermost
+	// last, so that each map is made once at its size rather than grown.
+	members []member
+}
+
+type member struct {
+	key   string
+	value any
 }
 
 func (d *decoder) space() {
@@ -119,12 +127,13 @@ func (d *decoder) object(depth int) (map[string]any, bool) {
 		return nil, false
 	}
 	d.i++ // {
-	m := make(map[string]any)
 	d.space()
 	if d.i < len(d.b) && d.b[d.i] == '}' {
 		d.i++
-		return m, true
+		return make(map[string]any), true
 	}
+	first := len(d.members)
+	defer func() { d.members = d.members[:first] }()
 	for {
 		if d.i >= len(d.b) || d.b[d.i] != '"' {
 			return nil, false
@@ -143,10 +152,7 @@ func (d *decoder) object(depth int) (map[string]any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[k] = v
-		if depth == 1 {
-			d.topMembers++
-		}
+		d.members = append(d.members, member{k, v})
 		d.space()
 		if d.i >= len(d.b) {
 			return nil, false
@@ -157,6 +163,15 @@ func (d *decoder) object(depth int) (map[string]any, bool) {
 			d.space()
 		case '}':
 			d.i++
+			read := d.members[first:]
+			if depth == 1 {
+				d.topMembers = len(read)
+			}
+			m := make(map[string]any, len(read))
+			for _, kv := range read {
+				m[kv.key] = kv.value // the later of equal keys wins
+			}
+			clear(read) // no references kept past the map
 			return m, true
 		default:
 			return nil, false

@@ -174,3 +174,28 @@ func FuzzObject(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { same(t, b) })
 }
+
+// benchBody is a rule execution's body: a 20-field entity.
+var benchBody = []byte(`{"entityType":"Order","entityId":"ORD-2026-000123","eventType":"beforeSave","data":{"orderId":"ORD-2026-000123","status":"OPEN","priority":3,"total":1234.5,"currency":"EUR","country":"DE","channel":"web","customerTier":"gold","itemCount":7,"discount":0.1,"isRush":false,"isGift":true,"warehouse":"WH-2","carrier":"dhl","weightKg":12.4,"region":"EU","paymentMethod":"card","score":87,"couponCode":"SPRING26","createdBy":"user-42"}}`)
+
+// BenchmarkObject reads benchBody with Object and, as the baseline, with
+// json.Unmarshal into a map[string]any.
+func BenchmarkObject(b *testing.B) {
+	b.Run("jsondec", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := Object(benchBody); !ok {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var m map[string]any
+			if err := json.Unmarshal(benchBody, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
