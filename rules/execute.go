@@ -288,7 +288,7 @@ func newExecution(sc store.Scope, in *Input, rules int) (*execution, error) {
 		id, now = store.NewIDWithTime()
 	}
 	x := &execution{sc: sc, in: in, now: now.UTC().Truncate(time.Microsecond), start: start, data: in.Data, results: make([]RuleResult, 0, rules)}
-	x.env = condition.Env{Now: x.now, Context: x.contextNames()}
+	x.env = condition.Env{Now: x.now} // Context: made by the first rule that reads it (run)
 	if !in.DryRun {
 		x.id = rowID(id, 0) // UUIDv7s are increasing within a process
 		x.writes = &writes{scope: sc, execution: ExecutionRecord{Rules: make([]RuleRecord, 0, rules)}}
@@ -329,6 +329,9 @@ func (x *execution) run(c *compiledRule, sequence *int) {
 		res.Result, res.Reason = StatusSkipped, reason
 		x.results = append(x.results, res)
 		return
+	}
+	if c.readsContext && x.env.Context == nil {
+		x.env.Context = x.contextNames()
 	}
 	began := time.Now()
 	held, evalErr := c.eval(x.data, &x.env)

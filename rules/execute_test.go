@@ -2308,6 +2308,31 @@ func TestExecuteContextNames(t *testing.T) {
 	}, rules.Migrations)
 }
 
+// TestExecuteContextNamesForConditionsOnly: the context names are made
+// for the first rule that reads them, here one without actions after one
+// that reads none.
+func TestExecuteContextNamesForConditionsOnly(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		svc := rules.New(db, rules.Options{})
+		sc := store.Scope{TenantID: store.NewID(), ActorID: "user-7"}
+		ctx := store.WithScope(t.Context(), sc)
+		createRule(t, svc, ctx, xRule("PLAIN", rules.Validation, `{"field":"channel","operator":"=","value":"web"}`, "", ""))
+		createRule(t, svc, ctx, xRule("OWNER", rules.Validation, `{"operator":"AND","rules":[
+			{"field":"owner","operator":"=","value":"{{user.id}}"},
+			{"field":"kind","operator":"=","value":"{{entityType}}"},
+			{"field":"extra","operator":"=","value":"{{campaign}}"}]}`, "", ""))
+		createSet(t, svc, ctx, "LAZY")
+		addMember(t, svc, ctx, "LAZY", "PLAIN", 1)
+		addMember(t, svc, ctx, "LAZY", "OWNER", 2)
+		in := orderInput(map[string]any{"channel": "web", "owner": "user-7", "kind": "order", "extra": "spring"})
+		in.Context = map[string]any{"campaign": "spring"}
+		wantSummary(t, execSet(t, svc, ctx, "LAZY", in), "PLAIN=SUCCESS", "OWNER=SUCCESS")
+		in.Data = map[string]any{"channel": "web", "owner": "user-8", "kind": "order", "extra": "spring"}
+		wantSummary(t, execSet(t, svc, ctx, "LAZY", in), "PLAIN=SUCCESS", "OWNER=FAILURE")
+	}, rules.Migrations)
+}
+
 // TestExecuteRuleCountLimit: Execute refuses more than 100 applicable
 // rules rather than run some of them.
 func TestExecuteRuleCountLimit(t *testing.T) {

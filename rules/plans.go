@@ -17,6 +17,9 @@ type compiledRule struct {
 	rule    *Rule
 	cond    *condition.Condition
 	condErr error // the stored condition does not parse: every run is ERROR
+	// readsContext: its condition or actions read the execution's context
+	// names (execution.contextNames), which are made only for such rules.
+	readsContext bool
 }
 
 func compile(r *Rule) *compiledRule {
@@ -24,6 +27,7 @@ func compile(r *Rule) *compiledRule {
 	if c.cond, c.condErr = condition.Parse(r.ConditionExpression); c.condErr != nil {
 		c.condErr = fmt.Errorf("condition cannot be evaluated: %w", c.condErr)
 	}
+	c.readsContext = c.cond != nil && c.cond.ReadsContext() || len(r.SuccessActions) > 0 || len(r.FailureActions) > 0
 	return c
 }
 

@@ -1144,3 +1144,26 @@ func TestScalarComparisonsDoNotAllocate(t *testing.T) {
 		}
 	})
 }
+
+// ReadsContext: a "{{name}}" value other than now and today, anywhere in
+// the tree.
+func TestReadsContext(t *testing.T) {
+	for expr, reads := range map[string]bool{
+		`{"field":"a","operator":"=","value":1}`:                           false,
+		`{"field":"a","operator":"=","value":"{{now}}"}`:                   false,
+		`{"field":"a","operator":"<","value":"{{ today }}"}`:               false,
+		`{"field":"a","operator":"=","value":"{{user.id}}"}`:               true,
+		`{"field":"a","operator":"=","valueField":"b"}`:                    false,
+		`{"operator":"AND","rules":[{"field":"a","operator":"IS_EMPTY"}]}`: false,
+		`{"operator":"OR","rules":[{"field":"a","operator":"=","value":1},` +
+			`{"operator":"NOT","rules":[{"field":"b","operator":"=","value":"{{tenant.id}}"}]}]}`: true,
+	} {
+		c, err := condition.Parse([]byte(expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if got := c.ReadsContext(); got != reads {
+			t.Errorf("%s: ReadsContext() = %v, want %v", expr, got, reads)
+		}
+	}
+}

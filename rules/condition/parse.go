@@ -87,6 +87,26 @@ type Condition struct {
 	root node
 }
 
+// ReadsContext reports whether evaluating c reads Env.Context: whether it
+// has a "{{name}}" value other than {{now}} and {{today}}. A caller may
+// leave Env.Context nil for a condition that does not.
+func (c *Condition) ReadsContext() bool { return readsContext(c.root) }
+
+func readsContext(n node) bool {
+	switch t := n.(type) {
+	case *group:
+		for _, child := range t.children {
+			if readsContext(child) {
+				return true
+			}
+		}
+		return false
+	case *compare:
+		return t.ref != nil && t.ref.name != "now" && t.ref.name != "today"
+	}
+	return true // a node this does not know: assume it does
+}
+
 // Parse validates a condition expression (JSON) and compiles it. Every
 // refusal is an *Error.
 func Parse(raw []byte) (*Condition, error) {
