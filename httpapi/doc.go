@@ -10,7 +10,10 @@
 // documentation all read that table; a test checks it
 // for conflicting or duplicate patterns. Each area adds its routes from
 // its own file (identity.go, toggles.go, …) with small handlers: decode,
-// call the service, encode.
+// call the service, encode. Bodies are decoded with encoding/json
+// (decode), except the rule execution endpoints' (ruleinput.go), the
+// hottest: a plain body is read in one pass by internal/jsondec with the
+// same result, anything else takes decode's path and its messages.
 //
 // # Middleware
 //
