@@ -46,17 +46,7 @@ func FuzzDecode(f *testing.F) {
 	for _, c := range decodeCases {
 		f.Add([]byte(c))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-		got, gotErr := decode[rules.Input](req)
-		want, wantErr := decodeWithDecoder[rules.Input](body)
-		if errText(gotErr) != errText(wantErr) {
-			t.Fatalf("body %q: error %q, the reference's %q", body, errText(gotErr), errText(wantErr))
-		}
-		if wantErr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("body %q: decoded %#v, the reference %#v", body, got, want)
-		}
-	})
+	f.Fuzz(func(t *testing.T, body []byte) { sameAsReference(t, body, decode[rules.Input]) })
 }
 
 // FuzzDecodeRuleInput holds the execute endpoints' decoding (jsondec's
@@ -66,17 +56,7 @@ func FuzzDecodeRuleInput(f *testing.F) {
 	for _, c := range decodeCases {
 		f.Add([]byte(c))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-		got, gotErr := decodeRuleInput(req)
-		want, wantErr := decodeWithDecoder[rules.Input](body)
-		if errText(gotErr) != errText(wantErr) {
-			t.Fatalf("body %q: error %q, the reference's %q", body, errText(gotErr), errText(wantErr))
-		}
-		if wantErr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("body %q: decoded %#v, the reference %#v", body, got, want)
-		}
-	})
+	f.Fuzz(func(t *testing.T, body []byte) { sameAsReference(t, body, decodeRuleInput) })
 }
 
 // The bodies clients send take the one-pass path; the ones it must leave
@@ -94,6 +74,20 @@ func TestRuleInputFastPath(t *testing.T) {
 		if _, ok := ruleInputFast([]byte(body)); ok != fast {
 			t.Errorf("body %s: one-pass %v, want %v", body, ok, fast)
 		}
+	}
+}
+
+// sameAsReference fails t unless decode gives body the reference's value
+// and error message.
+func sameAsReference(t *testing.T, body []byte, decode func(*http.Request) (rules.Input, error)) {
+	t.Helper()
+	got, gotErr := decode(httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)))
+	want, wantErr := decodeWithDecoder[rules.Input](body)
+	if errText(gotErr) != errText(wantErr) {
+		t.Fatalf("body %q: error %q, the reference's %q", body, errText(gotErr), errText(wantErr))
+	}
+	if wantErr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("body %q: decoded %#v, the reference %#v", body, got, want)
 	}
 }
 

@@ -51,18 +51,7 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
 	}
-	b.Run("sqlite", func(b *testing.B) { run(b, storetest.SQLite(b)) })
-	b.Run("postgres", func(b *testing.B) {
-		db, err := store.Open(b.Context(), storetest.IsolatedPostgresURL(b), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
-		if err := db.Migrate(b.Context()); err != nil {
-			b.Fatal(err)
-		}
-		run(b, db)
-	})
+	onBothEngines(b, run)
 }
 
 // BenchmarkPickupLatency enqueues one job at a time on an idle engine and
@@ -108,6 +97,12 @@ func BenchmarkPickupLatency(b *testing.B) {
 		}
 		b.ReportMetric(float64(waited.Microseconds())/1000/float64(b.N), "ms/job")
 	}
+	onBothEngines(b, run)
+}
+
+// onBothEngines runs run on a SQLite store and on an isolated PostgreSQL
+// one (skipped without TENANTKIT_TEST_POSTGRES_URL).
+func onBothEngines(b *testing.B, run func(b *testing.B, db *store.DB)) {
 	b.Run("sqlite", func(b *testing.B) { run(b, storetest.SQLite(b)) })
 	b.Run("postgres", func(b *testing.B) {
 		db, err := store.Open(b.Context(), storetest.IsolatedPostgresURL(b), nil)
