@@ -17,20 +17,7 @@ func BenchmarkThroughput(b *testing.B) {
 	run := func(b *testing.B, db *store.DB) {
 		ctx := b.Context()
 		var done atomic.Int64
-		e, err := jobs.New(ctx, db, jobs.Config{Queues: map[string]int{jobs.DefaultQueue: 50}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := jobs.Register(e, jobs.WorkFunc[noteArgs](func(context.Context, *jobs.Job[noteArgs]) error {
-			done.Add(1)
-			return nil
-		}), nil); err != nil {
-			b.Fatal(err)
-		}
-		if err := e.Start(ctx); err != nil {
-			b.Fatal(err)
-		}
-		defer e.Stop(context.Background())
+		e := startNoteEngine(b, db, jobs.Config{Queues: map[string]int{jobs.DefaultQueue: 50}}, func() { done.Add(1) })
 
 		b.ResetTimer()
 		start := time.Now()
@@ -62,20 +49,7 @@ func BenchmarkPickupLatency(b *testing.B) {
 	run := func(b *testing.B, db *store.DB) {
 		ctx := b.Context()
 		started := make(chan time.Time, 1)
-		e, err := jobs.New(ctx, db, jobs.Config{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := jobs.Register(e, jobs.WorkFunc[noteArgs](func(context.Context, *jobs.Job[noteArgs]) error {
-			started <- time.Now()
-			return nil
-		}), nil); err != nil {
-			b.Fatal(err)
-		}
-		if err := e.Start(ctx); err != nil {
-			b.Fatal(err)
-		}
-		defer e.Stop(context.Background())
+		e := startNoteEngine(b, db, jobs.Config{}, func() { started <- time.Now() })
 
 		var waited time.Duration
 		b.ResetTimer()
@@ -109,10 +83,30 @@ func onBothEngines(b *testing.B, run func(b *testing.B, db *store.DB)) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer db.Close()
+		b.Cleanup(func() { db.Close() }) // after the engine's Stop (cleanups run last first)
 		if err := db.Migrate(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 		run(b, db)
 	})
+}
+
+// startNoteEngine starts an engine on db whose noteArgs jobs call work;
+// it stops when the benchmark ends.
+func startNoteEngine(b *testing.B, db *store.DB, cfg jobs.Config, work func()) *jobs.Engine {
+	e, err := jobs.New(b.Context(), db, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := jobs.Register(e, jobs.WorkFunc[noteArgs](func(context.Context, *jobs.Job[noteArgs]) error {
+		work()
+		return nil
+	}), nil); err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Start(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Stop(context.Background()) })
+	return e
 }
