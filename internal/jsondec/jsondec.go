@@ -153,29 +153,23 @@ func (d *decoder) object(depth int) (map[string]any, bool) {
 			return nil, false
 		}
 		d.members = append(d.members, member{k, v})
-		d.space()
-		if d.i >= len(d.b) {
+		more, ok := d.separator('}')
+		if !ok {
 			return nil, false
 		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case '}':
-			d.i++
-			read := d.members[first:]
-			if depth == 1 {
-				d.topMembers = len(read)
-			}
-			m := make(map[string]any, len(read))
-			for _, kv := range read {
-				m[kv.key] = kv.value // the later of equal keys wins
-			}
-			clear(read) // no references kept past the map
-			return m, true
-		default:
-			return nil, false
+		if more {
+			continue
 		}
+		read := d.members[first:]
+		if depth == 1 {
+			d.topMembers = len(read)
+		}
+		m := make(map[string]any, len(read))
+		for _, kv := range read {
+			m[kv.key] = kv.value // the later of equal keys wins
+		}
+		clear(read) // no references kept past the map
+		return m, true
 	}
 }
 
@@ -198,21 +192,33 @@ func (d *decoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.space()
-		if d.i >= len(d.b) {
+		more, ok := d.separator(']')
+		if !ok {
 			return nil, false
 		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case ']':
-			d.i++
+		if !more {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// separator reads what follows a member or an element: a comma (more
+// follow) or the closing byte (the object or array ends).
+func (d *decoder) separator(closing byte) (more, ok bool) {
+	d.space()
+	if d.i >= len(d.b) {
+		return false, false
+	}
+	switch d.b[d.i] {
+	case ',':
+		d.i++
+		d.space()
+		return true, true
+	case closing:
+		d.i++
+		return false, true
+	}
+	return false, false
 }
 
 // number reads a number with JSON's grammar (-? int frac? exp?) and
