@@ -71,12 +71,20 @@
 // store.Group: the rows of all the executions that queued up while the
 // previous transaction ran are written in multi-row INSERTs), before the
 // call returns; should the shared transaction fail, each execution's
-// writes are committed alone. What an execution's rules
-// share (entity, event, input, who, when) is stored once, in an execution
-// row; a rule row holds its own input only after a SET_FIELD changed the
-// data. Rows are readable by scopes that may read the organization they
-// were written in. An hourly job deletes rows older
-// than Options.LogRetention (90 days by default).
+// writes are committed alone. An execution is stored as one row (SQLStore):
+// what its rules share (entity, event, input, who, when) once, and its
+// rule rows as a JSON array in a column of it, in the order they ran; a
+// rule row holds its own input only after a SET_FIELD changed the data.
+// A rule row's id is the execution's with the row's index in its last
+// four hex digits, so a logged execution evaluates at most 65,536 rules
+// (a larger set is refused, store.ErrInvalid). Decision: one row per
+// execution rather than one per rule. Ten rule rows were most of what a
+// logged execution cost the single SQLite writer (BENCHMARKS.md); the
+// price is that a list filtered by rule id or result expands the
+// tenant's executions' arrays instead of reading an index, and the
+// totals without those filters are kept counts. Rows are readable by
+// scopes that may read the organization they were written in. An hourly
+// job deletes rows older than Options.LogRetention (90 days by default).
 //
 // # Cached plans
 //

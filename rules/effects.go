@@ -141,14 +141,11 @@ func checkWebhookURL(raw string) error {
 	return nil
 }
 
-// rowID is the id of an execution's i-th rule log row: the execution id
-// (a UUIDv7 ending in 0000) with i in its last four hex digits, so that
-// the rows of one execution sort in the order their rules ran. (Past
-// 65,535 rows an execution's ids are only unique.)
+// rowID is the id of an execution's i-th rule log row (i < 65,536,
+// maxLoggedRules): the execution id (a UUIDv7 ending in 0000) with i in its
+// last four hex digits, so that the rows of one execution sort in the
+// order their rules ran.
 func rowID(executionID string, i int) string {
-	if i > 0xffff {
-		return store.NewID()
-	}
 	const hex = "0123456789abcdef"
 	return executionID[:len(executionID)-4] + string([]byte{hex[i>>12], hex[i>>8&0xf], hex[i>>4&0xf], hex[i&0xf]})
 }

@@ -110,6 +110,9 @@ const (
 	maxEntityID = 255
 	// maxApplicable is the most rules Execute runs at once.
 	maxApplicable = 100
+	// maxLoggedRules is the most rules a logged execution evaluates: a
+	// rule log row's id holds its index in four hex digits (rowID).
+	maxLoggedRules = 1 << 16
 )
 
 // ExecuteSet runs the enabled members of an enabled set against in, in
@@ -139,6 +142,10 @@ func (s *Service) ExecuteSet(ctx context.Context, setID string, in Input) (*Resu
 	}
 	if !plan.enabled {
 		return nil, &CodedError{Kind: store.ErrConflict, Code: CodeSetDisabled, Message: "Rule set is disabled"}
+	}
+	if !in.DryRun && len(plan.members) > maxLoggedRules {
+		return nil, store.Errorf(store.ErrInvalid, "Rule count limit exceeded: the set has %d rules, at most %d run in one logged execution",
+			len(plan.members), maxLoggedRules)
 	}
 	x, err := newExecution(sc, &in, len(plan.members))
 	if err != nil {

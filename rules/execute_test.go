@@ -106,7 +106,7 @@ func entry(t *testing.T, res *rules.Result, ruleID string) rules.RuleResult {
 func countLogs(t *testing.T, db *store.DB, tenantID string) int {
 	t.Helper()
 	var n int
-	if err := db.QueryRow(t.Context(), "SELECT count(*) FROM business_rule_execution_logs WHERE tenant_id = $1", tenantID).Scan(&n); err != nil {
+	if err := db.QueryRow(t.Context(), "SELECT COALESCE(sum(rule_count), 0) FROM business_rule_executions WHERE tenant_id = $1", tenantID).Scan(&n); err != nil {
 		t.Fatalf("count logs: %v", err)
 	}
 	return n

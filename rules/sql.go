@@ -5,10 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/jsonenc"
 	"github.com/tenantkit/tenantkit/rules/action"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -17,11 +20,10 @@ import (
 // PostgreSQL: the SQL below serves both. Every query names the tenant
 // first. It holds no state; the zero value is ready to use.
 //
-// The execution log is two tables, one row per execution and one per
-// rule (keyed tenant, id). Ids are UUIDv7 text, which sorts by time:
-// newest first is id descending, a time filter is narrowed by an id range,
-// and retention deletes id ranges of both primary keys, so no index on time
-// is needed and an execution's rows always go with it.
+// The execution log is a row per execution holding its rule rows (see
+// logRows). Ids are UUIDv7 text, which sorts by time: newest first is id
+// descending, a time filter is narrowed by an id range, and retention
+// deletes an id range of the primary key, so no index on time is needed.
 type SQLStore struct{}
 
 // NewSQLStore returns the SQL store.
@@ -353,162 +355,233 @@ func (SQLStore) EntityRules(ctx context.Context, q store.Querier, tenantID, enti
 	return rs, err
 }
 
-// logSelect reads rule log rows with their executions; a row without an
-// input has its execution's.
-const logSelect = `SELECT l.id, x.id, COALESCE(x.set_id, ''), l.rule_uuid, l.rule_id, l.rule_name, l.rule_type, x.entity_type,
-	x.entity_id, x.event_type, l.result, COALESCE(l.input_context, x.input_context), l.output_context,
-	COALESCE(l.error_message, ''), l.execution_time_ms, x.executed_at, l.tenant_id, COALESCE(x.organization_id, ''),
-	COALESCE(x.executed_by, '')` + logFrom
+// The execution log is one row per execution (business_rule_executions)
+// whose rules column holds its evaluated rules, a JSON array of
+// [rule_uuid, rule_id, rule_name, rule_type, result, input_context,
+// output_context, error_message, execution_time_ms] in the order they ran
+// (the contexts are JSON texts in JSON strings; a null input is the
+// execution's). The log's rule rows are the array's elements: a rule row's
+// id is its execution's with the element's index in its last four hex
+// digits (rowID). Reads expand the array in SQL: json_each on SQLite,
+// json_array_elements WITH ORDINALITY on PostgreSQL (numbered from 1).
 
-// logFrom joins each rule row to its execution, whose id is the row's
-// with 0000 for its last four digits (see rowID).
-const logFrom = ` FROM business_rule_execution_logs l
-	JOIN business_rule_executions x ON x.id = substr(l.id, 1, 32) || '0000' AND x.tenant_id = l.tenant_id WHERE `
+// logRows is the FROM clause of the rule rows (alias r: value, the
+// element, and key, its index) with their executions (alias x), per
+// engine, followed by WHERE.
+func logRows(q store.Querier) string {
+	if q.Dialect().Name() == "sqlite" {
+		return ` FROM business_rule_executions x, json_each(x.rules) r WHERE `
+	}
+	return ` FROM business_rule_executions x CROSS JOIN LATERAL json_array_elements(x.rules) WITH ORDINALITY AS e(value, n)
+		CROSS JOIN LATERAL (SELECT e.value, e.n - 1 AS key) r WHERE `
+}
+
+// logSelect reads the rule rows of logRows; a row without an input has its
+// execution's.
+func logSelect(q store.Querier) string {
+	ms, input := "r.value ->> 8", "x.input_context"
+	if q.Dialect().Name() != "sqlite" {
+		ms, input = "(r.value ->> 8)::float8", "x.input_context::text"
+	}
+	return `SELECT x.id, r.key, COALESCE(x.set_id, ''), r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3,
+		x.entity_type, x.entity_id, x.event_type, r.value ->> 4, COALESCE(r.value ->> 5, ` + input + `), r.value ->> 6,
+		COALESCE(r.value ->> 7, ''), ` + ms + `, x.executed_at, x.tenant_id, COALESCE(x.organization_id, ''),
+		COALESCE(x.executed_by, '')` + logRows(q)
+}
 
 func scanLog(s store.Scanner) (*LogEntry, error) {
 	var l LogEntry
+	var key int
 	var in, out string
-	err := s.Scan(&l.ID, &l.ExecutionID, &l.SetID, &l.RuleUUID, &l.RuleID, &l.RuleName, &l.RuleType, &l.EntityType, &l.EntityID,
+	err := s.Scan(&l.ExecutionID, &key, &l.SetID, &l.RuleUUID, &l.RuleID, &l.RuleName, &l.RuleType, &l.EntityType, &l.EntityID,
 		&l.EventType, &l.Result, &in, &out, &l.ErrorMessage, &l.ExecutionTimeMs, &l.ExecutedAt, &l.TenantID,
 		&l.OrganizationID, &l.ExecutedBy)
+	if err != nil {
+		return nil, err
+	}
+	l.ID = rowID(l.ExecutionID, key)
 	l.InputContext, l.OutputContext = json.RawMessage(in), json.RawMessage(out)
-	return &l, err
+	return &l, nil
 }
 
-// logScope is the predicate of the log rows a scope may read: its
-// tenant's, of executions in no organization or one it may read.
+// logScope is the predicate of the executions a scope may read: its
+// tenant's, in no organization or one it may read.
 func logScope(sc store.Scope) *store.Conds {
-	return sc.Readable("l.tenant_id", "x.organization_id")
+	return sc.Readable("x.tenant_id", "x.organization_id")
 }
 
-// idMargin widens the id range that narrows a time filter: a row's id is
-// made just after its execution's time is read.
+// idMargin widens the id range that narrows a time filter: an execution's
+// id is made just after its time is read.
 const idMargin = time.Second
 
-// GetLog implements Store.
+// GetLog implements Store: the execution whose id the row's is, and its
+// element at the index the id ends with.
 func (SQLStore) GetLog(ctx context.Context, q store.Querier, sc store.Scope, id string) (*LogEntry, error) {
 	if !store.IsID(id) {
 		return nil, store.ErrNotFound
 	}
+	index, err := strconv.ParseUint(id[len(id)-4:], 16, 16)
+	if err != nil {
+		return nil, store.ErrNotFound
+	}
 	c := logScope(sc)
-	c.And("l.id = ?", id)
-	return store.One(ctx, q, scanLog, logSelect+c.SQL(), c.Values()...)
+	c.And("x.id = ?", rowID(id, 0))
+	c.And("r.key = ?", int(index))
+	return store.One(ctx, q, scanLog, logSelect(q)+c.SQL(), c.Values()...)
 }
 
-// ListLogs implements Store.
+// ListLogs implements Store. The page reads the executions newest first
+// from the (tenant_id, id) index and their elements last first; the total
+// without a rule or result filter is the executions' kept rule_count.
 func (SQLStore) ListLogs(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter) ([]*LogEntry, int, error) {
 	if !allStorable(f.RuleID, f.EntityType, f.EntityID, string(f.Result)) {
 		return nil, 0, nil
 	}
 	c := logScope(sc)
-	for col, v := range map[string]string{"l.rule_id": f.RuleID, "x.entity_type": f.EntityType, "x.entity_id": f.EntityID, "l.result": string(f.Result)} {
+	for col, v := range map[string]string{"x.entity_type": f.EntityType, "x.entity_id": f.EntityID} {
 		if v != "" {
 			c.And(col+" = ?", v)
 		}
 	}
 	// Ids sort by time: a range of them narrows a time filter to part of
-	// the primary key.
+	// the index.
 	if f.From != nil {
-		c.And("l.id >= ?", store.IDTimeBound(f.From.Add(-idMargin)))
+		c.And("x.id >= ?", store.IDTimeBound(f.From.Add(-idMargin)))
 		c.And("x.executed_at >= ?", f.From.UTC())
 	}
 	if f.To != nil {
-		c.And("l.id < ?", store.IDTimeBound(f.To.Add(idMargin)))
+		c.And("x.id < ?", store.IDTimeBound(f.To.Add(idMargin)))
 		c.And("x.executed_at <= ?", f.To.UTC())
 	}
+	perRule := f.RuleID != "" || f.Result != ""
+	if !perRule {
+		var total int64
+		if err := q.QueryRow(ctx, `SELECT COALESCE(sum(x.rule_count), 0) FROM business_rule_executions x WHERE `+c.SQL(),
+			c.Values()...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+		if total == 0 {
+			return nil, 0, nil
+		}
+		page := c.OrderPage("x.id", "r.key", true, f.Limit, f.Offset)
+		items, err := store.Many(ctx, q, scanLog, logSelect(q)+c.SQL()+page, c.Values()...)
+		return items, int(total), err
+	}
+	for col, v := range map[string]string{"r.value ->> 1": f.RuleID, "r.value ->> 4": string(f.Result)} {
+		if v != "" {
+			c.And(col+" = ?", v)
+		}
+	}
 	var total int
-	if err := q.QueryRow(ctx, `SELECT count(*)`+logFrom+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	if err := q.QueryRow(ctx, `SELECT count(*)`+logRows(q)+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	page := c.OrderPage("l.id", "l.id", true, f.Limit, f.Offset)
-	items, err := store.Many(ctx, q, scanLog, logSelect+c.SQL()+page, c.Values()...)
+	page := c.OrderPage("x.id", "r.key", true, f.Limit, f.Offset)
+	items, err := store.Many(ctx, q, scanLog, logSelect(q)+c.SQL()+page, c.Values()...)
 	return items, total, err
 }
 
-// ExecutionSummary implements Store: the rule rows of the window (an id
-// range of their key, then the executions' exact time), joined with their
-// executions and the executions' sets, counted in one GROUP BY. The order
-// is made in Go, byte order on both engines.
+// ExecutionSummary implements Store: the executions of the window (an id
+// range of their key, then their exact time) with their sets, their kept
+// rule and failure counts summed in one GROUP BY. The order is made in
+// Go, byte order on both engines.
 func (SQLStore) ExecutionSummary(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]SetExecutions, error) {
 	since = since.UTC().Truncate(time.Microsecond)
 	c := logScope(sc)
-	c.And("l.id >= ?", store.IDTimeBound(since.Add(-idMargin)))
+	c.And("x.id >= ?", store.IDTimeBound(since.Add(-idMargin)))
 	c.And("x.executed_at >= ?", since)
 	sums, err := store.Many(ctx, q, func(s store.Scanner) (SetExecutions, error) {
 		var e SetExecutions
 		return e, s.Scan(&e.RuleSetID, &e.Name, &e.Executions, &e.Failures)
-	}, `SELECT COALESCE(x.set_id, ''), COALESCE(s.name, ''), count(*),
-		count(CASE WHEN l.result IN ('FAILURE', 'ERROR') THEN 1 END)
-		FROM business_rule_execution_logs l
-		JOIN business_rule_executions x ON x.id = substr(l.id, 1, 32) || '0000' AND x.tenant_id = l.tenant_id
+	}, `SELECT COALESCE(x.set_id, ''), COALESCE(s.name, ''), sum(x.rule_count), sum(x.failure_count)
+		FROM business_rule_executions x
 		LEFT JOIN business_rule_sets s ON s.tenant_id = x.tenant_id AND s.id = x.set_id
-		WHERE `+c.SQL()+` GROUP BY x.set_id, s.name`, c.Values()...)
+		WHERE `+c.SQL()+` GROUP BY x.set_id, s.name HAVING sum(x.rule_count) > 0`, c.Values()...)
 	slices.SortFunc(sums, func(a, b SetExecutions) int {
 		return cmp.Or(cmp.Compare(b.Executions, a.Executions), strings.Compare(a.Name, b.Name), strings.Compare(a.RuleSetID, b.RuleSetID))
 	})
 	return sums, err
 }
 
-// DeleteLogsBefore implements Store. The old executions are a range of
-// the executions' primary key, and each of their tenants' old rule rows a
-// range of the rule rows' (tenant, id) key.
+// DeleteLogsBefore implements Store: the old executions are a range of
+// the executions' primary key, and their rule rows go with them.
 func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Time) (int64, error) {
 	bound := store.IDTimeBound(t)
-	tenants, err := store.Many(ctx, q, func(sc store.Scanner) (string, error) {
-		var id string
-		return id, sc.Scan(&id)
-	}, `SELECT DISTINCT tenant_id FROM business_rule_executions WHERE id < $1`, bound)
-	if err != nil {
+	var n int64
+	if err := q.QueryRow(ctx, `SELECT COALESCE(sum(rule_count), 0) FROM business_rule_executions WHERE id < $1`, bound).Scan(&n); err != nil {
 		return 0, err
 	}
-	var n int64
-	for _, tenant := range tenants {
-		deleted, err := q.Exec(ctx, `DELETE FROM business_rule_execution_logs WHERE tenant_id = $1 AND id < $2`, tenant, bound)
-		if err != nil {
-			return n, err
-		}
-		n += deleted
+	if _, err := q.Exec(ctx, `DELETE FROM business_rule_executions WHERE id < $1`, bound); err != nil {
+		return 0, err
 	}
-	_, err = q.Exec(ctx, `DELETE FROM business_rule_executions WHERE id < $1`, bound)
-	return n, err
+	return n, nil
 }
 
-// The execution log's two tables, inserted in this order.
-var (
-	executionInserts = store.NewBatchInsert("business_rule_executions",
-		"id, tenant_id, organization_id, set_id, entity_type, entity_id, event_type, input_context, executed_at, executed_by", "")
-	ruleLogInserts = store.NewBatchInsert("business_rule_execution_logs",
-		"tenant_id, id, rule_uuid, rule_id, rule_name, rule_type, result, input_context, output_context, error_message, execution_time_ms", "")
-)
+// executionInserts writes the log: a row per execution.
+var executionInserts = store.NewBatchInsert("business_rule_executions",
+	"id, tenant_id, organization_id, set_id, entity_type, entity_id, event_type, input_context, executed_at, executed_by, "+
+		"rules, rule_count, failure_count", "")
 
 // PrepareLogWrites implements Store: it has the log's multi-row INSERTs
 // prepared (store.BatchInsert.Prepare).
 func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 	executionInserts.Prepare(ctx, db)
-	ruleLogInserts.Prepare(ctx, db)
 }
 
-// InsertExecutions implements Store, with multi-row INSERTs.
+// InsertExecutions implements Store, with multi-row INSERTs of a row per
+// execution (its rule rows are its rules column).
 func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
-	executions := make([]any, 0, len(xs)*executionInserts.Columns())
-	n := 0
+	values := make([]any, 0, len(xs)*executionInserts.Columns())
 	for _, x := range xs {
-		n += len(x.Rules)
-	}
-	rules := make([]any, 0, n*ruleLogInserts.Columns())
-	for _, x := range xs {
-		executions = append(executions, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
-			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy))
-		tenant := any(x.TenantID) // boxed once for all its rows
-		for i := range x.Rules {
-			r := &x.Rules[i]
-			rules = append(rules, tenant, r.ID, r.RuleUUID, r.RuleID, r.RuleName, string(r.RuleType), string(r.Result),
-				store.NullIfEmpty(r.Input), r.Output, store.NullIfEmpty(r.ErrorMessage), r.ExecutionTimeMs)
+		if len(x.Rules) > maxLoggedRules {
+			return fmt.Errorf("rules: an execution of %d rules: a log row's id holds at most %d", len(x.Rules), maxLoggedRules)
 		}
+		failures := 0
+		for i := range x.Rules {
+			if r := x.Rules[i].Result; r == StatusFailure || r == StatusError {
+				failures++
+			}
+		}
+		values = append(values, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
+			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),
+			string(appendRuleRows(nil, x.Rules)), len(x.Rules), failures)
 	}
-	if _, err := executionInserts.InsertValues(ctx, q, executions); err != nil {
-		return err
-	}
-	_, err := ruleLogInserts.InsertValues(ctx, q, rules)
+	_, err := executionInserts.InsertValues(ctx, q, values)
 	return err
+}
+
+// appendRuleRows appends the JSON of an execution's rules column.
+func appendRuleRows(b []byte, rows []RuleRecord) []byte {
+	if b == nil {
+		b = make([]byte, 0, 64+256*len(rows))
+	}
+	b = append(b, '[')
+	for i := range rows {
+		r := &rows[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		for _, s := range [...]string{r.RuleUUID, r.RuleID, r.RuleName, string(r.RuleType), string(r.Result)} {
+			b = jsonenc.AppendString(b, s)
+			b = append(b, ',')
+		}
+		b = appendStringOrNull(b, r.Input)
+		b = append(b, ',')
+		b = jsonenc.AppendString(b, r.Output)
+		b = append(b, ',')
+		b = appendStringOrNull(b, strings.ReplaceAll(r.ErrorMessage, "\x00", "\uFFFD")) // PostgreSQL's ->> refuses \u0000
+		b = append(b, ',')
+		b = jsonenc.AppendFloat(b, r.ExecutionTimeMs)
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+// appendStringOrNull appends s as a JSON string, or null when empty.
+func appendStringOrNull(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return jsonenc.AppendString(b, s)
 }

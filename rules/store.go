@@ -102,7 +102,9 @@ type Store interface {
 	// PrepareLogWrites readies InsertExecutions (it may do nothing). It is
 	// called outside any transaction before each group commit of log rows.
 	PrepareLogWrites(ctx context.Context, db *store.DB)
-	// InsertExecutions writes executions and their rule rows.
+	// InsertExecutions writes executions and their rule rows (at most
+	// 65,536 per execution: a rule row's id holds its index in four hex
+	// digits).
 	InsertExecutions(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error
 	// GetLog returns the rule log row with id, joined with its execution,
 	// when sc may read the organization the execution was in.
@@ -134,7 +136,8 @@ type MemberRule struct {
 }
 
 // ExecutionRecord is one logged execution as written: what its rules
-// share, stored once, and a row per evaluated rule.
+// share, stored once, and a row per evaluated rule (SQLStore keeps them in
+// a column of the execution's row).
 type ExecutionRecord struct {
 	// ID is a UUIDv7 whose last four hex digits are 0000; its rule rows'
 	// ids are ID with their index there (so they sort in the order the

@@ -1,0 +1,140 @@
+package rules_test
+
+import (
+	"encoding/json"
+	"io/fs"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/tenantkit/tenantkit/rules"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+// migrationsBefore is the rules line without its versions from first on.
+func migrationsBefore(t *testing.T, first string) store.Migrations {
+	t.Helper()
+	files := fstest.MapFS{}
+	err := fs.WalkDir(rules.Migrations.FS, "migrations", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), first) {
+			return err
+		}
+		b, err := fs.ReadFile(rules.Migrations.FS, path)
+		files[path] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.Migrations{Line: rules.Migrations.Line, FS: files, Dir: rules.Migrations.Dir}
+}
+
+// Migration 0004 moves the rule log rows of the two-table log into their
+// executions' rows: every row reads back as before (its id, its own input
+// or its execution's, its error), and the totals, the summary and
+// retention count them.
+func TestLogMigrationKeepsRuleRows(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		if err := db.Migrate(ctx, migrationsBefore(t, "0004")); err != nil {
+			t.Fatal(err)
+		}
+		acme, other := store.NewID(), store.NewID()
+		at := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
+		executionOf := func(tenant, set string, at time.Time) string {
+			id := store.NewIDAt(at)
+			id = id[:32] + "0000"
+			if _, err := db.Exec(ctx, `INSERT INTO business_rule_executions (id, tenant_id, organization_id, set_id, entity_type,
+				entity_id, event_type, input_context, executed_at, executed_by) VALUES ($1, $2, NULL, $3, 'order', 'o-1', 'created',
+				$4, $5, 'user-1')`, id, tenant, store.NullIfEmpty(set), `{"data":{"total":5}}`, at); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		ruleRow := func(tenant, execution string, i int, ruleID string, result rules.Status, input, errorMessage any) string {
+			id := execution[:32] + []string{"0000", "0001", "0002"}[i]
+			if _, err := db.Exec(ctx, `INSERT INTO business_rule_execution_logs (tenant_id, id, rule_uuid, rule_id, rule_name,
+				rule_type, result, input_context, output_context, error_message, execution_time_ms)
+				VALUES ($1, $2, $3, $4, $5, 'VALIDATION', $6, $7, $8, $9, 0.25)`, tenant, id, "uuid-"+ruleID, ruleID,
+				"Rule \"quoted\" "+ruleID, string(result), input, `{"conditionResult":false}`, errorMessage); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		set := store.NewID()
+		x := executionOf(acme, set, at)
+		first := ruleRow(acme, x, 0, "R1", rules.StatusSuccess, nil, nil)
+		second := ruleRow(acme, x, 1, "R2", rules.StatusFailure, `{"data":{"total":6}}`, nil)
+		third := ruleRow(acme, x, 2, "R3", rules.StatusError, nil, "cannot compare \u00e9")
+		y := executionOf(other, "", at.Add(time.Minute))
+		otherRow := ruleRow(other, y, 0, "R1", rules.StatusSuccess, nil, nil)
+		executionOf(acme, "", at.Add(2*time.Minute)) // an execution of no rules
+
+		if err := db.Migrate(ctx, rules.Migrations); err != nil {
+			t.Fatal(err)
+		}
+		st, sc := rules.NewSQLStore(), store.Scope{TenantID: acme}
+		want := map[string]struct {
+			rule, input, errorMessage string
+			result                    rules.Status
+		}{
+			first:  {"R1", `{"data":{"total":5}}`, "", rules.StatusSuccess},
+			second: {"R2", `{"data":{"total":6}}`, "", rules.StatusFailure},
+			third:  {"R3", `{"data":{"total":5}}`, "cannot compare \u00e9", rules.StatusError},
+		}
+		for id, w := range want {
+			l, err := st.GetLog(ctx, db, sc, id)
+			if err != nil {
+				t.Fatalf("GetLog %s: %v", id, err)
+			}
+			if l.ID != id || l.ExecutionID != x || l.SetID != set || l.RuleID != w.rule || l.RuleUUID != "uuid-"+w.rule ||
+				l.RuleName != `Rule "quoted" `+w.rule || l.RuleType != "VALIDATION" || l.Result != w.result ||
+				l.ErrorMessage != w.errorMessage || l.ExecutionTimeMs != 0.25 || !l.ExecutedAt.Equal(at) || l.ExecutedBy != "user-1" {
+				t.Errorf("row %s after the migration: %+v", id, l)
+			}
+			sameJSONText(t, "input of "+w.rule, l.InputContext, w.input)
+			sameJSONText(t, "output of "+w.rule, l.OutputContext, `{"conditionResult":false}`)
+		}
+		if _, err := st.GetLog(ctx, db, sc, otherRow); err == nil {
+			t.Error("another tenant's row is readable")
+		}
+
+		items, total, err := st.ListLogs(ctx, db, sc, rules.LogFilter{Limit: 50})
+		if err != nil || total != 3 || len(items) != 3 || items[0].ID != third || items[2].ID != first {
+			t.Fatalf("ListLogs: %d rows of %d, %v", len(items), total, err)
+		}
+		_, total, err = st.ListLogs(ctx, db, sc, rules.LogFilter{Result: rules.StatusFailure, Limit: 50})
+		if err != nil || total != 1 {
+			t.Errorf("ListLogs of failures: total %d, %v", total, err)
+		}
+		sums, err := st.ExecutionSummary(ctx, db, sc, at.Add(-time.Minute))
+		if err != nil || !reflect.DeepEqual(sums, []rules.SetExecutions{{RuleSetID: set, Executions: 3, Failures: 2}}) {
+			t.Errorf("ExecutionSummary: %+v, %v", sums, err)
+		}
+		n, err := st.DeleteLogsBefore(ctx, db, time.Now())
+		if err != nil || n != 4 {
+			t.Errorf("DeleteLogsBefore: %d rule rows, %v; want 4", n, err)
+		}
+	})
+}
+
+// sameJSONText fails unless got and want are the same JSON value
+// (PostgreSQL's jsonb wrote the old rows' contexts in its own spacing).
+func sameJSONText(t *testing.T, what string, got json.RawMessage, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Errorf("%s: %s: %v", what, got, err)
+		return
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s: %s, want %s", what, got, want)
+	}
+}
