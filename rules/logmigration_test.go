@@ -138,3 +138,32 @@ func sameJSONText(t *testing.T, what string, got json.RawMessage, want string) {
 		t.Errorf("%s: %s, want %s", what, got, want)
 	}
 }
+
+// A rule row's id holds its index in four hex digits: InsertExecutions
+// refuses an execution of more rules than that, and writes nothing.
+func TestInsertExecutionsRefusesMoreRulesThanIDsHold(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t, rules.Migrations)
+	ctx, sc := storetest.NewScope(t)
+	id := store.NewID()
+	x := &rules.ExecutionRecord{ID: id[:32] + "0000", TenantID: sc.TenantID, EntityType: "order", EntityID: "o", EventType: "e",
+		Input: "{}", ExecutedAt: time.Now(), Rules: make([]rules.RuleRecord, 1<<16+1)}
+	for i := range x.Rules {
+		x.Rules[i] = rules.RuleRecord{RuleUUID: "u", RuleID: "R", RuleName: "R", RuleType: rules.Validation, Result: rules.StatusSuccess, Output: "{}"}
+	}
+	if err := db.Tx(ctx, func(tx *store.Tx) error {
+		return rules.NewSQLStore().InsertExecutions(ctx, tx, []*rules.ExecutionRecord{x})
+	}); err == nil {
+		t.Fatal("an execution of 65,537 rules was written")
+	}
+	x.Rules = x.Rules[:1<<16]
+	if err := db.Tx(ctx, func(tx *store.Tx) error {
+		return rules.NewSQLStore().InsertExecutions(ctx, tx, []*rules.ExecutionRecord{x})
+	}); err != nil {
+		t.Fatalf("an execution of 65,536 rules: %v", err)
+	}
+	items, total, err := rules.NewSQLStore().ListLogs(ctx, db, sc, rules.LogFilter{Limit: 1})
+	if err != nil || total != 1<<16 || items[0].ID != x.ID[:32]+"ffff" {
+		t.Fatalf("ListLogs: total %d, %v, %v", total, items, err)
+	}
+}
