@@ -51,23 +51,30 @@ func BenchmarkPickupLatency(b *testing.B) {
 		started := make(chan time.Time, 1)
 		e := startNoteEngine(b, db, jobs.Config{}, func() { started <- time.Now() })
 
-		var waited time.Duration
-		b.ResetTimer()
-		for range b.N {
-			var committed time.Time
+		// One job first: an engine that has just started may not be
+		// listening for insert notifications yet (PostgreSQL), which made
+		// the first job of a run wait for a poll.
+		pickup := func() time.Duration {
 			if err := db.Tx(ctx, func(tx *store.Tx) error {
 				_, err := e.EnqueueTx(ctx, tx, noteArgs{Note: "x"}, nil)
 				return err
 			}); err != nil {
 				b.Fatal(err)
 			}
-			committed = time.Now()
+			committed := time.Now()
 			select {
 			case at := <-started:
-				waited += at.Sub(committed)
+				return at.Sub(committed)
 			case <-time.After(10 * time.Second):
 				b.Fatal("the job did not start within 10s")
+				return 0
 			}
+		}
+		pickup()
+		var waited time.Duration
+		b.ResetTimer()
+		for range b.N {
+			waited += pickup()
 		}
 		b.ReportMetric(float64(waited.Microseconds())/1000/float64(b.N), "ms/job")
 	}
