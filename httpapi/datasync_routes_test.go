@@ -759,10 +759,14 @@ func TestDataSyncCancelDuringBatchCommit(t *testing.T) {
 		}
 		// The cancel waited for the batch that held the run's row; that
 		// batch committed, and so may the one whose page was being read
-		// when the cancel landed (the batch in progress completes), never
-		// more.
-		if _, isPG := db.PgxPool(); isPG && records != 400 && records != 600 {
-			t.Errorf("%d records, %v batches; want 400 or 600 (the batches in progress, then cancelled)", records, run["batchesCompleted"])
+		// when the cancel landed (the batch in progress completes). When
+		// the held batch commits, the next batch's transaction may take the
+		// run's row before the waiting cancel does (PostgreSQL wakes both):
+		// the cancel then lands after that batch, while the page after it is
+		// being read, which completes too (seen under CI's load). Never
+		// more: the source's fifth and last page (records 801 to 1,000) is never written.
+		if _, isPG := db.PgxPool(); isPG && records != 400 && records != 600 && records != 800 {
+			t.Errorf("%d records, %v batches; want 400, 600 or 800 (the batches in progress, then cancelled)", records, run["batchesCompleted"])
 		}
 	})
 }
