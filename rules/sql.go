@@ -453,28 +453,26 @@ func (SQLStore) ListLogs(ctx context.Context, q store.Querier, sc store.Scope, f
 		c.And("x.id < ?", store.IDTimeBound(f.To.Add(idMargin)))
 		c.And("x.executed_at <= ?", f.To.UTC())
 	}
-	perRule := f.RuleID != "" || f.Result != ""
-	if !perRule {
-		var total int64
+	// The total: the kept rule counts, or, filtered by rule or result,
+	// the matching elements.
+	var total int
+	if f.RuleID == "" && f.Result == "" {
 		if err := q.QueryRow(ctx, `SELECT COALESCE(sum(x.rule_count), 0) FROM business_rule_executions x WHERE `+c.SQL(),
 			c.Values()...).Scan(&total); err != nil {
 			return nil, 0, err
 		}
-		if total == 0 {
-			return nil, 0, nil
+	} else {
+		for col, v := range map[string]string{"r.value ->> 1": f.RuleID, "r.value ->> 4": string(f.Result)} {
+			if v != "" {
+				c.And(col+" = ?", v)
+			}
 		}
-		page := c.OrderPage("x.id", "r.key", true, f.Limit, f.Offset)
-		items, err := store.Many(ctx, q, scanLog, logSelect(q)+c.SQL()+page, c.Values()...)
-		return items, int(total), err
-	}
-	for col, v := range map[string]string{"r.value ->> 1": f.RuleID, "r.value ->> 4": string(f.Result)} {
-		if v != "" {
-			c.And(col+" = ?", v)
+		if err := q.QueryRow(ctx, `SELECT count(*)`+logRows(q)+c.SQL(), c.Values()...).Scan(&total); err != nil {
+			return nil, 0, err
 		}
 	}
-	var total int
-	if err := q.QueryRow(ctx, `SELECT count(*)`+logRows(q)+c.SQL(), c.Values()...).Scan(&total); err != nil {
-		return nil, 0, err
+	if total == 0 {
+		return nil, 0, nil
 	}
 	page := c.OrderPage("x.id", "r.key", true, f.Limit, f.Offset)
 	items, err := store.Many(ctx, q, scanLog, logSelect(q)+c.SQL()+page, c.Values()...)
