@@ -1282,6 +1282,9 @@ func TestPaymentWebhooks(t *testing.T) {
 			{"malformed body", []byte(`{"id":"evt_5","type":`), secretA},
 			{"not an object", []byte(`[]`), secretA},
 			{"no session", []byte(`{"id":"evt_6","type":"payment.captured","data":{"status":"captured"}}`), secretA},
+			// Signed with A's secret, a session id holding NUL: no payment
+			// has it, on either engine.
+			{"NUL in the session id", []byte(`{"id":"evt_7","type":"payment.cancelled","data":{"id":"` + osid + `\u0000","status":"cancelled"}}`), secretA},
 		} {
 			r := e.payWebhook("mock", c.body, c.secret)
 			if r.Status != 401 {

@@ -55,6 +55,12 @@ func (s *Service) Receive(ctx context.Context, providerKey string, header http.H
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrVerification, err)
 	}
+	if !store.Storable(sessionID) {
+		// No payment's session id holds NUL or invalid UTF-8, so no
+		// payment verifies it; refused before a lookup that one engine
+		// would reject as invalid text and the other answer with nothing.
+		return false, fmt.Errorf("%w: the session id must be UTF-8 text without NUL", ErrVerification)
+	}
 	keys := []string{p.Key()}
 	if shared, ok := p.(WebhookSharer); ok {
 		keys = append(keys, shared.SharesWebhooksWith()...)
