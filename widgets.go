@@ -121,7 +121,9 @@ func (d identityDirectory) User(ctx context.Context, tenantID, userID string) (d
 	if err != nil {
 		return dashboards.Access{}, err
 	}
-	return AccessOf(id), nil
+	a := AccessOf(id)
+	a.OrganizationID = id.OrganizationID
+	return a, nil
 }
 
 // AccessOf is what an identity may see on dashboards: its roles and the

@@ -70,6 +70,12 @@
 // the owning record and rewrites the assignments of the old record; all
 // ids must be the caller's and of the entity, or nothing changes.
 //
+// Partitions belong to the tenant: one decides for every organization's
+// files whether they are public. Over HTTP only a caller of the whole
+// tenant (no organization limit) may create, change or delete one
+// (httpapi's tenant-wide rule: 403 requiredScope "tenant"); the Service
+// itself trusts the scope its caller puts in the context.
+//
 // Update (PATCH) replaces what it is given: tags or assignments given as
 // null or [] clear them (the owning record's assignment stays); an update
 // that changes nothing writes nothing and emits no event.

@@ -82,6 +82,10 @@ type Access struct {
 	// Holds reports whether the principal holds a feature (wildcards are
 	// the Holds function's business). Nil holds none.
 	Holds func(feature string) bool
+	// OrganizationID is a user's organization, which the caller's scope
+	// must allow for the user visibility methods to reach it ("" for a
+	// role, or a user of no organization).
+	OrganizationID string
 }
 
 func (a Access) holds(feature string) bool {
@@ -108,9 +112,9 @@ type Directory interface {
 	// roleID. An unknown role, or another tenant's, is an error wrapping
 	// store.ErrNotFound.
 	Role(ctx context.Context, tenantID, roleID string) (Access, error)
-	// User returns the access of the tenant's user (its roles and
-	// features). An unknown user, or another tenant's, is an error
-	// wrapping store.ErrNotFound.
+	// User returns the access of the tenant's user (its roles, features
+	// and organization). An unknown user, or another tenant's, is an
+	// error wrapping store.ErrNotFound.
 	User(ctx context.Context, tenantID, userID string) (Access, error)
 }
 

@@ -88,6 +88,13 @@
 //     another tenant's, is 404 "Role not found" / "User not found"; a
 //     missing roleId or userId is 400. Without a Directory those routes
 //     answer 501.
+//   - A user belongs to an organization (Access.OrganizationID, from the
+//     Directory): a caller whose scope may not read it gets 404 "User not
+//     found" from both user methods, as for another tenant's user. Roles
+//     belong to the tenant: over HTTP only a caller of the whole tenant
+//     may change a role's record (httpapi's tenant-wide rule: 403
+//     requiredScope "tenant"); any caller with the view feature may read
+//     it.
 //   - Records of a role or user deleted later stay stored and unused.
 //
 // # Events

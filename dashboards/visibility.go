@@ -197,6 +197,11 @@ func (s *Service) lookup(ctx context.Context, field, id string, find func(Direct
 		return sc, Access{}, err
 	}
 	a, err := find(d, ctx, sc.TenantID, id)
+	if err == nil && !sc.AllowsOrganization(a.OrganizationID) {
+		// A user of an organization the caller may not see is as
+		// unknown to it as another tenant's.
+		err = store.ErrNotFound
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		what := "Role"
 		if field == "userId" {

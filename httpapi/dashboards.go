@@ -46,7 +46,7 @@ func (a *api) dashboardRoutes() []route {
 		{Method: "GET", Path: base + "/roles/widgets", Summary: "The widgets a role makes available (?roleId)", Features: view,
 			Query: []Param{{Name: "roleId", Required: true, Description: "The role"}}, Response: widgetItems{}, Errors: lookup, Handler: h.roleWidgets},
 		{Method: "PUT", Path: base + "/roles/widgets", Summary: "Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)",
-			Features: manage, Request: roleWidgetsInput{}, Response: roleWidgetsBody{}, Errors: lookup, Handler: h.setRoleWidgets},
+			Features: manage, TenantWide: true, Request: roleWidgetsInput{}, Response: roleWidgetsBody{}, Errors: lookup, Handler: h.setRoleWidgets},
 		{Method: "GET", Path: base + "/users/widgets", Summary: "The widgets a user sees and whether they override its roles' (?userId)",
 			Features: view, Query: []Param{{Name: "userId", Required: true, Description: "The user"}}, Response: userWidgetsBody{}, Errors: lookup, Handler: h.userWidgets},
 		{Method: "PUT", Path: base + "/users/widgets", Summary: "Set a user's widgets ({userId, mode: inherit|override, widgetIds})",

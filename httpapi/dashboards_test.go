@@ -1205,3 +1205,55 @@ func TestDashboardBadInput(t *testing.T) {
 		}
 	})
 }
+
+// TestDashboardVisibilityOrganizations: a caller limited to one
+// organization reaches the widget visibility of that organization's users
+// only (another organization's user answers 404, as another tenant's
+// does), and cannot change a role's (roles hold for the whole tenant: 403
+// requiredScope tenant), though it may read it.
+func TestDashboardVisibilityOrganizations(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newTestEnv(t, db)
+		tf := e.newTenant("Dash orgs " + randomHex(3))
+		org2 := e.do("POST", "/api/directory/organizations", e.superKey, map[string]string{"name": "Org2 " + randomHex(3), "tenantId": tf.ID}).expect(201).JSON()["id"].(string)
+		role := dashNewRole(e, tf, dashWith("webhooks.view")...)
+		newUser := func(org string) string {
+			return e.do("POST", "/api/auth/users", e.superKey, map[string]any{"email": "dash." + randomHex(6) + "@dash.test",
+				"password": "dash-password", "organizationId": org, "roles": []string{role}}).expect(201).JSON()["id"].(string)
+		}
+		inOrg1, inOrg2 := newUser(tf.OrgID), newUser(org2)
+		limited := dashAsKey(permOrgKey(e, tf.ID, tf.OrgID, "dashboard.widgets.*"))
+		whole := dashNewKey(e, tf, "dashboard.widgets.*").as
+		set := func(userID string) map[string]any {
+			return map[string]any{"userId": userID, "mode": "override", "widgetIds": []string{dashWH}}
+		}
+
+		// Its own organization's user: read and written.
+		dashReq(e, limited, "GET", "/users/widgets?userId="+inOrg1, nil).expect(200)
+		dashReq(e, limited, "PUT", "/users/widgets", set(inOrg1)).expect(200)
+		// Another organization's user: not found, and left as it was.
+		dashError(t, "org2 user GET", dashReq(e, limited, "GET", "/users/widgets?userId="+inOrg2, nil), 404, "User not found")
+		dashError(t, "org2 user PUT", dashReq(e, limited, "PUT", "/users/widgets", set(inOrg2)), 404, "User not found")
+		if mode := dashReq(e, whole, "GET", "/users/widgets?userId="+inOrg2, nil).expect(200).JSON()["mode"]; mode != "inherit" {
+			t.Errorf("org2's user is in mode %v after the refused PUT, want inherit", mode)
+		}
+		// The whole tenant's caller reaches both.
+		dashReq(e, whole, "PUT", "/users/widgets", set(inOrg2)).expect(200)
+
+		// A role: readable, not writable by the limited caller.
+		role = dashNewRole(e, tf, dashWith("webhooks.view", "attachments.view", "payment_gateways.view")...)
+		before := string(dashReq(e, limited, "GET", "/roles/widgets?roleId="+role, nil).expect(200).Body)
+		r := dashReq(e, limited, "PUT", "/roles/widgets", map[string]any{"roleId": role, "widgetIds": []string{dashWH}})
+		if problem := permTenantScope(r); problem != "" {
+			t.Errorf("limited PUT /roles/widgets: %s", problem)
+		}
+		if after := string(dashReq(e, whole, "GET", "/roles/widgets?roleId="+role, nil).expect(200).Body); after != before {
+			t.Errorf("the role's widgets changed by a refused PUT: %s, were %s", after, before)
+		}
+		dashReq(e, whole, "PUT", "/roles/widgets", map[string]any{"roleId": role, "widgetIds": []string{dashWH}}).expect(200)
+		if after := string(dashReq(e, whole, "GET", "/roles/widgets?roleId="+role, nil).expect(200).Body); after == before {
+			t.Errorf("the whole tenant's PUT left the role's widgets as they were: %s", after)
+		}
+	})
+}

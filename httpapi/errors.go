@@ -84,6 +84,12 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, rt route, err e
 	if body == nil {
 		body = defaultErrorBody(status, err, message, details)
 	}
+	if fe := (*forbiddenError)(nil); errors.As(err, &fe) && fe.tenantScope {
+		if m, ok := body.(map[string]any); ok {
+			// In every area's error format alike.
+			m["requiredScope"] = requiredScopeTenant
+		}
+	}
 	encode(w, status, body)
 }
 
@@ -108,12 +114,14 @@ func describe(status int, err error) (string, map[string]string) {
 }
 
 // defaultErrorBody is {error, details?}; 403 for missing features adds
-// required and requiredFeatures (and requiredRoles for super-admin routes).
+// required and requiredFeatures (and requiredRoles for super-admin routes,
+// requiredScope "tenant" for tenant-wide routes refused to a caller limited
+// to some organizations).
 func defaultErrorBody(status int, err error, message string, details map[string]string) any {
 	var fe *forbiddenError
 	if errors.As(err, &fe) {
 		body := map[string]any{
-			"error":            "Forbidden",
+			"error":            fe.PublicMessage(),
 			"required":         nonNil(fe.features),
 			"requiredFeatures": nonNil(fe.features),
 		}

@@ -41,16 +41,16 @@ func (a *api) integrationRoutes() []route {
 		{Method: "GET", Path: base + "/{id}", Summary: "An integration with its bundle, the tenant's state and which credentials are stored",
 			Features: view, Response: integrations.Detail{}, Handler: h.get},
 		{Method: "PUT", Path: base + "/{id}/state", Summary: "Enable or disable an integration, or flag it for re-authentication ({isEnabled?, reauthRequired?})",
-			Features: []string{featureIntegrationsManage}, Request: integrations.StateInput{}, Response: integrationStateBody{},
+			Features: []string{featureIntegrationsManage}, TenantWide: true, Request: integrations.StateInput{}, Response: integrationStateBody{},
 			Errors: writeErrors, Handler: h.setState},
 		{Method: "PUT", Path: base + "/{id}/version", Summary: "Pick the API version the tenant uses ({apiVersion})",
-			Features: []string{featureIntegrationsManage}, Request: integrationVersionInput{}, Response: integrationVersionBody{},
+			Features: []string{featureIntegrationsManage}, TenantWide: true, Request: integrationVersionInput{}, Response: integrationVersionBody{},
 			Errors: writeErrors, Handler: h.setVersion},
 		// NoStore: the answer holds the tenant's non-secret credentials.
 		{Method: "GET", Path: base + "/{id}/credentials", Summary: "The credential schema and the tenant's credentials, secrets masked",
 			Features: view, NoStore: true, Response: integrationCredentialsBody{}, Handler: h.credentials},
 		{Method: "PUT", Path: base + "/{id}/credentials", Summary: "Replace the tenant's credentials ({credentials}), stored encrypted",
-			Features: []string{featureIntegrationsCredentials}, NoStore: true, Request: integrationCredentialsInput{}, Response: okBody,
+			Features: []string{featureIntegrationsCredentials}, TenantWide: true, NoStore: true, Request: integrationCredentialsInput{}, Response: okBody,
 			Errors: writeErrors, Handler: h.setCredentials},
 	}
 }

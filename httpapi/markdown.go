@@ -53,6 +53,9 @@ func writeOperation(buf *bytes.Buffer, doc *openAPI, op *operation) {
 	if op.SuperAdmin {
 		buf.WriteString("- Caller: a super admin\n")
 	}
+	if op.TenantWide {
+		buf.WriteString("- Scope: the whole tenant (it changes a setting of every organization; a caller limited to some organizations gets 403)\n")
+	}
 	if len(op.RequiredFeatures) > 0 {
 		fmt.Fprintf(buf, "- Features: `%s`\n", strings.Join(op.RequiredFeatures, "`, `"))
 	}

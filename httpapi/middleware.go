@@ -97,17 +97,38 @@ func (a *api) authenticate(r *http.Request) (*identity.Identity, error) {
 type forbiddenError struct {
 	features []string
 	roles    []string
+	// tenantScope: the route changes tenant-wide state and the caller's
+	// access is limited to some organizations.
+	tenantScope bool
 }
 
 func (e *forbiddenError) Error() string { return "forbidden" }
 func (e *forbiddenError) Unwrap() error { return store.ErrForbidden }
 
+// PublicMessage is the message of the error body.
+func (e *forbiddenError) PublicMessage() string {
+	if e.tenantScope {
+		return tenantScopeMessage
+	}
+	return "Forbidden"
+}
+
+// tenantScopeMessage explains the 403 of a TenantWide route.
+const tenantScopeMessage = "This changes a setting of every organization of the tenant: " +
+	"it needs access to the whole tenant, and yours is limited to some organizations"
+
+// authorize checks the route's access rules against the caller: the
+// super-admin flag, the features, and for a TenantWide route an access
+// that covers the whole tenant.
 func authorize(rt route, id *identity.Identity) error {
 	if rt.SuperAdmin && !id.IsSuperAdmin {
 		return &forbiddenError{features: rt.Features, roles: []string{identity.SuperAdminRole}}
 	}
 	if missing := id.Missing(rt.Features...); len(missing) > 0 {
 		return &forbiddenError{features: missing}
+	}
+	if rt.TenantWide && !id.CoversTenant() {
+		return &forbiddenError{tenantScope: true}
 	}
 	return nil
 }

@@ -79,6 +79,10 @@ type operation struct {
 	RequiredFeatures []string `json:"x-required-features,omitempty"`
 	// SuperAdmin routes need a super-admin caller (x-super-admin).
 	SuperAdmin bool `json:"x-super-admin,omitempty"`
+	// TenantWide routes change a setting of every organization of the
+	// tenant and need a caller whose access covers the whole tenant
+	// (x-tenant-wide).
+	TenantWide bool `json:"x-tenant-wide,omitempty"`
 
 	method, path string // for the Markdown
 	public       bool
@@ -151,7 +155,11 @@ type errorBody struct {
 	Required         []string          `json:"required,omitempty" jsonschema:"description=The features the caller lacks (403)"`
 	RequiredFeatures []string          `json:"requiredFeatures,omitempty" jsonschema:"description=The features the caller lacks (403)"`
 	RequiredRoles    []string          `json:"requiredRoles,omitempty" jsonschema:"description=The roles the route needs (403)"`
+	RequiredScope    string            `json:"requiredScope,omitempty" jsonschema:"enum=tenant,description=tenant: the route changes a setting of every organization and the caller's access is limited to some (403)"`
 }
+
+// requiredScopeTenant is the requiredScope of a tenant-wide route's 403.
+const requiredScopeTenant = "tenant"
 
 // areaDescriptions describe the documentation's sections.
 var areaDescriptions = map[string]string{
@@ -183,7 +191,9 @@ func buildOpenAPI(base string, routes []route) (*openAPI, error) {
 			Description: "The REST API of tenantkit: multi-tenant business rules, feature toggles, custom entities and records, " +
 				"attachments, dashboards, payment gateways, integrations and data sync, webhooks and rate limiting. " +
 				"Authenticate with an API key (X-Api-Key or Authorization: ApiKey) or a session token (Authorization: Bearer). " +
-				"Each operation's x-required-features lists the features its caller must hold. " +
+				"Each operation's x-required-features lists the features its caller must hold; " +
+				"an operation marked x-tenant-wide changes a setting of every organization of the tenant and answers 403 " +
+				"(requiredScope: tenant) to a caller whose access is limited to some organizations. " +
 				"A query parameter given with an empty value counts as absent."},
 		Paths: map[string]map[string]*operation{},
 	}
@@ -266,6 +276,7 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		}
 		op.RequiredFeatures = rt.Features
 		op.SuperAdmin = rt.SuperAdmin
+		op.TenantWide = rt.TenantWide
 	}
 	if rt.Request != nil || rt.RequestContent != "" {
 		body, err := g.requestBody(rt)

@@ -37,6 +37,9 @@ import (
 //   - orgscope: objects created in org2 are invisible to a "*" key
 //     restricted to org1: every route taking such an object's id answers
 //     404, and the lists leave it out.
+//   - tenantwide: every TenantWide route refuses a "*" key restricted to
+//     one organization (403, requiredScope "tenant") and lets a key of the
+//     whole tenant holding only the route's features through.
 //
 // "Through" means any status but 401, 403 and 5xx: a made-up path id
 // gives 404, the {} body of a write a 400, and that is fine. One
@@ -65,6 +68,37 @@ var permOrgKinds = []struct{ prefix, kind string }{
 	{"/attachments/file/{", "attachment"},
 	{"/attachments/image/{", "attachment"},
 	{"/payment_gateways/transactions/{", "payment"},
+}
+
+// permWriteScopes classify every write route (by path prefix, the longest
+// wins): tenantWide ones must be marked TenantWide, the others must not.
+// A write route under no prefix fails the matrix, so that a new route
+// cannot be added without deciding who may call it.
+var permWriteScopes = []struct {
+	prefix     string
+	tenantWide bool
+	why        string
+}{
+	{"/attachments/partitions", true, "a partition decides for every organization's files (public or not, limits)"},
+	{"/integrations/", true, "an integration's state, version and credentials serve every organization (payment secrets, sync sources)"},
+	{"/business_rules/sets", true, "rule sets and their members belong to the tenant"},
+	{"/dashboards/roles/widgets", true, "roles belong to the tenant"},
+
+	{"/auth/", false, "identity writes follow the grant rules (identity.CheckGrant) and act only on the caller's organizations"},
+	{"/api_keys/", false, "a key belongs to an organization the caller manages (identity grant rules)"},
+	{"/directory/organizations", false, "organizations are managed within the caller's scope (identity grant rules)"},
+	{"/business_rules/rules", false, "rules belong to an organization"},
+	{"/business_rules/execute", false, "executes the rules the caller may read; changes no setting"},
+	{"/business_rules/sets/{setId}/execute", false, "executes the set's rules the caller may read; changes no setting"},
+	{"/webhooks", false, "webhooks and their deliveries belong to an organization"},
+	{"/entities/", false, "entities, fields and records belong to an organization"},
+	{"/attachments", false, "files belong to an organization"},
+	{"/payment_gateways/", false, "payments belong to an organization; provider webhooks are verified by the tenant's secret"},
+	{"/dashboards/layout", false, "the caller's own layout"},
+	{"/dashboards/users/widgets", false, "a user of the caller's organizations (others answer 404)"},
+	{"/data_sync/", false, "a run reads and writes only the organizations of the caller who started it"},
+	{"/login", false, "public sign-in"},
+	{"/reset", false, "public password reset"},
 }
 
 // permTenantLevel are areas whose id routes are not organization scoped,
@@ -154,6 +188,41 @@ func TestPermissionMatrix(t *testing.T) {
 
 		t.Run("orgscope", func(t *testing.T) {
 			permOrgScope(t, e.with(t), routes, words)
+		})
+
+		t.Run("tenantwide", func(t *testing.T) {
+			e := e.with(t)
+			tf := e.newTenant("Perm tenant-wide " + randomHex(3))
+			org1 := e.do("POST", "/api/directory/organizations", e.superKey, map[string]string{"name": "Org1 " + randomHex(3), "tenantId": tf.ID}).expect(201).JSON()["id"].(string)
+			limited := permOrgKey(e, tf.ID, org1, "*")
+			for _, rt := range routes {
+				if rt.Method == "GET" || rt.SuperAdmin || rt.Area == "Custom" {
+					continue
+				}
+				scope := -1
+				for i, w := range permWriteScopes {
+					if strings.HasPrefix(rt.Path, w.prefix) && (scope < 0 || len(w.prefix) > len(permWriteScopes[scope].prefix)) {
+						scope = i
+					}
+				}
+				switch {
+				case scope < 0:
+					t.Errorf("%s %s writes and is in no permWriteScopes prefix: decide whether it changes a tenant-wide setting", rt.Method, rt.Path)
+				case permWriteScopes[scope].tenantWide != rt.TenantWide:
+					t.Errorf("%s %s: TenantWide is %v, want %v (%s)", rt.Method, rt.Path, rt.TenantWide, permWriteScopes[scope].tenantWide, permWriteScopes[scope].why)
+				}
+			}
+			keys := map[string]string{}
+			permEachRoute(t, routes, words, "tenant-wide routes", func(rt route) bool { return rt.TenantWide },
+				func(t *testing.T, rt route, path, name string) {
+					e := e.with(t)
+					permCheck(t, "tenantwide/"+name+" org-limited", permTenantScope(e.do(rt.Method, path, limited, permBody(rt.Method))))
+					k := strings.Join(rt.Features, ",")
+					if _, ok := keys[k]; !ok {
+						keys[k] = e.newKey(tf, rt.Features...)
+					}
+					permCheck(t, "tenantwide/"+name+" whole tenant", permThrough(e.do(rt.Method, path, keys[k], permBody(rt.Method))))
+				})
 		})
 	})
 }
@@ -386,11 +455,13 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		permCheck(t, "orgscope/POST /business_rules/execute", problem)
 	})
 
-	// Rule sets belong to the tenant, but their members are rules, which
-	// do not: org1 cannot add org2's rule to a set, and executing a
-	// tenant set that holds org2's rule does not run it for org1.
+	// Rule sets belong to the tenant, so only a caller of the whole
+	// tenant changes them (org1's key cannot even add a rule of its own);
+	// their members are rules, which do not: executing a tenant set that
+	// holds org2's rule does not run it for org1.
 	t.Run("sets", func(t *testing.T) {
 		e := e.with(t)
+		whole := e.newKey(tf, "*")
 		// Set ids are uppercase letters and underscores.
 		letters := strings.Map(func(r rune) rune {
 			if r >= '0' && r <= '9' {
@@ -399,10 +470,10 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 			return r
 		}, strings.ToUpper(suffix))
 		setID := "PERM_SECOND_" + letters
-		e.do("POST", "/api/business_rules/sets", key2, map[string]any{"id": setID, "name": "Org2 set"}).expect(201)
-		e.do("POST", "/api/business_rules/sets/"+setID+"/members", key2, map[string]any{"ruleId": ruleKey, "sequence": 1}).expect(201)
+		e.do("POST", "/api/business_rules/sets", whole, map[string]any{"id": setID, "name": "Org2 set"}).expect(201)
+		e.do("POST", "/api/business_rules/sets/"+setID+"/members", whole, map[string]any{"ruleId": ruleKey, "sequence": 1}).expect(201)
 		own := "PERM_FIRST_" + letters
-		e.do("POST", "/api/business_rules/sets", key1, map[string]any{"id": own, "name": "Org1 set"}).expect(201)
+		e.do("POST", "/api/business_rules/sets", whole, map[string]any{"id": own, "name": "Org1 set"}).expect(201)
 
 		// Not asserted (members belong to the tenant), reported: whether
 		// org1 reads org2's rule through the set.
@@ -411,7 +482,7 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		}
 		t.Run("POST /business_rules/sets/{setId}/members with org2's rule", func(t *testing.T) {
 			r := e.with(t).do("POST", "/api/business_rules/sets/"+own+"/members", key1, map[string]any{"ruleId": ruleKey, "sequence": 1})
-			permCheck(t, "orgscope/POST /business_rules/sets/{setId}/members with org2's rule", permStatus(r, http.StatusNotFound))
+			permCheck(t, "orgscope/POST /business_rules/sets/{setId}/members with org2's rule", permTenantScope(r))
 		})
 		t.Run("POST /business_rules/sets/{setId}/execute holding org2's rule", func(t *testing.T) {
 			r := e.with(t).do("POST", "/api/business_rules/sets/"+setID+"/execute", key1, input(true))
@@ -642,6 +713,26 @@ func permThrough(r *response) string {
 func permStatus(r *response, want int) string {
 	if r.Status != want {
 		return fmt.Sprintf("status %d, want %d; body: %s", r.Status, want, r.Body)
+	}
+	return ""
+}
+
+// permTenantScope is "" when r is the 403 of a tenant-wide route refused
+// to a caller limited to some organizations: requiredScope "tenant", in
+// whichever error format the route's area uses.
+func permTenantScope(r *response) string {
+	if r.Status != 403 {
+		return fmt.Sprintf("status %d, want 403; body: %s", r.Status, r.Body)
+	}
+	var body struct {
+		Error         string `json:"error"`
+		RequiredScope string `json:"requiredScope"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		return fmt.Sprintf("403 body is not a JSON object: %v: %s", err, r.Body)
+	}
+	if body.RequiredScope != requiredScopeTenant || body.Error != tenantScopeMessage {
+		return fmt.Sprintf("403 body %s, want requiredScope %q and error %q", r.Body, requiredScopeTenant, tenantScopeMessage)
 	}
 	return ""
 }

@@ -27,6 +27,13 @@ type route struct {
 	SuperAdmin bool
 	// Features the caller must all hold (super admins hold every feature).
 	Features []string
+	// TenantWide routes change state that holds for every organization
+	// of the tenant (storage partitions, integration state and
+	// credentials, rule sets, role-level widget visibility): only a
+	// caller whose access covers the whole tenant may call them. A caller
+	// limited to some organizations gets 403 with requiredScope "tenant",
+	// whatever features it holds (see authorize).
+	TenantWide bool
 	// MaxBodyBytes overrides the body limit (uploads).
 	MaxBodyBytes int64
 	// RateLimit, if set, limits the route before its handler runs.

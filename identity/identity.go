@@ -180,6 +180,14 @@ func (id *Identity) Scope() store.Scope {
 	return sc
 }
 
+// CoversTenant reports whether the identity's access covers every
+// organization of its tenant: a super admin, or a caller none of whose
+// roles limits it to some organizations. Only such a caller may change
+// state that holds for the whole tenant.
+func (id *Identity) CoversTenant() bool {
+	return id.IsSuperAdmin || id.OrganizationIDs == nil
+}
+
 // HasFeature reports whether the identity holds feature f. Super admins
 // hold every feature.
 func (id *Identity) HasFeature(f string) bool {

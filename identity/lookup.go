@@ -19,8 +19,9 @@ func (s *Service) RoleAccess(ctx context.Context, tenantID, roleID string) (*Ide
 }
 
 // UserAccess returns what the tenant's live user may do: the Identity its
-// session would have, without an active organization. Another tenant's
-// user, or a deleted one, is store.ErrNotFound.
+// session would have, its organization (OrganizationID) the one a session
+// of it starts in. Another tenant's user, or a deleted one, is
+// store.ErrNotFound.
 func (s *Service) UserAccess(ctx context.Context, tenantID, userID string) (*Identity, error) {
 	u, err := s.store.GetUser(ctx, s.db, tenantID, userID)
 	if err != nil {
@@ -31,6 +32,6 @@ func (s *Service) UserAccess(ctx context.Context, tenantID, userID string) (*Ide
 		return nil, err
 	}
 	id := identityFromRoles(roles)
-	id.TenantID, id.UserID = tenantID, u.ID
+	id.TenantID, id.UserID, id.OrganizationID = tenantID, u.ID, u.OrganizationID
 	return id, nil
 }

@@ -22,6 +22,16 @@
 // webhooks_custom, and sync_http_json (the data sync area's HTTP JSON
 // source: baseUrl, token; API version v1).
 //
+// # Scope
+//
+// An integration's state, API version and credentials belong to the
+// tenant and serve every organization of it (payment gateway secrets,
+// sync sources, the custom webhooks switch). Over HTTP any caller with
+// the view feature may read them, but only a caller of the whole tenant
+// (no organization limit) may change them (httpapi's tenant-wide rule: 403
+// requiredScope "tenant"); the Service itself trusts the scope its caller
+// puts in the context.
+//
 // # Decisions where the spec is silent
 //
 //   - State: a tenant that never changed an integration has the defaults:

@@ -133,7 +133,10 @@
 // Every call reads the tenant from the context's store.Scope. Rules are
 // stamped with the scope's organization and readable by scopes that may
 // read that organization (a rule without one is the whole tenant's). Rule
-// sets and their members belong to the tenant.
+// sets and their members belong to the tenant, so over HTTP only a caller
+// of the whole tenant (no organization limit) may change them (httpapi's
+// tenant-wide rule: 403 requiredScope "tenant"); any caller may execute a
+// set, which runs only the member rules the caller may read.
 //
 // # Decisions where the spec is silent
 //
