@@ -56,7 +56,7 @@ func orgsColumn(r *Run) (*string, error) {
 	return &s, err
 }
 
-// seenColumn is seen_cursors of r: ” without history, a JSON object
+// seenColumn is seen_cursors of r: empty text without history, a JSON object
 // otherwise.
 func seenColumn(r *Run) (string, error) {
 	if r.Cursors.empty() {
