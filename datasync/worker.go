@@ -376,7 +376,8 @@ func (s *Service) attempts(ctx context.Context, r *Run, sl *slice, fn func(conte
 			// resumes, this attempt counted.
 			return false, ctx.Err()
 		case timedOut:
-			err = &SourceError{Retryable: true, Message: fmt.Sprintf("no complete answer within %s (the page time limit)", sl.pageLimit)}
+			err = &SourceError{Retryable: true, Message: fmt.Sprintf("no complete answer within %s (the page time limit)",
+				sl.pageLimit.Round(10*time.Millisecond))}
 		}
 		n := r.PageAttempts
 		if !retryable(err) || n >= s.opts.MaxAttempts {
