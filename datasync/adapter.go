@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Direction is which way a run moves records.
@@ -49,12 +50,26 @@ type ExportResult struct {
 }
 
 // Call is what an adapter call gets: the tenant's credentials of the
-// integration (in clear), the API version it uses, and the entity type.
+// integration (in clear), the API version it uses, the entity type, and
+// the slowest the source may answer.
+//
+// The Service bounds every call in time itself (Options.PageTimeout, by
+// the call's context); the throughput floor it cannot see, as only the
+// adapter reads the source's bytes: an adapter that reads a response
+// body should fail the call with a non-retryable *SourceError when,
+// ThroughputGrace or more after the body began, it has arrived at a
+// lower average rate than MinBytesPerSecond (sync_http_json does).
 type Call struct {
 	IntegrationID string
 	Credentials   map[string]any
 	APIVersion    string
 	EntityType    string
+	// MinBytesPerSecond is the slowest average rate at which a response
+	// body may arrive; 0 means no floor.
+	MinBytesPerSecond int64
+	// ThroughputGrace is how long a body may take before its rate is
+	// judged.
+	ThroughputGrace time.Duration
 }
 
 // Adapter moves records between tenantkit and one kind of source. Hosts

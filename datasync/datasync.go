@@ -31,14 +31,20 @@ func (s Status) Final() bool {
 // Run is one import or export of an integration's records of one entity
 // type.
 type Run struct {
-	ID             string    `json:"id"`
-	TenantID       string    `json:"-"`
-	OrganizationID string    `json:"-"`
-	ProgressJobID  *string   `json:"progressJobId"`
-	IntegrationID  string    `json:"integrationId"`
-	EntityType     string    `json:"entityType"`
-	Direction      Direction `json:"direction"`
-	Status         Status    `json:"status"`
+	ID             string `json:"id"`
+	TenantID       string `json:"-"`
+	OrganizationID string `json:"-"`
+	// OrganizationIDs are the organizations whose records the run may
+	// read, those the caller who started it may read (records of no
+	// organization are always readable); nil means every organization of
+	// the tenant. An export sends only such records; the job that carries
+	// the run, resumed or rescued, reads them from the run.
+	OrganizationIDs []string  `json:"-"`
+	ProgressJobID   *string   `json:"progressJobId"`
+	IntegrationID   string    `json:"integrationId"`
+	EntityType      string    `json:"entityType"`
+	Direction       Direction `json:"direction"`
+	Status          Status    `json:"status"`
 	// Cursor is where the next batch starts: the source's cursor for an
 	// import, the last exported record's id for an export.
 	Cursor           string  `json:"-"`
@@ -52,10 +58,19 @@ type Run struct {
 	LastError        *string `json:"lastError"`
 	TriggeredBy      *string `json:"-"`
 	// RetryOf is the run this one retries, if any.
-	RetryOf         *string   `json:"-"`
-	CancelRequested bool      `json:"-"`
-	CreatedAt       time.Time `json:"createdAt"`
-	UpdatedAt       time.Time `json:"updatedAt"`
+	RetryOf *string `json:"-"`
+	// PageAttempts counts the attempts made at the source call of the
+	// batch at Cursor (an import's page, an export's batch), each counted
+	// before it is made, so that a job stopped during one (its time limit,
+	// a restart) never starts the count again. A committed batch resets
+	// it.
+	PageAttempts int `json:"-"`
+	// Cursors is what the run remembers of the cursors it read pages at
+	// (an import), to catch cursors that come back.
+	Cursors         CursorHistory `json:"-"`
+	CancelRequested bool          `json:"-"`
+	CreatedAt       time.Time     `json:"createdAt"`
+	UpdatedAt       time.Time     `json:"updatedAt"`
 }
 
 // Integration is what a run needs to know of its integration for a

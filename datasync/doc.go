@@ -8,7 +8,9 @@
 // Records and Progress the Kit fills from the other areas), adapter.go the
 // Adapter interface and registry, store.go and sql.go the runs' storage,
 // service.go starting, listing, cancelling and retrying runs, worker.go
-// the job that moves batches, area.go its part in a Kit's lifecycle.
+// the job that moves batches (with its attempts and time limits),
+// cursors.go the cursor history that catches cycling sources, area.go its
+// part in a Kit's lifecycle.
 // datasync/httpjson is the built-in sync_http_json adapter.
 //
 // # Runs
@@ -41,6 +43,16 @@
 //     does: every caller of the tenant with data_sync.view sees them.
 //     Records are written in the organization active when the run
 //     started.
+//   - A run reads only what the caller who started it may read: it keeps
+//     the caller's readable organizations (Run.OrganizationIDs, nil for
+//     every one) and its job, however often resumed or rescued, reads
+//     records in that scope, so an export sends their records and those
+//     of no organization only. A retry keeps the organizations both the
+//     old run and the retrying caller may read. Whether a caller may read
+//     records at all is the host's check: httpapi asks an export's start
+//     and retry for entities.records.view, the feature of GET
+//     /entities/records. An import updates a record of its derived id
+//     wherever it was made (entities.UpsertRecordsTx).
 //   - Statuses: pending → running → completed | failed | cancelled; paused
 //     is part of the vocabulary but nothing sets it.
 //   - fullSync true starts an import from the source's first page;
@@ -49,9 +61,10 @@
 //     page it read, so items added to it since are read again and
 //     updated, not duplicated).
 //   - A source error is retried with backoff (1 s, 4 s, 15 s) when the
-//     adapter says it is retryable (5xx, 429, timeouts); after that, or at
-//     once for 401, 403 or a malformed page, the run ends failed with
-//     lastError and an error line in the integration log.
+//     adapter says it is retryable (5xx, 429, timeouts); after
+//     MaxAttempts attempts, or at once for 401, 403, a malformed page or
+//     a source too slow, the run ends failed with lastError and an error
+//     line in the integration log. See "Runs end".
 //   - batchSize is 1 to 1000 (absent: 100; 0 is refused, 422).
 //   - At most one run per tenant, integration, entity type and direction
 //     is pending or running (a unique index): another start is 409.
@@ -69,6 +82,9 @@
 //   - A job works for at most 20 s (or half its time limit) and then
 //     hands the run back to the queue (snooze), so one long run never
 //     trips the job engine's time limit and several runs share workers.
+//     The job reads everything it needs from the run's row (cursor,
+//     scope, attempts, cursor history), so a resumed job continues the
+//     same run.
 //   - The run answers carry {id, progressJobId, integrationId, entityType,
 //     direction, status, createdCount, updatedCount, skippedCount,
 //     failedCount, batchesCompleted, lastError, createdAt, updatedAt};
@@ -78,6 +94,42 @@
 //     for an unknown integration or one without an adapter; 422 {ok:
 //     false, message} for missing credentials or a failed connection
 //     check.
+//
+// # Runs end
+//
+// A run never waits on its source for ever, whatever the source does:
+//
+//   - Each attempt at a source call (an import's page, an export's
+//     batch) has Options.PageTimeout (30 s), and at most half the job's
+//     time limit, from the request to the last byte; one that takes
+//     longer fails retryably, "no complete answer within 30s (the page
+//     time limit)".
+//   - A call is tried at most Options.MaxAttempts times (len(Backoff)+1:
+//     4 by default), then the run fails with the last error and "(gave up
+//     after 4 attempts)". Attempts are counted in the run's row before
+//     they are made (page_attempts) and reset by a committed batch, so a
+//     job stopped during one (its time limit, a restart, a rescue) goes
+//     on counting where it was; a job that has not the time left for a
+//     wait and a whole attempt hands the run back to the queue (snooze)
+//     instead. While a run retries, lastError holds the last attempt's
+//     error; a committed batch clears it. With the defaults a page that
+//     never completes fails its run after at most 4 × 30 s + 20 s of
+//     waits.
+//   - Call.MinBytesPerSecond (Options.MinBytesPerSecond, 512) is the
+//     slowest a response body may arrive, judged from ThroughputGrace
+//     (10 s) after it began; sync_http_json fails a slower call, not
+//     retryably (a trickling source trickles again, and each attempt
+//     would hold the run that long). A source sending 1 byte a second
+//     fails its run about 10 s into its first page.
+//   - An import whose source gives a nextCursor the run already read
+//     fails: its pages go round in a cycle. The page that gave it is
+//     committed first, as any page is. The run keeps what it needs in
+//     its row (CursorHistory, bounded: the hashes of its last
+//     Options.CursorMemory = 1000 cursors and of its pages 1, 2, 4, 8, …),
+//     so a resumed job still knows them: a cycle of up to 1000 pages is
+//     caught at its first repeat, a longer one within 2μ+λ pages (μ
+//     pages before it, λ in it). A retry is a new run, with no history.
+//   - A cancel is honoured before every attempt, so also between retries.
 //
 // # Events
 //

@@ -29,11 +29,46 @@ type Options struct {
 	// Progress, when set, gets a progress job per run.
 	Progress Progress
 	// Backoff are the waits before each retry of a failing source call
-	// (retryable errors only); the call is tried len(Backoff)+1 times.
-	// Default 1 s, 4 s, 15 s.
+	// (retryable errors only): Backoff[n-1] after the n-th attempt, the
+	// last wait repeated when MaxAttempts asks for more. Default 1 s,
+	// 4 s, 15 s.
 	Backoff []time.Duration
-	Logger  *slog.Logger
+	// MaxAttempts bounds the attempts at one source call (an import's
+	// page, an export's batch): after that many, the run fails with the
+	// last error. The count is kept with the run, so a job stopped during
+	// an attempt and resumed goes on counting. Zero means len(Backoff)+1.
+	MaxAttempts int
+	// PageTimeout bounds one attempt, from the request to the last byte
+	// of the answer; an attempt that takes longer is a retryable failure
+	// ("no complete answer within …"). It is never more than half the
+	// job's time limit (a job hands the run back to the queue rather than
+	// start an attempt it could not finish). Zero means
+	// DefaultPageTimeout.
+	PageTimeout time.Duration
+	// MinBytesPerSecond is the slowest average rate at which an answer's
+	// body may arrive once ThroughputGrace has passed since it began
+	// (Call.MinBytesPerSecond; sync_http_json fails such a call, not
+	// retryably). Zero means DefaultMinBytesPerSecond; negative, no
+	// floor.
+	MinBytesPerSecond int64
+	// ThroughputGrace: see MinBytesPerSecond. Zero means
+	// DefaultThroughputGrace.
+	ThroughputGrace time.Duration
+	// CursorMemory is how many of its last cursors a run remembers
+	// exactly (CursorHistory). Zero means DefaultCursorMemory.
+	CursorMemory int
+	Logger       *slog.Logger
 }
+
+// Defaults of Options: with them a page that never completes fails its
+// run after at most 4 attempts of 30 s and 20 s of waits (2 min 20 s),
+// a source sending less than 512 bytes a second after 10 s fails it at
+// once.
+const (
+	DefaultPageTimeout       = 30 * time.Second
+	DefaultMinBytesPerSecond = 512
+	DefaultThroughputGrace   = 10 * time.Second
+)
 
 // Service starts, runs, cancels and retries sync runs.
 type Service struct {
@@ -53,6 +88,24 @@ func New(db *store.DB, opts Options) *Service {
 	}
 	if s.opts.Backoff == nil {
 		s.opts.Backoff = []time.Duration{time.Second, 4 * time.Second, 15 * time.Second}
+	}
+	if s.opts.MaxAttempts <= 0 {
+		s.opts.MaxAttempts = len(s.opts.Backoff) + 1
+	}
+	if s.opts.PageTimeout <= 0 {
+		s.opts.PageTimeout = DefaultPageTimeout
+	}
+	switch {
+	case s.opts.MinBytesPerSecond == 0:
+		s.opts.MinBytesPerSecond = DefaultMinBytesPerSecond
+	case s.opts.MinBytesPerSecond < 0:
+		s.opts.MinBytesPerSecond = 0
+	}
+	if s.opts.ThroughputGrace <= 0 {
+		s.opts.ThroughputGrace = DefaultThroughputGrace
+	}
+	if s.opts.CursorMemory <= 0 {
+		s.opts.CursorMemory = DefaultCursorMemory
 	}
 	if s.logger == nil {
 		s.logger = slog.Default()
@@ -166,13 +219,18 @@ func (s *Service) Validate(ctx context.Context, integrationID, entityType string
 }
 
 func (s *Service) call(in *Integration, entityType string) Call {
-	return Call{IntegrationID: in.ID, Credentials: in.Credentials, APIVersion: in.APIVersion, EntityType: entityType}
+	return Call{IntegrationID: in.ID, Credentials: in.Credentials, APIVersion: in.APIVersion, EntityType: entityType,
+		MinBytesPerSecond: s.opts.MinBytesPerSecond, ThroughputGrace: s.opts.ThroughputGrace}
 }
 
 // StartRun creates a run (pending) with its progress job and its durable
 // job, in one transaction. The integration must be enabled
 // (ErrDisabled), have credentials, and have no run of the entity type
-// and direction pending or running (ErrInProgress).
+// and direction pending or running (ErrInProgress). The run keeps the
+// organizations the caller may read (the scope's OrganizationIDs): an
+// export sends only their records. Whether the caller may read the
+// entity's records at all is the host's check (httpapi asks for the
+// feature GET /entities/records asks for).
 func (s *Service) StartRun(ctx context.Context, in RunInput) (*Run, error) {
 	batchSize := DefaultBatchSize
 	if in.BatchSize != nil {
@@ -191,8 +249,9 @@ func (s *Service) StartRun(ctx context.Context, in RunInput) (*Run, error) {
 	if c.integration.Credentials == nil {
 		return nil, ErrMissingCredentials
 	}
-	r := &Run{ID: store.NewID(), TenantID: c.sc.TenantID, OrganizationID: c.sc.OrganizationID, IntegrationID: in.IntegrationID,
-		EntityType: in.EntityType, Direction: in.Direction, Status: StatusPending, FullSync: in.FullSync, BatchSize: batchSize}
+	r := &Run{ID: store.NewID(), TenantID: c.sc.TenantID, OrganizationID: c.sc.OrganizationID, OrganizationIDs: slices.Clone(c.sc.OrganizationIDs),
+		IntegrationID: in.IntegrationID, EntityType: in.EntityType, Direction: in.Direction, Status: StatusPending, FullSync: in.FullSync,
+		BatchSize: batchSize}
 	if in.TriggeredBy != "" {
 		r.TriggeredBy = &in.TriggeredBy
 	}
@@ -308,7 +367,8 @@ func (s *Service) CancelRun(ctx context.Context, id string) error {
 // (ErrNotRetryable otherwise; the checks of StartRun apply too: an
 // enabled integration, credentials), with its batch size, from its cursor
 // (fromBeginning: from the first page): what the old run committed is
-// not written again.
+// not written again. The new run may read the organizations both the old
+// run and the caller may read.
 func (s *Service) RetryRun(ctx context.Context, id string, fromBeginning bool) (*Run, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {
@@ -335,13 +395,32 @@ func (s *Service) RetryRun(ctx context.Context, id string, fromBeginning bool) (
 	if c.integration.Credentials == nil {
 		return nil, ErrMissingCredentials
 	}
-	r := &Run{ID: store.NewID(), TenantID: old.TenantID, OrganizationID: old.OrganizationID, IntegrationID: old.IntegrationID,
+	r := &Run{ID: store.NewID(), TenantID: old.TenantID, OrganizationID: old.OrganizationID,
+		OrganizationIDs: commonOrganizations(old.OrganizationIDs, sc.OrganizationIDs), IntegrationID: old.IntegrationID,
 		EntityType: old.EntityType, Direction: old.Direction, Status: StatusPending, FullSync: fromBeginning || old.FullSync,
 		BatchSize: old.BatchSize, RetryOf: &old.ID, TriggeredBy: old.TriggeredBy}
 	if !fromBeginning {
 		r.Cursor = old.Cursor
 	}
 	return r, s.insert(ctx, r, false)
+}
+
+// commonOrganizations are the organizations both a and b allow, nil
+// meaning every one.
+func commonOrganizations(a, b []string) []string {
+	switch {
+	case a == nil:
+		return slices.Clone(b)
+	case b == nil:
+		return slices.Clone(a)
+	}
+	out := []string{}
+	for _, id := range a {
+		if slices.Contains(b, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // finish ends a run in a final status with its event, progress job and

@@ -2,6 +2,8 @@ package datasync
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -17,28 +19,70 @@ var _ Store = (*SQLStore)(nil)
 
 const runColumns = `id, tenant_id, COALESCE(organization_id, ''), integration_id, entity_type, direction, status, cursor, full_sync,
 	batch_size, created_count, updated_count, skipped_count, failed_count, batches_completed, last_error, progress_job_id,
-	triggered_by, retry_of, cancel_requested, created_at, updated_at`
+	triggered_by, retry_of, cancel_requested, created_at, updated_at, organization_ids, page_attempts, seen_cursors`
 
 func scanRun(s store.Scanner) (*Run, error) {
 	var r Run
+	var orgs *string
+	var seen string
 	if err := s.Scan(&r.ID, &r.TenantID, &r.OrganizationID, &r.IntegrationID, &r.EntityType, &r.Direction, &r.Status, &r.Cursor,
 		&r.FullSync, &r.BatchSize, &r.CreatedCount, &r.UpdatedCount, &r.SkippedCount, &r.FailedCount, &r.BatchesCompleted,
-		&r.LastError, &r.ProgressJobID, &r.TriggeredBy, &r.RetryOf, &r.CancelRequested, &r.CreatedAt, &r.UpdatedAt); err != nil {
+		&r.LastError, &r.ProgressJobID, &r.TriggeredBy, &r.RetryOf, &r.CancelRequested, &r.CreatedAt, &r.UpdatedAt,
+		&orgs, &r.PageAttempts, &seen); err != nil {
 		return nil, err
+	}
+	if orgs != nil {
+		if err := json.Unmarshal([]byte(*orgs), &r.OrganizationIDs); err != nil || r.OrganizationIDs == nil {
+			return nil, fmt.Errorf("datasync: run %s: unreadable organization_ids", r.ID)
+		}
+	}
+	if seen != "" {
+		if err := json.Unmarshal([]byte(seen), &r.Cursors); err != nil {
+			return nil, fmt.Errorf("datasync: run %s: unreadable seen_cursors: %w", r.ID, err)
+		}
 	}
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 	return &r, nil
 }
 
+// orgsColumn is organization_ids of r: NULL for every organization, a
+// JSON array otherwise.
+func orgsColumn(r *Run) (*string, error) {
+	if r.OrganizationIDs == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(r.OrganizationIDs)
+	s := string(b)
+	return &s, err
+}
+
+// seenColumn is seen_cursors of r: empty text without history, a JSON object
+// otherwise.
+func seenColumn(r *Run) (string, error) {
+	if r.Cursors.empty() {
+		return "", nil
+	}
+	b, err := json.Marshal(r.Cursors)
+	return string(b), err
+}
+
 // InsertRun implements Store.
 func (*SQLStore) InsertRun(ctx context.Context, q store.Querier, r *Run) error {
-	_, err := q.Exec(ctx, `INSERT INTO data_sync_runs (id, tenant_id, organization_id, integration_id, entity_type, direction, status,
+	orgs, err := orgsColumn(r)
+	if err != nil {
+		return err
+	}
+	seen, err := seenColumn(r)
+	if err != nil {
+		return err
+	}
+	_, err = q.Exec(ctx, `INSERT INTO data_sync_runs (id, tenant_id, organization_id, integration_id, entity_type, direction, status,
 			cursor, full_sync, batch_size, created_count, updated_count, skipped_count, failed_count, batches_completed, last_error,
-			progress_job_id, triggered_by, retry_of, cancel_requested, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+			progress_job_id, triggered_by, retry_of, cancel_requested, created_at, updated_at, organization_ids, page_attempts, seen_cursors)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
 		r.ID, r.TenantID, store.NullIfEmpty(r.OrganizationID), r.IntegrationID, r.EntityType, string(r.Direction), string(r.Status),
 		r.Cursor, r.FullSync, r.BatchSize, r.CreatedCount, r.UpdatedCount, r.SkippedCount, r.FailedCount, r.BatchesCompleted,
-		r.LastError, r.ProgressJobID, r.TriggeredBy, r.RetryOf, r.CancelRequested, r.CreatedAt, r.UpdatedAt)
+		r.LastError, r.ProgressJobID, r.TriggeredBy, r.RetryOf, r.CancelRequested, r.CreatedAt, r.UpdatedAt, orgs, r.PageAttempts, seen)
 	return err
 }
 
@@ -55,12 +99,16 @@ func (*SQLStore) LockRun(ctx context.Context, tx *store.Tx, tenantID, id string)
 
 // UpdateRun implements Store.
 func (*SQLStore) UpdateRun(ctx context.Context, q store.Querier, r *Run) error {
+	seen, err := seenColumn(r)
+	if err != nil {
+		return err
+	}
 	return store.ExecOne(ctx, q, `UPDATE data_sync_runs SET status = $3, cursor = $4, created_count = $5, updated_count = $6,
 			skipped_count = $7, failed_count = $8, batches_completed = $9, last_error = $10, cancel_requested = $11,
-			progress_job_id = $12, updated_at = $13
+			progress_job_id = $12, updated_at = $13, page_attempts = $14, seen_cursors = $15
 		WHERE tenant_id = $1 AND id = $2`,
 		r.TenantID, r.ID, string(r.Status), r.Cursor, r.CreatedCount, r.UpdatedCount, r.SkippedCount, r.FailedCount,
-		r.BatchesCompleted, r.LastError, r.CancelRequested, r.ProgressJobID, r.UpdatedAt)
+		r.BatchesCompleted, r.LastError, r.CancelRequested, r.ProgressJobID, r.UpdatedAt, r.PageAttempts, seen)
 }
 
 // LastCursor implements Store.

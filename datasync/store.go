@@ -30,7 +30,10 @@ type Store interface {
 	// each other.
 	LockRun(ctx context.Context, tx *store.Tx, tenantID, id string) (*Run, error)
 	// UpdateRun stores every mutable field of r (status, cursor, counters,
-	// lastError, cancelRequested, progressJobId, updatedAt).
+	// lastError, cancelRequested, progressJobId, updatedAt, pageAttempts,
+	// cursors). OrganizationIDs are fixed when the run is inserted: nil
+	// (every organization) and an empty list (none) read back as they
+	// were stored.
 	UpdateRun(ctx context.Context, q store.Querier, r *Run) error
 	// LastCursor returns the cursor of the tenant's latest completed run
 	// of the integration, entity type and direction ("" when none).

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,7 +60,7 @@ func (s *Service) work(ctx context.Context, tenantID, runID string) error {
 	if err != nil {
 		return err
 	}
-	sc.OrganizationID = r.OrganizationID
+	sc.OrganizationID, sc.OrganizationIDs = r.OrganizationID, r.OrganizationIDs
 	ctx = store.WithScope(ctx, sc)
 	if r.Status.Final() {
 		return nil
@@ -81,22 +83,38 @@ func (s *Service) work(ctx context.Context, tenantID, runID string) error {
 		return s.fail(ctx, r, "the integration was disabled")
 	}
 	call := s.call(in, r.EntityType)
-	budget := sliceBudget
+	sl := &slice{start: time.Now(), budget: sliceBudget, pageLimit: s.opts.PageTimeout}
 	if deadline, ok := ctx.Deadline(); ok {
-		budget = min(budget, time.Until(deadline)/2)
+		left := time.Until(deadline)
+		sl.deadline = deadline
+		sl.budget, sl.pageLimit = min(sl.budget, left/2), min(sl.pageLimit, left/2)
 	}
-	start := time.Now()
 	for {
-		done, err := s.batch(ctx, r, a, call)
+		done, err := s.batch(ctx, r, a, call, sl)
 		if err != nil || done {
 			return err
 		}
-		if time.Since(start) > budget {
+		if time.Since(sl.start) > sl.budget {
 			// Hand the run back to the queue well within the job's time
 			// limit; it continues at once, at the committed cursor.
 			return jobs.Snooze(0)
 		}
 	}
+}
+
+// slice is one job attempt's share of a run: when it started, how long
+// it moves batches, how long one source call may take, and when the job's
+// time is up (zero: no limit).
+type slice struct {
+	start     time.Time
+	budget    time.Duration
+	pageLimit time.Duration
+	deadline  time.Time
+}
+
+// fits reports whether d more fits in the job's time.
+func (sl *slice) fits(d time.Duration) bool {
+	return sl.deadline.IsZero() || time.Until(sl.deadline) > d
 }
 
 // sliceBudget is how long one job attempt moves batches before it snoozes
@@ -150,7 +168,7 @@ func (s *Service) fail(ctx context.Context, r *Run, message string) error {
 // batch moves one batch: it reads the page (or the local records) outside
 // any transaction, with retries, then commits the writes, the cursor, the
 // counters and the progress together. done reports that the run ended.
-func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call) (done bool, err error) {
+func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *slice) (done bool, err error) {
 	// A cancel request (or a cancel by another process) shows in the row.
 	fresh, err := s.store.GetRun(ctx, s.db, r.TenantID, r.ID)
 	if err != nil {
@@ -160,25 +178,19 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call) (done
 		return true, nil
 	}
 	if fresh.CancelRequested {
-		return true, s.db.Tx(ctx, func(tx *store.Tx) error {
-			cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
-			if err != nil || cur.Status.Final() {
-				return err
-			}
-			return s.finish(ctx, tx, cur, StatusCancelled, "")
-		})
+		return true, s.cancel(ctx, r)
 	}
 	if r.Direction == Export {
-		return s.exportBatch(ctx, r, a, call)
+		return s.exportBatch(ctx, r, a, call, sl)
 	}
 	var page *ImportBatch
-	err = s.retry(ctx, r, func() error {
+	done, err = s.attempts(ctx, r, sl, func(ctx context.Context) error {
 		var err error
 		page, err = a.Import(ctx, call, r.Cursor, r.BatchSize)
 		return err
 	})
-	if err != nil {
-		return s.stopOn(ctx, r, err)
+	if done || err != nil {
+		return done, err
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
@@ -214,23 +226,29 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call) (done
 			}
 		}
 		cur.BatchesCompleted++
+		cur.PageAttempts, cur.LastError = 0, nil
 		last := page.NextCursor == ""
+		var cycle bool
 		if !last {
+			cur.Cursors.add(cur.Cursor, cur.BatchesCompleted, s.opts.CursorMemory)
+			cycle = cur.Cursors.Seen(page.NextCursor)
 			cur.Cursor = page.NextCursor
 		}
 		cur.UpdatedAt = tx.Now()
 		if err := s.progress(ctx, tx, cur, page.TotalEstimate); err != nil {
 			return err
 		}
-		if last {
-			*r = *cur
-			return s.finish(ctx, tx, cur, StatusCompleted, "")
-		}
-		if err := s.store.UpdateRun(ctx, tx, cur); err != nil {
-			return err
-		}
 		*r = *cur
-		return nil
+		switch {
+		case last:
+			return s.finish(ctx, tx, cur, StatusCompleted, "")
+		case cycle:
+			// The page's records stay, as any committed page's do; the
+			// source would only send the same pages again.
+			return s.finish(ctx, tx, cur, StatusFailed, fmt.Sprintf("the source's nextCursor %s was already read in this run: "+
+				"its pages go round in a cycle, so the run stopped", quoteCursor(page.NextCursor)))
+		}
+		return s.store.UpdateRun(ctx, tx, cur)
 	})
 	switch {
 	case errors.Is(err, errStale):
@@ -243,24 +261,44 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call) (done
 	return err == nil && r.Status.Final(), err
 }
 
+// quoteCursor quotes a cursor for a message, cut to 64 bytes.
+func quoteCursor(c string) string {
+	if len(c) > 64 {
+		c = strings.ToValidUTF8(c[:64], "") + "…"
+	}
+	return strconv.Quote(c)
+}
+
 // errStale: the run changed under the batch (another process ran it).
 var errStale = errors.New("datasync: the run moved on")
 
-// exportBatch sends the next batch of local records.
-func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call) (bool, error) {
+// cancel ends the run cancelled (a cancel was requested).
+func (s *Service) cancel(ctx context.Context, r *Run) error {
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
+		if err != nil || cur.Status.Final() {
+			return err
+		}
+		return s.finish(ctx, tx, cur, StatusCancelled, "")
+	})
+}
+
+// exportBatch sends the next batch of local records (those of the
+// organizations the run may read, by the scope in ctx).
+func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call, sl *slice) (bool, error) {
 	items, err := s.opts.Records.Read(ctx, r.EntityType, r.Cursor, r.BatchSize)
 	if err != nil {
 		return false, err
 	}
 	var results []ExportResult
 	if len(items) > 0 {
-		err = s.retry(ctx, r, func() error {
+		done, err := s.attempts(ctx, r, sl, func(ctx context.Context) error {
 			var err error
 			results, err = a.Export(ctx, call, items)
 			return err
 		})
-		if err != nil {
-			return s.stopOn(ctx, r, err)
+		if done || err != nil {
+			return done, err
 		}
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
@@ -285,6 +323,7 @@ func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call)
 			cur.BatchesCompleted++
 			cur.Cursor = items[len(items)-1].LocalID
 		}
+		cur.PageAttempts, cur.LastError = 0, nil
 		cur.UpdatedAt = tx.Now()
 		if err := s.progress(ctx, tx, cur, nil); err != nil {
 			return err
@@ -310,28 +349,134 @@ func (s *Service) progress(ctx context.Context, tx *store.Tx, r *Run, total *int
 	return s.opts.Progress.Report(ctx, tx, *r.ProgressJobID, processed, total)
 }
 
-// retry calls fn, and again after each wait of Backoff while its error is
-// retryable; the last error is returned.
-func (s *Service) retry(ctx context.Context, r *Run, fn func() error) error {
-	var err error
-	for attempt := 0; ; attempt++ {
-		if err = fn(); err == nil || !retryable(err) || attempt >= len(s.opts.Backoff) {
-			return err
+// attempts makes the batch's source call (fn) until it succeeds or the
+// run ends (done: cancelled, failed, moved on by another process). Each
+// attempt is counted in the run's row before it is made and gets
+// sl.pageLimit; a retryable failure is tried again after the backoff
+// wait, up to Options.MaxAttempts attempts in all, then the run fails
+// with the last error. When the job has not the time for the wait and an
+// attempt, it hands the run back to the queue (snooze), the count kept.
+func (s *Service) attempts(ctx context.Context, r *Run, sl *slice, fn func(context.Context) error) (done bool, err error) {
+	for {
+		if !sl.fits(sl.pageLimit) {
+			return false, jobs.Snooze(0)
 		}
-		s.logger.Warn("datasync: source call failed; retrying", "run", r.ID, "attempt", attempt+1, "err", err)
+		if done, err := s.countAttempt(ctx, r); done || err != nil {
+			return done, err
+		}
+		actx, cancel := context.WithTimeout(ctx, sl.pageLimit)
+		err = fn(actx)
+		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
+		cancel()
+		switch {
+		case err == nil:
+			return false, nil
+		case ctx.Err() != nil:
+			// The process is stopping: the job runs again later and
+			// resumes, this attempt counted.
+			return false, ctx.Err()
+		case timedOut:
+			err = &SourceError{Retryable: true, Message: fmt.Sprintf("no complete answer within %s (the page time limit)",
+				sl.pageLimit.Round(10*time.Millisecond))}
+		}
+		n := r.PageAttempts
+		if !retryable(err) || n >= s.opts.MaxAttempts {
+			msg := err.Error()
+			if retryable(err) {
+				msg += gaveUp(n)
+			}
+			return true, s.fail(context.WithoutCancel(ctx), r, msg)
+		}
+		wait := s.backoff(n)
+		s.logger.Warn("datasync: source call failed; retrying", "run", r.ID, "attempt", n, "err", err)
+		if done, err := s.noteError(ctx, r, err.Error()); done || err != nil {
+			return done, err
+		}
+		if !sl.fits(wait + sl.pageLimit) {
+			return false, jobs.Snooze(wait)
+		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(s.opts.Backoff[attempt]):
+			return false, ctx.Err()
+		case <-time.After(wait):
 		}
 	}
 }
 
-// stopOn ends the run failed on a source error, unless the process is
-// stopping (ctx ended: the job runs again later and resumes).
-func (s *Service) stopOn(ctx context.Context, r *Run, err error) (bool, error) {
-	if ctx.Err() != nil {
-		return false, ctx.Err()
+// backoff is the wait after the n-th failed attempt (from 1).
+func (s *Service) backoff(n int) time.Duration {
+	if len(s.opts.Backoff) == 0 {
+		return 0
 	}
-	return true, s.fail(context.WithoutCancel(ctx), r, err.Error())
+	return s.opts.Backoff[min(n, len(s.opts.Backoff))-1]
+}
+
+// gaveUp is the note a run failed after n attempts ends its lastError with.
+func gaveUp(n int) string {
+	if n == 1 {
+		return " (gave up after 1 attempt)"
+	}
+	return fmt.Sprintf(" (gave up after %d attempts)", n)
+}
+
+// countAttempt counts an attempt at the run's current batch in its row,
+// unless the run ended, a cancel was asked for (the run ends cancelled)
+// or the attempts are spent (a job stopped during the last one: the run
+// fails with the last error noted).
+func (s *Service) countAttempt(ctx context.Context, r *Run) (done bool, err error) {
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case cur.Status.Final() || cur.Cursor != r.Cursor:
+			return errStale
+		case cur.CancelRequested:
+			done = true
+			return s.finish(ctx, tx, cur, StatusCancelled, "")
+		case cur.PageAttempts >= s.opts.MaxAttempts:
+			done = true
+			last := "the source call did not finish"
+			if cur.LastError != nil {
+				last = *cur.LastError
+			}
+			return s.finish(ctx, tx, cur, StatusFailed, last+gaveUp(cur.PageAttempts))
+		}
+		cur.PageAttempts++
+		cur.UpdatedAt = tx.Now()
+		if err := s.store.UpdateRun(ctx, tx, cur); err != nil {
+			return err
+		}
+		*r = *cur
+		return nil
+	})
+	if errors.Is(err, errStale) {
+		return true, nil
+	}
+	return done, err
+}
+
+// noteError keeps a failed attempt's error as the running run's
+// lastError, so that a run retrying says why (and a resumed job knows).
+func (s *Service) noteError(ctx context.Context, r *Run, message string) (done bool, err error) {
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status.Final() || cur.Cursor != r.Cursor {
+			return errStale
+		}
+		cur.LastError, cur.UpdatedAt = &message, tx.Now()
+		if err := s.store.UpdateRun(ctx, tx, cur); err != nil {
+			return err
+		}
+		*r = *cur
+		return nil
+	})
+	if errors.Is(err, errStale) {
+		return true, nil
+	}
+	return false, err
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/tenantkit/tenantkit/datasync"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -24,7 +25,8 @@ func (a *api) dataSyncRoutes() []route {
 		{Method: "POST", Path: base + "/validate", Summary: "Check that a sync could run: integration, adapter, entity type, credentials, the adapter's own check",
 			Features: []string{featureSyncConfigure}, Request: syncTarget{}, Response: datasync.ValidateResult{},
 			Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity}, ErrorBody: syncErrorBody, Handler: h.validate},
-		{Method: "POST", Path: base + "/run", Summary: "Start an import or export run ({integrationId, entityType, direction, fullSync?, batchSize?, triggeredBy?})",
+		{Method: "POST", Path: base + "/run", Summary: "Start an import or export run ({integrationId, entityType, direction, fullSync?, batchSize?, triggeredBy?}); " +
+			"an export also needs " + featureEntitiesRecordsView + " and sends only the records of the organizations the caller may read",
 			Features: []string{featureSyncRun}, Request: datasync.RunInput{}, Status: http.StatusCreated, Response: syncRunStarted{},
 			Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity}, Handler: h.run},
 		{Method: "GET", Path: base + "/runs", Summary: "Sync runs, newest first (integrationId, entityType, direction, status, page, pageSize ≤ 100)",
@@ -39,7 +41,8 @@ func (a *api) dataSyncRoutes() []route {
 			Response: syncRunDetail{}, Handler: h.get},
 		{Method: "POST", Path: base + "/runs/{id}/cancel", Summary: "Cancel a pending or running run (it stops after the batch in progress)",
 			Features: []string{featureSyncRun}, Response: okBody, Errors: []int{http.StatusConflict}, Handler: h.cancel},
-		{Method: "POST", Path: base + "/runs/{id}/retry", Summary: "Retry a failed or cancelled run from its cursor ({fromBeginning?})",
+		{Method: "POST", Path: base + "/runs/{id}/retry", Summary: "Retry a failed or cancelled run from its cursor ({fromBeginning?}); " +
+			"an export's retry also needs " + featureEntitiesRecordsView,
 			Features: []string{featureSyncRun}, Request: retryInput{}, BodyOptional: true, Status: http.StatusCreated, Response: syncRunStarted{},
 			Errors: []int{http.StatusConflict}, Handler: h.retry},
 	}
@@ -104,10 +107,31 @@ func (h syncHandlers) validate(w http.ResponseWriter, r *http.Request) error {
 	return encode(w, http.StatusOK, res)
 }
 
+// mayExport refuses (403, naming the feature) a caller who may not read
+// the records an export would send: the feature GET /entities/records
+// asks for. Which organizations' records it sends is the run's scope, the
+// caller's (datasync.Run.OrganizationIDs).
+func mayExport(r *http.Request, d datasync.Direction) error {
+	if d != datasync.Export {
+		return nil
+	}
+	id := identity.IdentityFrom(r.Context())
+	if id == nil {
+		return identity.ErrUnauthenticated
+	}
+	if missing := id.Missing(featureEntitiesRecordsView); len(missing) > 0 {
+		return &forbiddenError{features: missing}
+	}
+	return nil
+}
+
 func (h syncHandlers) run(w http.ResponseWriter, r *http.Request) error {
 	in, err := decode[datasync.RunInput](r)
 	if err != nil {
 		return syncError(err)
+	}
+	if err := mayExport(r, in.Direction); err != nil {
+		return err
 	}
 	run, err := h.svc.StartRun(r.Context(), in)
 	if err != nil {
@@ -172,7 +196,14 @@ func (h syncHandlers) retry(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	run, err := h.svc.RetryRun(r.Context(), r.PathValue("id"), in.FromBeginning)
+	old, _, err := h.svc.GetRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := mayExport(r, old.Direction); err != nil {
+		return err
+	}
+	run, err := h.svc.RetryRun(r.Context(), old.ID, in.FromBeginning)
 	if err != nil {
 		return err
 	}

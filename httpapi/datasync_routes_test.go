@@ -1416,16 +1416,19 @@ func TestDataSyncPermissions(t *testing.T) {
 		src := dsNewSource(t, 10)
 		f.credentials(src.URL, "")
 		id := f.start(f.body("import"))
+		// also: what the request needs beside the route's feature (an
+		// export reads the entity's records).
 		routes := []struct {
 			method, path, feature string
 			body                  any
+			also                  []string
 		}{
-			{"POST", "/api/data_sync/validate", featureSyncConfigure, f.body("import")},
-			{"POST", "/api/data_sync/run", featureSyncRun, f.body("export")},
-			{"GET", "/api/data_sync/runs", featureSyncView, nil},
-			{"GET", "/api/data_sync/runs/" + id, featureSyncView, nil},
-			{"POST", "/api/data_sync/runs/" + id + "/cancel", featureSyncRun, nil},
-			{"POST", "/api/data_sync/runs/" + id + "/retry", featureSyncRun, nil},
+			{"POST", "/api/data_sync/validate", featureSyncConfigure, f.body("import"), nil},
+			{"POST", "/api/data_sync/run", featureSyncRun, f.body("export"), []string{featureEntitiesRecordsView}},
+			{"GET", "/api/data_sync/runs", featureSyncView, nil, nil},
+			{"GET", "/api/data_sync/runs/" + id, featureSyncView, nil, nil},
+			{"POST", "/api/data_sync/runs/" + id + "/cancel", featureSyncRun, nil, nil},
+			{"POST", "/api/data_sync/runs/" + id + "/retry", featureSyncRun, nil, nil},
 		}
 		for _, rt := range routes {
 			var others []string
@@ -1437,8 +1440,8 @@ func TestDataSyncPermissions(t *testing.T) {
 			key := f.e.newKey(f.tf, others...)
 			expectForbidden(t, f.e.do(rt.method, rt.path, key, rt.body), rt.feature)
 			unauthorized(t, rt.method+" "+rt.path, f.e.do(rt.method, rt.path, "", rt.body))
-			// The feature alone is enough.
-			only := f.e.newKey(f.tf, rt.feature)
+			// The feature alone (with what the request also needs) is enough.
+			only := f.e.newKey(f.tf, append([]string{rt.feature}, rt.also...)...)
 			if r := f.e.do(rt.method, rt.path, only, rt.body); r.Status >= 300 {
 				t.Errorf("%s %s with %s alone: %d %s", rt.method, rt.path, rt.feature, r.Status, r.Body)
 			}

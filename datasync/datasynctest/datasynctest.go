@@ -70,7 +70,8 @@ func ptr[T any](v T) *T { return &v }
 // created at at+minutes.
 func run(tenantID, integrationID, entityType string, d datasync.Direction, minutes int) *datasync.Run {
 	when := at.Add(time.Duration(minutes) * time.Minute)
-	return &datasync.Run{ID: store.NewID(), TenantID: tenantID, OrganizationID: "org-" + tenantID, ProgressJobID: ptr("pj-" + store.NewID()),
+	return &datasync.Run{ID: store.NewID(), TenantID: tenantID, OrganizationID: "org-" + tenantID,
+		OrganizationIDs: []string{"org-" + tenantID, "org-b"}, ProgressJobID: ptr("pj-" + store.NewID()),
 		IntegrationID: integrationID, EntityType: entityType, Direction: d, Status: datasync.StatusPending, Cursor: "",
 		FullSync: true, BatchSize: 250, TriggeredBy: ptr("user:u1"), CreatedAt: when, UpdatedAt: when}
 }
@@ -109,15 +110,19 @@ func sameRun(t *testing.T, what string, got, want *datasync.Run) {
 	type full struct {
 		datasync.Run
 		TenantID, OrganizationID, Cursor string
-		FullSync, CancelRequested        bool
-		BatchSize                        int
-		TriggeredBy, RetryOf             *string
-		CreatedAt, UpdatedAt             string
+		// OrganizationIDs: null (every organization) and [] (none) differ.
+		OrganizationIDs           []string
+		FullSync, CancelRequested bool
+		BatchSize, PageAttempts   int
+		Cursors                   datasync.CursorHistory
+		TriggeredBy, RetryOf      *string
+		CreatedAt, UpdatedAt      string
 	}
 	flat := func(r *datasync.Run) string {
 		b, _ := json.Marshal(full{Run: *r, TenantID: r.TenantID, OrganizationID: r.OrganizationID, Cursor: r.Cursor,
-			FullSync: r.FullSync, CancelRequested: r.CancelRequested, BatchSize: r.BatchSize, TriggeredBy: r.TriggeredBy,
-			RetryOf: r.RetryOf, CreatedAt: r.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: r.UpdatedAt.UTC().Format(time.RFC3339Nano)})
+			OrganizationIDs: r.OrganizationIDs, FullSync: r.FullSync, CancelRequested: r.CancelRequested, BatchSize: r.BatchSize,
+			PageAttempts: r.PageAttempts, Cursors: r.Cursors, TriggeredBy: r.TriggeredBy, RetryOf: r.RetryOf,
+			CreatedAt: r.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: r.UpdatedAt.UTC().Format(time.RFC3339Nano)})
 		return string(b)
 	}
 	if g, w := flat(got), flat(want); g != w {
@@ -137,11 +142,31 @@ func testInsertGet(t *testing.T, e *env) {
 	e.insert(r)
 	sameRun(t, "a run read back", e.get(tn, r.ID), r)
 
-	// Nil pointers and an empty organization read back as they were.
+	// Nil pointers, an empty organization and no organization list (every
+	// organization) read back as they were.
 	bare := &datasync.Run{ID: store.NewID(), TenantID: tn, IntegrationID: "i", EntityType: "rec.x", Direction: datasync.Export,
 		Status: datasync.StatusCompleted, BatchSize: 1, CreatedAt: at, UpdatedAt: at}
 	e.insert(bare)
 	sameRun(t, "a run without optional fields read back", e.get(tn, bare.ID), bare)
+	if got := e.get(tn, bare.ID); got.OrganizationIDs != nil {
+		t.Fatalf("no organization list read back as %#v, want nil (every organization)", got.OrganizationIDs)
+	}
+
+	// An empty organization list (no organization) is not nil (every
+	// organization).
+	none := run(tn, "i", "rec.y", datasync.Export, 0)
+	none.OrganizationIDs = []string{}
+	e.insert(none)
+	if got := e.get(tn, none.ID); got.OrganizationIDs == nil || len(got.OrganizationIDs) != 0 {
+		t.Fatalf("an empty organization list read back as %#v, want []", got.OrganizationIDs)
+	}
+
+	// A page attempt count and a cursor history are stored as given.
+	counted := run(tn, "i", "rec.z", datasync.Import, 0)
+	counted.PageAttempts = 2
+	counted.Cursors = datasync.CursorHistory{Recent: []string{"00ff00ff00ff00ff", "0123456789abcdef"}, Marks: []string{"00ff00ff00ff00ff"}}
+	e.insert(counted)
+	sameRun(t, "a run with attempts and cursors read back", e.get(tn, counted.ID), counted)
 }
 
 // testActiveRunUnique: at most one pending or running run per tenant,
@@ -193,13 +218,20 @@ func testUpdateRun(t *testing.T, e *env) {
 	want.Status, want.Cursor = datasync.StatusRunning, "next-page"
 	want.CreatedCount, want.UpdatedCount, want.SkippedCount, want.FailedCount, want.BatchesCompleted = 10, 20, 30, 40, 7
 	want.LastError, want.CancelRequested, want.ProgressJobID = ptr("boom"), true, ptr("pj-other")
+	want.PageAttempts = 3
+	want.Cursors = datasync.CursorHistory{Recent: []string{"0123456789abcdef"}, Marks: []string{"0123456789abcdef"}}
 	want.UpdatedAt = at.Add(90 * time.Second)
-	e.update(&want)
+	// The organizations a run may read are fixed when it is inserted.
+	changed := want
+	changed.OrganizationIDs = nil
+	e.update(&changed)
 	sameRun(t, "after UpdateRun", e.get(tn, r.ID), &want)
 
-	// Back again: a nil lastError and progress job, false flags.
+	// Back again: a nil lastError and progress job, false flags, no
+	// attempts, no cursor history.
 	again := want
 	again.LastError, again.ProgressJobID, again.CancelRequested = nil, nil, false
+	again.PageAttempts, again.Cursors = 0, datasync.CursorHistory{}
 	again.Status, again.Cursor, again.UpdatedAt = datasync.StatusFailed, "", at.Add(time.Hour)
 	e.update(&again)
 	sameRun(t, "after a second UpdateRun", e.get(tn, r.ID), &again)

@@ -110,7 +110,16 @@
 // URL (which may carry credentials of its own).
 //
 // Options.Timeout (30 s by default) bounds each call, response body
-// included.
+// included (the run's own page time limit, datasync.Options.PageTimeout,
+// applies too, through the call's context).
+//
+// A body arriving slower than Call.MinBytesPerSecond on average, judged
+// from Call.ThroughputGrace after it began (the run sets both from
+// datasync.Options: 512 bytes a second after 10 s by default), fails the
+// call with a non-retryable SourceError "the source sent its answer too
+// slowly: …": a source that trickles would do so again, and each attempt
+// would hold the run that long. The rate is judged as bytes arrive; a
+// source that sends nothing at all is stopped by the time limits.
 //
 // # Outbound safety
 //

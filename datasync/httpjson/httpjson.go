@@ -286,7 +286,15 @@ func (a *Adapter) do(ctx context.Context, c datasync.Call, t target, method stri
 	if resp.ContentLength > a.maxBytes {
 		return code, nil, a.tooLarge(code)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, a.maxBytes+1))
+	var src io.Reader = resp.Body
+	if c.MinBytesPerSecond > 0 {
+		src = &meter{r: resp.Body, began: time.Now(), min: c.MinBytesPerSecond, grace: c.ThroughputGrace}
+	}
+	data, err := io.ReadAll(io.LimitReader(src, a.maxBytes+1))
+	var slow *slowError
+	if errors.As(err, &slow) {
+		return code, nil, &datasync.SourceError{Status: code, Message: slow.Error()}
+	}
 	if err != nil {
 		return code, nil, a.transportError(ctx, c, method, err)
 	}
@@ -294,6 +302,41 @@ func (a *Adapter) do(ctx context.Context, c datasync.Call, t target, method stri
 		return code, nil, a.tooLarge(code)
 	}
 	return code, data, nil
+}
+
+// meter reads a response body and fails the read once, grace or more
+// after the body began, it has arrived at an average rate below min
+// bytes a second. It judges as bytes arrive: a body that sends nothing at
+// all is stopped by the call's time limit.
+type meter struct {
+	r     io.Reader
+	began time.Time
+	min   int64
+	grace time.Duration
+	n     int64
+}
+
+func (m *meter) Read(p []byte) (int, error) {
+	n, err := m.r.Read(p)
+	m.n += int64(n)
+	if err == nil {
+		if took := time.Since(m.began); took >= m.grace && float64(m.n) < float64(m.min)*took.Seconds() {
+			return n, &slowError{n: m.n, took: took, min: m.min}
+		}
+	}
+	return n, err
+}
+
+// slowError: a body arrived too slowly.
+type slowError struct {
+	n    int64
+	took time.Duration
+	min  int64
+}
+
+func (e *slowError) Error() string {
+	return fmt.Sprintf("the source sent its answer too slowly: %d bytes in %s, below the minimum of %d bytes a second",
+		e.n, e.took.Round(100*time.Millisecond), e.min)
 }
 
 func (a *Adapter) tooLarge(code int) error {

@@ -429,6 +429,54 @@ func TestSlowBody(t *testing.T) {
 	is.Equal(se.Message, "request failed: timeout")
 }
 
+// A body trickling below Call.MinBytesPerSecond once ThroughputGrace has
+// passed fails the call, not retryably; the same body with no floor, or
+// a floor it meets, is read.
+func TestThroughputFloor(t *testing.T) {
+	const page = `{"items": [], "nextCursor": null}`
+	src := newSource(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		for _, b := range []byte(page) {
+			if _, err := w.Write([]byte{b}); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	})
+	for _, c := range []struct {
+		name    string
+		min     int64
+		grace   time.Duration
+		tooSlow bool
+	}{
+		{"no floor", 0, 0, false},
+		{"a floor it meets", 10, 100 * time.Millisecond, false},
+		{"a floor it misses", 1000, 100 * time.Millisecond, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			cl := call(src.URL, testToken, "orders")
+			cl.MinBytesPerSecond, cl.ThroughputGrace = c.min, c.grace
+			page, err := local().Import(context.Background(), cl, "", 10)
+			if !c.tooSlow {
+				is.NoErr(err)
+				is.Equal(len(page.Items), 0)
+				return
+			}
+			se := sourceError(t, err)
+			is.Equal(se.Retryable, false)
+			is.Equal(se.Status, 200)
+			is.True(strings.HasPrefix(se.Message, "the source sent its answer too slowly: "))
+			is.True(strings.HasSuffix(se.Message, "below the minimum of 1000 bytes a second"))
+		})
+	}
+}
+
 func TestCallerCancels(t *testing.T) {
 	is := is.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
