@@ -137,7 +137,9 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 		}
 	}
 	e.table = "river_job"
-	if schema != "" && db.Dialect().Name() == "postgres" {
+	if _, pg := db.PgxPool(); pg && schema != "" {
+		// River's PostgreSQL driver keeps its tables in the schema; the
+		// SQLite one has none (sqlite.go).
 		e.table = pgIdentifier(schema) + ".river_job"
 	}
 	rcfg := &river.Config{

@@ -58,17 +58,17 @@ type Service struct {
 	prepare sync.Once
 	locks   keyedMutex
 	// holdRowLock says a provider call runs inside the transaction that
-	// holds the payment's row (PostgreSQL, where several processes may act
-	// on one payment). On SQLite, one process, the in-process lock
-	// serialises, and the single writer is not held during a provider
-	// call.
+	// holds the payment's row: on an engine with concurrent writers
+	// (PostgreSQL), where several processes may act on one payment. With a
+	// single writer (SQLite, one process) the in-process lock serialises,
+	// and the writer is not held during a provider call.
 	holdRowLock bool
 }
 
 // New returns the service on db. Its tables are Migrations'.
 func New(db *store.DB, opts Options) *Service {
 	s := &Service{db: db, store: opts.Store, providers: opts.Providers, creds: opts.Credentials, logger: opts.Logger,
-		integrationLog: opts.IntegrationLog, batch: store.NewBatcher(db), holdRowLock: db.Dialect().Name() == "postgres"}
+		integrationLog: opts.IntegrationLog, batch: store.NewBatcher(db), holdRowLock: !db.Dialect().SingleWriter()}
 	if s.store == nil {
 		s.store = NewSQLStore()
 	}

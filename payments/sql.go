@@ -104,12 +104,8 @@ func (*SQLStore) GetTransaction(ctx context.Context, q store.Querier, sc store.S
 
 // LockTransaction implements Store.
 func (*SQLStore) LockTransaction(ctx context.Context, tx *store.Tx, tenantID, id string) (*Transaction, error) {
-	lock := ""
-	if tx.Dialect().Name() == "postgres" {
-		lock = " FOR UPDATE"
-	}
 	return store.One(ctx, tx, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions
-		WHERE tenant_id = $1 AND id = $2`+lock, tenantID, id)
+		WHERE tenant_id = $1 AND id = $2`+tx.Dialect().ForUpdate(), tenantID, id)
 }
 
 // FindBySession implements Store.

@@ -65,12 +65,8 @@ func (*SQLStore) Get(ctx context.Context, q store.Querier, sc store.Scope, id st
 
 // Lock implements Store.
 func (*SQLStore) Lock(ctx context.Context, tx *store.Tx, sc store.Scope, id string) (*Job, error) {
-	lock := ""
-	if tx.Dialect().Name() == "postgres" {
-		lock = " FOR UPDATE"
-	}
 	c := sc.Readable("tenant_id", "organization_id").And("id = ?", id)
-	return store.One(ctx, tx, scanJob, `SELECT `+jobColumns+` FROM progress_jobs WHERE `+c.SQL()+lock, c.Values()...)
+	return store.One(ctx, tx, scanJob, `SELECT `+jobColumns+` FROM progress_jobs WHERE `+c.SQL()+tx.Dialect().ForUpdate(), c.Values()...)
 }
 
 // Update implements Store.

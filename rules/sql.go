@@ -362,45 +362,47 @@ func (SQLStore) EntityRules(ctx context.Context, q store.Querier, tenantID, enti
 // (the contexts are JSON texts in JSON strings; a null input is the
 // execution's). The log's rule rows are the array's elements: a rule row's
 // id is its execution's with the element's index in its last four hex
-// digits (rowID). Reads expand the array in SQL: json_each on SQLite,
-// json_array_elements WITH ORDINALITY on PostgreSQL (numbered from 1).
+// digits (rowID). Reads expand the array in SQL (the Dialect's
+// JSONArrayElements).
 
 // logRows is the FROM clause of the rule rows (alias r: value, the
-// element, and key, its index) with their executions (alias x), per
-// engine, followed by WHERE.
+// element, and key, its index) with their executions (alias x), followed
+// by WHERE.
 func logRows(q store.Querier) string {
-	if q.Dialect().Name() == "sqlite" {
-		return ` FROM business_rule_executions x, json_each(x.rules) r WHERE `
-	}
-	return ` FROM business_rule_executions x CROSS JOIN LATERAL json_array_elements(x.rules) WITH ORDINALITY AS e(value, n)
-		CROSS JOIN LATERAL (SELECT e.value, e.n - 1 AS key) r WHERE `
+	return ` FROM business_rule_executions x CROSS JOIN ` + q.Dialect().JSONArrayElements("x.rules") + ` r WHERE `
 }
 
-// logSelect reads the rule rows of logRows; a row without an input has its
-// execution's.
+// logSelect reads the rule rows of logRows. Members are read as text (one
+// engine types ->> by the member, the other always as text) and the
+// execution's input beside the rule's, which scanLog chooses between.
 func logSelect(q store.Querier) string {
-	ms, input := "r.value ->> 8", "x.input_context"
-	if q.Dialect().Name() != "sqlite" {
-		ms, input = "(r.value ->> 8)::float8", "x.input_context::text"
-	}
 	return `SELECT x.id, r.key, COALESCE(x.set_id, ''), r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3,
-		x.entity_type, x.entity_id, x.event_type, r.value ->> 4, COALESCE(r.value ->> 5, ` + input + `), r.value ->> 6,
-		COALESCE(r.value ->> 7, ''), ` + ms + `, x.executed_at, x.tenant_id, COALESCE(x.organization_id, ''),
+		x.entity_type, x.entity_id, x.event_type, r.value ->> 4, r.value ->> 5, x.input_context, r.value ->> 6,
+		COALESCE(r.value ->> 7, ''), r.value ->> 8, x.executed_at, x.tenant_id, COALESCE(x.organization_id, ''),
 		COALESCE(x.executed_by, '')` + logRows(q)
 }
 
+// scanLog reads a row of logSelect; a rule row without an input has its
+// execution's.
 func scanLog(s store.Scanner) (*LogEntry, error) {
 	var l LogEntry
 	var key int
-	var in, out string
+	var in *string
+	var execIn, out, ms string
 	err := s.Scan(&l.ExecutionID, &key, &l.SetID, &l.RuleUUID, &l.RuleID, &l.RuleName, &l.RuleType, &l.EntityType, &l.EntityID,
-		&l.EventType, &l.Result, &in, &out, &l.ErrorMessage, &l.ExecutionTimeMs, &l.ExecutedAt, &l.TenantID,
+		&l.EventType, &l.Result, &in, &execIn, &out, &l.ErrorMessage, &ms, &l.ExecutedAt, &l.TenantID,
 		&l.OrganizationID, &l.ExecutedBy)
 	if err != nil {
 		return nil, err
 	}
+	if l.ExecutionTimeMs, err = strconv.ParseFloat(ms, 64); err != nil {
+		return nil, fmt.Errorf("rules: execution log row %s: execution time %q: %w", l.ExecutionID, ms, err)
+	}
+	if in == nil {
+		in = &execIn
+	}
 	l.ID = rowID(l.ExecutionID, key)
-	l.InputContext, l.OutputContext = json.RawMessage(in), json.RawMessage(out)
+	l.InputContext, l.OutputContext = json.RawMessage(*in), json.RawMessage(out)
 	return &l, nil
 }
 

@@ -48,6 +48,10 @@ type Dialect interface {
 	// (SQLite). Then a row a write reads cannot change before it commits,
 	// and rows spread to lessen contention between writers are not needed.
 	SingleWriter() bool
+	// JSONArrayElements returns a table expression, to follow CROSS JOIN,
+	// of the elements of the JSON array array: its columns are value (the
+	// element, on which ->> reads members) and key (its index, from 0).
+	JSONArrayElements(array string) string
 	// ForUpdate is the clause a SELECT ends with to lock the rows it reads
 	// until the transaction ends (" FOR UPDATE"), or "" where writers are
 	// serialised anyway.

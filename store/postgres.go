@@ -258,6 +258,10 @@ func (postgresDialect) SingleWriter() bool { return false }
 
 func (postgresDialect) ForUpdate() string { return " FOR UPDATE" }
 
+func (postgresDialect) JSONArrayElements(array string) string {
+	return `LATERAL (SELECT e.value, e.n - 1 AS key FROM json_array_elements(` + array + `) WITH ORDINALITY AS e(value, n))`
+}
+
 func (postgresDialect) LockForWrites(table string) string {
 	return "LOCK TABLE " + table + " IN ROW EXCLUSIVE MODE"
 }
