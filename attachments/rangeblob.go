@@ -1,0 +1,162 @@
+package attachments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// rangeBlob is a Blob over storage that reads byte ranges (S3Blobs,
+// SQLBlobs): seeking costs nothing, and reading fetches only from where
+// the reader is. A sequential read fetches windows that start at
+// firstWindow bytes and double up to maxWindow, so that a range request
+// (http.ServeContent seeks to the start, then reads the range's length)
+// reads little more than the range from storage, while a whole download
+// needs few fetches. Each window streams: nothing is held in memory but
+// the fetch's own buffers.
+type rangeBlob struct {
+	ctx   context.Context
+	info  BlobInfo
+	fetch rangeFetcher
+
+	pos    int64         // where the next Read reads
+	body   io.ReadCloser // the open window, reading at pos; nil when none
+	left   int64         // bytes of body not yet read
+	window int64         // the next window's length
+	closed bool
+}
+
+// rangeFetcher returns a stream of the n bytes from off (n > 0, off+n at
+// most the blob's size). A blob replaced or deleted since it was opened is
+// an error, never another blob's bytes.
+type rangeFetcher func(ctx context.Context, off, n int64) (io.ReadCloser, error)
+
+// Window bounds of rangeBlob's sequential reads.
+const (
+	firstWindow = 1 << 20
+	maxWindow   = 32 << 20
+)
+
+func newRangeBlob(ctx context.Context, info BlobInfo, fetch rangeFetcher) *rangeBlob {
+	return &rangeBlob{ctx: ctx, info: info, fetch: fetch, window: firstWindow}
+}
+
+// Info implements Blob.
+func (b *rangeBlob) Info() BlobInfo { return b.info }
+
+// Read implements io.Reader.
+func (b *rangeBlob) Read(p []byte) (int, error) {
+	if b.closed {
+		return 0, errClosedBlob
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if b.pos >= b.info.Size {
+		return 0, io.EOF
+	}
+	if b.body == nil {
+		n := min(b.window, b.info.Size-b.pos)
+		body, err := b.fetch(b.ctx, b.pos, n)
+		if err != nil {
+			return 0, err
+		}
+		b.body, b.left = body, n
+		b.window = min(2*b.window, maxWindow)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.body.Read(p)
+	b.pos += int64(n)
+	b.left -= int64(n)
+	switch {
+	case b.left == 0:
+		b.dropBody()
+		return n, nil
+	case errors.Is(err, io.EOF):
+		b.dropBody()
+		return n, fmt.Errorf("attachments: blob %q ended early: %w", b.info.Key, io.ErrUnexpectedEOF)
+	case err != nil:
+		b.dropBody()
+		return n, err
+	}
+	return n, nil
+}
+
+// Seek implements io.Seeker. It reads nothing: the next Read fetches
+// from the new position.
+func (b *rangeBlob) Seek(offset int64, whence int) (int64, error) {
+	if b.closed {
+		return 0, errClosedBlob
+	}
+	var abs int64
+	switch whence {
+	case io.SeekStart:
+		abs = offset
+	case io.SeekCurrent:
+		abs = b.pos + offset
+	case io.SeekEnd:
+		abs = b.info.Size + offset
+	default:
+		return 0, errors.New("attachments: seek: invalid whence")
+	}
+	if abs < 0 {
+		return 0, errors.New("attachments: seek: negative position")
+	}
+	if abs != b.pos {
+		b.dropBody()
+		b.window = firstWindow
+		b.pos = abs
+	}
+	return abs, nil
+}
+
+// ReadAt implements io.ReaderAt with one fetch of exactly the bytes
+// asked for (extractors read archives' directories and PDF objects that
+// way).
+func (b *rangeBlob) ReadAt(p []byte, off int64) (int, error) {
+	if b.closed {
+		return 0, errClosedBlob
+	}
+	if off < 0 {
+		return 0, errors.New("attachments: read at a negative offset")
+	}
+	if off >= b.info.Size {
+		return 0, io.EOF
+	}
+	want := min(int64(len(p)), b.info.Size-off)
+	if want == 0 {
+		return 0, nil
+	}
+	body, err := b.fetch(b.ctx, off, want)
+	if err != nil {
+		return 0, err
+	}
+	defer body.Close()
+	n, err := io.ReadFull(body, p[:want])
+	if err != nil {
+		return n, fmt.Errorf("attachments: blob %q ended early: %w", b.info.Key, io.ErrUnexpectedEOF)
+	}
+	if want < int64(len(p)) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Close implements io.Closer.
+func (b *rangeBlob) Close() error {
+	b.dropBody()
+	b.closed = true
+	return nil
+}
+
+func (b *rangeBlob) dropBody() {
+	if b.body != nil {
+		_ = b.body.Close()
+		b.body, b.left = nil, 0
+	}
+}
+
+var errClosedBlob = errors.New("attachments: blob is closed")
