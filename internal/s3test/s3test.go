@@ -12,11 +12,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"go/build"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,4 +137,74 @@ func random(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// Proxy is a TCP proxy in front of a Server that counts the bytes the
+// server sends (what a client reads from the store).
+type Proxy struct {
+	// Endpoint is the proxy's host:port.
+	Endpoint string
+	read     atomic.Int64
+}
+
+// Read returns how many bytes the server has sent through the proxy.
+func (p *Proxy) Read() int64 { return p.read.Load() }
+
+// Reset sets the count to zero.
+func (p *Proxy) Reset() { p.read.Store(0) }
+
+// Proxy starts a counting proxy to the server, closed when t ends.
+func (s Server) Proxy(t testing.TB) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{Endpoint: ln.Addr().String()}
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.DialTimeout("tcp", s.Endpoint, 5*time.Second)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, up)
+			mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close(); c.Close() }()
+			go func() { _, _ = io.Copy(countingWriter{c, &p.read}, up); up.Close(); c.Close() }()
+		}
+	}()
+	return p
+}
+
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// Via returns a copy of s whose Endpoint is p's.
+func (s Server) Via(p *Proxy) Server {
+	s.Endpoint = p.Endpoint
+	return s
 }
