@@ -52,7 +52,10 @@
 //     stream in 16 MiB parts (one part in memory; the size is passed on
 //     when the reader can tell it, and a stream ending within 1 MiB is one
 //     PUT); a failed upload is aborted, so an object appears whole or not
-//     at all.
+//     at all. An abort that cannot reach the store (the process dies)
+//     leaves the parts of an incomplete multipart upload, which S3 keeps
+//     and bills until a bucket lifecycle rule
+//     (AbortIncompleteMultipartUpload) removes them: set one.
 //
 // Reads of SQLBlobs and S3Blobs are lazy: Open reads the size, Seek
 // costs nothing, and Read fetches a window from where the reader is, of 1

@@ -2,7 +2,8 @@
 // implementations: Run checks what the attachments Service relies on from
 // its file storage, as documented on attachments.Blobs: a Put's bytes
 // come back whole (Open, Stat, List), a second Put replaces them, a
-// failed Put stores nothing and keeps what was there, seeking and
+// failed Put stores nothing and keeps what was there, a reader of a
+// blob replaced meanwhile reads the old bytes or fails, seeking and
 // ReadAt read any range (also through http.ServeContent, as the file
 // routes serve), Delete removes (a missing key is no error), a missing
 // key is fs.ErrNotExist, a key outside the service's alphabet is
@@ -73,6 +74,7 @@ func Run(t *testing.T, newBlobs func(t *testing.T) attachments.Blobs, opts Optio
 			{"Missing", testMissing},
 			{"BadKeys", testBadKeys},
 			{"FailedPut", testFailedPut},
+			{"ReplacedWhileRead", testReplacedWhileRead},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
@@ -413,6 +415,31 @@ func testFailedPut(t *testing.T, b attachments.Blobs, p string) {
 	}
 	if got := keys(list); len(got) != 2 {
 		t.Fatalf("after failed Puts List = %q, want the two kept blobs", got)
+	}
+}
+
+// A blob replaced while a reader reads it gives that reader the old
+// bytes whole or an error, never the new bytes or a mix.
+func testReplacedWhileRead(t *testing.T, b attachments.Blobs, p string) {
+	key := p + "v/original"
+	first, second := pattern("first", 3<<20), pattern("second", 3<<20)
+	put(t, b, key, first)
+	r, err := b.Open(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	head := make([]byte, 100<<10)
+	if _, err := io.ReadFull(r, head); err != nil || !bytes.Equal(head, first[:len(head)]) {
+		t.Fatalf("reading the start: %v", err)
+	}
+	put(t, b, key, second)
+	rest, err := io.ReadAll(r)
+	if err == nil && !bytes.Equal(append(head, rest...), first) {
+		t.Fatal("a reader of a replaced blob read bytes of the new one, without an error")
+	}
+	if got := readAll(t, b, key); !bytes.Equal(got, second) {
+		t.Fatal("a new reader does not read the new blob")
 	}
 }
 
