@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // rangeBlob is a Blob over storage that reads byte ranges (S3Blobs,
@@ -25,6 +26,10 @@ type rangeBlob struct {
 	left   int64         // bytes of body not yet read
 	window int64         // the next window's length
 	closed bool
+
+	blockMu    sync.Mutex // ReadAt's block
+	block      []byte
+	blockStart int64
 }
 
 // rangeFetcher returns a stream of the n bytes from off (n > 0, off+n at
@@ -113,9 +118,15 @@ func (b *rangeBlob) Seek(offset int64, whence int) (int64, error) {
 	return abs, nil
 }
 
-// ReadAt implements io.ReaderAt with one fetch of exactly the bytes
-// asked for (extractors read archives' directories and PDF objects that
-// way).
+// readAtBlock is the unit of ReadAt's small reads: parsers (PDF objects
+// through a 4 KiB buffer, zip entries) read a file in many small pieces,
+// each of which would otherwise be a request to the store.
+const readAtBlock = 256 << 10
+
+// ReadAt implements io.ReaderAt (safe for concurrent use). A read of
+// readAtBlock or more is one fetch of exactly those bytes; smaller ones
+// are served from the aligned block around them, fetched whole and kept
+// until a read needs another block.
 func (b *rangeBlob) ReadAt(p []byte, off int64) (int, error) {
 	if b.closed {
 		return 0, errClosedBlob
@@ -130,17 +141,57 @@ func (b *rangeBlob) ReadAt(p []byte, off int64) (int, error) {
 	if want == 0 {
 		return 0, nil
 	}
-	body, err := b.fetch(b.ctx, off, want)
+	var n int
+	var err error
+	if want >= readAtBlock {
+		n, err = b.fetchFull(p[:want], off)
+	} else {
+		n, err = b.readBlocks(p[:want], off)
+	}
+	if err != nil {
+		return n, err
+	}
+	if want < int64(len(p)) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// fetchFull reads exactly len(p) bytes at off with one fetch.
+func (b *rangeBlob) fetchFull(p []byte, off int64) (int, error) {
+	body, err := b.fetch(b.ctx, off, int64(len(p)))
 	if err != nil {
 		return 0, err
 	}
 	defer body.Close()
-	n, err := io.ReadFull(body, p[:want])
+	n, err := io.ReadFull(body, p)
 	if err != nil {
 		return n, fmt.Errorf("attachments: blob %q ended early: %w", b.info.Key, io.ErrUnexpectedEOF)
 	}
-	if want < int64(len(p)) {
-		return n, io.EOF
+	return n, nil
+}
+
+// readBlocks fills p from the blocks covering [off, off+len(p)).
+func (b *rangeBlob) readBlocks(p []byte, off int64) (int, error) {
+	b.blockMu.Lock()
+	defer b.blockMu.Unlock()
+	n := 0
+	for n < len(p) {
+		pos := off + int64(n)
+		start := pos - pos%readAtBlock
+		if b.block == nil || b.blockStart != start {
+			size := min(readAtBlock, b.info.Size-start)
+			if cap(b.block) < int(size) {
+				b.block = make([]byte, readAtBlock)
+			}
+			b.block = b.block[:size]
+			if _, err := b.fetchFull(b.block, start); err != nil {
+				b.block = nil
+				return n, err
+			}
+			b.blockStart = start
+		}
+		n += copy(p[n:], b.block[pos-start:])
 	}
 	return n, nil
 }
