@@ -512,7 +512,9 @@ func testLarge(t *testing.T, b attachments.Blobs, p string, opts Options) {
 	}
 	grew := int64(peak.Load()) - int64(base.HeapInuse)
 	t.Logf("heap grew by at most %d MiB during a %d MiB Put", grew>>20, size>>20)
-	if !opts.HoldsInMemory && grew > size/2 {
+	// Holding the upload whole takes at least its size; a part or chunk
+	// buffer (and garbage not yet collected) stays well below.
+	if !opts.HoldsInMemory && grew > size*3/4 {
 		t.Errorf("the heap grew by %d MiB during a %d MiB Put: the upload was held in memory", grew>>20, size>>20)
 	}
 	r, err := b.Open(t.Context(), key)
