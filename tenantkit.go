@@ -53,6 +53,11 @@ type Config struct {
 	// server uses DATA_DIR/files). Empty, with no Attachments.Blobs, keeps
 	// them in memory: fine for tests, lost on restart.
 	FilesDir string
+	// FilesInDatabase keeps attachments' files in the database
+	// (attachments.SQLBlobs) when Attachments.Blobs is nil: with
+	// PostgreSQL, every process sharing the database shares the files.
+	// It wins over FilesDir.
+	FilesInDatabase bool
 	// Payments configures the payment gateways: providers (nil: mock,
 	// mock_processing and stripe) and where their credentials come from.
 	// A tenant's credentials stored in the provider's gateway integration
@@ -218,6 +223,9 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 	attOpts := cfg.Attachments
 	if attOpts.Fields == nil {
 		attOpts.Fields = entityFields{entitiesSvc}
+	}
+	if attOpts.Blobs == nil && cfg.FilesInDatabase {
+		attOpts.Blobs = attachments.NewSQLBlobs(db)
 	}
 	if attOpts.Blobs == nil && cfg.FilesDir != "" {
 		blobs, err := attachments.NewFSBlobs(cfg.FilesDir)

@@ -13,8 +13,11 @@ import (
 // Name is the area's name in the Kit's errors and logs.
 func (s *Service) Name() string { return "attachments" }
 
-// Migrations returns the area's schema lines.
-func (s *Service) Migrations() []store.Migrations { return []store.Migrations{Migrations} }
+// Migrations returns the area's schema lines: its tables, and SQLBlobs'
+// (so that files may be kept in the Kit's database).
+func (s *Service) Migrations() []store.Migrations {
+	return []store.Migrations{Migrations, BlobMigrations}
+}
 
 // EventTypes describes the events the area emits.
 func (s *Service) EventTypes() []store.EventType { return EventTypes }

@@ -19,8 +19,10 @@ import (
 
 // Blobs stores the bytes of attachments and their thumbnails under keys
 // the service makes: slash-separated segments of letters, digits, '.',
-// '_' and '-'. FSBlobs keeps them in a directory; a host may bring object
-// storage.
+// '_' and '-'. FSBlobs keeps them in a directory of one machine;
+// SQLBlobs in the database and S3Blobs in an S3 bucket, which several
+// processes can share; MemBlobs in memory. A host may bring its own and
+// check it with package blobstest.
 //
 // A Put is atomic: a reader of its key sees nothing or every byte, never
 // a partial file, even across a crash. A missing key is an error wrapping

@@ -6,8 +6,9 @@
 // # Storage
 //
 // A file's bytes live in Blobs (FSBlobs on disk: the standalone server
-// uses DATA_DIR/files; MemBlobs in memory for tests); the attachment row
-// in the Store. An upload streams: Stage reads the first 3 KiB to sniff
+// uses DATA_DIR/files unless FILES_URL names the database or an S3
+// bucket; MemBlobs in memory for tests; see "Where files are kept"); the
+// attachment row in the Store. An upload streams: Stage reads the first 3 KiB to sniff
 // the type (github.com/gabriel-vasile/mimetype; the client's type is never
 // trusted), then copies the rest to a temporary file that is synced and
 // renamed into place under a fresh id, stopping at the size limit. Only
@@ -19,6 +20,53 @@
 // first and the file after the commit, so no row ever names a missing
 // file. Keys: "<tenant>/<attachment id>/original" and
 // "<tenant>/<attachment id>/thumbs/<w>x<h>-<fit>".
+//
+// # Where files are kept
+//
+// Four Blobs ship, all passing the conformance suite of package
+// blobstest:
+//
+//   - FSBlobs: a directory of this machine (temporary file, sync,
+//     rename). One machine only.
+//   - MemBlobs: memory, for tests.
+//   - SQLBlobs: the database (the attachments_blobs migration line,
+//     applied with the area's). A file is 1 MiB chunk rows under a version
+//     id (a UUIDv7) and a row naming the key's current version. Put writes
+//     the chunks one statement at a time outside any transaction (one
+//     chunk in memory, no transaction holding locks while a slow client
+//     uploads), then swaps the key's row and deletes the old version's
+//     chunks in one short transaction. Reads fetch one chunk at a time,
+//     and of a range only the chunks it covers, cut with substr; on
+//     PostgreSQL the chunks are stored uncompressed out of line (STORAGE
+//     EXTERNAL), so substr reads only the bytes it returns. A crashed
+//     Put's chunks are removed by the orphan sweep's listing once an hour
+//     old. It runs on SQLite too, but only PostgreSQL shares files between
+//     machines (the standalone server refuses FILES_URL=postgres with
+//     SQLite).
+//   - S3Blobs: a bucket of any S3-compatible store, through
+//     github.com/minio/minio-go/v7 (decision: its dependency tree is a
+//     handful of small modules where aws-sdk-go-v2 brings a dozen
+//     service and config modules, and it has what the Blobs need: a
+//     streaming PutObject that switches to multipart uploads by itself,
+//     GetObject with byte ranges and conditions, ListObjects). Uploads
+//     stream in 16 MiB parts (one part in memory; the size is passed on
+//     when the reader can tell it, and a stream ending within 1 MiB is one
+//     PUT); a failed upload is aborted, so an object appears whole or not
+//     at all. An abort that cannot reach the store (the process dies)
+//     leaves the parts of an incomplete multipart upload, which S3 keeps
+//     and bills until a bucket lifecycle rule
+//     (AbortIncompleteMultipartUpload) removes them: set one.
+//
+// Reads of SQLBlobs and S3Blobs are lazy: Open reads the size, Seek
+// costs nothing, and Read fetches a window from where the reader is, of 1
+// MiB first, doubling up to 32 MiB while reading on. http.ServeContent
+// serves a Range by seeking to its start and reading its length, so a 1
+// MiB range of a large file reads about 1 MiB from storage (httpapi's
+// TestAttachmentFilesInS3 counts the bytes S3 sends), and a whole download
+// needs a handful of requests. ReadAt fetches exactly what it asks for.
+// Every fetch of an opened blob is bound to the version it opened (S3: a
+// condition on the ETag; SQL: the version id), so a blob replaced while
+// being read fails the read rather than mixing two versions.
 //
 // # Limits and refusals
 //

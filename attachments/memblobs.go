@@ -31,8 +31,8 @@ func NewMemBlobs() *MemBlobs { return &MemBlobs{blobs: map[string]memBlob{}} }
 
 // Put implements Blobs.
 func (m *MemBlobs) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
-	if !blobKeyPattern.MatchString(key) {
-		return 0, fmt.Errorf("attachments: bad blob key %q", key)
+	if err := checkKey(key); err != nil {
+		return 0, err
 	}
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, contextReader{ctx, r})

@@ -61,8 +61,12 @@
 //	                              limits apply only to requests sending
 //	                              "x-app-test-rate-limit: on".
 //
-// Attachments (files are stored under DATA_DIR/files):
+// Attachments (files are stored under DATA_DIR/files unless FILES_URL says
+// otherwise: postgres or s3://…, which several processes can share; see
+// files.go and -copy-files-to):
 //
+//	FILES_URL                           file://DIR, postgres or s3://BUCKET/PREFIX?endpoint=…
+//	AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  the S3 credentials.
 //	APP_ATTACHMENT_MAX_UPLOAD_MB        largest upload in MB (default 25).
 //	APP_ATTACHMENT_TENANT_QUOTA_MB      each tenant's stored total in MB (default 512).
 //	APP_DEFAULT_ATTACHMENT_OCR_ENABLED  new partitions extract text (default true).
@@ -339,11 +343,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return badSetting(fmt.Errorf("APP_INBOUND_WEBHOOKS: %w", err))
 	}
 
+	files, err := parseFilesLocation("FILES_URL", getenv("FILES_URL"), dataDir, databaseURL, getenv)
+	if err != nil {
+		return badSetting(err)
+	}
+	var copyTo filesLocation
+	if opts.copyFilesTo != "" {
+		if copyTo, err = parseFilesLocation("-copy-files-to", opts.copyFilesTo, dataDir, databaseURL, getenv); err != nil {
+			return badSetting(err)
+		}
+	}
+
 	logger.Info("opening database", describeDatabase(databaseURL)...)
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger, Rules: rulesCfg,
+	kitCfg := tenantkit.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger, Rules: rulesCfg,
 		Webhooks: webhooks.Options{AllowPrivateURLs: rulesCfg.AllowPrivateURLs}, Jobs: jobsCfg,
-		Attachments: attachmentsCfg, FilesDir: filepath.Join(dataDir, "files"),
-		Payments: payments.Options{Credentials: payments.EnvCredentials{Getenv: getenv}}})
+		Attachments: attachmentsCfg,
+		Payments:    payments.Options{Credentials: payments.EnvCredentials{Getenv: getenv}}}
+	if err := files.configure(ctx, &kitCfg); err != nil {
+		return err
+	}
+	logger.Info("attachments' files", "location", files.String())
+	warnUnshared(logger, files, databaseURL)
+	kit, err := tenantkit.Open(ctx, kitCfg)
 	if err != nil {
 		return err
 	}
@@ -367,6 +388,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logger.Info("migrations applied; exiting (-migrate-only)")
 		fmt.Fprintln(stdout, "migrations applied")
 		return closeKit()
+	}
+	if opts.copyFilesTo != "" {
+		return errors.Join(copyFiles(ctx, kit, files, copyTo, logger, stdout), closeKit())
 	}
 	limits, err := ratelimit.Open(limitCfg, logger)
 	if err != nil {

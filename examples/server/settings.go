@@ -19,6 +19,8 @@ var settings = []setting{
 	{"`ADDR`", "`:8080`", "listen address; the API is at `http://ADDR/api`. `127.0.0.1:0` picks a free port (the server prints `listening on http://HOST:PORT/api`)."},
 	{"`DATA_DIR`", "`./data`", "SQLite database (`tenantkit.db`), stored files (`files/`) and the generated secret key (`secret.key`)."},
 	{"`DATABASE_URL`", "`sqlite:DATA_DIR/tenantkit.db`", "`postgres://…` selects PostgreSQL."},
+	{"`FILES_URL`", "`file://DATA_DIR/files`", "where attachments' files are kept: `file://DIR` (this machine only), `postgres` (in the PostgreSQL database of `DATABASE_URL`; refused with SQLite) or `s3://BUCKET/PREFIX?endpoint=http://HOST:PORT&region=REGION&pathStyle=true` (an S3-compatible bucket, which must exist; `endpoint` and `pathStyle` are for stores other than AWS S3). Several server processes need `postgres` or `s3`. `-copy-files-to URL` copies every file from `FILES_URL` to another location and exits."},
+	{"`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`", `unset`, "the credentials of `FILES_URL=s3://…`; unset, the instance's IAM role (on AWS)."},
 	{"`APP_SECRET_KEY`", "generated once into `DATA_DIR/secret.key` (mode 0600)", `key for encrypting stored secrets and signing session tokens; any string of at least 32 bytes. Changing it signs everyone out.`},
 	{"`BOOTSTRAP_API_KEY`", `unset`, `if set, a super-admin API key with exactly this secret exists for the default tenant and organization (idempotent); no key is generated.`},
 	{"`ADMIN_EMAIL`, `ADMIN_PASSWORD`", `unset`, `if both are set, a super-admin user with these credentials exists (idempotent). Setting only one is an error.`},
@@ -88,6 +90,7 @@ type options struct {
 	values      map[string]string // by variable, the flags given
 	migrateOnly bool
 	version     bool
+	copyFilesTo string // -copy-files-to: a FILES_URL value
 }
 
 // errUsage is a command line the server refuses (exit status 2); errHelp
@@ -113,6 +116,7 @@ func parseArgs(args []string, out io.Writer) (*options, error) {
 	}
 	fs.BoolVar(&o.migrateOnly, "migrate-only", false, "apply the database migrations and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.copyFilesTo, "copy-files-to", "", "copy every file from FILES_URL to this location and exit")
 	fs.Usage = func() {} // the whole usage only for -help
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -164,6 +168,10 @@ for plain names, a flag (a flag wins over the environment):
 	}
 	fmt.Fprint(out, `
   -migrate-only  apply the database migrations and exit
+  -copy-files-to URL
+                 copy every attachment file from FILES_URL to URL (file://DIR,
+                 postgres or s3://…; files already there with the same size are
+                 skipped), check the sizes, print the counts and exit
   -version       print the version and exit
   -help          print this
 `)
