@@ -10,9 +10,11 @@
 // database is a fresh PostgreSQL schema (storetest.IsolatedPostgresURL;
 // the test is skipped without TENANTKIT_TEST_POSTGRES_URL): SQLite's
 // database is owned by one process, so several servers are a PostgreSQL
-// deployment. The servers share a files directory (attachments) and, when
-// the test gives them policies over one Redis, their rate-limit counters
-// (RedisURL, Front).
+// deployment. Each server keeps attachments' files in a directory of its
+// own, as on separate machines, unless the test shares a store between
+// them (Config.FilesInDatabase, or Options.Blobs over one S3 bucket); when
+// the test gives them policies over one Redis, they share their
+// rate-limit counters (RedisURL, Front).
 //
 // A test changes configuration through one server and uses it through
 // another (Server.Do), and measures how long reads take to converge
@@ -37,6 +39,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
@@ -56,9 +59,13 @@ type Options struct {
 	// PostgreSQL schema, dropped when the test ends; the test is skipped
 	// without PostgreSQL).
 	DatabaseURL string
-	// Config is the base of every Kit's configuration (DB, SecretKey and,
-	// unless set, FilesDir are set here).
+	// Config is the base of every Kit's configuration (DB and SecretKey
+	// are set here; FilesDir, unless set or replaced by FilesInDatabase or
+	// Blobs, is a directory of each server's own).
 	Config tenantkit.Config
+	// Blobs, when set, returns server i's attachment file store (each
+	// server its own client of one shared store, such as an S3 bucket).
+	Blobs func(t testing.TB, i int) attachments.Blobs
 	// RateLimit returns the policy of server i's HTTP front (nil, or a
 	// nil policy: limiting off, so that tests of areas do not meet the
 	// per-tenant route limits).
@@ -105,10 +112,6 @@ func Start(t testing.TB, opts Options) *Cluster {
 	}
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	filesDir := opts.Config.FilesDir
-	if filesDir == "" {
-		filesDir = t.TempDir()
-	}
 	c.SuperKey = "tk_" + randomHex(24)
 	for i := range n {
 		db, err := store.Open(ctx, c.DatabaseURL, nil)
@@ -117,7 +120,13 @@ func Start(t testing.TB, opts Options) *Cluster {
 		}
 		t.Cleanup(func() { db.Close() })
 		cfg := opts.Config
-		cfg.DB, cfg.SecretKey, cfg.FilesDir = db, secret, filesDir
+		cfg.DB, cfg.SecretKey = db, secret
+		if opts.Blobs != nil {
+			cfg.Attachments.Blobs = opts.Blobs(t, i)
+		}
+		if cfg.FilesDir == "" {
+			cfg.FilesDir = t.TempDir() // this server's own disk
+		}
 		kit, err := tenantkit.Open(ctx, cfg)
 		if err != nil {
 			t.Fatalf("multiproc: open server %d's Kit: %v", i, err)

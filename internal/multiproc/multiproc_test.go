@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/internal/multiproc"
 	"github.com/tenantkit/tenantkit/ratelimit"
@@ -39,7 +40,8 @@ const (
 // shared by the two. Skipped without PostgreSQL (and the rate limits
 // without Redis).
 func TestAcrossServers(t *testing.T) {
-	c := multiproc.Start(t, multiproc.Options{})
+	// Files in the database: a file uploaded through A is delivered by B.
+	c := multiproc.Start(t, multiproc.Options{Config: tenantkit.Config{FilesInDatabase: true}})
 	a, b := c.Servers[0], c.Servers[1]
 	t.Run("entities", func(t *testing.T) { entitiesAcross(t, c, a, b) })
 	t.Run("rules", func(t *testing.T) { rulesAcross(t, c, a, b) })
