@@ -52,6 +52,7 @@ type engine interface {
 	begin(ctx context.Context, readOnly bool) (txEngine, error)
 	prepare(ctx context.Context, sql string) error
 	lock(ctx context.Context, key int64) (unlock func(), err error)
+	tryLock(ctx context.Context, key int64, shared bool) (unlock func(), ok bool, err error)
 	ping(ctx context.Context) error
 	close() error
 }
@@ -298,6 +299,24 @@ func (db *DB) WithLock(ctx context.Context, name string, fn func() error) error 
 	}
 	defer unlock()
 	return fn()
+}
+
+// HoldLock takes the lock identified by name for as long as the process
+// keeps it (until release is called): exclusive, or shared with other
+// shared holders. It does not wait: ok is false when another process
+// holds the lock in a mode that conflicts. On PostgreSQL it is a
+// session-level advisory lock on a connection of its own (one connection
+// of the pool, held until release; a process that dies loses it with its
+// connection); SQLite's database belongs to one process, so there it is
+// always granted. A server uses it to find out at start whether another
+// runs on the same database (examples/server, for files kept on one
+// machine's disk).
+func (db *DB) HoldLock(ctx context.Context, name string, shared bool) (release func(), ok bool, err error) {
+	release, ok, err = db.eng.tryLock(ctx, lockKey(name), shared)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: hold lock %q: %w", name, err)
+	}
+	return release, ok, nil
 }
 
 // lockKey hashes a lock name into PostgreSQL's advisory lock key space

@@ -122,6 +122,30 @@ func (e *pgxEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) 
 	return pgxTx{tx}, nil
 }
 
+// tryLock takes a session-level advisory lock, exclusive or shared, on a
+// dedicated connection without waiting.
+func (e *pgxEngine) tryLock(ctx context.Context, key int64, shared bool) (func(), bool, error) {
+	conn, err := e.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	take, give := "pg_try_advisory_lock", "pg_advisory_unlock"
+	if shared {
+		take, give = "pg_try_advisory_lock_shared", "pg_advisory_unlock_shared"
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, "SELECT "+take+"($1)", key).Scan(&ok); err != nil || !ok {
+		conn.Release()
+		return nil, false, err
+	}
+	return func() {
+		if _, err := conn.Exec(context.Background(), "SELECT "+give+"($1)", key); err != nil {
+			conn.Conn().Close(context.Background())
+		}
+		conn.Release()
+	}, true, nil
+}
+
 // lock takes a session-level advisory lock on a dedicated connection.
 func (e *pgxEngine) lock(ctx context.Context, key int64) (func(), error) {
 	conn, err := e.pool.Acquire(ctx)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
@@ -111,6 +112,46 @@ func warnUnshared(logger *slog.Logger, files filesLocation, databaseURL string) 
 	logger.Warn("attachments' files are kept on this machine only ("+files.String()+"): several server processes sharing this PostgreSQL database need FILES_URL=postgres or FILES_URL=s3://…, or a file uploaded to one is missing on the others",
 		"filesUrl", files.String())
 }
+
+// holdFilesLock holds, for the server's life, the lock that keeps servers
+// on one database from disagreeing about where files are: a server whose
+// files are on its own disk holds it alone, servers sharing their files
+// (FILES_URL=postgres or s3) together. A server that cannot take it fails
+// its start, naming FILES_URL: a file uploaded through one of two servers
+// each on its own disk would be missing on the other. On SQLite, one
+// process's database, it is always granted.
+//
+// A server killed a moment ago may hold it until the database notices its
+// connection closed, so the lock is tried for up to filesLockWait.
+func holdFilesLock(ctx context.Context, db *store.DB, files filesLocation) (release func(), err error) {
+	deadline := time.Now().Add(filesLockWait)
+	for {
+		release, ok, err := db.HoldLock(ctx, "tenantkit.files:"+db.Schema(), files.shared())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return release, nil
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if files.shared() {
+		return nil, badSetting(fmt.Errorf("FILES_URL: another server runs on this database with its files on its own disk: "+
+			"every server of a database needs FILES_URL=postgres or the same s3:// bucket (this one has %s)", files))
+	}
+	return nil, badSetting(fmt.Errorf("FILES_URL: another server runs on this database, and this one keeps files on its own disk (%s): "+
+		"several servers need FILES_URL=postgres or FILES_URL=s3://…, or a file uploaded to one is missing on the others", files))
+}
+
+// filesLockWait is how long holdFilesLock tries before it fails the start.
+const filesLockWait = 3 * time.Second
 
 // copyFiles copies every file of the configured store (from) to the
 // store at to (-copy-files-to), printing the counts to stdout.

@@ -193,3 +193,40 @@ func TestCopyFilesTo(t *testing.T) {
 		t.Fatalf("attachment_blobs rows: %d, %v; want 3 (two copied, one uploaded)", n, err)
 	}
 }
+
+// Several servers on one PostgreSQL database agree on where files are: a
+// second server beside one that keeps files on its own disk fails its
+// start naming FILES_URL, whether its own files are on its disk or
+// shared; servers sharing their files start side by side.
+func TestFilesLockAcrossServers(t *testing.T) {
+	t.Parallel()
+	dbURL := storetest.IsolatedPostgresURL(t)
+	env := func(files string) map[string]string {
+		return map[string]string{"DATA_DIR": t.TempDir(), "DATABASE_URL": dbURL, "BOOTSTRAP_API_KEY": bootstrapKey, "FILES_URL": files,
+			"ADDR": "127.0.0.1:0"}
+	}
+	refused := func(files, want string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, []string{"server"}, getenv(env(files)), &stdout, &stderr)
+		if err == nil || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), want) {
+			t.Errorf("FILES_URL=%q beside a server with files on its disk: %v, want a refused setting saying %q", files, err, want)
+		}
+	}
+	onDisk := start(t, env(""))
+	refused("", "FILES_URL: another server runs on this database, and this one keeps files on its own disk")
+	refused("postgres", "FILES_URL: another server runs on this database with its files on its own disk")
+	onDisk.stop(t)
+
+	first := start(t, env("postgres"))
+	second := start(t, env("postgres"))
+	id := first.uploadFile(t, "shared.txt", []byte("one store"))
+	if got := string(second.download(t, id)); got != "one store" {
+		t.Errorf("a file uploaded through the first server reads %q through the second", got)
+	}
+	refused("", "FILES_URL: another server runs on this database, and this one keeps files on its own disk")
+	second.stop(t)
+	first.stop(t)
+}

@@ -392,6 +392,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if opts.copyFilesTo != "" {
 		return errors.Join(copyFiles(ctx, kit, files, copyTo, logger, stdout), closeKit())
 	}
+	releaseFiles, err := holdFilesLock(ctx, kit.DB, files)
+	if err != nil {
+		return errors.Join(err, closeKit())
+	}
+	closeDB := closeKit
+	closeKit = func() error {
+		releaseFiles() // its connection goes back to the pool before the pool closes
+		return closeDB()
+	}
 	limits, err := ratelimit.Open(limitCfg, logger)
 	if err != nil {
 		return errors.Join(err, closeKit())
