@@ -84,6 +84,9 @@ func (b syncRecords) Upsert(ctx context.Context, tx *store.Tx, entityType string
 	out := make([]datasync.Outcome, len(res))
 	for i, r := range res {
 		out[i] = datasync.Outcome{Created: r.Created, Skipped: r.Skipped, Err: r.Err}
+		if errors.Is(r.Err, entities.ErrOutsideScope) {
+			out[i].Err = datasync.ErrOutsideScope // in the run's words
+		}
 	}
 	return out, nil
 }

@@ -12,8 +12,8 @@ import (
 // Status is a run's status.
 type Status string
 
-// Run statuses. Completed, failed and cancelled are final; paused is part
-// of the spec's vocabulary but nothing sets it.
+// Run statuses. Completed, failed and cancelled are final; paused is a
+// status the API may show but nothing sets it.
 const (
 	StatusPending   Status = "pending"
 	StatusRunning   Status = "running"
@@ -35,10 +35,12 @@ type Run struct {
 	TenantID       string `json:"-"`
 	OrganizationID string `json:"-"`
 	// OrganizationIDs are the organizations whose records the run may
-	// read, those the caller who started it may read (records of no
-	// organization are always readable); nil means every organization of
-	// the tenant. An export sends only such records; the job that carries
-	// the run, resumed or rescued, reads them from the run.
+	// read and write, those the caller who started it may read (records
+	// of no organization are always readable); nil means every
+	// organization of the tenant. An export sends only such records; an
+	// import updates only such records (ErrOutsideScope for others'); the
+	// job that carries the run, resumed or rescued, reads them from the
+	// run.
 	OrganizationIDs []string  `json:"-"`
 	ProgressJobID   *string   `json:"progressJobId"`
 	IntegrationID   string    `json:"integrationId"`
@@ -128,10 +130,15 @@ type Outcome struct {
 	// Skipped: the record exists but may not be written (deleted
 	// locally).
 	Skipped bool
-	// Err is why the record was not written (a validation error); the run
-	// counts it failed and goes on.
+	// Err is why the record was not written (a validation error, or
+	// ErrOutsideScope); the run counts it failed and goes on.
 	Err error
 }
+
+// ErrOutsideScope is an Outcome's Err for an item whose record exists in
+// an organization the run may not read (Run.OrganizationIDs): an import
+// never writes such a record, and tells nothing else of it.
+var ErrOutsideScope = store.Errorf(store.ErrForbidden, "record exists in an organization this run may not write")
 
 // Records is how runs reach the entities area (the Kit answers it):
 // which entity types a tenant has, writing a batch of records in the
@@ -140,7 +147,11 @@ type Records interface {
 	// EntityTypes lists the active custom entities of the tenant in ctx.
 	EntityTypes(ctx context.Context) ([]string, error)
 	// Upsert writes the items as records of entityType in tx, with
-	// validation and domain events, one outcome per item in order.
+	// validation and domain events, one outcome per item in order. New
+	// records belong to the organization of the scope in ctx; an
+	// existing record is updated only when that scope may read its
+	// organization (store.Scope.AllowsOrganization), any other's item
+	// failing with ErrOutsideScope.
 	Upsert(ctx context.Context, tx *store.Tx, entityType string, items []Upsert) ([]Outcome, error)
 	// Read returns up to limit live records of entityType with an id
 	// greater than afterID, in id order.

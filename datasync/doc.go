@@ -30,14 +30,15 @@
 // tenant, the integration, the entity type and the item's externalId
 // (RecordID, a UUIDv5), so a re-run, a retry or a resumed job writes the
 // same records and never duplicates one. New ids count createdCount,
-// existing ones updatedCount, items failing validation failedCount (with
-// a warn log line naming the item; the run goes on), items whose record
-// was deleted locally skippedCount (left alone). batchesCompleted counts
+// existing ones updatedCount, items failing validation or whose record
+// is in an organization the run may not write failedCount (with a warn
+// log line naming the item; the run goes on), items whose record was
+// deleted locally skippedCount (left alone). batchesCompleted counts
 // pages. An export sends the entity's live records in id order, its
 // cursor being the last id sent; success counts updatedCount, error
 // failedCount, skipped skippedCount.
 //
-// # Decisions where the spec is silent
+// # Decisions
 //
 //   - Runs belong to the tenant, as the integration state they run under
 //     does: every caller of the tenant with data_sync.view sees them.
@@ -51,8 +52,18 @@
 //     old run and the retrying caller may read. Whether a caller may read
 //     records at all is the host's check: httpapi asks an export's start
 //     and retry for entities.records.view, the feature of GET
-//     /entities/records. An import updates a record of its derived id
-//     wherever it was made (entities.UpsertRecordsTx).
+//     /entities/records.
+//   - A run writes only where the caller who started it may: an import
+//     creates new records in the run's organization, and updates an
+//     existing record of an item's derived id only when the run's
+//     organizations include the record's (or it has none, as records any
+//     organization reads). A record of another organization is left as
+//     it is, live or deleted: its item counts failedCount, with the warn
+//     log line "Item <externalId> was not imported: record exists in an
+//     organization this run may not write" (ErrOutsideScope), and nothing
+//     else of the record (its values, organization, whether it is
+//     deleted) shows in the run or its log. A run of a caller of every
+//     organization updates the record wherever it was made.
 //   - Statuses: pending → running → completed | failed | cancelled; paused
 //     is part of the vocabulary but nothing sets it.
 //   - fullSync true starts an import from the source's first page;

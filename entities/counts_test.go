@@ -547,9 +547,9 @@ func (m *cntModel) createBatch() {
 
 // upsert writes a batch as an import does (UpsertRecordsTx, in a
 // transaction of its own): new ids and the ids of the tenant's records
-// (live or deleted, of any organization: an import updates the tenant's
-// record wherever it was made), an id twice at times, an item failing
-// validation at times.
+// (live or deleted, of any organization: a record of an organization the
+// caller may not read fails with ErrOutsideScope and is left alone), an
+// id twice at times, an item failing validation at times.
 func (m *cntModel) upsert() {
 	c := m.callers[m.pick(len(m.callers))]
 	tenant := c.sc.TenantID
@@ -604,6 +604,11 @@ func (m *cntModel) upsert() {
 		case p.bad:
 			if o.Err == nil {
 				m.fatalf("item %d with an unknown field: %+v, want an error", i, o)
+			}
+			continue
+		case !seen[p.id] && p.rec != nil && !c.sc.AllowsOrganization(p.rec.org):
+			if !errors.Is(o.Err, entities.ErrOutsideScope) || o.Created || o.Skipped {
+				m.fatalf("item %d of another organization (deleted %v): %+v, want ErrOutsideScope", i, p.rec.deleted, o)
 			}
 			continue
 		case seen[p.id] || p.rec != nil && p.rec.deleted:

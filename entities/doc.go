@@ -259,9 +259,15 @@
 // records of the batch's ids (Store.LockRecords), new ids are inserted
 // and existing records updated in batches (InsertRecords,
 // UpdateRecords), their value counts move in one upsert per batch, and
-// their events are written together (store.Tx.EmitMany). A record's data
-// and its event payload are written without reflection (jsonenc.go),
-// byte for byte as encoding/json writes them. See BENCHMARKS.md, "Data
+// their events are written together (store.Tx.EmitMany). The batch writes
+// as the caller's scope allows, as UpdateRecord does: new records belong
+// to the scope's organization, and an existing record (found whatever its
+// organization, since its id is taken) is updated only when the scope may
+// read its organization (store.Scope.AllowsOrganization). The item of a
+// record of any other organization fails with ErrOutsideScope, whether
+// the record is live or deleted, so its outcome tells nothing of it.
+// A record's data and its event payload are written without reflection
+// (jsonenc.go), byte for byte as encoding/json writes them. See BENCHMARKS.md, "Data
 // sync import (issue 17)".
 //
 // # Events

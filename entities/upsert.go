@@ -28,16 +28,27 @@ type UpsertOutcome struct {
 	// held by a record of another entity fails the whole batch
 	// (store.ErrConflict).
 	Skipped bool
-	// Err is the item's validation error; the item was not written.
+	// Err is why the item was not written: its validation error, or
+	// ErrOutsideScope.
 	Err error
 }
+
+// ErrOutsideScope is the UpsertOutcome.Err of an item whose record (live
+// or deleted) belongs to an organization the caller's scope does not
+// allow (store.Scope.AllowsOrganization): the record is left as it is,
+// and nothing else of it is told.
+var ErrOutsideScope = store.Errorf(store.ErrForbidden, "record exists in an organization the caller may not write")
 
 // UpsertRecordsTx writes a batch of records of entityID in the caller's
 // transaction tx (at most 1000; the caller commits them with its own
 // changes, as the data sync area commits a batch with its cursor): each
 // new id is created, each existing live record of the entity updated
 // (values merged, null clearing one), each validated as CreateRecord and
-// UpdateRecord validate. An item failing validation gets its error in its
+// UpdateRecord validate. New records belong to the scope's organization
+// (store.Scope, from ctx). An existing record is updated only when the
+// scope may read its organization, as UpdateRecord finds only such
+// records: one of another organization is left alone and its item gets
+// ErrOutsideScope. An item failing validation gets its error in its
 // outcome and is not written; the others are. Every write has its domain
 // event, and value counts follow. It returns one outcome per item, in
 // order.
@@ -66,8 +77,9 @@ func (s *Service) UpsertRecordsTx(ctx context.Context, tx *store.Tx, entityID st
 		}
 		ids = append(ids, items[i].RecordID)
 	}
-	// The tenant's records of these ids, of any entity and organization
-	// (an import updates the tenant's record wherever it was made).
+	// The tenant's records of these ids, of any entity and organization:
+	// an id is the caller's only when no record of the tenant holds it,
+	// and a record found is updated only within the caller's scope.
 	found, err := s.store.LockRecords(ctx, tx, sc.TenantID, ids)
 	if err != nil {
 		return nil, err
@@ -94,6 +106,11 @@ func (s *Service) UpsertRecordsTx(ctx context.Context, tx *store.Tx, entityID st
 		switch {
 		case seen[it.RecordID]:
 			out[i].Skipped = true // the same id twice in one batch: the first wins
+			continue
+		case exists && r.EntityID == id && !sc.AllowsOrganization(r.OrganizationID):
+			// Before the deleted check: live or deleted, the item fails
+			// alike, so the outcome tells nothing of the record.
+			out[i].Err = ErrOutsideScope
 			continue
 		case exists && r.EntityID == id && r.DeletedAt != nil:
 			out[i].Skipped = true

@@ -270,3 +270,90 @@ func TestUpsertRecordsIDOfAnotherEntity(t *testing.T) {
 		cntCheckTable(t, db, eid, []string{"k"}, map[string]bool{"k": true})
 	}, entities.Migrations)
 }
+
+// An upsert updates only records its scope may read: a caller limited to
+// org1 gets ErrOutsideScope for the records of org2, live or deleted
+// alike (nothing of them written, no event), updates records of no
+// organization and its own, and creates new ones in org1. A caller of
+// every organization updates the org2 record.
+func TestUpsertRecordsOrganizationScope(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		svc := entities.New(db)
+		tenant, o1, o2 := store.NewID(), store.NewID(), store.NewID()
+		tenantCtx := store.WithScope(t.Context(), store.Scope{TenantID: tenant})
+		in2 := store.WithScope(t.Context(), store.Scope{TenantID: tenant, OrganizationID: o2}) // every organization, acting in org2
+		in1 := store.WithScope(t.Context(), store.Scope{TenantID: tenant, OrganizationID: o1, OrganizationIDs: []string{o1}})
+		eid := recEntityID()
+		recDefineAll(t, svc, tenantCtx, eid, recDef(eid, "k", "text", map[string]any{"filterable": true}))
+		upsert := func(ctx context.Context, items ...entities.RecordUpsert) []entities.UpsertOutcome {
+			t.Helper()
+			out, err := upsUpsert(ctx, db, svc, eid, items)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		item := func(id, k string) entities.RecordUpsert {
+			return entities.RecordUpsert{RecordID: id, Values: map[string]any{"k": k}}
+		}
+		org2Live, org2Deleted, noOrg, own, fresh := store.NewID(), store.NewID(), store.NewID(), store.NewID(), store.NewID()
+		upsert(in2, item(org2Live, "org2"), item(org2Deleted, "org2 deleted"))
+		upsert(tenantCtx, item(noOrg, "shared"))
+		upsert(in1, item(own, "mine"))
+		if err := svc.DeleteRecord(in2, eid, org2Deleted); err != nil {
+			t.Fatal(err)
+		}
+		updatedBefore := len(upsEvents(t, db, tenant, entities.EventRecordUpdated))
+
+		out := upsert(in1, item(org2Live, "overwritten"), item(org2Deleted, "overwritten"), item(noOrg, "by org1"),
+			item(own, "mine again"), item(fresh, "new"))
+		for i, want := range []string{"outside", "outside", "updated", "updated", "created"} {
+			o := out[i]
+			var got string
+			switch {
+			case o.Err != nil && errors.Is(o.Err, entities.ErrOutsideScope) && !o.Created && !o.Skipped:
+				got = "outside"
+			case o.Err == nil && o.Created && !o.Skipped:
+				got = "created"
+			case o.Err == nil && !o.Created && !o.Skipped:
+				got = "updated"
+			default:
+				got = fmt.Sprintf("%+v", o)
+			}
+			if got != want {
+				t.Errorf("item %d: %s, want %s", i, got, want)
+			}
+		}
+		if msg := store.PublicMessage(out[0].Err); msg == "" || !errors.Is(out[0].Err, store.ErrForbidden) {
+			t.Errorf("the outside item's error %v: want a forbidden error with a message", out[0].Err)
+		}
+		for id, want := range map[string]struct{ k, org string }{
+			org2Live: {"org2", o2}, org2Deleted: {"org2 deleted", o2}, noOrg: {"by org1", ""}, own: {"mine again", o1}, fresh: {"new", o1},
+		} {
+			r, err := svc.GetRecord(tenantCtx, eid, id, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Values["k"] != want.k || r.OrganizationID != want.org {
+				t.Errorf("record %s holds %v in organization %q, want %q in %q", id, r.Values["k"], r.OrganizationID, want.k, want.org)
+			}
+		}
+		if r, _ := svc.GetRecord(tenantCtx, eid, org2Deleted, true); r.DeletedAt == nil {
+			t.Error("the deleted org2 record was restored")
+		}
+		updated := upsEvents(t, db, tenant, entities.EventRecordUpdated)
+		if n := len(updated) - updatedBefore; n != 2 || len(updated[org2Live]) != 0 || len(updated[org2Deleted]) != 0 {
+			t.Errorf("%d records with updated events (org2's: %d, %d), want 2 and none of org2's", n, len(updated[org2Live]), len(updated[org2Deleted]))
+		}
+		cntCheckTable(t, db, eid, []string{"k"}, map[string]bool{"k": true})
+
+		// A caller of every organization updates the org2 record.
+		if out := upsert(in2, item(org2Live, "by the tenant")); out[0].Err != nil || out[0].Created || out[0].Skipped {
+			t.Fatalf("the tenant-wide update: %+v", out[0])
+		}
+		if r, err := svc.GetRecord(tenantCtx, eid, org2Live, false); err != nil || r.Values["k"] != "by the tenant" {
+			t.Fatalf("after the tenant-wide update: %v %v", r, err)
+		}
+	}, entities.Migrations)
+}

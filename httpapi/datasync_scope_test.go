@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -176,6 +178,108 @@ func TestDataSyncExportOrganizationScope(t *testing.T) {
 		expectRun(t, "the tenant-wide export", f.wait(all), "completed", 0, 5, 0, 0, 1)
 		if got, want := listener.received(), slices.Sorted(slices.Values(append(slices.Clone(readable), org2Records...))); !slices.Equal(got, want) {
 			t.Fatalf("the tenant-wide export sent %v, want %v", got, want)
+		}
+	})
+}
+
+// An import writes only where its caller may. Two records of org2 hold
+// the derived ids of ext-0 (written by an import of a caller of every
+// organization acting in org2) and ext-1 (created directly by an org2
+// caller). A caller limited to org1 importing ext-0…ext-3 leaves both
+// untouched: each is a failed item with a warn line saying so and
+// nothing of the record; ext-2 and ext-3 are created in org1 and a
+// second run updates them, on both engines. A caller of every
+// organization then updates all four, each in its own organization.
+func TestDataSyncImportOrganizationScope(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		e := dsNewEnv(t, db, true)
+		g := e.newGrantFixture()
+		tenantKey, _ := e.keyWith(g.tenantFixture, "", g.adminRole)
+		tenantInOrg2, _ := e.keyWith(g.tenantFixture, g.org2, g.adminRole)
+		org1Key, _ := e.keyWith(g.tenantFixture, g.OrgID, e.newRole(g.tenantFixture, []string{g.OrgID},
+			featureSyncRun, featureSyncView, featureEntitiesRecordsView))
+		org2Key, _ := e.keyWith(g.tenantFixture, g.org2, e.newRole(g.tenantFixture, []string{g.org2}, recAllFeatures...))
+
+		eid := recEntity()
+		e.do("POST", "/api/entities/entities", tenantKey, map[string]any{"entityId": eid, "label": "Products"}).expect(200)
+		e.do("POST", "/api/entities/definitions.batch", tenantKey, map[string]any{"entityId": eid,
+			"definitions": []map[string]any{{"key": "title", "kind": "text"}, {"key": "qty", "kind": "integer"}}}).expect(200)
+		f := &dsFixture{t: t, e: e, tf: g.tenantFixture, key: tenantKey, eid: eid}
+		src := dsNewSource(t, 1)
+		f.credentials(src.URL, "")
+		// title returns the title of ext's record as key reads it ("" when
+		// key reads none).
+		title := func(key, ext string) string {
+			t.Helper()
+			id := datasync.RecordID(g.ID, dsIntegration, eid, ext)
+			items := recItems(t, e.do("GET", recRecords+"?entityId="+eid+"&id="+id, key, nil).expect(200).JSON())
+			if len(items) == 0 {
+				return ""
+			}
+			return items[0]["title"].(string)
+		}
+		run := func(key, what string, counts ...int) string {
+			t.Helper()
+			id := e.do("POST", "/api/data_sync/run", key, f.body("import", "batchSize", 10, "fullSync", true)).expect(201).JSON()["id"].(string)
+			expectRun(t, what, f.wait(id), "completed", counts...)
+			return id
+		}
+
+		// org2's records: one imported, one created directly.
+		run(tenantInOrg2, "the import into org2", 1, 0, 0, 0, 1)
+		e.do("POST", recRecords, org2Key, map[string]any{"entityId": eid, "recordId": datasync.RecordID(g.ID, dsIntegration, eid, "ext-1"),
+			"values": map[string]any{"title": "made in org2", "qty": 1}}).expect(200)
+		if got := []string{title(org2Key, "ext-0"), title(org2Key, "ext-1"), title(org1Key, "ext-0")}; !slices.Equal(got, []string{"Item 0", "made in org2", ""}) {
+			t.Fatalf("org2's records as org2 and org1 read them: %q", got)
+		}
+
+		src.set(func(s *dsSource) { s.n, s.version = 4, " by org1" })
+		first := run(org1Key, "the org1 import", 2, 0, 0, 2, 1)
+		src.set(func(s *dsSource) { s.version = " by org1 again" })
+		second := run(org1Key, "the org1 re-import", 0, 2, 0, 2, 1)
+		for ext, want := range map[string]string{"ext-0": "Item 0", "ext-1": "made in org2"} {
+			if got := title(org2Key, ext); got != want {
+				t.Errorf("org2's %s holds %q after org1's imports, want %q", ext, got, want)
+			}
+		}
+		for _, ext := range []string{"ext-2", "ext-3"} {
+			want := "Item " + ext[4:] + " by org1 again"
+			if got := []string{title(org1Key, ext), title(org2Key, ext)}; !slices.Equal(got, []string{want, ""}) {
+				t.Errorf("org1's %s as org1 and org2 read it: %q, want [%q \"\"]", ext, got, want)
+			}
+		}
+		for _, id := range []string{first, second} {
+			warns := f.logs(id, "warn")
+			if len(warns) != 2 {
+				t.Fatalf("run %s: warn lines %v, want 2", id, warns)
+			}
+			for _, w := range warns {
+				ext := map[string]string{datasync.RecordID(g.ID, dsIntegration, eid, "ext-0"): "ext-0",
+					datasync.RecordID(g.ID, dsIntegration, eid, "ext-1"): "ext-1"}[fmt.Sprint(w["entityId"])]
+				want := "Item " + ext + " was not imported: record exists in an organization this run may not write"
+				if ext == "" || w["message"] != want || w["runId"] != id {
+					t.Errorf("run %s: warn line %v, want %q", id, w, want)
+				}
+				raw, _ := json.Marshal(w)
+				for _, secret := range []string{g.org2, "made in org2", "Item 0\""} {
+					if strings.Contains(string(raw), secret) {
+						t.Errorf("run %s: warn line %s tells %q of org2's record", id, raw, secret)
+					}
+				}
+			}
+			if errs := f.logs(id, "error"); len(errs) != 0 {
+				t.Errorf("run %s: error lines %v", id, errs)
+			}
+		}
+
+		// A caller of every organization updates every record where it is.
+		src.set(func(s *dsSource) { s.version = " by the tenant" })
+		run(tenantInOrg2, "the tenant-wide import", 0, 4, 0, 0, 1)
+		for _, c := range []struct{ key, ext string }{{org2Key, "ext-0"}, {org2Key, "ext-1"}, {org1Key, "ext-2"}, {org1Key, "ext-3"}} {
+			if got, want := title(c.key, c.ext), "Item "+c.ext[4:]+" by the tenant"; got != want {
+				t.Errorf("%s after the tenant-wide import: %q in its organization, want %q", c.ext, got, want)
+			}
 		}
 	})
 }

@@ -74,9 +74,11 @@ func wantCounted(t *testing.T, svc *entities.Service, ctx context.Context, what,
 	}
 }
 
-// Upserts: a batch creates its new ids and updates the live records of
-// the others (values merged, null clearing one), wherever in the tenant
-// they were made; it skips deleted records and an id given twice;
+// Upserts: a batch creates its new ids in the caller's organization and
+// updates the live records of the others (values merged, null clearing
+// one) that the caller's scope may read, those of the tenant's other
+// organizations failing with ErrOutsideScope (left alone, no event); it
+// skips deleted records and an id given twice;
 // an item failing validation gets its error and the others are written;
 // every written record has one event; the counted totals follow; an id
 // held by a record of another entity fails the batch, which writes
@@ -126,7 +128,8 @@ func testUpserts(t *testing.T, svc *entities.Service, db *store.DB) {
 
 	// 2. Again, changed: every record updated (colors moved, n cleared or
 	// kept, name kept), with a deleted record, an id twice, a record of
-	// the tenant made in another organization, invalid items and new ones.
+	// no organization, a record of another organization (outside org1's
+	// scope), invalid items and new ones.
 	must(t, svc.DeleteRecord(org1, ent, ids[0]))
 	tenantOwn := create(t, svc, tn.all(t), ent, map[string]any{"color": "red", "name": "tenant's"})
 	elsewhere := create(t, svc, org2, ent, map[string]any{"color": "red", "n": 1, "name": "org2's"})
@@ -151,7 +154,7 @@ func testUpserts(t *testing.T, svc *entities.Service, db *store.DB) {
 		entities.RecordUpsert{RecordID: twice, Values: map[string]any{"n": 2, "name": "second"}},    // n+3: the first valid one
 		entities.RecordUpsert{RecordID: missingName, Values: map[string]any{"color": "red"}},        // n+4: new, no name
 		entities.RecordUpsert{RecordID: fresh, Values: map[string]any{"color": "red", "name": "f"}}, // n+5
-		entities.RecordUpsert{RecordID: elsewhere.ID, Values: map[string]any{"n": 3}},               // n+6
+		entities.RecordUpsert{RecordID: elsewhere.ID, Values: map[string]any{"n": 3}},               // n+6: org2's
 		entities.RecordUpsert{RecordID: tenantOwn.ID, Values: map[string]any{"color": nil}},         // n+7
 		entities.RecordUpsert{RecordID: ids[9], Values: map[string]any{"unknown": 1}},               // n+8: twice, invalid
 	)
@@ -164,6 +167,10 @@ func testUpserts(t *testing.T, svc *entities.Service, db *store.DB) {
 			var ve *store.ValidationError
 			if !errors.As(o.Err, &ve) || ve.Fields[bad[i]] == "" || o.Created || o.Skipped {
 				t.Fatalf("second batch, item %d: %+v, want a validation error of %s", i, o, bad[i])
+			}
+		case i == n+6:
+			if !errors.Is(o.Err, entities.ErrOutsideScope) || o.Created || o.Skipped {
+				t.Fatalf("second batch, item %d (a record of org2): %+v, want ErrOutsideScope", i, o)
 			}
 		case i == 0 || i == n: // deleted; the same id twice
 			if !o.Skipped || o.Created || o.Err != nil {
@@ -191,14 +198,14 @@ func testUpserts(t *testing.T, svc *entities.Service, db *store.DB) {
 	wantValues(t, svc, tn.all(t), ent, ids[0], map[string]any{"color": "red", "n": 0.0, "name": "r0"}) // deleted, untouched
 	wantValues(t, svc, tn.all(t), ent, twice, map[string]any{"n": 2.0, "name": "second"})
 	wantValues(t, svc, tn.all(t), ent, fresh, map[string]any{"color": "red", "name": "f"})
-	wantValues(t, svc, tn.all(t), ent, elsewhere.ID, map[string]any{"color": "red", "n": 3.0, "name": "org2's"})
+	wantValues(t, svc, tn.all(t), ent, elsewhere.ID, map[string]any{"color": "red", "n": 1.0, "name": "org2's"}) // untouched
 	wantValues(t, svc, tn.all(t), ent, tenantOwn.ID, map[string]any{"name": "tenant's"})
 	_, err = svc.GetRecord(tn.all(t), ent, missingName, true)
 	wantNotFound(t, "the new item without its required field", err)
 	r, err := svc.GetRecord(tn.all(t), ent, elsewhere.ID, false)
 	must(t, err)
 	if r.OrganizationID != tn.org2 {
-		t.Fatalf("org2's record updated by an import in org1 moved to organization %q", r.OrganizationID)
+		t.Fatalf("org2's record, refused to an import in org1, moved to organization %q", r.OrganizationID)
 	}
 	r, err = svc.GetRecord(tn.all(t), ent, twice, false)
 	must(t, err)
@@ -212,7 +219,7 @@ func testUpserts(t *testing.T, svc *entities.Service, db *store.DB) {
 	wantColor["red"] += 2 // fresh, elsewhere
 	wantN := counts("n", live)
 	wantN["2"]++ // twice
-	wantN["3"]++ // elsewhere
+	wantN["1"]++ // elsewhere, untouched
 	wantCounted(t, svc, tn.all(t), "updated", ent, "color", wantColor)
 	wantCounted(t, svc, tn.all(t), "updated", ent, "n", wantN)
 	wantCounted(t, svc, org2, "updated, org2", ent, "color", map[string]int{"red": 1, "green": 0})
@@ -244,7 +251,7 @@ func testUpserts(t *testing.T, svc *entities.Service, db *store.DB) {
 			t.Fatalf("new record %s: %d created and %d updated events, want 1 and 0", id, createdEvs[id], updatedEvs[id])
 		}
 	}
-	if createdEvs[missingName] != 0 || updatedEvs[elsewhere.ID] != 1 || updatedEvs[tenantOwn.ID] != 1 {
+	if createdEvs[missingName] != 0 || updatedEvs[elsewhere.ID] != 0 || updatedEvs[tenantOwn.ID] != 1 {
 		t.Fatalf("events: %d for the failed item, %d and %d for the other organization's and the tenant's records",
 			createdEvs[missingName], updatedEvs[elsewhere.ID], updatedEvs[tenantOwn.ID])
 	}
