@@ -7,7 +7,7 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// The credential cache (see the package doc, "Credentials"): verified
+// The credential cache (see the package doc, "Revocation"): verified
 // credentials by digest in a vcache.Cache over one version counter, which
 // every change that may alter what an existing credential grants bumps in
 // its transaction (Service.tx, CredentialsChanged). Before it serves a

@@ -166,9 +166,10 @@ func (s *Service) ListAPIKeys(ctx context.Context, actor *Identity, tenantID str
 
 // DeleteAPIKey deletes a key of the actor's tenant (a super admin's: any);
 // every process refuses it for every request that starts after the
-// deletion commits (see the package doc, "Revocation"). A key outside the organizations the actor manages is not found;
-// a key whose roles the actor could not grant (CheckGrant) is
-// ErrEscalation: nobody revokes a credential above its own access.
+// deletion commits (see the package doc, "Revocation"). A key outside the
+// organizations the actor manages is not found; a key whose roles the
+// actor could not grant (CheckGrant) is ErrEscalation: nobody revokes a
+// credential above its own access.
 func (s *Service) DeleteAPIKey(ctx context.Context, actor *Identity, id string) error {
 	return s.tx(ctx, func(tx *store.Tx) error {
 		tenantID := actor.TenantID

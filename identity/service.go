@@ -46,7 +46,7 @@ type Config struct {
 	// not recorded with CredentialsChanged) reaches a process within
 	// CacheTTL. A change made through any Service on the database, in any
 	// process, is honoured by every request that starts after it commits
-	// (see the package doc, "Credentials"). Defaults to 5 seconds;
+	// (see the package doc, "Revocation"). Defaults to 5 seconds;
 	// negative disables the cache.
 	CacheTTL time.Duration
 	// Mailer receives password-reset tokens. Defaults to one that drops
