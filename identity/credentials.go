@@ -69,6 +69,7 @@ func (s *Service) fromCache(ctx context.Context, ck cacheKey) (id *Identity, ok 
 		return nil, false, nil
 	}
 	if expired(c.id, now) {
+		s.creds.Delete(ck) // refused from now on: no need to keep it
 		return nil, true, ErrUnauthenticated
 	}
 	return c.id, true, nil

@@ -71,8 +71,8 @@
 //     cache. It does not wait for the version listener: a notification
 //     arrives a millisecond or so after the commit, and a request that
 //     starts within it would be served stale. So the listener's state does
-//     not matter to credentials: while it is down they are revoked as at
-//     once as while it is up. A failed read of the counter fails the
+//     not matter to credentials: while it is down, revocation is as
+//     immediate as while it is up. A failed read of the counter fails the
 //     request (an error, not a stale identity).
 //   - On SQLite, whose database one process owns, the Service's own
 //     commits drop the cache before they return, at no cost per request.
