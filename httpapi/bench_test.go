@@ -63,4 +63,20 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 		}
 		benchServe(b, New(e.kit, Options{Auth: uncached}), key)
 	})
+	// On PostgreSQL, where a cache hit reads the credentials' version
+	// counter (identity's package doc, "Revocation").
+	b.Run("postgres", func(b *testing.B) {
+		e := newTestEnv(b, storetest.Postgres(b))
+		acme := e.newTenant("Acme " + randomHex(3))
+		key := e.newKey(acme, "api_keys.view", "auth.roles.view")
+		e.do("GET", "/api/auth/me", key, nil).expect(200)
+		b.Run("httpapi-auth-me", func(b *testing.B) { benchServe(b, e.handler, key) })
+		b.Run("httpapi-auth-me-uncached", func(b *testing.B) {
+			uncached, err := identity.Open(b.Context(), e.kit.DB, identity.Config{SecretKey: e.kit.SecretKey, CacheTTL: -1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchServe(b, New(e.kit, Options{Auth: uncached}), key)
+		})
+	})
 }

@@ -64,17 +64,23 @@ func looksLikeJWT(s string) bool { return strings.Count(s, ".") == 2 && strings.
 // ErrUnauthenticated.
 func (s *Service) AuthenticateKey(ctx context.Context, secret string) (*Identity, error) {
 	ck := keyOf('k', secret)
-	if id, ok := s.cached(ck); ok {
-		return id, nil
+	if id, ok, err := s.fromCache(ctx, ck); ok {
+		return id, err
 	}
-	hash := hex.EncodeToString(ck.sum[:]) // hashSecret(secret), the stored form
 	prefix := prefixOf(secret)
 	if !store.Storable(prefix) {
 		// No stored prefix has NUL or broken UTF-8 (PostgreSQL would
 		// refuse the lookup itself).
 		return nil, ErrUnauthenticated
 	}
-	k, live, err := s.store.APIKeyByPrefix(ctx, s.db, prefix)
+	return s.verify(ctx, ck, func(q store.Querier) (*Identity, error) { return s.keyIdentity(ctx, q, ck, prefix) })
+}
+
+// keyIdentity verifies the API key whose secret has digest ck and prefix
+// against the database.
+func (s *Service) keyIdentity(ctx context.Context, q store.Querier, ck cacheKey, prefix string) (*Identity, error) {
+	hash := hex.EncodeToString(ck.sum[:]) // hashSecret(secret), the stored form
+	k, live, err := s.store.APIKeyByPrefix(ctx, q, prefix)
 	if isNotFound(err) {
 		return nil, ErrUnauthenticated
 	}
@@ -87,7 +93,7 @@ func (s *Service) AuthenticateKey(ctx context.Context, secret string) (*Identity
 	if k.ExpiresAt != nil && !k.ExpiresAt.After(s.db.Now()) {
 		return nil, ErrUnauthenticated
 	}
-	roles, err := s.store.APIKeyRoles(ctx, s.db, k.ID)
+	roles, err := s.store.APIKeyRoles(ctx, q, k.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +105,6 @@ func (s *Service) AuthenticateKey(ctx context.Context, secret string) (*Identity
 	if k.ExpiresAt != nil {
 		id.expiresAt = *k.ExpiresAt
 	}
-	s.remember(ck, id)
 	return id, nil
 }
 
@@ -141,8 +146,8 @@ type sessionClaims struct {
 // changes or the user, tenant or organization is deleted.
 func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identity, error) {
 	ck := keyOf('t', token)
-	if id, ok := s.cached(ck); ok {
-		return id, nil
+	if id, ok, err := s.fromCache(ctx, ck); ok {
+		return id, err
 	}
 	var claims sessionClaims
 	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return s.cfg.SecretKey, nil },
@@ -151,7 +156,13 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identit
 	if err != nil {
 		return nil, ErrUnauthenticated
 	}
-	u, err := s.store.GetUser(ctx, s.db, claims.TenantID, claims.Subject)
+	return s.verify(ctx, ck, func(q store.Querier) (*Identity, error) { return s.tokenIdentity(ctx, q, &claims) })
+}
+
+// tokenIdentity checks a signed session token's claims against the
+// database: its user, password version, tenant and organization.
+func (s *Service) tokenIdentity(ctx context.Context, q store.Querier, claims *sessionClaims) (*Identity, error) {
+	u, err := s.store.GetUser(ctx, q, claims.TenantID, claims.Subject)
 	if isNotFound(err) {
 		return nil, ErrUnauthenticated
 	}
@@ -161,20 +172,19 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identit
 	if claims.PasswordVersion != u.PasswordChangedAt.UnixMicro() || u.TenantID != claims.TenantID {
 		return nil, ErrUnauthenticated
 	}
-	if t, err := s.store.GetTenant(ctx, s.db, u.TenantID); err != nil || !t.IsActive {
+	if t, err := s.store.GetTenant(ctx, q, u.TenantID); err != nil || !t.IsActive {
 		return nil, ErrUnauthenticated
 	}
-	if _, err := s.store.GetOrganization(ctx, s.db, u.TenantID, claims.OrgID); err != nil {
+	if _, err := s.store.GetOrganization(ctx, q, u.TenantID, claims.OrgID); err != nil {
 		return nil, ErrUnauthenticated
 	}
-	roles, err := s.store.UserRoles(ctx, s.db, u.ID)
+	roles, err := s.store.UserRoles(ctx, q, u.ID)
 	if err != nil {
 		return nil, err
 	}
 	id := identityFromRoles(roles)
 	id.TenantID, id.OrganizationID, id.UserID = u.TenantID, claims.OrgID, u.ID
 	id.expiresAt = claims.ExpiresAt.Time
-	s.remember(ck, id)
 	return id, nil
 }
 
@@ -340,32 +350,4 @@ func (s *Service) applySelection(ctx context.Context, sel Selection, id *Identit
 	cp := *id
 	cp.TenantID, cp.OrganizationID = tenantID, orgID
 	return &cp, nil
-}
-
-// cached returns a remembered identity that is still fresh and whose
-// credential has not expired.
-func (s *Service) cached(key cacheKey) (*Identity, bool) {
-	if s.cfg.CacheTTL < 0 {
-		return nil, false
-	}
-	s.mu.RLock()
-	c, ok := s.cache[key]
-	s.mu.RUnlock()
-	now := s.db.Now()
-	if !ok || now.After(c.until) || (!c.id.expiresAt.IsZero() && !c.id.expiresAt.After(now)) {
-		return nil, false
-	}
-	return c.id, true
-}
-
-func (s *Service) remember(key cacheKey, id *Identity) {
-	if s.cfg.CacheTTL < 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.cache) >= maxCached {
-		clear(s.cache)
-	}
-	s.cache[key] = cached{id: id, until: s.db.Now().Add(s.cfg.CacheTTL)}
 }

@@ -18,7 +18,7 @@ func (s *Service) CreateTenant(ctx context.Context, actor *Identity, name string
 		return nil, err
 	}
 	var t *Tenant
-	err := s.tx(ctx, func(tx *store.Tx) error {
+	err := s.createTx(ctx, func(tx *store.Tx) error {
 		t = &Tenant{ID: store.NewID(), Name: name, IsActive: true, CreatedAt: tx.Now()}
 		if err := s.store.CreateTenant(ctx, tx, t); err != nil {
 			return err
@@ -80,7 +80,7 @@ func (s *Service) CreateOrganization(ctx context.Context, actor *Identity, in Or
 		return nil, err
 	}
 	var o *Organization
-	err = s.tx(ctx, func(tx *store.Tx) error {
+	err = s.createTx(ctx, func(tx *store.Tx) error {
 		if _, err := s.store.GetTenant(ctx, tx, tenantID); err != nil {
 			return notFoundField(err, "tenantId", "tenant not found")
 		}

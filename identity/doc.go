@@ -9,8 +9,9 @@
 //
 // identity.go holds the domain types, limits, features, events and
 // errors; the Service (service.go, with directory.go, roles.go, keys.go,
-// authn.go, bootstrap.go, grant.go and password.go) validates, decides,
-// owns transactions and emits events, and runs no SQL; store.go is the
+// authn.go, credentials.go (the credential cache), bootstrap.go, grant.go
+// and password.go) validates, decides, owns transactions and emits
+// events, and runs no SQL; store.go is the
 // Store interface, the storage operations the Service needs in domain
 // terms, each on the store.Querier (database or transaction) the Service
 // passes; sql.go is its implementation over both engines (NewSQLStore,
@@ -44,9 +45,49 @@
 // "Authorization: Bearer <key>"; session tokens from Login (HS256 JWTs
 // signed with Config.SecretKey) in "Authorization: Bearer". Keys are
 // stored as SHA-256 hashes and compared in constant time; passwords as
-// Argon2id hashes. A verified credential is cached for Config.CacheTTL (5 s),
-// keyed by its digest, and the cache is cleared by every identity change
-// made through the Service.
+// Argon2id hashes.
+//
+// # Revocation
+//
+// A verified credential is cached, keyed by its digest, so that a request
+// does not verify it again (two to five queries). What is cached must
+// never outlive a revocation: a deleted or expired API key, a deleted
+// tenant or organization, a role whose features or organizations changed,
+// a password changed by reset is refused by every process sharing the
+// database for every request that starts after the change commits. How:
+//
+//   - Every Service write that may change what an existing credential
+//     grants (DeleteAPIKey, SetRoleACL, DeleteTenant, DeleteOrganization,
+//     ConfirmPasswordReset, Bootstrap) bumps the version counter
+//     "identity.credentials" in its transaction (CredentialsChanged). The
+//     writes that only add rows (Create*) do not: a new row changes no
+//     verified credential, and other processes keep their caches.
+//   - The cache is a vcache.Cache on that counter. Before serving a
+//     cached identity, a request makes the cache as new as the counter
+//     (vcache's Sync): on PostgreSQL, where several processes share the
+//     database, that is one single-row read of the counter per request
+//     (shared by concurrent requests; BENCHMARKS.md "Credentials revoked
+//     everywhere at once" has its cost), and a newer version drops the
+//     cache. It does not wait for the version listener: a notification
+//     arrives a millisecond or so after the commit, and a request that
+//     starts within it would be served stale. So the listener's state does
+//     not matter to credentials: while it is down, revocation is as
+//     immediate as while it is up. A failed read of the counter fails the
+//     request (an error, not a stale identity).
+//   - On SQLite, whose database one process owns, the Service's own
+//     commits drop the cache before they return, at no cost per request.
+//     Another process on the same file (not a supported deployment) is
+//     seen when the cache next reads the counter, every 250 ms.
+//   - Expiry is time: a cached key or session past its expiry is refused
+//     on every hit, whatever the cache holds.
+//   - A change made directly in the database (a user soft-deleted by SQL,
+//     a host's own Store) is invisible to the counter unless the host
+//     calls CredentialsChanged in its transaction; otherwise it reaches a
+//     process within Config.CacheTTL (5 s), the age after which a cached
+//     credential is verified again whatever the counter says.
+//   - A miss is verified in a read transaction that reads the counter
+//     first, and is cached only if no newer version was seen meanwhile,
+//     so a verification racing a revocation is not remembered past it.
 //
 // # Authorization
 //

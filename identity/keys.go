@@ -74,7 +74,7 @@ func (s *Service) createAPIKey(ctx context.Context, actor *Identity, in APIKeyIn
 		return nil, err
 	}
 	var key *APIKey
-	err = s.tx(ctx, func(tx *store.Tx) error {
+	err = s.createTx(ctx, func(tx *store.Tx) error {
 		var err error
 		key, err = s.createAPIKeyTx(ctx, tx, actor, tenantID, in, name, secret)
 		return err
@@ -165,10 +165,11 @@ func (s *Service) ListAPIKeys(ctx context.Context, actor *Identity, tenantID str
 }
 
 // DeleteAPIKey deletes a key of the actor's tenant (a super admin's: any);
-// it stops working at once in this process and within the cache TTL in
-// others. A key outside the organizations the actor manages is not found;
-// a key whose roles the actor could not grant (CheckGrant) is
-// ErrEscalation: nobody revokes a credential above its own access.
+// every process refuses it for every request that starts after the
+// deletion commits (see the package doc, "Revocation"). A key outside the
+// organizations the actor manages is not found; a key whose roles the
+// actor could not grant (CheckGrant) is ErrEscalation: nobody revokes a
+// credential above its own access.
 func (s *Service) DeleteAPIKey(ctx context.Context, actor *Identity, id string) error {
 	return s.tx(ctx, func(tx *store.Tx) error {
 		tenantID := actor.TenantID

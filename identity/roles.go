@@ -30,7 +30,7 @@ func (s *Service) CreateRole(ctx context.Context, actor *Identity, name, tenantI
 		return nil, err
 	}
 	var r *Role
-	err = s.tx(ctx, func(tx *store.Tx) error {
+	err = s.createTx(ctx, func(tx *store.Tx) error {
 		if _, err := s.store.GetTenant(ctx, tx, tenantID); err != nil {
 			return notFoundField(err, "tenantId", "tenant not found")
 		}
@@ -227,7 +227,7 @@ func (s *Service) CreateUser(ctx context.Context, actor *Identity, in UserInput)
 		return nil, err
 	}
 	var u *User
-	err = s.tx(ctx, func(tx *store.Tx) error {
+	err = s.createTx(ctx, func(tx *store.Tx) error {
 		var err error
 		u, err = s.createUserTx(ctx, tx, actor, in, email, hash)
 		return err

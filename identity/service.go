@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/tenantkit/tenantkit/internal/vcache"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -40,10 +40,14 @@ type Config struct {
 	SessionTTL time.Duration
 	// ResetTTL is how long a password-reset token lasts. Defaults to 1 hour.
 	ResetTTL time.Duration
-	// CacheTTL is how long a verified credential is remembered before the
-	// database is asked again. Changes made through this Service apply at
-	// once; changes made by another process apply within CacheTTL.
-	// Defaults to 5 seconds; negative disables the cache.
+	// CacheTTL bounds how long a verified credential is remembered. It
+	// bounds only what the credentials' version counter does not carry:
+	// a change made directly in the database (not through a Service, and
+	// not recorded with CredentialsChanged) reaches a process within
+	// CacheTTL. A change made through any Service on the database, in any
+	// process, is honoured by every request that starts after it commits
+	// (see the package doc, "Revocation"). Defaults to 5 seconds;
+	// negative disables the cache.
 	CacheTTL time.Duration
 	// Mailer receives password-reset tokens. Defaults to one that drops
 	// them with a warning.
@@ -77,8 +81,10 @@ type Service struct {
 	logger *slog.Logger
 	jobs   *jobs.Engine // set by RegisterJobs; reset mail goes through it
 
-	mu    sync.RWMutex
-	cache map[cacheKey]cached
+	// creds caches verified credentials by digest, kept fresh by the
+	// credentials' version counter (credentials.go); nil when
+	// Config.CacheTTL is negative.
+	creds *vcache.Cache[cacheKey, *cached]
 }
 
 // cacheKey identifies a credential in the cache by its kind ('k' API key,
@@ -92,6 +98,8 @@ func keyOf(kind byte, credential string) cacheKey {
 	return cacheKey{kind: kind, sum: sha256.Sum256([]byte(credential))}
 }
 
+// cached is a verified credential's identity and when it must be
+// verified again whatever the version counter says (Config.CacheTTL).
 type cached struct {
 	id    *Identity
 	until time.Time
@@ -102,8 +110,11 @@ const maxCached = 10_000
 
 // New returns the service over db without touching the database: the
 // host migrates Migrations() (unless its Store keeps the data elsewhere)
-// and calls RegisterJobs before the job engine starts. No goroutine
-// starts.
+// and calls RegisterJobs before the job engine starts. On PostgreSQL the
+// credential cache subscribes to the DB's version listener
+// (store.DB.WatchVersions), which starts it unless another cache of the
+// DB already has: one goroutine and one connection per DB, shared by
+// every area.
 func New(db *store.DB, cfg Config) (*Service, error) {
 	if len(cfg.SecretKey) < 32 {
 		return nil, errors.New("identity: SecretKey must be at least 32 bytes")
@@ -126,7 +137,11 @@ func New(db *store.DB, cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		cfg.Store = NewSQLStore()
 	}
-	return &Service{db: db, store: cfg.Store, cfg: cfg, logger: cfg.Logger, cache: map[cacheKey]cached{}}, nil
+	s := &Service{db: db, store: cfg.Store, cfg: cfg, logger: cfg.Logger}
+	if cfg.CacheTTL > 0 {
+		s.creds = vcache.New[cacheKey, *cached](db, credentialsCounter, credentialsCheck, maxCached)
+	}
+	return s, nil
 }
 
 // Open is New, then the migrations, then RegisterJobs(cfg.Jobs) when
@@ -154,19 +169,26 @@ func (m dropMailer) SendPasswordReset(ctx context.Context, email, _ string) erro
 	return nil
 }
 
-// tx runs fn in a transaction and forgets cached credentials once it
-// commits: roles, keys or tenants may have changed.
+// tx runs fn in a transaction that may change what existing credentials
+// grant (a deletion, a role's access, a password) and, when fn succeeds,
+// records it with CredentialsChanged: once the transaction commits, every
+// process refuses what it took away. The counter is bumped last, so that
+// concurrent identity writes wait on its row only for their commit.
 func (s *Service) tx(ctx context.Context, fn func(tx *store.Tx) error) error {
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		tx.AfterCommit(s.forget)
-		return fn(tx)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return s.CredentialsChanged(ctx, tx)
 	})
 }
 
-func (s *Service) forget() {
-	s.mu.Lock()
-	clear(s.cache)
-	s.mu.Unlock()
+// createTx runs fn, which only adds rows (a tenant, organization, role,
+// API key or user), in a transaction that leaves the credentials' version
+// alone: the cache holds only credentials that were verified, and a new
+// row changes none of their identities, so no process need drop them.
+func (s *Service) createTx(ctx context.Context, fn func(tx *store.Tx) error) error {
+	return s.db.Tx(ctx, fn)
 }
 
 // checkText validates a required name-like field.

@@ -248,6 +248,22 @@ func (c *Cache[K, V]) Invalidate(v int64) {
 	}
 }
 
+// Peek returns the value cached under key without loading it (false when
+// there is none), for a caller that has cheap checks to make before a
+// load. Like Get, it first reads the counter when a check is due.
+func (c *Cache[K, V]) Peek(ctx context.Context, key K) (V, bool) {
+	seen, checked, _ := c.w.check(ctx) // a failed check is retried after the interval
+	return c.lookup(key, seen, checked)
+}
+
+// Delete drops the value under key, for a caller that finds it stale by
+// a rule of its own (an age bound): the next Get loads it again.
+func (c *Cache[K, V]) Delete(key K) {
+	c.mu.Lock()
+	delete(c.m, key)
+	c.mu.Unlock()
+}
+
 // Sync makes the cache at least as new as the database at this moment:
 // every change committed before Sync was called is honoured by the values
 // Get returns afterwards (see the package doc). Call it before a write

@@ -575,3 +575,41 @@ func TestGetInLoadsThroughTheTransaction(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { run(t, "sqlite:"+filepath.Join(t.TempDir(), "g.db")) })
 	t.Run("postgres", func(t *testing.T) { run(t, storetest.IsolatedPostgresURL(t)) })
 }
+
+// Peek returns what Get cached without loading; Delete drops one key,
+// which the next Get loads again, and leaves the others.
+func TestPeekAndDelete(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := storetest.SQLite(t)
+	c := vcache.New[string, int](db, "test.peek", time.Hour, 10)
+	if _, ok := c.Peek(ctx, "a"); ok {
+		t.Fatal("Peek found a value never loaded")
+	}
+	loads := 0
+	get := func(key string) int {
+		v, err := c.Get(ctx, key, func(*store.Tx) (int, error) { loads++; return loads, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	get("a")
+	get("b")
+	if v, ok := c.Peek(ctx, "a"); !ok || v != 1 {
+		t.Fatalf("Peek(a) = %d, %v; want the cached 1", v, ok)
+	}
+	if loads != 2 {
+		t.Fatalf("Peek loaded: %d loads, want 2", loads)
+	}
+	c.Delete("a")
+	if _, ok := c.Peek(ctx, "a"); ok {
+		t.Fatal("Peek found a deleted value")
+	}
+	if v, ok := c.Peek(ctx, "b"); !ok || v != 2 {
+		t.Fatalf("Delete(a) dropped b: %d, %v", v, ok)
+	}
+	if got := get("a"); got != 3 {
+		t.Fatalf("Get after Delete = %d, want a new load (3)", got)
+	}
+}

@@ -1,0 +1,106 @@
+package identity
+
+import (
+	"context"
+	"time"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// The credential cache (see the package doc, "Revocation"): verified
+// credentials by digest in a vcache.Cache over one version counter, which
+// every change that may alter what an existing credential grants bumps in
+// its transaction (Service.tx, CredentialsChanged). Before it serves a
+// cached identity, a request makes the cache as new as the counter
+// (vcache.Cache.Sync): on PostgreSQL that reads the counter, one
+// single-row query, shared by concurrent requests; on SQLite, whose
+// database one process owns, a change made through this process has
+// already dropped the cache when it committed, and the cache reads the
+// counter every credentialsCheck for the changes of other processes.
+
+// credentialsCounter is the store version counter of what credentials
+// grant.
+const credentialsCounter = "identity.credentials"
+
+// credentialsCheck is how often the cache reads the counter without being
+// asked (vcache's check interval): on PostgreSQL every request reads it
+// anyway; on SQLite it is how soon another process's change is seen.
+const credentialsCheck = 250 * time.Millisecond
+
+// CredentialsChanged records, in tx, a change to identity data that may
+// alter what existing credentials grant, made outside the Service's
+// methods: a user soft-deleted or given other roles directly in the
+// database, a change in a host's own Store. Once tx commits, every
+// process (every Service on the database) honours it for every request
+// that starts afterwards, as it does the Service's own changes, which call
+// it themselves. Without it, such a change reaches a process that has the
+// credential cached within Config.CacheTTL.
+func (s *Service) CredentialsChanged(ctx context.Context, tx *store.Tx) error {
+	var err error
+	if s.creds != nil {
+		_, err = s.creds.Changed(ctx, tx)
+	} else {
+		_, err = tx.BumpVersion(ctx, credentialsCounter) // for the caches of other Services
+	}
+	return err
+}
+
+// fromCache returns the cached identity of credential ck (ok), after
+// making the cache honour every change committed before this call, by any
+// process. A cached credential past its own expiry is ErrUnauthenticated
+// (ok, with the error); one remembered longer than Config.CacheTTL is
+// dropped and reported missing, to be verified again. An error reading
+// the counter is returned (ok): the cache may be stale, and the request
+// fails rather than trust it.
+func (s *Service) fromCache(ctx context.Context, ck cacheKey) (id *Identity, ok bool, err error) {
+	if s.creds == nil {
+		return nil, false, nil
+	}
+	if err := s.creds.Sync(ctx); err != nil {
+		return nil, true, err
+	}
+	c, hit := s.creds.Peek(ctx, ck)
+	if !hit {
+		return nil, false, nil
+	}
+	now := s.db.Now()
+	if !now.Before(c.until) {
+		s.creds.Delete(ck)
+		return nil, false, nil
+	}
+	if expired(c.id, now) {
+		s.creds.Delete(ck) // refused from now on: no need to keep it
+		return nil, true, ErrUnauthenticated
+	}
+	return c.id, true, nil
+}
+
+// verify runs load, which verifies credential ck against the database,
+// and remembers the identity it returns: through the cache, in a read
+// transaction that reads the counter first (so that an identity loaded
+// while a change commits is not remembered past it), or straight on the
+// database when the cache is off.
+func (s *Service) verify(ctx context.Context, ck cacheKey, load func(q store.Querier) (*Identity, error)) (*Identity, error) {
+	if s.creds == nil {
+		return load(s.db)
+	}
+	c, err := s.creds.Get(ctx, ck, func(tx *store.Tx) (*cached, error) {
+		id, err := load(tx)
+		if err != nil {
+			return nil, err
+		}
+		return &cached{id: id, until: s.db.Now().Add(s.cfg.CacheTTL)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if expired(c.id, s.db.Now()) { // (cached by a concurrent request a while ago)
+		return nil, ErrUnauthenticated
+	}
+	return c.id, nil
+}
+
+// expired reports whether id's credential has expired at now.
+func expired(id *Identity, now time.Time) bool {
+	return !id.expiresAt.IsZero() && !id.expiresAt.After(now)
+}
