@@ -228,6 +228,13 @@ func (l *lease) finish(ctx context.Context, err error) error {
 func (l *lease) record(ctx context.Context, completed bool) (held bool, err error) {
 	errPassed := errors.New("passed on")
 	err = l.e.db.Tx(ctx, func(tx *store.Tx) error {
+		if completed {
+			// Lock the job's row first, in the sweep's order (job, then
+			// lease), so that the two never wait on each other.
+			if _, err := tx.Exec(ctx, `UPDATE `+l.e.table+` SET attempt = attempt WHERE id = $1`, l.id); err != nil {
+				return err
+			}
+		}
 		now := tx.Now()
 		ok, err := l.renew(ctx, tx, now)
 		if err != nil || !ok {
