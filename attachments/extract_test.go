@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"sync"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -265,7 +265,7 @@ func TestExtractionMissingFile(t *testing.T) {
 			return err == nil && len(info.Errors) == 1
 		})
 		is.True(strings.Contains(info.Errors[0], "stored file is missing"))
-		is.True(!info.Finalized()) // retried
+		is.True(!info.Finalized())                          // retried
 		blobs.hide(tn.id+"/"+retried.ID+"/original", false) // the retry runs where the file is
 		wait("the retry to fill the content", func() bool { return get(retried.ID).ExtractionStatus == attachments.ExtractionDone })
 		a = get(retried.ID)
