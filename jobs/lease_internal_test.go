@@ -140,6 +140,11 @@ func TestLeaseFailover(t *testing.T) {
 		if info.State != StateCompleted || len(info.Errors) != 1 || runsA.Load() != 1 {
 			t.Errorf("after the late run: %s with errors %q (first process ran it %d times)", info.State, info.Errors, runsA.Load())
 		}
+
+		// The hourly clean-up removes the lease rows of finished jobs.
+		if n, err := a.deleteLeases(ctx, db.Now().Add(time.Hour)); err != nil || n != 1 {
+			t.Errorf("deleteLeases: %d, %v; want the completed job's row", n, err)
+		}
 	})
 }
 
