@@ -154,39 +154,50 @@ func (l *lease) renew(ctx context.Context, q store.Querier, now time.Time) (bool
 }
 
 // keep renews the lease every renewEvery until the returned stop is
-// called; a renewal that finds the lease passed on cancels Work.
+// called; a renewal that finds the lease passed on cancels Work. It runs
+// on a timer, so a job that returns before the first renewal costs no
+// goroutine.
 func (l *lease) keep() (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(l.e.renewEvery())
-		defer t.Stop()
-		failing := false
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			if l.e.leasesFrozen.Load() {
-				continue
-			}
+	var mu sync.Mutex // guards stopped and t
+	var t *time.Timer
+	var beats sync.WaitGroup
+	stopped, failing := false, false
+	beat := func() {
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			return
+		}
+		beats.Add(1)
+		mu.Unlock()
+		defer beats.Done()
+		if !l.e.leasesFrozen.Load() {
 			ctx, cancel := context.WithTimeout(context.Background(), l.e.leaseTTL())
 			held, err := l.renew(ctx, l.e.db, l.e.db.Now())
 			cancel()
-			switch {
-			case err != nil && !failing:
+			if err != nil && !failing {
 				l.e.logger.Warn("jobs: renewing a running job's lease failed (retrying)", "job", l.id, "err", err)
-			case !held && err == nil:
-				return
 			}
 			failing = err != nil
+			if !held && err == nil {
+				return // passed on: no more renewals
+			}
 		}
-	}()
+		mu.Lock()
+		if !stopped {
+			t.Reset(l.e.renewEvery())
+		}
+		mu.Unlock()
+	}
+	mu.Lock()
+	t = time.AfterFunc(l.e.renewEvery(), beat)
+	mu.Unlock()
 	return func() {
-		close(done)
-		<-finished
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+		beats.Wait()
 	}
 }
 
