@@ -35,7 +35,7 @@ func (e *Engine) runSweeper(ctx context.Context) {
 		}
 		err := error(nil)
 		if !e.leasesFrozen.Load() {
-			err = e.SweepLeases(ctx)
+			err = e.sweepLeases(ctx)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -57,14 +57,14 @@ type leaseRow struct {
 	expires store.NullTime
 }
 
-// SweepLeases runs again, at once, every running job whose lease has
+// sweepLeases runs again, at once, every running job whose lease has
 // lapsed: its process was killed or stalled past Config.LeaseTTL. A job
 // that has lapsed ParkAfterCrashes times is parked (discarded with the
 // error) instead; one whose cancel was requested is cancelled. A job
 // without a lease row counts as leased from River's attempted_at. The
 // engine runs it every LeaseTTL/5 from Start to Stop; when no job has run
 // longer than LeaseTTL it costs one indexed read of River's job table.
-func (e *Engine) SweepLeases(ctx context.Context) error {
+func (e *Engine) sweepLeases(ctx context.Context) error {
 	now := e.db.Now()
 	var after int64
 	for {
