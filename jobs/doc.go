@@ -21,11 +21,48 @@
 //     engine hooks into the store so that each event becomes one job per
 //     matching subscriber, in the emitting transaction. Delivery is at least
 //     once; the event ID is the idempotency key.
-//
 //   - Every job runs under a lease (see Failover below): a job whose
 //     process is killed runs again on another process (or the restarted
 //     one) within seconds; Fence lets an area refuse the writes of a run
 //     that lost its lease.
+//
+// The subpackage drain runs one ordered drain per key at a time across
+// processes (a lease with a heartbeat, a wake-up flag, a sweep), over a
+// queue table of the area that uses it: the webhooks' delivery queues.
+//
+// Decisions and known limits:
+//
+//   - River's tables live in their own PostgreSQL schema (Config.Schema,
+//     by default the store's schema plus "_river") so that a host using
+//     River itself never clashes with ours. River's migrations run at New,
+//     one transaction per version, under the store's migration lock.
+//   - Fetching is tuned for throughput (2ms cooldown). River's defaults
+//     cap a queue near workers ÷ 100ms jobs per second. SQLite has no
+//     LISTEN/NOTIFY: River's SQLite driver writes an insert's notification
+//     to an outbox table in the insert's transaction, which its listener
+//     reads every 50ms, and the queues poll every 100ms as a backstop
+//     (Config.FetchPollInterval). An idle engine starts a new job 23ms
+//     after its commit on average (BenchmarkPickupLatency; 14ms when the
+//     queues polled every 20ms, which took a loaded server's single
+//     writer a hundred times a second). Each poll takes the single writer
+//     connection (whose connections keep River's fetch statement
+//     prepared, see package store), so queues whose jobs may wait
+//     (RegisterOpts.Background: data sync runs, text extraction, payment
+//     provider webhooks) are polled every 250ms
+//     (Config.BackgroundPollInterval): an idle standalone server went from
+//     23% to 11% of a core; keeping the fetch prepared took a further third
+//     off (BENCHMARKS.md).
+//   - On SQLite River shares the store's single writer connection: SQLite
+//     allows one writer, and queueing in Go avoids busy errors.
+//   - On SQLite a running job may not see a cancel through its context;
+//     long-running workers call CancelRequested between steps.
+//   - On SQLite, do not call Progress or CancelRequested inside a store
+//     transaction: both use the single writer connection the transaction
+//     holds. Call them between transactions.
+//   - The domain event log is pruned hourly (Config.EventRetention, 7 days
+//     by default).
+//   - Event deliveries use the "events" queue, other work "default" unless
+//     a kind names its own, so a backlog of one never starves the other.
 //
 // # Failover
 //
@@ -83,46 +120,9 @@
 // its renewals) has its jobs run elsewhere, its own run then fenced; a
 // Work that never returns keeps renewing, and is left to River's rescue
 // (Config.RescueStuckAfter, 5 minutes), the backstop, which runs it again
-// elsewhere (the stuck run is then fenced). During an upgrade from a version without
-// leases, a job of an old process that runs longer than LeaseTTL is taken
-// for dead and run again (at least once, as River's rescue would). The
-// lease rows of finished jobs are removed by the hourly clean-up.
-//
-// The subpackage drain runs one ordered drain per key at a time across
-// processes (a lease with a heartbeat, a wake-up flag, a sweep), over a
-// queue table of the area that uses it: the webhooks' delivery queues.
-//
-// Decisions and known limits:
-//
-//   - River's tables live in their own PostgreSQL schema (Config.Schema,
-//     by default the store's schema plus "_river") so that a host using
-//     River itself never clashes with ours. River's migrations run at New,
-//     one transaction per version, under the store's migration lock.
-//   - Fetching is tuned for throughput (2ms cooldown). River's defaults
-//     cap a queue near workers ÷ 100ms jobs per second. SQLite has no
-//     LISTEN/NOTIFY: River's SQLite driver writes an insert's notification
-//     to an outbox table in the insert's transaction, which its listener
-//     reads every 50ms, and the queues poll every 100ms as a backstop
-//     (Config.FetchPollInterval). An idle engine starts a new job 23ms
-//     after its commit on average (BenchmarkPickupLatency; 14ms when the
-//     queues polled every 20ms, which took a loaded server's single
-//     writer a hundred times a second). Each poll takes the single writer
-//     connection (whose connections keep River's fetch statement
-//     prepared, see package store), so queues whose jobs may wait
-//     (RegisterOpts.Background: data sync runs, text extraction, payment
-//     provider webhooks) are polled every 250ms
-//     (Config.BackgroundPollInterval): an idle standalone server went from
-//     23% to 11% of a core; keeping the fetch prepared took a further third
-//     off (BENCHMARKS.md).
-//   - On SQLite River shares the store's single writer connection: SQLite
-//     allows one writer, and queueing in Go avoids busy errors.
-//   - On SQLite a running job may not see a cancel through its context;
-//     long-running workers call CancelRequested between steps.
-//   - On SQLite, do not call Progress or CancelRequested inside a store
-//     transaction: both use the single writer connection the transaction
-//     holds. Call them between transactions.
-//   - The domain event log is pruned hourly (Config.EventRetention, 7 days
-//     by default).
-//   - Event deliveries use the "events" queue, other work "default" unless
-//     a kind names its own, so a backlog of one never starves the other.
+// elsewhere (the stuck run is then fenced). During an upgrade from a
+// version without leases, a job of an old process that runs longer than
+// LeaseTTL is taken for dead and run again (at least once, as River's
+// rescue would). The lease rows of finished jobs are removed by the hourly
+// clean-up.
 package jobs
