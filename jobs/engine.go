@@ -54,7 +54,8 @@ type Config struct {
 	// renewals (and every process's sweep of lapsed leases) run every
 	// LeaseTTL/5. A job whose process is killed runs again elsewhere
 	// about LeaseTTL + LeaseTTL/5 after its last renewal (see the package
-	// documentation, "Failover"). Defaults to DefaultLeaseTTL (5 s).
+	// documentation, "Failover"). Defaults to DefaultLeaseTTL (5 s); at
+	// least 100 ms.
 	LeaseTTL time.Duration
 	// RescueStuckAfter is River's own rescue, the backstop of the leases:
 	// how long a job may stay running before River takes it for stuck

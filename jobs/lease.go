@@ -78,11 +78,14 @@ func newHolder() string {
 	return strings.ReplaceAll(host, " ", "_") + ":" + strconv.Itoa(os.Getpid()) + ":" + hex.EncodeToString(b[:])
 }
 
+// minLeaseTTL bounds Config.LeaseTTL from below: renewals every 20 ms.
+const minLeaseTTL = 100 * time.Millisecond
+
 // leaseTTL is the engine's lease length; renewals (and sweeps) run five
 // times per lease.
 func (e *Engine) leaseTTL() time.Duration {
 	if e.cfg.LeaseTTL > 0 {
-		return e.cfg.LeaseTTL
+		return max(e.cfg.LeaseTTL, minLeaseTTL)
 	}
 	return DefaultLeaseTTL
 }
