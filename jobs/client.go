@@ -60,8 +60,9 @@ type client interface {
 	running(ctx context.Context, horizon time.Time, after int64, max int) ([]*rivertype.JobRow, error)
 	// rescueTx moves running jobs to the states in p, appending p's
 	// errors, inside tx (River's rescue, which checks no state: the
-	// caller has).
-	rescueTx(ctx context.Context, tx *store.Tx, p *riverdriver.JobRescueManyParams) error
+	// caller has), and wakes the queues (one per job) of those made
+	// available.
+	rescueTx(ctx context.Context, tx *store.Tx, p *riverdriver.JobRescueManyParams, queues []string) error
 	// completeTx marks the running job id completed inside tx; it
 	// reports false when the job was not running.
 	completeTx(ctx context.Context, tx *store.Tx, id int64) (bool, error)
@@ -85,15 +86,33 @@ func (r riverClient[TTx]) running(ctx context.Context, horizon time.Time, after 
 	return r.d.GetExecutor().JobGetStuck(ctx, &riverdriver.JobGetStuckParams{AfterID: after, Max: max, Schema: r.schema, StuckHorizon: horizon})
 }
 
-func (r riverClient[TTx]) rescueTx(ctx context.Context, tx *store.Tx, p *riverdriver.JobRescueManyParams) error {
+func (r riverClient[TTx]) rescueTx(ctx context.Context, tx *store.Tx, p *riverdriver.JobRescueManyParams, queues []string) error {
 	dtx, err := r.driverTx(tx)
 	if err != nil {
 		return err
 	}
 	p.Schema = r.schema
-	_, err = r.d.UnwrapExecutor(dtx).JobRescueMany(ctx, p)
-	return err
+	exec := r.d.UnwrapExecutor(dtx)
+	if _, err := exec.JobRescueMany(ctx, p); err != nil {
+		return err
+	}
+	// Wake the queues of the jobs made available, as an insert does
+	// (River's insert notification), rather than wait for their poll.
+	var wake []string
+	for i, state := range p.State {
+		if state == string(rivertype.JobStateAvailable) && i < len(queues) {
+			wake = append(wake, fmt.Sprintf(`{"queue": %q}`, queues[i]))
+		}
+	}
+	if len(wake) == 0 || !r.d.SupportsListenNotify() {
+		return nil
+	}
+	return exec.NotifyMany(ctx, &riverdriver.NotifyManyParams{Payload: wake, Schema: r.schema, Topic: riverInsertTopic})
 }
+
+// riverInsertTopic is the topic of River's insert notifications, which
+// wake the queues named in their payloads.
+const riverInsertTopic = "river_insert"
 
 func (r riverClient[TTx]) completeTx(ctx context.Context, tx *store.Tx, id int64) (bool, error) {
 	dtx, err := r.driverTx(tx)

@@ -161,7 +161,7 @@ func (e *Engine) rescue(ctx context.Context, row *rivertype.JobRow, lapsed strin
 			return err
 		}
 		return e.client.rescueTx(ctx, tx, &riverdriver.JobRescueManyParams{ID: []int64{row.ID}, Error: [][]byte{data},
-			FinalizedAt: []*time.Time{finalized}, ScheduledAt: []time.Time{now}, State: []string{state}})
+			FinalizedAt: []*time.Time{finalized}, ScheduledAt: []time.Time{now}, State: []string{state}}, []string{row.Queue})
 	})
 	if err == nil && crashes > 0 {
 		e.logger.Warn("jobs: took over a job whose process stopped renewing its lease", "job", row.ID, "kind", row.Kind,
