@@ -108,12 +108,13 @@
 //
 // Measured (TestFailoverKill, a child process killed with SIGKILL while
 // it runs one job of each queue class; the data sync and extraction kill
-// tests): the job runs again 5.1–6.2 s after the kill on PostgreSQL
+// tests): the job runs again 5.0–6.1 s after the kill on PostgreSQL
 // (another process running all along) and on SQLite (the process
 // restarted at once): at most LeaseTTL after the last renewal, plus a
-// sweep (≤ 1.1 s), plus the pickup (a poll: ≤ 1 s on PostgreSQL, 100–250
-// ms on SQLite), so under 7.5 s. BENCHMARKS.md has the figures per job
-// kind with their commands.
+// sweep (≤ 1.1 s), plus the pickup (milliseconds: the rescue wakes the
+// job's queue with River's insert notification, in its transaction), so
+// under about 6.5 s. BENCHMARKS.md has the figures per job kind with their
+// commands.
 //
 // Limits: lease times are stamped with each process's clock (hosts must
 // agree within about LeaseTTL − LeaseTTL/5 = 4 s: NTP); a process that
