@@ -52,7 +52,7 @@ type engine interface {
 	begin(ctx context.Context, readOnly bool) (txEngine, error)
 	prepare(ctx context.Context, sql string) error
 	lock(ctx context.Context, key int64) (unlock func(), err error)
-	tryLock(ctx context.Context, key int64, shared bool) (unlock func(), ok bool, err error)
+	claim(ctx context.Context, name, value int32) (release func(), conflict bool, err error)
 	ping(ctx context.Context) error
 	close() error
 }
@@ -301,22 +301,29 @@ func (db *DB) WithLock(ctx context.Context, name string, fn func() error) error 
 	return fn()
 }
 
-// HoldLock takes the lock identified by name for as long as the process
-// keeps it (until release is called): exclusive, or shared with other
-// shared holders. It does not wait: ok is false when another process
-// holds the lock in a mode that conflicts. On PostgreSQL it is a
-// session-level advisory lock on a connection of its own (one connection
-// of the pool, held until release; a process that dies loses it with its
-// connection); SQLite's database belongs to one process, so there it is
-// always granted. A server uses it to find out at start whether another
-// runs on the same database (examples/server, for files kept on one
-// machine's disk).
-func (db *DB) HoldLock(ctx context.Context, name string, shared bool) (release func(), ok bool, err error) {
-	release, ok, err = db.eng.tryLock(ctx, lockKey(name), shared)
+// Claim records, for as long as the process keeps it (until release is
+// called), that name has value on this database, and reports whether
+// another process holds a claim to name with a different value (conflict).
+// Processes claiming the same value coexist. On PostgreSQL a claim is a
+// shared session-level advisory lock on a connection of its own (one
+// connection of the pool, held until release; a process that dies loses
+// its claims with its connection); SQLite's database belongs to one
+// process, so there no claim conflicts. A server uses it to find out at
+// start whether another on the same database is configured differently
+// (examples/server: where attachments' files are kept).
+func (db *DB) Claim(ctx context.Context, name, value string) (release func(), conflict bool, err error) {
+	release, conflict, err = db.eng.claim(ctx, claimKey(name), claimKey(value))
 	if err != nil {
-		return nil, false, fmt.Errorf("store: hold lock %q: %w", name, err)
+		return nil, false, fmt.Errorf("store: claim %q: %w", name, err)
 	}
-	return release, ok, nil
+	return release, conflict, nil
+}
+
+// claimKey hashes a claim's name or value into 31 bits (FNV-1a), one half
+// of a two-key advisory lock, kept positive so that it reads back from
+// pg_locks' unsigned columns as it was given.
+func claimKey(s string) int32 {
+	return int32(lockKey(s) & 0x7fffffff)
 }
 
 // lockKey hashes a lock name into PostgreSQL's advisory lock key space

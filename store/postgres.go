@@ -122,28 +122,34 @@ func (e *pgxEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) 
 	return pgxTx{tx}, nil
 }
 
-// tryLock takes a session-level advisory lock, exclusive or shared, on a
-// dedicated connection without waiting.
-func (e *pgxEngine) tryLock(ctx context.Context, key int64, shared bool) (func(), bool, error) {
+// claim takes the shared two-key advisory lock (name, value) on a
+// dedicated connection, then looks in pg_locks for a lock of name with
+// another value in this database (from another process: this one's are
+// released as they end).
+func (e *pgxEngine) claim(ctx context.Context, name, value int32) (func(), bool, error) {
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	take, give := "pg_try_advisory_lock", "pg_advisory_unlock"
-	if shared {
-		take, give = "pg_try_advisory_lock_shared", "pg_advisory_unlock_shared"
+	release := func() {
+		if _, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock_shared($1, $2)", name, value); err != nil {
+			conn.Conn().Close(context.Background()) // it may still hold the lock
+		}
+		conn.Release()
 	}
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT "+take+"($1)", key).Scan(&ok); err != nil || !ok {
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock_shared($1, $2)", name, value); err != nil {
 		conn.Release()
 		return nil, false, err
 	}
-	return func() {
-		if _, err := conn.Exec(context.Background(), "SELECT "+give+"($1)", key); err != nil {
-			conn.Conn().Close(context.Background())
-		}
-		conn.Release()
-	}, true, nil
+	var conflict bool
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND classid = $1::bigint::oid AND objid <> $2::bigint::oid)`, name, value).Scan(&conflict)
+	if err != nil {
+		release()
+		return nil, false, err
+	}
+	return release, conflict, nil
 }
 
 // lock takes a session-level advisory lock on a dedicated connection.

@@ -168,9 +168,9 @@ func (e *sqlEngine) lock(ctx context.Context, _ int64) (func(), error) {
 	return e.mu.Unlock, nil
 }
 
-// tryLock always succeeds: the database belongs to this process.
-func (e *sqlEngine) tryLock(context.Context, int64, bool) (func(), bool, error) {
-	return func() {}, true, nil
+// claim never conflicts: the database belongs to this process.
+func (e *sqlEngine) claim(context.Context, int32, int32) (func(), bool, error) {
+	return func() {}, false, nil
 }
 
 func (e *sqlEngine) ping(ctx context.Context) error { return e.write.PingContext(ctx) }

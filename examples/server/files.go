@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -117,26 +118,39 @@ func warnUnshared(logger *slog.Logger, files filesLocation, databaseURL string) 
 		"filesUrl", files.String())
 }
 
-// holdFilesLock holds, for the server's life, the lock that keeps servers
-// on one database from disagreeing about where files are: a server whose
-// files are on its own disk holds it alone, servers sharing their files
-// (FILES_URL=postgres or s3) together. A server that cannot take it fails
-// its start, naming FILES_URL: a file uploaded through one of two servers
-// each on its own disk would be missing on the other. On SQLite, one
-// process's database, it is always granted.
+// claimFiles records, for the server's life, where this server keeps
+// attachments' files (store.DB.Claim), so that servers on one database
+// agree on it: a server whose files are elsewhere than another's fails its
+// start, naming FILES_URL. Servers sharing a store (FILES_URL=postgres, or
+// one s3:// bucket and prefix) agree, and so do processes on one machine
+// sharing its directory (a restart that starts the new process before the
+// old one stops); two machines' directories do not, for a file uploaded
+// through one would be missing on the other. On SQLite, one process's
+// database, nothing conflicts.
 //
-// A server killed a moment ago may hold it until the database notices its
-// connection closed, so the lock is tried for up to filesLockWait.
-func holdFilesLock(ctx context.Context, db *store.DB, files filesLocation) (release func(), err error) {
-	deadline := time.Now().Add(filesLockWait)
-	for {
-		release, ok, err := db.HoldLock(ctx, "tenantkit.files:"+db.Schema(), files.shared())
+// A server killed a moment ago keeps its claim until the database notices
+// its connection closed, so a conflict is looked for again for up to
+// filesClaimWait.
+func claimFiles(ctx context.Context, db *store.DB, files filesLocation) (release func(), err error) {
+	where := files.raw
+	if !files.shared() {
+		host, _ := os.Hostname()
+		dir, err := filepath.Abs(files.dir)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
+		where = "file://" + host + dir
+	}
+	deadline := time.Now().Add(filesClaimWait)
+	for {
+		release, conflict, err := db.Claim(ctx, "tenantkit.files:"+db.Schema(), where)
+		if err != nil {
+			return nil, err
+		}
+		if !conflict {
 			return release, nil
 		}
+		release()
 		if time.Now().After(deadline) {
 			break
 		}
@@ -146,16 +160,13 @@ func holdFilesLock(ctx context.Context, db *store.DB, files filesLocation) (rele
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	if files.shared() {
-		return nil, badSetting(fmt.Errorf("FILES_URL: another server runs on this database with its files on its own disk: "+
-			"every server of a database needs FILES_URL=postgres or the same s3:// bucket (this one has %s)", files))
-	}
-	return nil, badSetting(fmt.Errorf("FILES_URL: another server runs on this database, and this one keeps files on its own disk (%s): "+
-		"several servers need FILES_URL=postgres or FILES_URL=s3://…, or a file uploaded to one is missing on the others", files))
+	return nil, badSetting(fmt.Errorf("FILES_URL: another server runs on this database with its files elsewhere than this one's (%s): "+
+		"every server of a database needs the same shared FILES_URL (postgres, or one s3:// bucket), or a file uploaded through one is missing on the others", files))
 }
 
-// filesLockWait is how long holdFilesLock tries before it fails the start.
-const filesLockWait = 3 * time.Second
+// filesClaimWait is how long claimFiles looks again before it fails the
+// start.
+const filesClaimWait = 3 * time.Second
 
 // copyFiles copies every file of the configured store (from) to the
 // store at to (-copy-files-to), printing the counts to stdout.

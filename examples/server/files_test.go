@@ -195,38 +195,47 @@ func TestCopyFilesTo(t *testing.T) {
 }
 
 // Several servers on one PostgreSQL database agree on where files are: a
-// second server beside one that keeps files on its own disk fails its
-// start naming FILES_URL, whether its own files are on its disk or
-// shared; servers sharing their files start side by side.
-func TestFilesLockAcrossServers(t *testing.T) {
+// second server whose files would be elsewhere than a running one's fails
+// its start naming FILES_URL (another machine's directory, or a shared
+// store beside a directory); processes sharing one directory of one
+// machine, or one shared store, start side by side.
+func TestFilesClaimAcrossServers(t *testing.T) {
 	t.Parallel()
 	dbURL := storetest.IsolatedPostgresURL(t)
-	env := func(files string) map[string]string {
-		return map[string]string{"DATA_DIR": t.TempDir(), "DATABASE_URL": dbURL, "BOOTSTRAP_API_KEY": bootstrapKey, "FILES_URL": files,
+	env := func(dataDir, files string) map[string]string {
+		return map[string]string{"DATA_DIR": dataDir, "DATABASE_URL": dbURL, "BOOTSTRAP_API_KEY": bootstrapKey, "FILES_URL": files,
 			"ADDR": "127.0.0.1:0"}
 	}
-	refused := func(files, want string) {
+	const want = "FILES_URL: another server runs on this database with its files elsewhere than this one's"
+	refused := func(dataDir, files string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		var stdout, stderr bytes.Buffer
-		err := run(ctx, []string{"server"}, getenv(env(files)), &stdout, &stderr)
+		err := run(ctx, []string{"server"}, getenv(env(dataDir, files)), &stdout, &stderr)
 		if err == nil || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), want) {
-			t.Errorf("FILES_URL=%q beside a server with files on its disk: %v, want a refused setting saying %q", files, err, want)
+			t.Errorf("DATA_DIR %s, FILES_URL=%q beside a server with its files elsewhere: %v, want a refused setting saying %q", dataDir, files, err, want)
 		}
 	}
-	onDisk := start(t, env(""))
-	refused("", "FILES_URL: another server runs on this database, and this one keeps files on its own disk")
-	refused("postgres", "FILES_URL: another server runs on this database with its files on its own disk")
+	dir := t.TempDir()
+	onDisk := start(t, env(dir, ""))
+	refused(t.TempDir(), "")         // another directory: another machine's, in effect
+	refused(t.TempDir(), "postgres") // a shared store beside a directory
+	again := start(t, env(dir, ""))  // the same directory: a restart's new process beside the old
+	id := onDisk.uploadFile(t, "same-dir.txt", []byte("one directory"))
+	if got := string(again.download(t, id)); got != "one directory" {
+		t.Errorf("a file uploaded through one process reads %q through the other on the same directory", got)
+	}
+	again.stop(t)
 	onDisk.stop(t)
 
-	first := start(t, env("postgres"))
-	second := start(t, env("postgres"))
-	id := first.uploadFile(t, "shared.txt", []byte("one store"))
+	first := start(t, env(t.TempDir(), "postgres"))
+	second := start(t, env(t.TempDir(), "postgres"))
+	id = first.uploadFile(t, "shared.txt", []byte("one store"))
 	if got := string(second.download(t, id)); got != "one store" {
 		t.Errorf("a file uploaded through the first server reads %q through the second", got)
 	}
-	refused("", "FILES_URL: another server runs on this database, and this one keeps files on its own disk")
+	refused(t.TempDir(), "")
 	second.stop(t)
 	first.stop(t)
 }

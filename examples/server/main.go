@@ -394,7 +394,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if opts.copyFilesTo != "" {
 		return errors.Join(copyFiles(ctx, kit, files, copyTo, logger, stdout), closeKit())
 	}
-	releaseFiles, err := holdFilesLock(ctx, kit.DB, files)
+	releaseFiles, err := claimFiles(ctx, kit.DB, files)
 	if err != nil {
 		return errors.Join(err, closeKit())
 	}
