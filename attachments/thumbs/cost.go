@@ -34,7 +34,7 @@ func MemoryNeeded(r io.Reader, width, height int, fit Fit) (Info, int64, error) 
 
 // fixedCost covers what does not grow with the image: decoder and
 // encoder state (a deflate compressor alone is some 700 KB), buffers.
-const fixedCost = 2 << 20
+const fixedCost = 4 << 20
 
 // memoryNeeded is MemoryNeeded for a probed image whose leading bytes
 // (at least those its header decoder read) are head. width and height
@@ -102,20 +102,15 @@ func decodeCost(format string, head []byte, w, h, dw, dh int64) int64 {
 		// a transform's copy and the NRGBA image.
 		return 12 * w * h
 	case FormatJPEG:
-		comps, progressive := jpegFrame(head)
-		// The pixels at the decode's scale (CMYK keeps a 4th plane and
-		// converts through RGBA)...
-		cost := 4 * dw * dh
+		comps, coefficients := jpegFrame(head, w, h)
+		// The pixels at the decode's scale, MCU-padded (CMYK keeps a 4th
+		// plane and converts through RGBA), and a progressive JPEG's DCT
+		// coefficients, kept until its last scan whatever the scale.
+		perPixel := int64(4)
 		if comps == 4 {
-			cost = 8 * dw * dh
+			perPixel = 8
 		}
-		if progressive {
-			// ... and a progressive JPEG's DCT coefficients, 4 bytes a
-			// sample of every component at full size (MCU-padded), kept
-			// until the last scan.
-			cost += 4 * int64(max(comps, 1)) * (w + 32) * (h + 32)
-		}
-		return cost
+		return perPixel*(dw+32)*(dh+32) + coefficients
 	}
 	return 8 * w * h
 }
@@ -148,11 +143,14 @@ func pngCost(head []byte) int64 {
 	return bpp
 }
 
-// jpegFrame returns the number of components and whether the frame is
-// progressive, from the SOF segment in head (the JPEG's leading bytes,
-// which image/jpeg's DecodeConfig read through). Without one it answers
-// the costliest: 4 components, progressive.
-func jpegFrame(head []byte) (comps int, progressive bool) {
+// jpegFrame returns the number of components and, for a progressive
+// frame, the bytes of its DCT coefficients (a 256-byte block per 8×8
+// samples of each component, over whole MCUs, as the decoder keeps them;
+// 0 for a baseline frame), from the SOF segment in head (the JPEG's
+// leading bytes, which image/jpeg's DecodeConfig read through). Without
+// one it answers the costliest: 4 components at full resolution.
+func jpegFrame(head []byte, w, h int64) (comps int, coefficients int64) {
+	worst := 4 * 4 * (w + 32) * (h + 32)
 	i := 2
 	for i+4 <= len(head) {
 		if head[i] != 0xff {
@@ -172,12 +170,30 @@ func jpegFrame(head []byte) (comps int, progressive bool) {
 			if i+10 > len(head) {
 				break
 			}
-			return int(head[i+9]), marker == 0xc2 || marker == 0xc6 || marker == 0xca || marker == 0xce
+			comps = int(head[i+9])
+			if marker != 0xc2 && marker != 0xc6 && marker != 0xca && marker != 0xce {
+				return comps, 0
+			}
+			if comps < 1 || i+10+3*comps > len(head) {
+				return 4, worst
+			}
+			// MCUs are counted from the first component's sampling.
+			h0, v0 := int64(head[i+11]>>4), int64(head[i+11]&15)
+			if h0 == 0 || v0 == 0 {
+				return 4, worst
+			}
+			mxx, myy := (w+8*h0-1)/(8*h0), (h+8*v0-1)/(8*v0)
+			var blocks int64
+			for k := range comps {
+				hv := head[i+11+3*k]
+				blocks += mxx * myy * int64(hv>>4) * int64(hv&15)
+			}
+			return comps, 256 * blocks
 		}
 		if marker == 0xda || marker == 0xd9 || n < 2 {
 			break
 		}
 		i += 2 + n
 	}
-	return 4, true
+	return 4, worst
 }
