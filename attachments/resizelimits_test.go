@@ -118,16 +118,18 @@ type gatedBlob struct {
 	attachments.Blob
 	b       *gatedBlobs
 	key     string
+	read    bool
 	rewound bool
 	waited  bool
 }
 
 func (g *gatedBlob) Seek(off int64, whence int) (int64, error) {
-	g.rewound = true
+	g.rewound = g.read // after the header: a resize (serving the file seeks first)
 	return g.Blob.Seek(off, whence)
 }
 
 func (g *gatedBlob) Read(p []byte) (int, error) {
+	g.read = true
 	if g.rewound && !g.waited {
 		g.waited = true
 		g.b.holding <- g.key
