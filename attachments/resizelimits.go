@@ -90,7 +90,19 @@ func (l *resizeLimits) acquire(ctx context.Context, need int64) (release func(),
 		return nil, ErrBusy
 	}
 	return func() {
+		if need >= l.memoryBytes/collectAfter {
+			// What the resize held is garbage now: collect it before the
+			// next resize allocates as much again. Left to the pacer, the
+			// heap grows to twice what was live at the last collection
+			// (GOGC=100), so the garbage of one resize and the pixels of
+			// the next would together pass the budget by far.
+			runtime.GC()
+		}
 		l.cpus.Release(1)
 		l.memory.Release(need)
 	}, nil
 }
+
+// collectAfter: a resize whose estimate is at least 1/collectAfter of the
+// budget runs a garbage collection when it ends.
+const collectAfter = 8

@@ -25,21 +25,31 @@ func FlatPNG(w, h int, depth, colour byte) []byte {
 	}
 	_ = z.Close()
 
+	b := bytes.NewBuffer(PNGHeader(w, h, depth, colour))
+	chunk(b, "IDAT", idat.Bytes())
+	chunk(b, "IEND", nil)
+	return b.Bytes()
+}
+
+// PNGHeader returns the signature and IHDR chunk of a non-interlaced w×h
+// PNG of the bit depth and colour type given: the 33 bytes that
+// thumbs.Probe and thumbs.MemoryNeeded read of such a file.
+func PNGHeader(w, h int, depth, colour byte) []byte {
 	var b bytes.Buffer
 	b.WriteString("\x89PNG\r\n\x1a\n")
-	chunk := func(typ string, data []byte) {
-		_ = binary.Write(&b, binary.BigEndian, uint32(len(data)))
-		crc := crc32.NewIEEE()
-		crc.Write([]byte(typ))
-		crc.Write(data)
-		b.WriteString(typ)
-		b.Write(data)
-		_ = binary.Write(&b, binary.BigEndian, crc.Sum32())
-	}
 	ihdr := binary.BigEndian.AppendUint32(nil, uint32(w))
 	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
-	chunk("IHDR", append(ihdr, depth, colour, 0, 0, 0))
-	chunk("IDAT", idat.Bytes())
-	chunk("IEND", nil)
+	chunk(&b, "IHDR", append(ihdr, depth, colour, 0, 0, 0))
 	return b.Bytes()
+}
+
+// chunk appends a PNG chunk to b.
+func chunk(b *bytes.Buffer, typ string, data []byte) {
+	_ = binary.Write(b, binary.BigEndian, uint32(len(data)))
+	crc := crc32.NewIEEE()
+	crc.Write([]byte(typ))
+	crc.Write(data)
+	b.WriteString(typ)
+	b.Write(data)
+	_ = binary.Write(b, binary.BigEndian, crc.Sum32())
 }
