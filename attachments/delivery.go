@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/tenantkit/tenantkit/attachments/thumbs"
@@ -129,32 +130,51 @@ func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thu
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", err
 	}
-	made, err, _ := s.resizes.Do(key, func() (any, error) {
+	res, err, _ := s.resizes.Do(key, func() (any, error) {
 		// Detached from the first caller: the others wait on this resize.
 		ctx := context.WithoutCancel(ctx)
-		data, err := s.resize(ctx, f, width, height, fit)
+		m, err := s.resize(ctx, f, width, height, fit)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.storeThumb(ctx, a, key, data); err != nil {
+		if err := s.storeThumb(ctx, a, key, m.data); err != nil {
+			m.release()
 			return nil, err
 		}
-		return data, nil
+		return m, nil
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	// Served from memory: the size may not have been stored, and another
-	// size's storeThumb may already have dropped it.
-	data := made.([]byte)
-	info := BlobInfo{Key: key, Size: int64(len(data)), ModTime: time.Now()}
-	return &memReader{Reader: bytes.NewReader(data), info: info}, http.DetectContentType(data), nil
+	// Served from memory (the size may not have been stored, and another
+	// size's storeThumb may already have dropped it), and charged to the
+	// memory budget until the response is sent: a slow client cannot
+	// keep resized images in memory beyond it. The first reader takes the
+	// resize's charge; readers that shared the resize wait for their own.
+	m := res.(*madeImage)
+	release := m.release
+	if !m.claimed.CompareAndSwap(false, true) {
+		if release, err = s.limits.hold(ctx, int64(len(m.data))); err != nil {
+			return nil, "", err
+		}
+	}
+	info := BlobInfo{Key: key, Size: int64(len(m.data)), ModTime: time.Now()}
+	return &memReader{Reader: bytes.NewReader(m.data), info: info, onClose: release}, http.DetectContentType(m.data), nil
+}
+
+// madeImage is a resized image, shared by the requests that asked for
+// it at once, with the release of its memory charge, which the first
+// reader claims.
+type madeImage struct {
+	data    []byte
+	release func()
+	claimed atomic.Bool
 }
 
 // resize makes one size of f within the limits: the tenant's share first
 // (refused at once when full), then the header's estimate against the
 // budget (refused when it can never fit), then memory and a CPU.
-func (s *Service) resize(ctx context.Context, f *File, width, height int, fit thumbs.Fit) ([]byte, error) {
+func (s *Service) resize(ctx context.Context, f *File, width, height int, fit thumbs.Fit) (*madeImage, error) {
 	done, err := s.limits.admit(f.Attachment.TenantID)
 	if err != nil {
 		return nil, err
@@ -177,16 +197,17 @@ func (s *Service) resize(ctx context.Context, f *File, width, height int, fit th
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	release, err := s.limits.acquire(ctx, need)
+	g, err := s.limits.acquire(ctx, need)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
 	var out bytes.Buffer
 	if _, err := thumbs.Resize(&out, src, width, height, fit); err != nil {
+		g.finish(0)
 		return nil, imageError(err)
 	}
-	return out.Bytes(), nil
+	// The encoded image stays charged (within the estimate) while served.
+	return &madeImage{data: out.Bytes(), release: g.finish(int64(out.Len()))}, nil
 }
 
 // maxThumbSizes is how many resized sizes of one attachment storage

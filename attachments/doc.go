@@ -123,7 +123,11 @@
 //     smaller size may fit, and the original is served without sizes).
 //     The others share that budget per process through a weighted
 //     semaphore of their estimates: at most 128 MB of resizes are under
-//     way at once. A resize estimated at an eighth of the budget or more
+//     way at once. A resized image served from memory (just made, or too
+//     large to store) stays charged to the budget until its response is
+//     sent, so slow clients cannot hold resized images beyond it (the
+//     first request takes the resize's charge; requests that shared the
+//     resize wait for their own). A resize estimated at an eighth of the budget or more
 //     runs a garbage collection when it ends (decision: left to the
 //     pacer, the heap grows to twice what was live at the last
 //     collection, and the garbage of one resize beside the pixels of the

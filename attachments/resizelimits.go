@@ -79,7 +79,7 @@ func (l *resizeLimits) admit(tenantID string) (release func(), err error) {
 
 // acquire waits, at most l.wait, for need bytes of the memory budget and
 // a CPU; ErrBusy when they did not come. need must not pass memoryBytes.
-func (l *resizeLimits) acquire(ctx context.Context, need int64) (release func(), err error) {
+func (l *resizeLimits) acquire(ctx context.Context, need int64) (*grant, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.wait)
 	defer cancel()
 	if err := l.memory.Acquire(ctx, need); err != nil {
@@ -89,18 +89,44 @@ func (l *resizeLimits) acquire(ctx context.Context, need int64) (release func(),
 		l.memory.Release(need)
 		return nil, ErrBusy
 	}
-	return func() {
-		if need >= l.memoryBytes/collectAfter {
-			// What the resize held is garbage now: collect it before the
-			// next resize allocates as much again. Left to the pacer, the
-			// heap grows to twice what was live at the last collection
-			// (GOGC=100), so the garbage of one resize and the pixels of
-			// the next would together pass the budget by far.
-			runtime.GC()
-		}
-		l.cpus.Release(1)
-		l.memory.Release(need)
-	}, nil
+	return &grant{l: l, bytes: need}, nil
+}
+
+// hold waits, at most l.wait, for n bytes of the memory budget, for a
+// resized image held in memory while it is served; ErrBusy when they did
+// not come. release gives them back.
+func (l *resizeLimits) hold(ctx context.Context, n int64) (release func(), err error) {
+	ctx, cancel := context.WithTimeout(ctx, l.wait)
+	defer cancel()
+	if err := l.memory.Acquire(ctx, n); err != nil {
+		return nil, ErrBusy
+	}
+	return sync.OnceFunc(func() { l.memory.Release(n) }), nil
+}
+
+// grant is what acquire gave a resize: bytes of the memory budget and a
+// CPU.
+type grant struct {
+	l     *resizeLimits
+	bytes int64
+}
+
+// finish ends the resize: its CPU and its bytes go back, except kept
+// (the resized image, served from memory), which stay charged until
+// release.
+func (g *grant) finish(kept int64) (release func()) {
+	kept = min(kept, g.bytes)
+	if g.bytes >= g.l.memoryBytes/collectAfter {
+		// What the resize held is garbage now: collect it before the
+		// next resize allocates as much again. Left to the pacer, the
+		// heap grows to twice what was live at the last collection
+		// (GOGC=100), so the garbage of one resize and the pixels of the
+		// next would together pass the budget by far.
+		runtime.GC()
+	}
+	g.l.cpus.Release(1)
+	g.l.memory.Release(g.bytes - kept)
+	return sync.OnceFunc(func() { g.l.memory.Release(kept) })
 }
 
 // collectAfter: a resize whose estimate is at least 1/collectAfter of the

@@ -265,3 +265,42 @@ func TestImageStoredWithinAllowance(t *testing.T) {
 		t.Error("the stored sizes never reached the file's size")
 	}, attachments.Migrations)
 }
+
+// A resized image served from memory stays charged to the budget until
+// its reader is closed (the response sent): a slow client cannot keep
+// resized images in memory beyond the budget. (On SQLite only: the store
+// plays no part in it.)
+func TestImageHeldWhileServed(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	db := storetest.SQLite(t, attachments.Migrations)
+	src := noisePNG(t, 300, 300)
+	_, need, err := thumbs.MemoryNeeded(bytes.NewReader(src), 1000, 1000, thumbs.Contain)
+	is.NoErr(err)
+	// Learn the resized image's size with an unbounded service.
+	blobs := attachments.NewMemBlobs()
+	tn := newTenant(t)
+	a := upload(t, newService(db, attachments.Options{Blobs: blobs}), tn.ctx, "R1", "noise.png", src, nil)
+	image := func(svc *attachments.Service) (attachments.Blob, error) {
+		f, err := svc.Lookup(tn.ctx, a.ID, attachments.Scoped)
+		is.NoErr(err)
+		b, _, err := svc.Image(tn.ctx, f, 1000, 1000, thumbs.Contain)
+		return b, err
+	}
+	b, err := image(newService(db, attachments.Options{Blobs: blobs}))
+	is.NoErr(err)
+	size := b.Info().Size
+	is.NoErr(b.Close())
+	is.True(size > a.FileSize) // not stored: served from memory each time
+
+	// A budget that fits one resize, but not one beside a held image.
+	svc := newService(db, attachments.Options{Blobs: blobs, ImageMemoryBytes: need + size - 1, ImageWait: 100 * time.Millisecond})
+	held, err := image(svc)
+	is.NoErr(err)
+	_, err = image(svc)
+	is.True(errors.Is(err, attachments.ErrBusy)) // the first is still being served
+	is.NoErr(held.Close())
+	b, err = image(svc)
+	is.NoErr(err)
+	is.NoErr(b.Close())
+}
