@@ -196,6 +196,14 @@ func segments(fileName string) []string {
 	return parts[1:]
 }
 
+// isBidiControl reports whether r changes the direction text is shown
+// in: the embeddings, overrides and isolates (U+202A-U+202E,
+// U+2066-U+2069) and the marks (U+200E, U+200F, U+061C). In a file name
+// they make "cat_\u202Egnp.zip" read as "cat_piz.png".
+func isBidiControl(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
 // cleanFileName returns the name a file is stored under: its last path
 // element (after any '/' or '\\', so no client path is kept), trimmed.
 // It refuses names that are empty, "." or "..", too long, not UTF-8 text,
@@ -214,6 +222,8 @@ func cleanFileName(name string) (string, error) {
 		return "", store.Invalid("file", "The file name is longer than 255 bytes.")
 	case !store.Storable(name):
 		return "", store.Invalid("file", "The file name is not valid UTF-8 text.")
+	case strings.ContainsFunc(name, isBidiControl):
+		return "", store.Invalid("file", "The file name contains a bidirectional control character (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F or U+061C).")
 	}
 	exts := segments(name)
 	for i, seg := range exts {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/tenantkit/tenantkit/attachments/thumbs"
@@ -103,12 +104,18 @@ func (s *Service) Open(ctx context.Context, f *File) (Blob, error) {
 func (f *File) IsImage() bool { return thumbs.IsImageType(f.Attachment.MimeType) }
 
 // Image returns the file resized to width×height (fit cover or contain),
-// from blob storage when that size was made before. Concurrent first
-// requests of one size share one resize, and at most one resize per CPU
-// runs at once (a large image's decode takes hundreds of megabytes); the
-// result is stored for the next. A file that is not an image is
-// ErrNotImage; one whose header declares more than thumbs.MaxPixels is
-// refused (store.ErrInvalid) before decoding.
+// from blob storage when that size was made before. A file that is not an
+// image is ErrNotImage; one whose header declares more than
+// thumbs.MaxPixels, or whose resize thumbs.MemoryNeeded estimates above
+// Options.ImageMemoryBytes, is refused (store.ErrInvalid) before
+// decoding.
+//
+// Concurrent first requests of one size share one resize. Resizes take a
+// share of the process's memory budget (their estimate) and a CPU
+// (Options.ImageResizes), waiting at most Options.ImageWait for them; a
+// tenant has at most Options.ImageResizesPerTenant resizes running or
+// waiting. Past either, ErrBusy. The result is stored for the next
+// request when it fits the attachment's thumbnail allowance (storeThumb).
 func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thumbs.Fit) (Blob, string, error) {
 	a := f.Attachment
 	if !f.IsImage() {
@@ -123,56 +130,131 @@ func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thu
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", err
 	}
-	made, err, _ := s.resizes.Do(key, func() (any, error) {
+	res, err, _ := s.resizes.Do(key, func() (any, error) {
 		// Detached from the first caller: the others wait on this resize.
 		ctx := context.WithoutCancel(ctx)
-		s.resizing <- struct{}{} // one resize per CPU at a time
-		defer func() { <-s.resizing }()
-		src, err := s.Open(ctx, f)
+		m, err := s.resize(ctx, f, width, height, fit)
 		if err != nil {
 			return nil, err
 		}
-		defer src.Close()
-		var out bytes.Buffer // Resize checks the header (pixel bombs) before decoding
-		if _, err := thumbs.Resize(&out, src, width, height, fit); err != nil {
-			return nil, imageError(err)
-		}
-		if err := s.limitThumbs(ctx, a); err != nil {
+		if err := s.storeThumb(ctx, a, key, m.data); err != nil {
+			m.release()
 			return nil, err
 		}
-		if _, err := s.blobs.Put(ctx, key, bytes.NewReader(out.Bytes())); err != nil {
-			return nil, err
-		}
-		return out.Bytes(), nil
+		return m, nil
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	// Served from memory: another size's limitThumbs may already have
-	// dropped the stored copy.
-	data := made.([]byte)
-	info := BlobInfo{Key: key, Size: int64(len(data)), ModTime: time.Now()}
-	return &memReader{Reader: bytes.NewReader(data), info: info}, http.DetectContentType(data), nil
+	// Served from memory (the size may not have been stored, and another
+	// size's storeThumb may already have dropped it), and charged to the
+	// memory budget until the response is sent: a slow client cannot
+	// keep resized images in memory beyond it. The first reader takes the
+	// resize's charge; readers that shared the resize wait for their own.
+	m := res.(*madeImage)
+	release := m.release
+	if !m.claimed.CompareAndSwap(false, true) {
+		if release, err = s.limits.hold(ctx, int64(len(m.data))); err != nil {
+			return nil, "", err
+		}
+	}
+	info := BlobInfo{Key: key, Size: int64(len(m.data)), ModTime: time.Now()}
+	return &memReader{Reader: bytes.NewReader(m.data), info: info, onClose: release}, http.DetectContentType(m.data), nil
+}
+
+// madeImage is a resized image, shared by the requests that asked for
+// it at once, with the release of its memory charge, which the first
+// reader claims.
+type madeImage struct {
+	data    []byte
+	release func()
+	claimed atomic.Bool
+}
+
+// resize makes one size of f within the limits: the tenant's share first
+// (refused at once when full), then the header's estimate against the
+// budget (refused when it can never fit), then memory and a CPU.
+func (s *Service) resize(ctx context.Context, f *File, width, height int, fit thumbs.Fit) (*madeImage, error) {
+	done, err := s.limits.admit(f.Attachment.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	src, err := s.Open(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	_, need, err := thumbs.MemoryNeeded(src, width, height, fit) // the header only
+	if err != nil {
+		return nil, imageError(err)
+	}
+	if need > s.limits.memoryBytes {
+		return nil, store.Errorf(store.ErrInvalid,
+			"Resizing this image to %dx%d needs about %d MB, more than the %d MB a resize may use; a smaller size may fit, and the image route without sizes serves the original.",
+			width, height, (need+1<<20-1)>>20, s.limits.memoryBytes>>20)
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	g, err := s.limits.acquire(ctx, need)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if _, err := thumbs.Resize(&out, src, width, height, fit); err != nil {
+		g.finish(0)
+		return nil, imageError(err)
+	}
+	// The encoded image stays charged (within the estimate) while served.
+	return &madeImage{data: out.Bytes(), release: g.finish(int64(out.Len()))}, nil
 }
 
 // maxThumbSizes is how many resized sizes of one attachment storage
-// keeps: any caller may ask for any of 4000×4000×2, so when one more would
-// pass it the attachment's stored sizes are dropped and made again on
-// demand.
+// keeps.
 const maxThumbSizes = 32
 
-// limitThumbs makes room for one more stored size of a.
-func (s *Service) limitThumbs(ctx context.Context, a *Attachment) error {
+// minThumbBytes is the storage the resized sizes of any attachment may
+// take together, however small the file: a small image's thumbnails are
+// usually larger than it.
+const minThumbBytes = 64 << 10
+
+// thumbAllowance is the storage the resized sizes of a may take
+// together: its own size, at least minThumbBytes. So a tenant's resized
+// images take at most what its files take (which the quota bounds) plus
+// 64 KiB a file.
+func thumbAllowance(a *Attachment) int64 { return max(a.FileSize, minThumbBytes) }
+
+// storeThumb keeps one more size of a in storage when it fits: at most
+// maxThumbSizes sizes, together within thumbAllowance. A size larger
+// than the allowance is not stored (it is made again when asked for);
+// one that does not fit beside the stored ones drops them first (any
+// caller may ask for any size, so the stored ones are only a cache).
+// Resizes of different sizes of one file that finish together may each
+// see room for themselves: the allowance can be passed by the few
+// resizes running at once (Options.ImageResizes), never more.
+func (s *Service) storeThumb(ctx context.Context, a *Attachment, key string, data []byte) error {
+	size, allowance := int64(len(data)), thumbAllowance(a)
+	if size > allowance {
+		return nil
+	}
 	stored, err := s.blobs.List(ctx, attachmentPrefix(a.TenantID, a.ID)+"thumbs/")
-	if err != nil || len(stored) < maxThumbSizes {
+	if err != nil {
 		return err
 	}
+	total := size
 	for _, b := range stored {
-		if err := s.blobs.Delete(ctx, b.Key); err != nil {
-			return err
+		total += b.Size
+	}
+	if len(stored) >= maxThumbSizes || total > allowance {
+		for _, b := range stored {
+			if err := s.blobs.Delete(ctx, b.Key); err != nil {
+				return err
+			}
 		}
 	}
-	return nil
+	_, err = s.blobs.Put(ctx, key, bytes.NewReader(data))
+	return err
 }
 
 // sniffed returns a resized image with its type, read from its first

@@ -88,6 +88,12 @@
 //   - A file keeps the last element of the name it was sent with (after
 //     any '/' or '\'); an empty name, "." and ".." are refused, and an
 //     extension before a ':' counts ("x.exe::$DATA" is an executable).
+//   - A name carrying a bidirectional control character (U+202A-U+202E,
+//     U+2066-U+2069, U+200E, U+200F, U+061C) is refused with 400 naming
+//     the field (file on upload, fileName on rename), never stored with
+//     them removed (decision: "cat_\u202Egnp.zip" shows as "cat_piz.png";
+//     dropping the control would silently give the file a name its
+//     uploader never saw, and a refusal tells the client why).
 //   - A field (fieldKey, a definition of the record's entity) applies its
 //     configJson's maxAttachmentSizeMb, acceptExtensions and
 //     partitionCode.
@@ -126,7 +132,11 @@
 //
 // Update (PATCH) replaces what it is given: tags or assignments given as
 // null or [] clear them (the owning record's assignment stays); an update
-// that changes nothing writes nothing and emits no event.
+// that changes nothing writes nothing and emits no event. fileName
+// renames the file under an upload's rules (above) and must keep its
+// extension (case aside), so the field's acceptExtensions and the text
+// extraction chosen by the extension still hold; a rename bumps the
+// delivery cache so downloads carry the new name at once.
 //
 // Custom fields of attachments are the entities area's definitions for
 // the entity "attachments:attachment" (Options.Fields; the Kit wires it):
@@ -144,14 +154,65 @@
 // 250 ms when it is not heard) (and a file already removed from storage
 // answers 404). An anonymous request for
 // a private or unknown id gets the same 401, so it learns nothing of
-// which ids exist. Images (png, jpeg, gif, webp) are resized by package
-// thumbs (pure Go): an image whose header declares more than 50
-// megapixels is refused before decoding (the image route without sizes
-// serves the original bytes, decoding nothing); each size is made once
-// (concurrent first requests share one resize, one resize per CPU runs at
-// a time) and kept in Blobs, at most 32 sizes per attachment (asking for
-// one more drops the stored ones: any caller may ask for any size).
-// Stored sizes do not count towards the quota.
+// which ids exist.
+//
+// # Images and their cost
+//
+// Images (png, jpeg, gif, webp) are resized by package thumbs (pure Go).
+// The image route is public for public partitions, so what one request
+// may cost is bounded, whoever asks:
+//
+//   - An image whose header declares more than 50 megapixels is refused
+//     before decoding (the image route without sizes serves the original
+//     bytes, decoding nothing).
+//   - Memory. thumbs.MemoryNeeded estimates a resize from the header
+//     before any pixel is decoded: the decoded source by format, colour
+//     type and bit depth (a 16-bit PNG takes 8 bytes a pixel, so the
+//     7000×7000 16-bit PNG under the 50 MP guard needs 392 MB; an
+//     interlaced PNG twice its pixels; a progressive JPEG its DCT
+//     coefficients besides), the filter's rows, the output canvas and its
+//     encoding. A resize estimated above Options.ImageMemoryBytes
+//     (APP_ATTACHMENT_IMAGE_MEMORY_MB, 128 MB) is refused with 400 saying
+//     so (decision: refuse rather than decode by rows or subsample; a
+//     smaller size may fit, and the original is served without sizes).
+//     The others share that budget per process through a weighted
+//     semaphore of their estimates: at most 128 MB of resizes are under
+//     way at once. A resized image served from memory (just made, or too
+//     large to store) stays charged to the budget until its response is
+//     sent, so slow clients cannot hold resized images beyond it (the
+//     first request takes the resize's charge; requests that shared the
+//     resize wait for their own). A resize estimated at an eighth of the budget or more
+//     runs a garbage collection when it ends (decision: left to the
+//     pacer, the heap grows to twice what was live at the last
+//     collection, and the garbage of one resize beside the pixels of the
+//     next took the heap to 2.5 times the budget).
+//   - CPU. At most Options.ImageResizes resizes run at once (half the
+//     CPUs, at least one), so the other routes keep the rest.
+//   - Tenants. A tenant has at most Options.ImageResizesPerTenant (2)
+//     resizes running or waiting in a process; more are refused at once
+//     with ErrBusy. A resize that gets no memory or CPU within
+//     Options.ImageWait (10 s) is ErrBusy too. The route answers both with
+//     503 and Retry-After: 5.
+//   - Storage. Each size is made once (concurrent first requests share
+//     one resize) and kept in Blobs if it fits the file's allowance: at
+//     most 32 sizes of one attachment, together no larger than the file
+//     itself (64 KiB at least). A size larger than the allowance is served
+//     but not stored (made again when asked for); one that does not fit
+//     beside the stored ones drops them (any caller may ask for any size:
+//     they are a cache). So a tenant's stored sizes take at most what its
+//     files take (which the quota bounds) plus 64 KiB a file; they do not
+//     count towards the quota. Resizes of one file's different sizes that
+//     finish together may each see room: the allowance can be passed by
+//     the few resizes running at once, never more.
+//
+// The budget, the CPUs and the tenants' shares are per process: several
+// server processes may together take as many times as much.
+//
+// With these, 32 concurrent anonymous requests for new sizes of the
+// costliest files under the guard grow the heap and the RSS by less than
+// 256 MB, and a cheap route keeps answering in milliseconds
+// (TestAttachmentImageCampaign in httpapi; BENCHMARKS.md has the figures
+// against the unbounded route: 1.6 GB).
 //
 // # Text extraction
 //

@@ -12,6 +12,7 @@ import (
 //	APP_ATTACHMENT_TENANT_QUOTA_MB      a tenant's total, in MB (default 512)
 //	APP_DEFAULT_ATTACHMENT_OCR_ENABLED  new partitions extract text (default true)
 //	APP_ATTACHMENT_PARTITIONS_LOCKED    true refuses partition changes (403)
+//	APP_ATTACHMENT_IMAGE_MEMORY_MB      memory of a process's image resizes, in MB (default 128)
 //
 // A bad value is an error naming the variable. Blobs, Fields and the rest
 // are left for the caller.
@@ -20,7 +21,8 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	for _, v := range []struct {
 		name string
 		dst  *int64
-	}{{"APP_ATTACHMENT_MAX_UPLOAD_MB", &opts.MaxUploadBytes}, {"APP_ATTACHMENT_TENANT_QUOTA_MB", &opts.TenantQuotaBytes}} {
+	}{{"APP_ATTACHMENT_MAX_UPLOAD_MB", &opts.MaxUploadBytes}, {"APP_ATTACHMENT_TENANT_QUOTA_MB", &opts.TenantQuotaBytes},
+		{"APP_ATTACHMENT_IMAGE_MEMORY_MB", &opts.ImageMemoryBytes}} {
 		s := getenv(v.name)
 		if s == "" {
 			continue

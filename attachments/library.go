@@ -3,7 +3,9 @@ package attachments
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"path"
 	"strings"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -144,14 +146,20 @@ func (s *Service) Get(ctx context.Context, id string) (*Attachment, *Partition, 
 
 // Patch is a change of an attachment's metadata; nil fields stay.
 type Patch struct {
+	// FileName renames the file, under the rules of an upload's name
+	// (cleanFileName: bidirectional controls, executable and active
+	// extensions are refused) and keeping its extension, so the file's
+	// field rules and text extraction still hold. Refusals name
+	// "fileName".
+	FileName    *string
 	Tags        *[]string
 	Assignments *[]Assignment
 	// CustomFields are merged into the stored ones (null clears one).
 	CustomFields map[string]any
 }
 
-// Update changes an attachment's tags, assignments and custom fields.
-// The link to the record it belongs to stays whatever the assignments
+// Update changes an attachment's file name, tags, assignments and custom
+// fields. The link to the record it belongs to stays whatever the assignments
 // say. An update that changes nothing writes nothing and emits no event.
 func (s *Service) Update(ctx context.Context, id string, p Patch) (*Attachment, error) {
 	sc, err := scope(ctx)
@@ -161,6 +169,13 @@ func (s *Service) Update(ctx context.Context, id string, p Patch) (*Attachment, 
 	var v store.ValidationError
 	var tags []string
 	var assignments []Assignment
+	var fileName string
+	if p.FileName != nil {
+		var msg string
+		if fileName, msg = renamed(*p.FileName); msg != "" {
+			v.Add("fileName", msg)
+		}
+	}
 	if p.Tags != nil {
 		var msg string
 		if tags, msg = checkTags(*p.Tags); msg != "" {
@@ -196,6 +211,13 @@ func (s *Service) Update(ctx context.Context, id string, p Patch) (*Attachment, 
 		if err != nil {
 			return err
 		}
+		rename := p.FileName != nil && fileName != a.FileName
+		if rename {
+			if !strings.EqualFold(path.Ext(fileName), path.Ext(a.FileName)) {
+				return store.Invalid("fileName", fmt.Sprintf("A renamed file keeps its extension (%q).", path.Ext(a.FileName)))
+			}
+			a.FileName = fileName
+		}
 		if p.Tags != nil {
 			a.Tags = tags
 		}
@@ -223,6 +245,11 @@ func (s *Service) Update(ctx context.Context, id string, p Patch) (*Attachment, 
 		if err := s.store.UpdateAttachment(ctx, tx, a); err != nil {
 			return err
 		}
+		if rename { // deliveries name the file
+			if _, err := s.files.Changed(ctx, tx); err != nil {
+				return err
+			}
+		}
 		_, err = tx.EmitData(ctx, EventUpdated, eventScope(a), eventOf(a))
 		return err
 	})
@@ -232,7 +259,23 @@ func (s *Service) Update(ctx context.Context, id string, p Patch) (*Attachment, 
 // metadataJSON is what Update may change of a, as comparable text.
 func metadataJSON(a *Attachment) (string, error) {
 	tags, assignments, fields, err := attachmentJSON(a)
-	return tags + "\x00" + assignments + "\x00" + fields, err
+	return a.FileName + "\x00" + tags + "\x00" + assignments + "\x00" + fields, err
+}
+
+// renamed checks a new file name as an upload's (cleanFileName), and
+// returns it cleaned, or the message of its refusal.
+func renamed(name string) (string, string) {
+	clean, err := cleanFileName(name)
+	var ve *store.ValidationError
+	switch {
+	case err == nil:
+		return clean, ""
+	case errors.As(err, &ve):
+		for _, msg := range ve.Fields {
+			return "", msg
+		}
+	}
+	return "", store.PublicMessage(err)
 }
 
 // eventScope is the scope an attachment's events are emitted in: its

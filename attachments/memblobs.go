@@ -59,9 +59,16 @@ func (m *MemBlobs) Open(_ context.Context, key string) (Blob, error) {
 type memReader struct {
 	*bytes.Reader
 	info BlobInfo
+	// onClose, when set, runs on Close (once: callers make it idempotent).
+	onClose func()
 }
 
-func (r *memReader) Close() error   { return nil }
+func (r *memReader) Close() error {
+	if r.onClose != nil {
+		r.onClose()
+	}
+	return nil
+}
 func (r *memReader) Info() BlobInfo { return r.info }
 
 // Stat implements Blobs.

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"runtime"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 
@@ -33,7 +33,7 @@ const (
 // EventTypes describes every event the area emits, for catalogues.
 var EventTypes = []store.EventType{
 	{ID: EventCreated, Label: "Attachment created", Description: "A file was uploaded."},
-	{ID: EventUpdated, Label: "Attachment updated", Description: "An attachment's tags, assignments or custom fields changed, or it was transferred to another record."},
+	{ID: EventUpdated, Label: "Attachment updated", Description: "An attachment's file name, tags, assignments or custom fields changed, or it was transferred to another record."},
 	{ID: EventDeleted, Label: "Attachment deleted", Description: "An attachment and its file were removed."},
 }
 
@@ -109,6 +109,22 @@ type Options struct {
 	Store Store
 	// Logger receives background failures; nil is slog.Default().
 	Logger *slog.Logger
+	// ImageMemoryBytes is the memory the image resizes of this process
+	// may take at once, as thumbs.MemoryNeeded estimates them before
+	// decoding, and so the most one resize may take: a larger one is
+	// refused (400); 0 means DefaultImageMemoryBytes
+	// (APP_ATTACHMENT_IMAGE_MEMORY_MB).
+	ImageMemoryBytes int64
+	// ImageResizes is how many resizes run at once in this process; 0
+	// means half the CPUs (GOMAXPROCS), at least one.
+	ImageResizes int
+	// ImageResizesPerTenant is how many resizes of one tenant may run or
+	// wait at once in this process; more are refused with ErrBusy. 0
+	// means DefaultImageResizesPerTenant.
+	ImageResizesPerTenant int
+	// ImageWait is how long a resize waits for memory and a CPU before
+	// ErrBusy; 0 means DefaultImageWait.
+	ImageWait time.Duration
 }
 
 // Service manages partitions and attachments and serves their files.
@@ -125,9 +141,9 @@ type Service struct {
 	resizes singleflight.Group
 	// files caches delivery lookups (Lookup) by attachment id.
 	files *vcache.Cache[string, *File]
-	// resizing bounds the resizes running at once: decoding a large image
-	// takes hundreds of megabytes.
-	resizing chan struct{}
+	// limits bound the memory and CPUs resizes take at once, and each
+	// tenant's share of them.
+	limits *resizeLimits
 }
 
 // New returns the service over db. It starts nothing; the Kit registers
@@ -145,14 +161,23 @@ func New(db *store.DB, opts Options) *Service {
 	if opts.TenantQuotaBytes == 0 {
 		opts.TenantQuotaBytes = DefaultTenantQuotaBytes
 	}
+	if opts.ImageMemoryBytes <= 0 {
+		opts.ImageMemoryBytes = DefaultImageMemoryBytes
+	}
+	if opts.ImageResizesPerTenant <= 0 {
+		opts.ImageResizesPerTenant = DefaultImageResizesPerTenant
+	}
+	if opts.ImageWait <= 0 {
+		opts.ImageWait = DefaultImageWait
+	}
 	opts.ExtractLimits = opts.ExtractLimits.WithDefaults()
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
 	return &Service{db: db, store: opts.Store, blobs: opts.Blobs, opts: opts, logger: logger,
-		files:    vcache.New[string, *File](db, "attachments.files", fileCacheCheck, 10000),
-		resizing: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
+		files:  vcache.New[string, *File](db, "attachments.files", fileCacheCheck, 10000),
+		limits: newResizeLimits(opts)}
 }
 
 // Blobs returns the service's file storage.

@@ -253,8 +253,8 @@ func (s *SQLStore) UpdateAttachment(ctx context.Context, q store.Querier, a *Att
 		return err
 	}
 	if err := store.ExecOne(ctx, q, `UPDATE attachments SET entity_id = $3, record_id = $4, tags = $5, assignments = $6,
-		custom_fields = $7, updated_at = $8 WHERE tenant_id = $1 AND id = $2`,
-		a.TenantID, a.ID, a.EntityID, a.RecordID, tags, assignments, fields, a.UpdatedAt); err != nil {
+		custom_fields = $7, updated_at = $8, file_name = $9 WHERE tenant_id = $1 AND id = $2`,
+		a.TenantID, a.ID, a.EntityID, a.RecordID, tags, assignments, fields, a.UpdatedAt, a.FileName); err != nil {
 		return err
 	}
 	return s.writeIndexes(ctx, q, a)

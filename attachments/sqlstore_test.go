@@ -123,6 +123,19 @@ func (s keepsOldTags) UpdateAttachment(ctx context.Context, q store.Querier, a *
 	return s.Store.UpdateAttachment(ctx, q, a)
 }
 
+// keepsOldName updates everything but the file name (a rename lost).
+type keepsOldName struct{ attachments.Store }
+
+func (s keepsOldName) UpdateAttachment(ctx context.Context, q store.Querier, a *attachments.Attachment) error {
+	old, _, err := s.GetAnyAttachment(ctx, q, a.ID)
+	if err == nil {
+		kept := *a
+		kept.FileName = old.FileName
+		a = &kept
+	}
+	return s.Store.UpdateAttachment(ctx, q, a)
+}
+
 // inUseInvalid reports a partition in use as invalid input rather than a
 // conflict.
 type inUseInvalid struct{ attachments.Store }
@@ -213,6 +226,7 @@ var brokenStores = map[string]struct {
 	"linkedOldestFirst":         {func(s attachments.Store) attachments.Store { return linkedOldestFirst{s} }, "ListLinked"},
 	"ignoresQuota":              {func(s attachments.Store) attachments.Store { return ignoresQuota{s} }, "Usage"},
 	"keepsOldTags":              {func(s attachments.Store) attachments.Store { return keepsOldTags{s} }, "UpdateAttachment"},
+	"keepsOldName":              {func(s attachments.Store) attachments.Store { return keepsOldName{s} }, "UpdateAttachment"},
 	"inUseInvalid":              {func(s attachments.Store) attachments.Store { return inUseInvalid{s} }, "PartitionInUse"},
 	"ignoredConflictOverwrites": {func(s attachments.Store) attachments.Store { return ignoredConflictOverwrites{s} }, "Partitions"},
 	"partitionCodeAnyTenant":    {func(s attachments.Store) attachments.Store { return partitionCodeAnyTenant{s} }, "PartitionsPerTenant"},

@@ -62,9 +62,9 @@ type Store interface {
 	// Tags returns the distinct tags of the attachments sc may read, in
 	// order.
 	Tags(ctx context.Context, q store.Querier, sc store.Scope) ([]string, error)
-	// UpdateAttachment replaces the record (EntityID, RecordID), tags,
-	// assignments, custom fields and updatedAt of the tenant's attachment
-	// a.ID.
+	// UpdateAttachment replaces the record (EntityID, RecordID), file
+	// name, tags, assignments, custom fields and updatedAt of the
+	// tenant's attachment a.ID.
 	UpdateAttachment(ctx context.Context, q store.Querier, a *Attachment) error
 	// DeleteAttachment removes the tenant's attachment with its tags and
 	// links.

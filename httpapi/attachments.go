@@ -70,7 +70,7 @@ func (a *api) attachmentRoutes() []route {
 			Response: libraryBody{}, Handler: h.library},
 		{Method: "GET", Path: base + "/library/{id}", Summary: "Get an attachment with its partition and custom fields", Features: view,
 			Response: attachmentBody{}, Handler: h.get},
-		{Method: "PATCH", Path: base + "/library/{id}", Summary: "Change an attachment's tags, assignments and custom fields (also as top-level cf_<key> keys)", Features: manage,
+		{Method: "PATCH", Path: base + "/library/{id}", Summary: "Rename an attachment or change its tags, assignments and custom fields (also as top-level cf_<key> keys)", Features: manage,
 			Request: attachmentPatchInput{}, Response: attachmentPatchBody{}, Handler: h.patch},
 		{Method: "DELETE", Path: base + "/library/{id}", Summary: "Delete an attachment and its file", Features: manage,
 			Response: attachmentOKBody{}, Handler: h.deleteByPath},
@@ -156,6 +156,10 @@ type libraryBody struct {
 // replaces the stored one (customFields are merged, null clearing one);
 // top-level cf_<key> keys are custom fields too.
 type attachmentPatchInput struct {
+	// FileName renames the file: the rules of an upload's name apply
+	// (bidirectional control characters, executable and active-content
+	// extensions are refused) and the extension must stay.
+	FileName     string                   `json:"fileName,omitempty" jsonschema:"maxLength=255"`
 	Tags         []string                 `json:"tags" jsonschema:"nullable,maxItems=50"`
 	Assignments  []attachments.Assignment `json:"assignments" jsonschema:"nullable,maxItems=100"`
 	CustomFields map[string]any           `json:"customFields" jsonschema:"nullable"`
@@ -511,6 +515,13 @@ func (h attachmentHandlers) patch(w http.ResponseWriter, r *http.Request) error 
 	}
 	var p attachments.Patch
 	var v store.ValidationError
+	if raw, ok := body["fileName"]; ok {
+		var name string
+		if json.Unmarshal(raw, &name) != nil {
+			v.Add("fileName", "Must be a string.")
+		}
+		p.FileName = &name
+	}
 	if raw, ok := body["tags"]; ok {
 		var tags []string
 		if json.Unmarshal(raw, &tags) != nil {
@@ -712,6 +723,10 @@ func imageSize(q url.Values) (width, height int, fit thumbs.Fit, resize bool, er
 	return width, height, fit, true, nil
 }
 
+// imageRetryAfter is the Retry-After, in seconds, of a resize refused
+// because the process or the tenant has too many under way.
+const imageRetryAfter = 5
+
 func (h attachmentHandlers) image(w http.ResponseWriter, r *http.Request) error {
 	width, height, fit, resize, err := imageSize(r.URL.Query())
 	if err != nil {
@@ -732,6 +747,11 @@ func (h attachmentHandlers) image(w http.ResponseWriter, r *http.Request) error 
 		etag = `"` + a.ID + "-" + strconv.Itoa(width) + "x" + strconv.Itoa(height) + "-" + string(fit) + `"`
 	} else {
 		b, err = h.svc.Open(r.Context(), f)
+	}
+	if errors.Is(err, attachments.ErrBusy) {
+		w.Header().Set("Retry-After", strconv.Itoa(imageRetryAfter))
+		return &statusError{status: http.StatusServiceUnavailable, err: err,
+			message: "Too many images are being resized; retry in a few seconds."}
 	}
 	if err != nil {
 		return err

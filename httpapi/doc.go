@@ -49,6 +49,9 @@
 // checks {error, code}). Only messages made for callers are shown; 5xx
 // bodies never carry internals. A refusal by a rate limit is written by
 // ratelimit.WriteLimited: 429 {error} with Retry-After and X-RateLimit-*.
+// The image route answers attachments.ErrBusy (no room for a resize in
+// the process, or the tenant's share under way) with 503 {error} and
+// Retry-After: 5; its message is made for callers, like a 4xx's.
 //
 // # Rate limiting
 //

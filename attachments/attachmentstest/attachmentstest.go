@@ -909,10 +909,11 @@ func testUpdateAttachment(t *testing.T, f *fixture) {
 	want.Tags = []string{"keep", "new"}
 	want.Assignments = []attachments.Assignment{{Type: "invoices", ID: r2, Href: "/invoices/" + r2, Label: "Invoice"}, {Type: "notes", ID: n2}}
 	want.CustomFields = map[string]any{"a": "1", "c": float64(3)}
+	want.FileName = "renamed.txt"
 	want.UpdatedAt = f.tick()
 	in := want
 	// What an update does not replace stays, whatever the input says.
-	in.FileName, in.FileSize, in.MimeType, in.PartitionCode, in.CreatedAt = "renamed.txt", 1, "image/png", "nope", f.tick()
+	in.FileSize, in.MimeType, in.PartitionCode, in.CreatedAt = 1, "image/png", "nope", f.tick()
 	f.must(f.update(&in), "UpdateAttachment")
 	if d := sameAttachment(f.get(whole(f.tenant), a.ID), &want); d != "" {
 		t.Errorf("after UpdateAttachment: %s", d)
@@ -921,12 +922,16 @@ func testUpdateAttachment(t *testing.T, f *fixture) {
 	sc := whole(f.tenant)
 	f.equal("ListLinked of the old record", f.linked(sc, "orders", r1), []string{})
 	f.equal("ListLinked of the old note", f.linked(sc, "notes", n1), []string{"neighbour.txt"})
-	f.equal("ListLinked of the new record", f.linked(sc, "invoices", r2), []string{"doc.txt"})
-	f.equal("ListLinked of the new note", f.linked(sc, "notes", n2), []string{"doc.txt"})
+	f.equal("ListLinked of the new record", f.linked(sc, "invoices", r2), []string{"renamed.txt"})
+	f.equal("ListLinked of the new note", f.linked(sc, "notes", n2), []string{"renamed.txt"})
 	got, _ := f.library(sc, attachments.LibraryFilter{Tags: []string{"old"}})
 	f.equal("Library by the removed tag", got, []string{"neighbour.txt"})
 	got, _ = f.library(sc, attachments.LibraryFilter{Tags: []string{"new", "keep"}})
-	f.equal("Library by the new tags", got, []string{"doc.txt"})
+	f.equal("Library by the new tags", got, []string{"renamed.txt"})
+	got, _ = f.library(sc, attachments.LibraryFilter{Search: "RENAMED"})
+	f.equal("Library searching the new name", got, []string{"renamed.txt"})
+	got, _ = f.library(sc, attachments.LibraryFilter{Search: "doc.txt"})
+	f.equal("Library searching the old name", got, []string{})
 	f.equal("Tags after the update", f.tags(sc), []string{"keep", "new", "old"})
 
 	// Clearing tags and links leaves none behind.

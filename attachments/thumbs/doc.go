@@ -20,12 +20,19 @@
 // decoded: more than MaxPixels (50 MP) is ErrTooLarge, so a tiny file that
 // declares a huge image costs nothing. The decoded image must then have
 // exactly the declared size. Within the limit, decoding can still take a
-// lot of memory: about 4 bytes per pixel for the decoded image (RGBA/NRGBA
-// PNG, WebP), and a progressive JPEG also keeps all its DCT coefficients
-// (4 bytes per sample) until its last scan, so a 50 MP progressive JPEG
-// can need some 400 MB. The caller should bound how many Resize calls run
-// at once. Panics in the decoders or in this package are recovered and
-// returned as errors.
+// lot of memory, and not in proportion to the pixels: 4 bytes a pixel for
+// an 8-bit RGBA PNG, 8 for a 16-bit one (a 49 MP 16-bit PNG of 400 KB
+// decodes to 392 MB), twice as much interlaced (the passes, then the
+// image), and a progressive JPEG also keeps all its DCT coefficients (4
+// bytes per sample) until its last scan. MemoryNeeded reads the header
+// (colour type, bit depth, interlacing; the JPEG frame's components and
+// sampling) and returns an upper bound of what Resize will hold, output
+// and encoding included, before a pixel is decoded: the caller refuses
+// what passes its budget and bounds the sum of those running at once
+// (TestMemoryNeededBoundsResize samples the heap of real resizes against
+// it). 16-bit images are read into the filter's 8-bit rows directly,
+// without boxing a colour per pixel. Panics in the decoders or in this
+// package are recovered and returned as errors.
 //
 // Output format. JPEG sources produce JPEG (quality 85, 4:2:0) and
 // everything else PNG (default compression): golang.org/x/image has no WebP

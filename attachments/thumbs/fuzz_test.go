@@ -41,8 +41,9 @@ func addSeeds(f *testing.F, add func([]byte)) {
 }
 
 // FuzzProbe checks that Probe never panics and never reports success for an
-// image larger than MaxPixels (or with a non-positive dimension), and that
-// the EXIF orientation parser never panics.
+// image larger than MaxPixels (or with a non-positive dimension), that
+// the EXIF orientation parser never panics, and that MemoryNeeded agrees
+// with Probe.
 func FuzzProbe(f *testing.F) {
 	addSeeds(f, func(b []byte) { f.Add(b) })
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -63,6 +64,12 @@ func FuzzProbe(f *testing.F) {
 		case FormatPNG, FormatJPEG, FormatGIF, FormatWebP:
 		default:
 			t.Fatalf("Probe format %q", info.Format)
+		}
+		// The estimate reads the same header: it agrees with Probe and
+		// counts at least a byte per decoded pixel.
+		got, need, err := MemoryNeeded(bytes.NewReader(data), 320, 240, Cover)
+		if err != nil || got != info || need < int64(info.Width)*int64(info.Height) {
+			t.Fatalf("MemoryNeeded = %+v, %d, %v; Probe said %+v", got, need, err, info)
 		}
 	})
 }

@@ -372,6 +372,36 @@ func (rf *rowFetcher) fetch(dst []uint8, x0, x1, y int) {
 			d := dst[4*j : 4*j+4 : 4*j+4]
 			d[0], d[1], d[2], d[3] = c.R, c.G, c.B, c.A
 		}
+	case *image.NRGBA64:
+		// 16-bit PNGs, exactly as the default case's At(x, y).RGBA()
+		// (which would box every pixel in an interface: garbage as large
+		// as the image).
+		i := m.PixOffset(x0, y)
+		s := m.Pix[i : i+8*n]
+		for j := 0; j < n; j++ {
+			p := s[8*j : 8*j+8 : 8*j+8]
+			a := uint32(p[6])<<8 | uint32(p[7])
+			d := dst[4*j : 4*j+4 : 4*j+4]
+			d[0] = uint8((uint32(p[0])<<8 | uint32(p[1])) * a / 0xffff >> 8)
+			d[1] = uint8((uint32(p[2])<<8 | uint32(p[3])) * a / 0xffff >> 8)
+			d[2] = uint8((uint32(p[4])<<8 | uint32(p[5])) * a / 0xffff >> 8)
+			d[3] = uint8(a >> 8)
+		}
+	case *image.RGBA64:
+		i := m.PixOffset(x0, y)
+		s := m.Pix[i : i+8*n]
+		for j := 0; j < n; j++ {
+			p := s[8*j : 8*j+8 : 8*j+8]
+			d := dst[4*j : 4*j+4 : 4*j+4]
+			d[0], d[1], d[2], d[3] = p[0], p[2], p[4], p[6]
+		}
+	case *image.Gray16:
+		i := m.PixOffset(x0, y)
+		for j := 0; j < n; j++ {
+			v := m.Pix[i+2*j]
+			d := dst[4*j : 4*j+4 : 4*j+4]
+			d[0], d[1], d[2], d[3] = v, v, v, 0xff
+		}
 	case *image.YCbCr:
 		for x := x0; x < x1; x++ {
 			yi, ci := m.YOffset(x, y), m.COffset(x, y)

@@ -206,19 +206,28 @@ func Resize(w io.Writer, src io.Reader, width, height int, fit Fit) (contentType
 		return "", err
 	}
 
-	var buf bytes.Buffer
+	// A *bytes.Buffer is encoded into directly (and cut back on failure):
+	// the output is not held twice.
+	buf, direct := w.(*bytes.Buffer)
+	if !direct {
+		buf = new(bytes.Buffer)
+	}
+	n0 := buf.Len()
 	if info.Format == FormatJPEG {
 		contentType = ContentTypeJPEG
-		err = jpeg.Encode(&buf, out, &jpeg.Options{Quality: JPEGQuality})
+		err = jpeg.Encode(buf, out, &jpeg.Options{Quality: JPEGQuality})
 	} else {
 		contentType = ContentTypePNG
-		err = pngEncoder.Encode(&buf, out)
+		err = pngEncoder.Encode(buf, out)
 	}
 	if err != nil {
+		buf.Truncate(n0)
 		return "", fmt.Errorf("thumbs: encode: %w", err)
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return "", err
+	if !direct {
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return "", err
+		}
 	}
 	return contentType, nil
 }

@@ -71,6 +71,7 @@
 //	APP_ATTACHMENT_TENANT_QUOTA_MB      each tenant's stored total in MB (default 512).
 //	APP_DEFAULT_ATTACHMENT_OCR_ENABLED  new partitions extract text (default true).
 //	APP_ATTACHMENT_PARTITIONS_LOCKED    true refuses partition changes with 403.
+//	APP_ATTACHMENT_IMAGE_MEMORY_MB      memory of a process's image resizes in MB (default 128).
 //
 // Business rules:
 //

@@ -44,6 +44,7 @@ var settings = []setting{
 	{"`APP_ATTACHMENT_TENANT_QUOTA_MB`", "`512`", `the sum of a tenant's stored file sizes, in MB (413 beyond).`},
 	{"`APP_DEFAULT_ATTACHMENT_OCR_ENABLED`", "`true`", `whether new storage partitions (the two defaults included) extract text from their files.`},
 	{"`APP_ATTACHMENT_PARTITIONS_LOCKED`", "`false`", "`true` refuses every storage partition change with 403."},
+	{"`APP_ATTACHMENT_IMAGE_MEMORY_MB`", "`128`", "the memory, in MB, the image resizes of one process may take together, as estimated from each image's header before decoding; a resize estimated above it is refused with 400 (the route without sizes still serves the original)."},
 	{"`STRIPE_SECRET_KEY`, `STRIPE_PUBLISHABLE_KEY`, `STRIPE_WEBHOOK_SECRET`", `unset`, "the `stripe` payment provider's credentials (`sk_…`, `pk_…`, `whsec_…`), the same for every tenant. Without a secret key, Stripe sessions answer 422."},
 	{"`MOCK_GATEWAY_WEBHOOK_SECRET`", `unset`, `the secret that signs the mock providers' webhooks; without it no mock webhook verifies (401).`},
 	{"`BUSINESS_RULES_LOG_RETENTION_DAYS`", "`90`", "how long business-rule execution log rows are kept (an hourly job deletes older ones); `0` keeps them forever."},
