@@ -10,7 +10,7 @@
 // counts); relation options; their routes; a Store interface with the
 // SQL store on both engines and its conformance suite (entitiestest).
 // Measured in BENCHMARKS.md
-// ("Entities: records at scale").
+// ("Records and entities").
 //
 // # Entities
 //
@@ -268,7 +268,7 @@
 // the record is live or deleted, so its outcome tells nothing of it.
 // A record's data and its event payload are written without reflection
 // (jsonenc.go), byte for byte as encoding/json writes them. See BENCHMARKS.md, "Data
-// sync import (issue 17)".
+// sync".
 //
 // # Events
 //
