@@ -25,4 +25,11 @@
 //
 // Every service call runs in the tenant carried by its context
 // (store.WithScope); there is no "all tenants" fallback.
+//
+// What a host depends on: the module requires only what its packages and
+// their tests use. Helpers only tests import live under internal/testing
+// and no other package imports them; the API explorer's browser tests,
+// which drive Chromium with chromedp, are a module of their own
+// (internal/testing/explorertest), so chromedp is not in a host's module
+// graph. deps_test.go checks both.
 package tenantkit

@@ -14,7 +14,6 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/tenantkit/tenantkit/httpapi/explorer"
-	"github.com/tenantkit/tenantkit/httpapi/explorer/explorertest"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -214,19 +213,6 @@ func TestHostRoutes(t *testing.T) {
 	is.Equal(op.Summary, "A report")
 	is.Equal(op.Tags, []string{"Reports"})
 	is.Equal(op.RequiredFeatures, []string{"reports.view"})
-}
-
-// TestDocsExplorerInBrowser: /docs/api, opened in headless Chromium,
-// renders the operation list of the served document and requests nothing
-// from any host but this server (explorertest.CheckPage; skipped,
-// visibly, without Chromium).
-func TestDocsExplorerInBrowser(t *testing.T) {
-	t.Parallel()
-	e := newTestEnv(t, storetest.SQLite(t))
-	srv := httptest.NewServer(e.handler)
-	defer srv.Close()
-	a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
-	explorertest.CheckPage(t, srv.URL+"/api/docs/api", len(a.routes()), "The OpenAPI 3.1 document of this API")
 }
 
 // TestDocsExplorerAssets: the page and its files answer with their types;

@@ -9,7 +9,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/tenantkit/tenantkit/internal/rulebenchtest"
+	"github.com/tenantkit/tenantkit/internal/testing/rulebench"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
@@ -17,7 +17,7 @@ import (
 )
 
 // BenchmarkExecuteSetHTTP compares POST /business_rules/sets/{id}/execute
-// (SQLite, a cached API key, rulebenchtest's set of ten rules, its 20-field
+// (SQLite, a cached API key, rulebench's set of ten rules, its 20-field
 // data map) with a bare net/http handler that encodes the same result body
 // the same way, in the same run. The issue's targets: a dry run reaches
 // 40% of bare's requests per second; a logged run (ten log rows durable
@@ -29,11 +29,11 @@ func BenchmarkExecuteSetHTTP(b *testing.B) {
 	acme := e.newTenant("Acme")
 	key := e.newKey(acme)
 	ctx := store.WithScope(context.Background(), store.Scope{TenantID: acme.ID})
-	if err := rulebenchtest.CreateSet(ctx, e.kit.Rules); err != nil {
+	if err := rulebench.CreateSet(ctx, e.kit.Rules); err != nil {
 		b.Fatal(err)
 	}
 	body := func(dry bool) []byte {
-		return fmt.Appendf(nil, `{"entityType":"order","entityId":"order-1","eventType":"beforeUpdate","dryRun":%t,"data":%s}`, dry, rulebenchtest.Data)
+		return fmt.Appendf(nil, `{"entityType":"order","entityId":"order-1","eventType":"beforeUpdate","dryRun":%t,"data":%s}`, dry, rulebench.Data)
 	}
 	const path = "/api/business_rules/sets/BENCH/execute"
 

@@ -6,24 +6,24 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tenantkit/tenantkit/internal/rulebenchtest"
+	"github.com/tenantkit/tenantkit/internal/testing/rulebench"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/rules/action"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
-// benchSet stores rulebenchtest's set on SQLite and returns the service, a
+// benchSet stores rulebench's set on SQLite and returns the service, a
 // scope and the data.
 func benchSet(b *testing.B) (*rules.Service, context.Context, map[string]any) {
 	db := storetest.SQLite(b, rules.Migrations)
 	svc := rules.New(db, rules.Options{})
 	ctx := store.WithScope(context.Background(), store.Scope{TenantID: store.NewID(), ActorID: "bench"})
-	if err := rulebenchtest.CreateSet(ctx, svc); err != nil {
+	if err := rulebench.CreateSet(ctx, svc); err != nil {
 		b.Fatal(err)
 	}
 	var data map[string]any
-	if err := json.Unmarshal([]byte(rulebenchtest.Data), &data); err != nil {
+	if err := json.Unmarshal([]byte(rulebench.Data), &data); err != nil {
 		b.Fatal(err)
 	}
 	return svc, ctx, data
@@ -82,14 +82,14 @@ func BenchmarkExecuteSet(b *testing.B) {
 // ("result": entries with the planned action of each outcome).
 func BenchmarkHandWrittenSet(b *testing.B) {
 	var data map[string]any
-	if err := json.Unmarshal([]byte(rulebenchtest.Data), &data); err != nil {
+	if err := json.Unmarshal([]byte(rulebench.Data), &data); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("ifs", func(b *testing.B) {
 		b.ReportAllocs()
 		n := 0
 		for b.Loop() {
-			if rulebenchtest.HandWritten(data)[9] {
+			if rulebench.HandWritten(data)[9] {
 				n++
 			}
 		}
@@ -102,7 +102,7 @@ func BenchmarkHandWrittenSet(b *testing.B) {
 	b.Run("result", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			held := rulebenchtest.HandWritten(data)
+			held := rulebench.HandWritten(data)
 			res := &rules.Result{SetID: "BENCH", SetName: "Benchmark set", Allowed: held[0], ExecutedRules: make([]rules.RuleResult, 10)}
 			for i, h := range held {
 				r := &res.ExecutedRules[i]

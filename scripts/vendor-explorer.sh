@@ -11,8 +11,9 @@
 #
 # To upgrade: set VERSION, run `npm view swagger-ui-dist@VERSION dist.integrity`
 # and set INTEGRITY to what it prints, set SwaggerUIVersion in
-# httpapi/explorer/explorer.go, run this script, then
-# `go test ./httpapi/explorer/...` (the browser test renders the new bundle).
+# httpapi/explorer/explorer.go, run this script, then `go test
+# ./httpapi/explorer/...` and, in internal/testing/explorertest (a module of
+# its own), `go test ./...` (the browser tests render the new bundle).
 #
 # npm pack downloads the package tarball only: it runs no install script and
 # fetches no dependency (swagger-ui-dist depends on @scarf/scarf, whose

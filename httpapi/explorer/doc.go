@@ -67,16 +67,19 @@
 // view swagger-ui-dist@VERSION dist.integrity) and SwaggerUIVersion here,
 // run the script, and run go test ./httpapi/explorer/...: the unit tests
 // check the embedded bytes against SHA256SUMS and the three version pins
-// against each other, and the browser test renders the new bundle.
+// against each other; then run the browser tests, which render the new
+// bundle (below).
 //
 // # Tests
 //
 // The unit tests cover the page (escaping, no inline script, no other
 // origin), every asset's type and caching headers, unknown names, and the
-// sums. The browser test (browser_test.go, through package explorertest)
-// renders the page in headless Chromium against a sample OpenAPI 3.1
-// document and fails on any request to another host, any failed request,
-// script error or policy violation; explorertest.CheckPage runs the same
-// check against the API's real handler. Without Chromium it skips,
-// saying so.
+// sums. The browser tests live in internal/testing/explorertest, a module
+// of its own, so that chromedp, which drives the browser, is required by
+// that module only and never reaches a host's module graph: go test ./...
+// from the repository root does not run them; run go test ./... in that
+// directory (.ci/run does). They render the page in headless Chromium,
+// against a sample OpenAPI 3.1 document and against the API's real handler,
+// and fail on any request to another host, any failed request, script
+// error or policy violation. Without Chromium they skip, saying so.
 package explorer

@@ -4,21 +4,21 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/tenantkit/tenantkit/internal/rulebenchtest"
+	"github.com/tenantkit/tenantkit/internal/testing/rulebench"
 	"github.com/tenantkit/tenantkit/rules/condition"
 )
 
 func benchConditions(b *testing.B) []*condition.Condition {
-	conds := make([]*condition.Condition, len(rulebenchtest.Rules))
-	for i := range rulebenchtest.Rules {
-		conds[i] = parse(b, rulebenchtest.Group(i))
+	conds := make([]*condition.Condition, len(rulebench.Rules))
+	for i := range rulebench.Rules {
+		conds[i] = parse(b, rulebench.Group(i))
 	}
 	return conds
 }
 
 func benchMap(b *testing.B) map[string]any {
 	var data map[string]any
-	if err := json.Unmarshal([]byte(rulebenchtest.Data), &data); err != nil {
+	if err := json.Unmarshal([]byte(rulebench.Data), &data); err != nil {
 		b.Fatal(err)
 	}
 	if len(data) != 20 {
@@ -71,12 +71,12 @@ func BenchmarkSetOfTenRules(b *testing.B) {
 // BenchmarkHandWrittenIfs does the same 30 comparisons as Go if statements.
 func BenchmarkHandWrittenIfs(b *testing.B) {
 	data := benchMap(b)
-	if rulebenchtest.HandWritten(data) != [10]bool{true, true, true, true, true, true, true, true, true, true} {
+	if rulebench.HandWritten(data) != [10]bool{true, true, true, true, true, true, true, true, true, true} {
 		b.Fatal("every hand-written rule should hold")
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if rulebenchtest.HandWritten(data)[9] {
+		if rulebench.HandWritten(data)[9] {
 			sink++
 		}
 	}
@@ -84,7 +84,7 @@ func BenchmarkHandWrittenIfs(b *testing.B) {
 
 // BenchmarkParse is the one-off cost of compiling one rule.
 func BenchmarkParse(b *testing.B) {
-	raw := []byte(rulebenchtest.Group(0))
+	raw := []byte(rulebench.Group(0))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := condition.Parse(raw); err != nil {
@@ -96,7 +96,7 @@ func BenchmarkParse(b *testing.B) {
 // BenchmarkCompileExpr is the one-off cost of compiling one parsed rule
 // to an expr-lang program (on top of BenchmarkParse).
 func BenchmarkCompileExpr(b *testing.B) {
-	c := parse(b, rulebenchtest.Group(0))
+	c := parse(b, rulebench.Group(0))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := condition.CompileExpr(c); err != nil {

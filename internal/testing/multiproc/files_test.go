@@ -15,8 +15,8 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
-	"github.com/tenantkit/tenantkit/internal/multiproc"
 	"github.com/tenantkit/tenantkit/internal/s3test"
+	"github.com/tenantkit/tenantkit/internal/testing/multiproc"
 )
 
 // TestFilesAcrossServers runs three servers, each with a files directory

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit/internal/multiproc"
+	"github.com/tenantkit/tenantkit/internal/testing/multiproc"
 )
 
 // TestRevokedAcrossServers: a credential revoked through server A is

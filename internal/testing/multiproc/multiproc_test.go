@@ -11,7 +11,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
-	"github.com/tenantkit/tenantkit/internal/multiproc"
+	"github.com/tenantkit/tenantkit/internal/testing/multiproc"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
 )

@@ -12,6 +12,16 @@
 // Chromium's own traffic turned off (background networking, component
 // updates, sync, default apps, QUIC), so that every request it makes comes
 // from the page.
+//
+// This directory is a Go module of its own (its go.mod replaces
+// github.com/tenantkit/tenantkit with the repository root), so that
+// chromedp is a requirement of these tests only and a host that requires
+// tenantkit never downloads it. Its tests render the explorer against a
+// sample document (browser_test.go, which also shows that the check fails
+// a page that breaks its rules) and the API's own explorer through httpapi
+// (api_test.go). Run them here with go test ./...; go test ./... from the
+// repository root does not enter this module, .ci/run runs it explicitly.
+// After a change to the root go.mod, run go mod tidy here too.
 package explorertest
 
 import (

@@ -1,9 +1,9 @@
-// Package rulebenchtest is the fixture the business-rules benchmarks
+// Package rulebench is the fixture the business-rules benchmarks
 // share (rules, rules/condition and httpapi): a 20-field entity, ten rules
 // of three comparisons each, the same comparisons written by hand as Go if
 // statements (the baseline), and a set of those rules. Only tests import
 // it; it is no part of the library.
-package rulebenchtest
+package rulebench
 
 import (
 	"context"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tenantkit/tenantkit"
-	"github.com/tenantkit/tenantkit/internal/multiproc"
+	"github.com/tenantkit/tenantkit/internal/testing/multiproc"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/webhooks"

@@ -1,4 +1,4 @@
-package explorer_test
+package explorertest_test
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/tenantkit/tenantkit/httpapi/explorer"
-	"github.com/tenantkit/tenantkit/httpapi/explorer/explorertest"
+	"github.com/tenantkit/tenantkit/internal/testing/explorertest"
 )
 
 // newDocsServer serves the explorer as the API does: the page at
