@@ -22,7 +22,7 @@
 // payments. A layout places widgets: {id, definitionId, grid: {x, y, w,
 // h}, config}. A definition may be placed several times.
 //
-// # Decisions where the spec is silent
+// # Decisions
 //
 //   - Owner: a layout belongs to the calling user, or to the API key when
 //     the call uses a key ("api_key:<id>"), within the caller's tenant. A

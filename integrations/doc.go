@@ -32,7 +32,7 @@
 // requiredScope "tenant"); the Service itself trusts the scope its caller
 // puts in the context.
 //
-// # Decisions where the spec is silent
+// # Decisions
 //
 //   - State: a tenant that never changed an integration has the defaults:
 //     enabled, the default API version (the one marked Default, else the

@@ -108,7 +108,7 @@ func (s *Service) record(ctx context.Context, tx *store.Tx, event string, sc sto
 	return err
 }
 
-// Field limits (the spec's Limits table).
+// Field limits, in characters (maxPriority is the largest priority).
 const (
 	maxSetID          = 50
 	maxSetName        = 200

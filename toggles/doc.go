@@ -52,7 +52,7 @@
 // logged) and the next check after the interval, or the next change,
 // retries.
 //
-// # Decisions where the spec is silent
+// # Decisions
 //
 //   - Identifier: starts with a lowercase letter; lowercase letters,
 //     digits, '_', '.' and '-'; at most 100 characters; unique among all

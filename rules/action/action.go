@@ -234,8 +234,8 @@ func typeList() string {
 	return strings.Join(names, ", ")
 }
 
-// eventName is EMIT_EVENT's event: config.eventName, or config.event (the
-// key the system the spec was written from reads at run time).
+// eventName is EMIT_EVENT's event: config.eventName, or config.event (an
+// older name for the same key) when eventName is absent or empty.
 func eventName(cfg map[string]any) string {
 	if s, _ := cfg["eventName"].(string); s != "" {
 		return s
