@@ -32,7 +32,7 @@ type Grid struct {
 	H int `json:"h" jsonschema:"required,minimum=1,maximum=1000"`
 }
 
-// Bounds of a layout (the spec leaves them open).
+// Bounds of a layout.
 const (
 	// MaxWidgets is the most widgets a layout holds.
 	MaxWidgets = 100

@@ -162,7 +162,7 @@ type Settings struct {
 var Kinds = []string{"text", "multiline", "integer", "float", "boolean", "select", "currency", "relation", "attachment",
 	"dictionary", "phone", "date", "datetime"}
 
-// kindAliases are the spec's names for kinds ("string" and "enum").
+// kindAliases are other accepted names for kinds ("string" and "enum").
 var kindAliases = map[string]string{"string": "text", "enum": "select"}
 
 // ValidationRules are the rules configJson.validation may list.
@@ -179,8 +179,8 @@ var (
 	uuidPattern       = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 )
 
-// NormalizeEntityID returns an entity id in its stored form: "module.name"
-// (the spec's); "module:name" is the same entity. ok is false when id is
+// NormalizeEntityID returns an entity id in its stored form, "module.name";
+// "module:name" is the same entity. ok is false when id is
 // not of either form.
 func NormalizeEntityID(id string) (string, bool) {
 	if len(id) > 200 || !entityIDPattern.MatchString(id) {
