@@ -41,8 +41,7 @@ type Options struct {
 	// Kit's logger.
 	Logger *slog.Logger
 	// RateLimit applies the authentication-endpoint limits and the routes'
-	// own limits. nil applies ratelimit.DefaultConfig() in memory (the
-	// spec's defaults); use ratelimit.Open(ratelimit.ConfigFromEnv(...))
+	// own limits. nil applies ratelimit.DefaultConfig() in memory; use ratelimit.Open(ratelimit.ConfigFromEnv(...))
 	// for the environment's settings or Redis, and a Config with Enabled
 	// false to limit nothing.
 	RateLimit *ratelimit.Policy
