@@ -8,8 +8,8 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// StatusView is GET /payment_gateways/status's answer: exactly the
-// spec's fields.
+// StatusView is GET /payment_gateways/status's answer, these fields and
+// no others.
 type StatusView struct {
 	TransactionID  string      `json:"transactionId"`
 	PaymentID      string      `json:"paymentId"`

@@ -72,7 +72,7 @@ func New(db *store.DB, opts Options) *Service {
 	return s
 }
 
-// Limits of the definition fields (the spec leaves them open).
+// Limits of the definition fields, in characters.
 const (
 	maxIdentifier  = 100
 	maxName        = 200

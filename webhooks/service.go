@@ -56,7 +56,7 @@ type Options struct {
 	// receivers are server-wide and follow SetEnabled only.
 	TenantEnabled func(ctx context.Context, tenantID string) (bool, error)
 	// RetryDelay is the wait after a failed attempt (1-based); nil means
-	// the spec's table (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then 14
+	// the default schedule (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then 14
 	// to 24 h, with jitter). Tests shorten it.
 	RetryDelay func(attempt int) time.Duration
 	// Store is where the service keeps its webhooks, deliveries, inbound

@@ -1,7 +1,6 @@
 // Package multiproc runs tenantkit as several server processes sharing one
 // database, for tests: what clients behind a load balancer see when a
-// deployment runs more than one server (issue 21, "Many servers, one
-// service").
+// deployment runs more than one server.
 //
 // Start opens one Kit per server on its own *store.DB (its own pool, its
 // own version listener, its own caches: a process, in effect), all on one
