@@ -93,6 +93,8 @@ type Adapter interface {
 // Validator is an Adapter that can check its connection (POST
 // /data_sync/validate).
 type Validator interface {
+	// Validate checks that the connection of c works (credentials,
+	// address); nil means it does, a *SourceError says how it failed.
 	Validate(ctx context.Context, c Call) error
 }
 
@@ -105,6 +107,7 @@ type SourceError struct {
 	Message   string
 }
 
+// Error returns the source's status, when there is one, and the message.
 func (e *SourceError) Error() string {
 	if e.Status != 0 {
 		return fmt.Sprintf("source answered %d: %s", e.Status, e.Message)

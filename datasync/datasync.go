@@ -114,6 +114,7 @@ type Integrations interface {
 // adapter's check passed, unhealthy otherwise, and how long it took) for
 // the tenant in ctx's scope. A failure to record is logged, not returned.
 type HealthRecorder interface {
+	// RecordHealth stores one check's outcome for integrationID.
 	RecordHealth(ctx context.Context, integrationID string, healthy bool, latency time.Duration) error
 }
 
@@ -171,10 +172,18 @@ type ProgressJob struct {
 // Progress is how runs report progress (the Kit answers it from the
 // progress area): every call runs in the run's transaction.
 type Progress interface {
+	// Create records a pending job named name in the scope of ctx and
+	// returns its id.
 	Create(ctx context.Context, tx *store.Tx, name string) (id string, err error)
+	// Begin marks the job running (again, after a retried run).
 	Begin(ctx context.Context, tx *store.Tx, id string) error
+	// Report stores how many items are processed and, when known, the
+	// total.
 	Report(ctx context.Context, tx *store.Tx, id string, processed int64, total *int64) error
+	// Finish ends the job with status; message is shown to the tenant's
+	// users when the run failed or was cancelled.
 	Finish(ctx context.Context, tx *store.Tx, id string, status Status, message string) error
+	// Get returns the job's summary, for a run's answer.
 	Get(ctx context.Context, id string) (*ProgressJob, error)
 }
 

@@ -18,6 +18,7 @@ import (
 // gets one that reads the request's headers and cookies for an
 // *identity.Service; a host with its own identity system plugs in its own.
 type Authenticator interface {
+	// Authenticate returns the caller of r, nil when r is anonymous.
 	Authenticate(r *http.Request) (*identity.Identity, error)
 }
 
@@ -65,6 +66,7 @@ type Options struct {
 // route's pattern ("unmatched" when no route took it), status and
 // duration.
 type RequestObserver interface {
+	// ObserveRequest is called once per request, after its answer.
 	ObserveRequest(method, route string, status int, d time.Duration)
 }
 

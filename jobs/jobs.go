@@ -14,6 +14,7 @@ import (
 // (letters, digits, '.', '_', '-'; for example "webhooks.delivery"); the
 // value is stored as JSON, so keep it small and give it JSON tags.
 type Args interface {
+	// Kind names the job's worker; it must be constant per type.
 	Kind() string
 }
 
@@ -42,6 +43,7 @@ type Job[T Args] struct {
 //	NextRetry(job *Job[T]) time.Time      // its own retry schedule
 //	Timeout(job *Job[T]) time.Duration    // its own time limit (default 1 minute)
 type Worker[T Args] interface {
+	// Work runs one attempt of job.
 	Work(ctx context.Context, job *Job[T]) error
 }
 

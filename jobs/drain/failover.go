@@ -100,6 +100,7 @@ type Failover interface {
 // Table implements it over the queue table alone, and an area's Store may
 // override it to add its work (Table.OwnersDue).
 type Inspector interface {
+	// Owners returns the state of every queue held or flagged at now.
 	Owners(ctx context.Context, q store.Querier, now time.Time) ([]QueueState, error)
 }
 
