@@ -61,6 +61,8 @@ type Provider interface {
 // /webhook/mock_processing each take both mock providers' webhooks.
 // Verification uses the credentials of the session's own provider.
 type WebhookSharer interface {
+	// SharesWebhooksWith returns the keys of the other providers whose
+	// webhooks this provider's route receives.
 	SharesWebhooksWith() []string
 }
 

@@ -109,6 +109,7 @@ type StatusConflictError struct {
 	Status Status
 }
 
+// Error names the refused action and the payment's status.
 func (e *StatusConflictError) Error() string {
 	return fmt.Sprintf("Cannot %s a payment in status %q", e.Action, e.Status)
 }

@@ -77,6 +77,7 @@ type LimitedError struct {
 	Result Result
 }
 
+// Error says the limit is exceeded and when to retry, in seconds.
 func (e *LimitedError) Error() string {
 	return fmt.Sprintf("rate limit exceeded: retry after %ds", e.Result.RetryAfterSeconds())
 }

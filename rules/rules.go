@@ -169,6 +169,11 @@ type CodedError struct {
 	Details map[string]any
 }
 
-func (e *CodedError) Error() string         { return e.Message }
-func (e *CodedError) Unwrap() error         { return e.Kind }
+// Error returns the message.
+func (e *CodedError) Error() string { return e.Message }
+
+// Unwrap returns Kind, so errors.Is matches it.
+func (e *CodedError) Unwrap() error { return e.Kind }
+
+// PublicMessage returns the message, which is safe to show the caller.
 func (e *CodedError) PublicMessage() string { return e.Message }

@@ -21,6 +21,7 @@ import (
 // body, sent to url for tenantID as message msgID, or nil headers when
 // the tenant has nothing to sign it with (the call then goes unsigned).
 type CallSigner interface {
+	// SignCall returns the signing headers, or nil headers to send unsigned.
 	SignCall(ctx context.Context, tenantID, url, msgID string, body []byte) (http.Header, error)
 }
 

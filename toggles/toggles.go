@@ -120,6 +120,7 @@ type TypeMismatchError struct {
 	Requested  Type
 }
 
+// Error names the toggle, its type and the type requested.
 func (e *TypeMismatchError) Error() string {
 	return fmt.Sprintf("Toggle %q has type %q but %q was requested.", e.Identifier, e.Actual, e.Requested)
 }
@@ -127,6 +128,7 @@ func (e *TypeMismatchError) Error() string {
 // MissingToggleError carries the identifier of ErrMissingToggle.
 type MissingToggleError struct{ Identifier string }
 
+// Error names the missing toggle.
 func (e *MissingToggleError) Error() string {
 	return fmt.Sprintf("Toggle %q not found (missing).", e.Identifier)
 }

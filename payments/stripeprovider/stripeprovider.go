@@ -565,6 +565,8 @@ type Error struct {
 	Stripe *stripe.Error
 }
 
+// Error returns the message: Stripe's type, code and message, never
+// request or response objects.
 func (e *Error) Error() string {
 	se := e.Stripe
 	switch e.Kind {

@@ -61,6 +61,7 @@ type Error struct {
 	Message string
 }
 
+// Error returns the message, prefixed with the path when there is one.
 func (e *Error) Error() string {
 	if e.Path == "" {
 		return e.Message

@@ -65,6 +65,8 @@ type Error struct {
 	Message string
 }
 
+// Error returns "Invalid condition expression: ", the path when there
+// is one, and the message.
 func (e *Error) Error() string {
 	if e.Path == "" {
 		return "Invalid condition expression: " + e.Message
