@@ -147,32 +147,46 @@ func New(db *store.DB, opts Options) (*Service, error) {
 // required; httpMethod defaults to POST, the settings to their defaults,
 // isActive to true.
 type Input struct {
-	Name                 string            `json:"name" jsonschema:"required,minLength=1,maxLength=255"`
-	Description          string            `json:"description" jsonschema:"maxLength=1000"`
-	URL                  string            `json:"url" jsonschema:"required,minLength=1,maxLength=2048"`
-	SubscribedEvents     []string          `json:"subscribedEvents" jsonschema:"required,minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
-	HTTPMethod           string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])?$"`
-	CustomHeaders        map[string]string `json:"customHeaders"`
-	MaxRetries           *int              `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
-	TimeoutMs            *int              `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
-	RateLimitPerMinute   *int              `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
-	AutoDisableThreshold *int              `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
-	IsActive             *bool             `json:"isActive"`
+	Name        string `json:"name" jsonschema:"required,minLength=1,maxLength=255"`
+	Description string `json:"description" jsonschema:"maxLength=1000"`
+	// see Webhook.URL
+	URL string `json:"url" jsonschema:"required,minLength=1,maxLength=2048"`
+	// event types or patterns ("orders.*", "*")
+	SubscribedEvents []string `json:"subscribedEvents" jsonschema:"required,minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
+	// POST, PUT or PATCH; default POST
+	HTTPMethod    string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])?$"`
+	CustomHeaders map[string]string `json:"customHeaders"` // sent with every delivery
+	// attempts in all; default DefaultMaxRetries
+	MaxRetries *int `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
+	// per attempt; default DefaultTimeoutMs
+	TimeoutMs *int `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
+	// 0 (default): no cap
+	RateLimitPerMinute *int `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
+	// default DefaultAutoDisableThreshold
+	AutoDisableThreshold *int  `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
+	IsActive             *bool `json:"isActive"` // default true
 }
 
 // Patch changes a webhook; nil fields keep their value.
 type Patch struct {
-	Name                 *string            `json:"name" jsonschema:"minLength=1,maxLength=255"`
-	Description          *string            `json:"description" jsonschema:"maxLength=1000"`
-	URL                  *string            `json:"url" jsonschema:"minLength=1,maxLength=2048"`
-	SubscribedEvents     *[]string          `json:"subscribedEvents" jsonschema:"minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
-	HTTPMethod           *string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])$"`
-	CustomHeaders        *map[string]string `json:"customHeaders"`
-	MaxRetries           *int               `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
-	TimeoutMs            *int               `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
-	RateLimitPerMinute   *int               `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
-	AutoDisableThreshold *int               `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
-	IsActive             *bool              `json:"isActive"`
+	Name        *string `json:"name" jsonschema:"minLength=1,maxLength=255"`
+	Description *string `json:"description" jsonschema:"maxLength=1000"`
+	// see Webhook.URL
+	URL *string `json:"url" jsonschema:"minLength=1,maxLength=2048"`
+	// event types or patterns ("orders.*", "*")
+	SubscribedEvents *[]string `json:"subscribedEvents" jsonschema:"minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
+	// POST, PUT or PATCH
+	HTTPMethod    *string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])$"`
+	CustomHeaders *map[string]string `json:"customHeaders"` // replaces all the headers
+	// attempts in all
+	MaxRetries *int `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
+	// per attempt
+	TimeoutMs *int `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
+	// 0: no cap
+	RateLimitPerMinute *int `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
+	// failures in a row that switch it off
+	AutoDisableThreshold *int  `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
+	IsActive             *bool `json:"isActive"` // true switches it back on
 }
 
 // Create stores a webhook with a new signing secret, which it returns in
@@ -270,9 +284,9 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // Rotation is the result of RotateSecret: the new secret, shown this one
 // time, and until when the previous one keeps signing.
 type Rotation struct {
-	Secret                  string    `json:"secret"`
-	PreviousSecretSetAt     time.Time `json:"previousSecretSetAt"`
-	PreviousSecretExpiresAt time.Time `json:"previousSecretExpiresAt"`
+	Secret                  string    `json:"secret"`                  // the new secret, in plaintext
+	PreviousSecretSetAt     time.Time `json:"previousSecretSetAt"`     // when this rotation happened
+	PreviousSecretExpiresAt time.Time `json:"previousSecretExpiresAt"` // when the previous secret stops signing
 }
 
 // RotateSecret gives a webhook a new signing secret. For the rotation
@@ -310,7 +324,7 @@ func (s *Service) RotateSecret(ctx context.Context, id string) (*Rotation, error
 // case-insensitively. They are listed newest first; Limit defaults to 50.
 type Filter struct {
 	Search        string
-	IsActive      *bool
+	IsActive      *bool // nil: both active and inactive
 	Limit, Offset int
 }
 
