@@ -15,9 +15,9 @@ type CodeEntity struct {
 	EntityID      string
 	Label         string
 	Description   string
-	LabelField    string
-	DefaultEditor string
-	ShowInSidebar bool
+	LabelField    string // see Entity.LabelField
+	DefaultEditor string // see Entity.DefaultEditor
+	ShowInSidebar bool   // see Entity.ShowInSidebar
 }
 
 // codeEntities is a Service's registry of CodeEntity, by entity id.
