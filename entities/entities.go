@@ -152,17 +152,19 @@ type FieldSetGroup struct {
 // order (the order becomes their priority), with optional field sets.
 type BatchInput struct {
 	EntityID string `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
-	// every definition at the scope, in priority order
+	// Definitions are every definition at the scope, in priority order.
 	Definitions []DefinitionInput `json:"definitions" jsonschema:"maxItems=500"`
-	// with SingleFieldsetPerRecord: both nil keep the settings, else both replace them
+	// Fieldsets and SingleFieldsetPerRecord replace the entity's settings
+	// (nil Fieldsets: none, nil SingleFieldsetPerRecord: false) unless
+	// both are nil, which keeps them.
 	Fieldsets               []FieldSet `json:"fieldsets" jsonschema:"maxItems=20"`
-	SingleFieldsetPerRecord *bool      `json:"singleFieldsetPerRecord"` // nil is false when Fieldsets is given
+	SingleFieldsetPerRecord *bool      `json:"singleFieldsetPerRecord"` // see Fieldsets
 }
 
 // Settings are an entity's field sets and whether a record uses one.
 type Settings struct {
 	Fieldsets []FieldSet `json:"fieldsets"` // the entity's field sets, in order
-	// whether a record uses one field set only
+	// SingleFieldsetPerRecord is whether a record uses one field set only.
 	SingleFieldsetPerRecord bool `json:"singleFieldsetPerRecord"`
 }
 
