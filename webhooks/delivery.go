@@ -40,14 +40,15 @@ type Delivery struct {
 	EventType string `json:"eventType"` // the domain event's type, or TestEventType
 	// MessageID is the webhook-id header, the same on every attempt.
 	MessageID string `json:"messageId"`
-	// one of the Status constants
+	// Status is one of the Status constants.
 	Status      string `json:"status" jsonschema:"enum=pending,enum=sending,enum=delivered,enum=failed,enum=expired"`
 	Attempt     int    `json:"attemptNumber"` // the attempts made so far (1 after the first)
 	MaxAttempts int    `json:"maxAttempts"`   // the attempts it may get (the webhook's MaxRetries, 1 for a test send)
 	TargetURL   string `json:"targetUrl"`     // the URL it is sent to
 	// Payload is the body sent: {type, timestamp, data}.
 	Payload json.RawMessage `json:"payload,omitempty"`
-	// the last attempt's HTTP status; nil when none answered
+	// ResponseStatus is the last attempt's HTTP status; nil when none
+	// answered.
 	ResponseStatus  *int              `json:"responseStatus"`
 	ResponseBody    string            `json:"responseBody,omitempty"`    // the last response's body, its first 4096 bytes
 	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"` // the last response's headers

@@ -149,20 +149,22 @@ func New(db *store.DB, opts Options) (*Service, error) {
 type Input struct {
 	Name        string `json:"name" jsonschema:"required,minLength=1,maxLength=255"`
 	Description string `json:"description" jsonschema:"maxLength=1000"`
-	// see Webhook.URL
+	// URL is an http(s) URL on a public address (see Webhook.URL).
 	URL string `json:"url" jsonschema:"required,minLength=1,maxLength=2048"`
-	// event types or patterns ("orders.*", "*")
+	// SubscribedEvents are event types or patterns ("orders.*", "*").
 	SubscribedEvents []string `json:"subscribedEvents" jsonschema:"required,minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
-	// POST, PUT or PATCH; default POST
+	// HTTPMethod is POST (default), PUT or PATCH.
 	HTTPMethod    string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])?$"`
 	CustomHeaders map[string]string `json:"customHeaders"` // sent with every delivery
-	// attempts in all; default DefaultMaxRetries
+	// MaxRetries is the attempts a delivery gets in all (default
+	// DefaultMaxRetries).
 	MaxRetries *int `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
-	// per attempt; default DefaultTimeoutMs
+	// TimeoutMs bounds one attempt (default DefaultTimeoutMs).
 	TimeoutMs *int `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
-	// 0 (default): no cap
+	// RateLimitPerMinute caps deliveries a minute; 0 (default) is no cap.
 	RateLimitPerMinute *int `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
-	// default DefaultAutoDisableThreshold
+	// AutoDisableThreshold is the failures in a row that switch the webhook
+	// off (default DefaultAutoDisableThreshold).
 	AutoDisableThreshold *int  `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
 	IsActive             *bool `json:"isActive"` // default true
 }
@@ -171,20 +173,21 @@ type Input struct {
 type Patch struct {
 	Name        *string `json:"name" jsonschema:"minLength=1,maxLength=255"`
 	Description *string `json:"description" jsonschema:"maxLength=1000"`
-	// see Webhook.URL
+	// URL is an http(s) URL on a public address (see Webhook.URL).
 	URL *string `json:"url" jsonschema:"minLength=1,maxLength=2048"`
-	// event types or patterns ("orders.*", "*")
+	// SubscribedEvents are event types or patterns ("orders.*", "*").
 	SubscribedEvents *[]string `json:"subscribedEvents" jsonschema:"minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
-	// POST, PUT or PATCH
+	// HTTPMethod is POST, PUT or PATCH.
 	HTTPMethod    *string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])$"`
 	CustomHeaders *map[string]string `json:"customHeaders"` // replaces all the headers
-	// attempts in all
+	// MaxRetries is the attempts a delivery gets in all.
 	MaxRetries *int `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
-	// per attempt
+	// TimeoutMs bounds one attempt.
 	TimeoutMs *int `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
-	// 0: no cap
+	// RateLimitPerMinute caps deliveries a minute; 0 is no cap.
 	RateLimitPerMinute *int `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
-	// failures in a row that switch it off
+	// AutoDisableThreshold is the failures in a row that switch the webhook
+	// off.
 	AutoDisableThreshold *int  `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
 	IsActive             *bool `json:"isActive"` // true switches it back on
 }
