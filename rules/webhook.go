@@ -35,8 +35,8 @@ type WebhookCall struct {
 	ExecutionID string `json:"executionId"`
 	// URL, Method and Headers are the action's, placeholders resolved.
 	URL     string            `json:"url"`
-	Method  string            `json:"method"`
-	Headers map[string]string `json:"headers,omitempty"`
+	Method  string            `json:"method"`            // see URL
+	Headers map[string]string `json:"headers,omitempty"` // see URL
 	// Body is sent as JSON, except with GET; nil sends none.
 	Body any `json:"body,omitempty"`
 	// MessageID identifies the call to the receiver (webhook-id when

@@ -61,7 +61,7 @@ const (
 // Error is why an expression is refused. Path locates the offending part
 // ("rules[1].operator"); it is empty for the expression as a whole.
 type Error struct {
-	Path    string
+	Path    string // see the type comment
 	Message string
 }
 
