@@ -24,9 +24,9 @@ const (
 // is keyed by client address; the account layer by client address and the
 // SHA-256 hash of the email.
 type AuthRules struct {
-	Login, LoginIP Rule
-	Reset, ResetIP Rule
-	ResetConfirm   Rule
+	Login, LoginIP Rule // per client and email hash, and per client address
+	Reset, ResetIP Rule // password-reset requests, likewise
+	ResetConfirm   Rule // password-reset confirmations, per client address
 	// TwoFactorVerify is read from the environment but reserved: no
 	// endpoint uses it yet.
 	TwoFactorVerify Rule
