@@ -24,7 +24,7 @@ const (
 // is keyed by client address; the account layer by client address and the
 // SHA-256 hash of the email.
 type AuthRules struct {
-	Login, LoginIP Rule // per client and email hash, and per client address
+	Login, LoginIP Rule // sign-in: per client address and email hash, and per client address
 	Reset, ResetIP Rule // password-reset requests, likewise
 	ResetConfirm   Rule // password-reset confirmations, per client address
 	// TwoFactorVerify is read from the environment but reserved: no
