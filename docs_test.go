@@ -191,6 +191,7 @@ func TestExportedIdentifiersDocumented(t *testing.T) {
 // have a comment, unless the name says it all (selfDescribing).
 var fieldDocPackages = []string{
 	".", "identity", "store", "webhooks", "entities", "rules", "rules/action", "rules/condition",
+	"toggles", "dashboards", "progress", "ratelimit", "integrations",
 }
 
 // selfDescribing reports whether a field name needs no comment: an id
