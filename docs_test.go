@@ -190,7 +190,7 @@ func TestExportedIdentifiersDocumented(t *testing.T) {
 // fieldDocPackages are the packages whose exported struct fields all
 // have a comment, unless the name says it all (selfDescribing).
 var fieldDocPackages = []string{
-	".", "identity", "store", "webhooks", "entities", "rules", "rules/action", "rules/condition",
+	".", "identity", "store", "webhooks", "entities", "payments", "payments/stripeprovider", "rules", "rules/action", "rules/condition",
 	"toggles", "dashboards", "progress", "ratelimit", "integrations",
 }
 
