@@ -28,15 +28,34 @@ type Attachment struct {
 	PartitionCode string `json:"partitionCode"`
 	// Content is the extracted text, filled in the background; nil until
 	// then, and for formats without extraction.
-	Content      *string        `json:"content"`
-	Tags         []string       `json:"tags"`
-	Assignments  []Assignment   `json:"assignments"`
-	CustomFields map[string]any `json:"customFields"`
-	CreatedAt    time.Time      `json:"createdAt"`
-	UpdatedAt    time.Time      `json:"updatedAt"`
+	Content *string `json:"content"`
+	// ExtractionStatus is how the text extraction went: "" until it has
+	// run (or for partitions without it), then ExtractionDone,
+	// ExtractionRetrying or ExtractionFailed.
+	ExtractionStatus string `json:"extractionStatus,omitempty"`
+	// ExtractionError says why extraction is retrying or failed.
+	ExtractionError *string        `json:"extractionError,omitempty"`
+	Tags            []string       `json:"tags"`
+	Assignments     []Assignment   `json:"assignments"`
+	CustomFields    map[string]any `json:"customFields"`
+	CreatedAt       time.Time      `json:"createdAt"`
+	UpdatedAt       time.Time      `json:"updatedAt"`
 	// StorageKey is where Blobs keeps the bytes.
 	StorageKey string `json:"-"`
 }
+
+// Extraction statuses (Attachment.ExtractionStatus).
+const (
+	// ExtractionDone: the job ran; content holds the text, or null when
+	// the format has none to read.
+	ExtractionDone = "done"
+	// ExtractionRetrying: an attempt failed (ExtractionError says why)
+	// and another follows.
+	ExtractionRetrying = "retrying"
+	// ExtractionFailed: the file was refused, or no attempt is left
+	// (ExtractionError says why); content stays null.
+	ExtractionFailed = "failed"
+)
 
 // Assignment links an attachment to something: {type: entity id, id:
 // record id} for records, with an optional link and label.

@@ -161,7 +161,15 @@
 // documents in-process, bounded in pages, output (1 MB), decompressed
 // bytes and time; other formats stay null, as do files of partitions with
 // requiresOcr false. A file the extractors refuse keeps null content (the
-// refusal is logged, the job is not retried). Options.OCR, when a host
+// refusal is logged, the job is not retried). Each attachment shows how
+// extraction went: extractionStatus null until the job has run, then
+// done, retrying or failed, with extractionError saying why. A stored
+// file missing while its attachment exists (a server that does not share
+// the files, a lost file) is an error, never "done": the job retries (on
+// any server; 5 attempts), the attachment shows retrying, and after the
+// last attempt failed, with an error log line and the job discarded with
+// the error. The content and status commit in one transaction fenced by
+// the job's lease (jobs.Fence). Options.OCR, when a host
 // plugs one in, reads images and PDFs without a text layer. The content
 // fill is not an event (decision: it is not a user's change).
 //

@@ -2,9 +2,13 @@ package attachments_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -91,10 +95,15 @@ func TestExtractContent(t *testing.T) {
 
 		// Gone meanwhile: no error, nothing to retry.
 		is.NoErr(svc.ExtractContent(ctx, tn.id, store.NewID()))
+		// A file missing while its attachment exists is an error (retried
+		// by the job), never "done".
 		b := upload(t, svc, tn.ctx, "R1", "lost.txt", []byte("lost"), nil)
 		is.NoErr(blobs.Delete(ctx, tn.id+"/"+b.ID+"/original"))
-		is.NoErr(svc.ExtractContent(ctx, tn.id, b.ID))
+		is.True(errors.Is(svc.ExtractContent(ctx, tn.id, b.ID), attachments.ErrFileMissing))
 		is.Equal(content(t, svc, tn, b.ID), "<nil>")
+		lost, _, err := svc.Get(tn.ctx, b.ID)
+		is.NoErr(err)
+		is.Equal(lost.ExtractionStatus, "")
 		c := upload(t, svc, tn.ctx, "R1", "deleted.txt", []byte("deleted"), nil)
 		is.NoErr(svc.Delete(tn.ctx, c.ID))
 		is.NoErr(svc.ExtractContent(ctx, tn.id, c.ID))
@@ -171,4 +180,127 @@ func TestExtractionJob(t *testing.T) {
 		is.Equal(content(t, svc, tn, txt.ID), "Shopping list: äpfel, Birnen\nand more")
 		is.Equal(content(t, svc, tn, img.ID), "from the job")
 	}, attachments.Migrations)
+}
+
+// hidingBlobs is MemBlobs whose Open does not find the hidden keys, as a
+// server that does not have a file another server stored.
+type hidingBlobs struct {
+	*attachments.MemBlobs
+	mu     sync.Mutex
+	hidden map[string]bool
+}
+
+func (b *hidingBlobs) Open(ctx context.Context, key string) (attachments.Blob, error) {
+	b.mu.Lock()
+	hidden := b.hidden[key]
+	b.mu.Unlock()
+	if hidden {
+		return nil, fs.ErrNotExist
+	}
+	return b.MemBlobs.Open(ctx, key)
+}
+
+func (b *hidingBlobs) hide(key string, hide bool) {
+	b.mu.Lock()
+	b.hidden[key] = hide
+	b.mu.Unlock()
+}
+
+// An extraction job that finds no file for an attachment that exists
+// fails: the attachment shows "retrying" with the reason, the job retries,
+// and a retry that finds the file fills the content ("done"). With no
+// attempt left the attachment shows "failed", the job is discarded with
+// the error, and the failure is logged; content stays null.
+func TestExtractionMissingFile(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx := t.Context()
+		blobs := &hidingBlobs{MemBlobs: attachments.NewMemBlobs(), hidden: map[string]bool{}}
+		var logs syncBuffer
+		svc := newService(db, attachments.Options{Blobs: blobs, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		tn := newTenant(t)
+		// Uploaded before the jobs are registered: no extraction job of
+		// their own; the test enqueues them.
+		retried := upload(t, svc, tn.ctx, "R1", "retried.txt", []byte("found again"), nil)
+		failed := upload(t, svc, tn.ctx, "R1", "failed.txt", []byte("never found"), nil)
+		blobs.hide(tn.id+"/"+retried.ID+"/original", true)
+		blobs.hide(tn.id+"/"+failed.ID+"/original", true)
+
+		e, err := jobs.New(ctx, db, jobs.Config{Logger: quiet()})
+		is.NoErr(err)
+		is.NoErr(svc.RegisterJobs(e))
+		is.NoErr(e.Start(ctx))
+		t.Cleanup(func() {
+			stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = e.Stop(stopCtx)
+		})
+		get := func(id string) *attachments.Attachment {
+			t.Helper()
+			a, _, err := svc.Get(tn.ctx, id)
+			is.NoErr(err)
+			return a
+		}
+		wait := func(what string, cond func() bool) {
+			t.Helper()
+			deadline := time.Now().Add(20 * time.Second)
+			for !cond() {
+				if time.Now().After(deadline) {
+					t.Fatalf("timed out waiting for %s", what)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+
+		retryJob, err := e.Enqueue(ctx, attachments.ExtractText{TenantID: tn.id, AttachmentID: retried.ID}, &jobs.Opts{MaxAttempts: 2})
+		is.NoErr(err)
+		wait("the first attempt to fail", func() bool { return get(retried.ID).ExtractionStatus == attachments.ExtractionRetrying })
+		a := get(retried.ID)
+		is.True(a.Content == nil)
+		is.Equal(*a.ExtractionError, "the stored file is missing")
+		var info *jobs.Info
+		wait("the job to record the failed attempt", func() bool {
+			info, err = e.Get(ctx, retryJob)
+			return err == nil && len(info.Errors) == 1
+		})
+		is.True(strings.Contains(info.Errors[0], "stored file is missing"))
+		is.True(!info.Finalized())                          // retried
+		blobs.hide(tn.id+"/"+retried.ID+"/original", false) // the retry runs where the file is
+		wait("the retry to fill the content", func() bool { return get(retried.ID).ExtractionStatus == attachments.ExtractionDone })
+		a = get(retried.ID)
+		is.Equal(*a.Content, "found again")
+		is.True(a.ExtractionError == nil)
+
+		failJob, err := e.Enqueue(ctx, attachments.ExtractText{TenantID: tn.id, AttachmentID: failed.ID}, &jobs.Opts{MaxAttempts: 1})
+		is.NoErr(err)
+		wait("the last attempt to fail", func() bool { return get(failed.ID).ExtractionStatus == attachments.ExtractionFailed })
+		a = get(failed.ID)
+		is.True(a.Content == nil)
+		is.Equal(*a.ExtractionError, "the stored file is missing")
+		wait("the job to be discarded", func() bool {
+			info, err = e.Get(ctx, failJob)
+			return err == nil && info.State == jobs.StateDiscarded
+		})
+		is.True(strings.Contains(logs.String(), "level=ERROR msg=\"attachments: text extraction failed\" attachmentId="+failed.ID))
+		is.True(strings.Contains(logs.String(), "level=WARN msg=\"attachments: text extraction failed\" attachmentId="+retried.ID))
+	}, attachments.Migrations)
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

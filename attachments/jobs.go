@@ -3,8 +3,10 @@ package attachments
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -67,9 +69,34 @@ func (w *extractWorker) Timeout(*jobs.Job[ExtractText]) time.Duration {
 	return w.s.opts.ExtractLimits.Timeout + 30*time.Second
 }
 
+// Work extracts, and records a failed attempt on the attachment: retrying
+// while attempts are left, failed after the last, each with a log line.
 func (w *extractWorker) Work(ctx context.Context, job *jobs.Job[ExtractText]) error {
-	return w.s.ExtractContent(ctx, job.Args.TenantID, job.Args.AttachmentID)
+	err := w.s.ExtractContent(ctx, job.Args.TenantID, job.Args.AttachmentID)
+	if err == nil || ctx.Err() != nil {
+		return err // done, or stopping: run again later
+	}
+	status, level := ExtractionRetrying, slog.LevelWarn
+	if job.Attempt >= job.MaxAttempts {
+		status, level = ExtractionFailed, slog.LevelError
+	}
+	message := "extraction failed"
+	if errors.Is(err, ErrFileMissing) {
+		message = "the stored file is missing"
+	}
+	w.s.logger.Log(ctx, level, "attachments: text extraction failed", "attachmentId", job.Args.AttachmentID,
+		"tenantId", job.Args.TenantID, "attempt", job.Attempt, "maxAttempts", job.MaxAttempts, "status", status, "err", err)
+	if serr := w.s.store.SetExtraction(context.WithoutCancel(ctx), w.s.db, job.Args.TenantID, job.Args.AttachmentID, status, &message); serr != nil &&
+		!errors.Is(serr, store.ErrNotFound) {
+		return errors.Join(err, serr)
+	}
+	return err
 }
+
+// ErrFileMissing is ExtractContent's error for an attachment whose row
+// exists but whose stored file its Blobs does not have (a server that does
+// not share the files, a file lost): retried, then recorded as failed.
+var ErrFileMissing = errors.New("attachments: the attachment's stored file is missing")
 
 // ExtractContent extracts an attachment's text and stores it as its
 // content: text files as UTF-8, PDFs' text layer and .docx documents
@@ -77,7 +104,8 @@ func (w *extractWorker) Work(ctx context.Context, job *jobs.Job[ExtractText]) er
 // text through Options.OCR when set. Nothing is extracted when the
 // attachment's partition has requiresOcr false, or the attachment is gone.
 // A file the extractors refuse (malformed, over a limit) keeps a null
-// content; the refusal is logged.
+// content, with ExtractionFailed recorded and the refusal logged. A file
+// missing from Blobs while the attachment exists is ErrFileMissing.
 func (s *Service) ExtractContent(ctx context.Context, tenantID, id string) error {
 	a, p, err := s.store.GetAnyAttachment(ctx, s.db, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && a.TenantID != tenantID {
@@ -91,7 +119,11 @@ func (s *Service) ExtractContent(ctx context.Context, tenantID, id string) error
 	}
 	b, err := s.blobs.Open(ctx, a.StorageKey)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil // deleted meanwhile
+		// A delete removes the row before the file: read the row again.
+		if _, _, err := s.store.GetAnyAttachment(ctx, s.db, id); errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("%w (attachment %s, key %s)", ErrFileMissing, id, a.StorageKey)
 	}
 	if err != nil {
 		return err
@@ -103,7 +135,8 @@ func (s *Service) ExtractContent(ctx context.Context, tenantID, id string) error
 			return err // stopping: run again later
 		}
 		s.logger.InfoContext(ctx, "attachments: no text extracted", "attachmentId", a.ID, "err", err)
-		return nil
+		refused := "the file could not be read for text (malformed, or over a limit)"
+		return s.finishExtraction(ctx, tenantID, id, nil, ExtractionFailed, &refused)
 	}
 	if (!ok || text == "") && s.opts.OCR != nil && ocrable(a.MimeType) {
 		if _, err := b.Seek(0, io.SeekStart); err != nil {
@@ -115,10 +148,29 @@ func (s *Service) ExtractContent(ctx context.Context, tenantID, id string) error
 		ok = true
 	}
 	if !ok || text == "" && extract.KindOf(a.FileName, a.MimeType) != extract.Text {
-		return nil // nothing read (a PDF without a text layer): content stays null
+		// Nothing read (a PDF without a text layer): content stays null.
+		return s.finishExtraction(ctx, tenantID, id, nil, ExtractionDone, nil)
 	}
 	text = cleanText(text, s.opts.ExtractLimits.MaxOutputBytes)
-	err = s.store.SetContent(ctx, s.db, tenantID, id, &text)
+	return s.finishExtraction(ctx, tenantID, id, &text, ExtractionDone, nil)
+}
+
+// finishExtraction stores the content (when not nil) and the status in
+// one transaction, fenced by the job's lease when a job runs it (so a run
+// that lost its lease to another process records nothing). An attachment
+// deleted meanwhile is no error.
+func (s *Service) finishExtraction(ctx context.Context, tenantID, id string, content *string, status string, message *string) error {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := jobs.Fence(ctx, tx); err != nil {
+			return err
+		}
+		if content != nil {
+			if err := s.store.SetContent(ctx, tx, tenantID, id, content); err != nil {
+				return err
+			}
+		}
+		return s.store.SetExtraction(ctx, tx, tenantID, id, status, message)
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

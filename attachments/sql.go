@@ -78,7 +78,8 @@ func (*SQLStore) DeletePartition(ctx context.Context, q store.Querier, tenantID,
 
 // attachmentColumns are the columns scanAttachment reads, qualified by a.
 const attachmentColumns = "a.id, a.tenant_id, COALESCE(a.organization_id, ''), a.entity_id, a.record_id, a.partition_code, " +
-	"a.file_name, a.file_size, a.mime_type, a.storage_key, a.content, a.tags, a.assignments, a.custom_fields, a.created_at, a.updated_at"
+	"a.file_name, a.file_size, a.mime_type, a.storage_key, a.content, COALESCE(a.extraction_status, ''), a.extraction_error, " +
+	"a.tags, a.assignments, a.custom_fields, a.created_at, a.updated_at"
 
 func scanAttachment(s store.Scanner) (*Attachment, error) { return scanAttachmentAnd(s) }
 
@@ -88,7 +89,7 @@ func scanAttachmentAnd(s store.Scanner, more ...any) (*Attachment, error) {
 	var a Attachment
 	var tags, assignments, fields []byte
 	dest := append([]any{&a.ID, &a.TenantID, &a.OrganizationID, &a.EntityID, &a.RecordID, &a.PartitionCode, &a.FileName,
-		&a.FileSize, &a.MimeType, &a.StorageKey, &a.Content, &tags, &assignments, &fields, &a.CreatedAt, &a.UpdatedAt}, more...)
+		&a.FileSize, &a.MimeType, &a.StorageKey, &a.Content, &a.ExtractionStatus, &a.ExtractionError, &tags, &assignments, &fields, &a.CreatedAt, &a.UpdatedAt}, more...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -267,6 +268,12 @@ func (*SQLStore) DeleteAttachment(ctx context.Context, q store.Querier, tenantID
 // SetContent implements Store.
 func (*SQLStore) SetContent(ctx context.Context, q store.Querier, tenantID, id string, content *string) error {
 	return store.ExecOne(ctx, q, `UPDATE attachments SET content = $3 WHERE tenant_id = $1 AND id = $2`, tenantID, id, content)
+}
+
+// SetExtraction implements Store.
+func (*SQLStore) SetExtraction(ctx context.Context, q store.Querier, tenantID, id, status string, message *string) error {
+	return store.ExecOne(ctx, q, `UPDATE attachments SET extraction_status = $3, extraction_error = $4 WHERE tenant_id = $1 AND id = $2`,
+		tenantID, id, status, message)
 }
 
 // Existing implements Store.

@@ -71,6 +71,9 @@ type Store interface {
 	DeleteAttachment(ctx context.Context, q store.Querier, tenantID, id string) error
 	// SetContent stores the extracted text of the tenant's attachment.
 	SetContent(ctx context.Context, q store.Querier, tenantID, id string, content *string) error
+	// SetExtraction records how the text extraction of the tenant's
+	// attachment went (Attachment.ExtractionStatus and ExtractionError).
+	SetExtraction(ctx context.Context, q store.Querier, tenantID, id, status string, message *string) error
 	// Existing returns which of ids (of any tenant) are attachments.
 	Existing(ctx context.Context, q store.Querier, ids []string) (map[string]bool, error)
 

@@ -193,6 +193,9 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *s
 		return done, err
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := jobs.Fence(ctx, tx); err != nil {
+			return err // this job's run lost its lease: another process runs it
+		}
 		cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
 		if err != nil {
 			return err
@@ -302,6 +305,9 @@ func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call,
 		}
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := jobs.Fence(ctx, tx); err != nil {
+			return err // this job's run lost its lease: another process runs it
+		}
 		cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
 		if err != nil {
 			return err

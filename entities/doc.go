@@ -10,7 +10,7 @@
 // counts); relation options; their routes; a Store interface with the
 // SQL store on both engines and its conformance suite (entitiestest).
 // Measured in BENCHMARKS.md
-// ("Entities: records at scale").
+// ("Records and entities").
 //
 // # Entities
 //
@@ -264,8 +264,8 @@
 // record of any other organization fails with ErrOutsideScope, whether
 // the record is live or deleted, so its outcome tells nothing of it.
 // A record's data and its event payload are written without reflection
-// (jsonenc.go), byte for byte as encoding/json writes them. See BENCHMARKS.md, the
-// "Data sync import" section.
+// (jsonenc.go), byte for byte as encoding/json writes them. See BENCHMARKS.md, "Data
+// sync".
 //
 // # Events
 //

@@ -211,26 +211,35 @@ type attachmentHandlers struct {
 
 // attachmentItem is an attachment as the API shows it.
 type attachmentItem struct {
-	ID             string                   `json:"id"`
-	URL            string                   `json:"url"`
-	FileName       string                   `json:"fileName"`
-	FileSize       int64                    `json:"fileSize"`
-	MimeType       string                   `json:"mimeType"`
-	PartitionCode  string                   `json:"partitionCode"`
-	PartitionTitle string                   `json:"partitionTitle,omitempty"`
-	ThumbnailURL   string                   `json:"thumbnailUrl"`
-	Content        *string                  `json:"content"`
-	Tags           []string                 `json:"tags"`
-	Assignments    []attachments.Assignment `json:"assignments"`
-	CustomFields   map[string]any           `json:"customFields"`
-	CreatedAt      time.Time                `json:"createdAt"`
+	ID             string  `json:"id"`
+	URL            string  `json:"url"`
+	FileName       string  `json:"fileName"`
+	FileSize       int64   `json:"fileSize"`
+	MimeType       string  `json:"mimeType"`
+	PartitionCode  string  `json:"partitionCode"`
+	PartitionTitle string  `json:"partitionTitle,omitempty"`
+	ThumbnailURL   string  `json:"thumbnailUrl"`
+	Content        *string `json:"content"`
+	// ExtractionStatus: done, retrying or failed once text extraction
+	// has run; null before, and for partitions without it.
+	ExtractionStatus *string `json:"extractionStatus"`
+	// ExtractionError says why extraction is retrying or failed; null
+	// otherwise.
+	ExtractionError *string                  `json:"extractionError"`
+	Tags            []string                 `json:"tags"`
+	Assignments     []attachments.Assignment `json:"assignments"`
+	CustomFields    map[string]any           `json:"customFields"`
+	CreatedAt       time.Time                `json:"createdAt"`
 }
 
 func (h attachmentHandlers) item(a *attachments.Attachment) attachmentItem {
 	it := attachmentItem{ID: a.ID, URL: h.base + "/attachments/file/" + a.ID, FileName: a.FileName, FileSize: a.FileSize,
 		MimeType: a.MimeType, PartitionCode: a.PartitionCode,
 		ThumbnailURL: h.base + "/attachments/image/" + a.ID + "/" + attachments.Slug(a.FileName) + "?width=320&height=320",
-		Content:      a.Content, Tags: a.Tags, Assignments: a.Assignments, CustomFields: a.CustomFields, CreatedAt: a.CreatedAt}
+		Content:      a.Content, ExtractionError: a.ExtractionError, Tags: a.Tags, Assignments: a.Assignments, CustomFields: a.CustomFields, CreatedAt: a.CreatedAt}
+	if a.ExtractionStatus != "" {
+		it.ExtractionStatus = &a.ExtractionStatus
+	}
 	if it.Tags == nil {
 		it.Tags = []string{}
 	}

@@ -433,7 +433,7 @@ func TestAttachmentUpload(t *testing.T) {
 		is.Equal(body["ok"], true)
 		item := body["item"].(map[string]any)
 		expectKeys(t, "upload item", item, "id", "url", "fileName", "fileSize", "mimeType", "partitionCode", "thumbnailUrl",
-			"content", "tags", "assignments", "customFields", "createdAt")
+			"content", "extractionStatus", "extractionError", "tags", "assignments", "customFields", "createdAt")
 		id := item["id"].(string)
 		is.True(store.IsID(id))
 		is.Equal(item["url"], "/api/attachments/file/"+id)
@@ -711,7 +711,7 @@ func TestAttachmentRecordList(t *testing.T) {
 		is.Equal(e.attList(f.key, entTestID("other"), "r1"), []string{})
 		items := entItems(t, e.do("GET", attBase+"?entityId="+f.entity+"&recordId=r2", f.key, nil).expect(200).JSON())
 		expectKeys(t, "list item", items[0], "id", "url", "fileName", "fileSize", "mimeType", "partitionCode", "thumbnailUrl",
-			"content", "tags", "assignments", "customFields", "createdAt")
+			"content", "extractionStatus", "extractionError", "tags", "assignments", "customFields", "createdAt")
 		attInvalid(t, e.do("GET", attBase+"?entityId="+f.entity, f.key, nil), "recordId")
 		attInvalid(t, e.do("GET", attBase+"?recordId=r1", f.key, nil), "entityId")
 		attInvalid(t, e.do("GET", attBase, f.key, nil), "entityId", "recordId")
@@ -779,7 +779,7 @@ func TestAttachmentLibrary(t *testing.T) {
 		sameJSON(t, "availableTags", lib["availableTags"], []string{"blue", "green", "red"})
 		is.Equal(attSorted(entField(t, entItems(t, map[string]any{"items": lib["partitions"]}), "code")), []string{"privateAttachments", "productsMedia"})
 		expectKeys(t, "library item", entItems(t, lib)[0], "id", "url", "fileName", "fileSize", "mimeType", "partitionCode",
-			"thumbnailUrl", "content", "tags", "assignments", "customFields", "createdAt")
+			"thumbnailUrl", "content", "extractionStatus", "extractionError", "tags", "assignments", "customFields", "createdAt")
 
 		// Pages.
 		lib = e.attLibrary(f.key, "page=2&pageSize=2")
@@ -840,7 +840,7 @@ func TestAttachmentLibrary(t *testing.T) {
 		expectKeys(t, "get body", got, "item")
 		item := got["item"].(map[string]any)
 		expectKeys(t, "get item", item, "id", "url", "fileName", "fileSize", "mimeType", "partitionCode", "partitionTitle",
-			"thumbnailUrl", "content", "tags", "assignments", "customFields", "createdAt")
+			"thumbnailUrl", "content", "extractionStatus", "extractionError", "tags", "assignments", "customFields", "createdAt")
 		is.Equal(item["id"], beta)
 		is.Equal(item["partitionTitle"], "Products media")
 		is.Equal(item["partitionCode"], "productsMedia")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
@@ -39,7 +40,7 @@ func migrateAndConnect[TTx any](ctx context.Context, db *store.DB, driver riverd
 	if err != nil {
 		return nil, err
 	}
-	return riverClient[TTx]{c}, nil
+	return riverClient[TTx]{c: c, d: driver, schema: cfg.Schema}, nil
 }
 
 // client hides River's transaction type parameter (*sql.Tx on SQLite,
@@ -54,16 +55,86 @@ type client interface {
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
 	stopAndCancel(ctx context.Context) error
+	// running returns up to max jobs running since before horizon with
+	// ids above after, in id order (River's stuck-job query).
+	running(ctx context.Context, horizon time.Time, after int64, max int) ([]*rivertype.JobRow, error)
+	// rescueTx moves running jobs to the states in p, appending p's
+	// errors, inside tx (River's rescue, which checks no state: the
+	// caller has), and wakes the queues (one per job) of those made
+	// available.
+	rescueTx(ctx context.Context, tx *store.Tx, p *riverdriver.JobRescueManyParams, queues []string) error
+	// completeTx marks the running job id completed inside tx; it
+	// reports false when the job was not running.
+	completeTx(ctx context.Context, tx *store.Tx, id int64) (bool, error)
 }
 
 type riverClient[TTx any] struct {
-	c *river.Client[TTx]
+	c      *river.Client[TTx]
+	d      riverdriver.Driver[TTx]
+	schema string
+}
+
+func (r riverClient[TTx]) driverTx(tx *store.Tx) (TTx, error) {
+	dtx, ok := tx.Driver().(TTx)
+	if !ok {
+		return dtx, fmt.Errorf("jobs: transaction of type %T does not belong to this engine", tx.Driver())
+	}
+	return dtx, nil
+}
+
+func (r riverClient[TTx]) running(ctx context.Context, horizon time.Time, after int64, max int) ([]*rivertype.JobRow, error) {
+	return r.d.GetExecutor().JobGetStuck(ctx, &riverdriver.JobGetStuckParams{AfterID: after, Max: max, Schema: r.schema, StuckHorizon: horizon})
+}
+
+func (r riverClient[TTx]) rescueTx(ctx context.Context, tx *store.Tx, p *riverdriver.JobRescueManyParams, queues []string) error {
+	dtx, err := r.driverTx(tx)
+	if err != nil {
+		return err
+	}
+	p.Schema = r.schema
+	exec := r.d.UnwrapExecutor(dtx)
+	if _, err := exec.JobRescueMany(ctx, p); err != nil {
+		return err
+	}
+	// Wake the queues of the jobs made available, as an insert does
+	// (River's insert notification), rather than wait for their poll.
+	var wake []string
+	for i, state := range p.State {
+		if state == string(rivertype.JobStateAvailable) && i < len(queues) {
+			wake = append(wake, fmt.Sprintf(`{"queue": %q}`, queues[i]))
+		}
+	}
+	if len(wake) == 0 || !r.d.SupportsListenNotify() {
+		return nil
+	}
+	return exec.NotifyMany(ctx, &riverdriver.NotifyManyParams{Payload: wake, Schema: r.schema, Topic: riverInsertTopic})
+}
+
+// riverInsertTopic is the topic of River's insert notifications, which
+// wake the queues named in their payloads.
+const riverInsertTopic = "river_insert"
+
+func (r riverClient[TTx]) completeTx(ctx context.Context, tx *store.Tx, id int64) (bool, error) {
+	dtx, err := r.driverTx(tx)
+	if err != nil {
+		return false, err
+	}
+	p := riverdriver.JobSetStateCompleted(id, time.Now().UTC(), nil)
+	rows, err := r.d.UnwrapExecutor(dtx).JobSetStateIfRunningMany(ctx, &riverdriver.JobSetStateIfRunningManyParams{
+		ID: []int64{p.ID}, Attempt: []*int{p.Attempt}, ErrData: [][]byte{p.ErrData}, FinalizedAt: []*time.Time{p.FinalizedAt},
+		MetadataDoMerge: []bool{false}, MetadataUpdates: [][]byte{nil}, ScheduledAt: []*time.Time{p.ScheduledAt},
+		Schema: r.schema, State: []rivertype.JobState{p.State},
+	})
+	if err != nil {
+		return false, err
+	}
+	return len(rows) == 1 && rows[0].State == rivertype.JobStateCompleted, nil
 }
 
 func (r riverClient[TTx]) insertTx(ctx context.Context, tx *store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
-	dtx, ok := tx.Driver().(TTx)
-	if !ok {
-		return nil, fmt.Errorf("jobs: transaction of type %T does not belong to this engine", tx.Driver())
+	dtx, err := r.driverTx(tx)
+	if err != nil {
+		return nil, err
 	}
 	return r.c.InsertManyTx(ctx, dtx, params)
 }

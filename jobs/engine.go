@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -49,11 +50,19 @@ type Config struct {
 	JobTimeout time.Duration
 	// MaxAttempts is the default number of attempts. Defaults to 25.
 	MaxAttempts int
-	// RescueStuckAfter is how long a job may stay running before it is
-	// taken for stuck (its process died) and run again. It must exceed
-	// every worker's time limit. Defaults to DefaultRescueStuckAfter, or
-	// JobTimeout plus a minute when that is longer. (River's own default,
-	// an hour, would hold up the events of a killed process that long.)
+	// LeaseTTL is how long a running job's lease lasts unless renewed;
+	// renewals (and every process's sweep of lapsed leases) run every
+	// LeaseTTL/5. A job whose process is killed runs again elsewhere
+	// about LeaseTTL + LeaseTTL/5 after its last renewal (see the package
+	// documentation, "Failover"). Defaults to DefaultLeaseTTL (5 s); at
+	// least 100 ms.
+	LeaseTTL time.Duration
+	// RescueStuckAfter is River's own rescue, the backstop of the leases:
+	// how long a job may stay running before River takes it for stuck
+	// and runs it again, whether or not it renews its lease (a Work that
+	// never returns). It must exceed every worker's time limit. Defaults
+	// to DefaultRescueStuckAfter, or JobTimeout plus a minute when that
+	// is longer.
 	RescueStuckAfter time.Duration
 	// Schema is the PostgreSQL schema of the job tables, kept apart from
 	// the application's so a host that uses River itself never clashes.
@@ -100,6 +109,16 @@ type Engine struct {
 	// running holds the queues the River client was built with or has
 	// been given since; Start adds the rest.
 	running map[string]bool
+
+	// holder names this engine in the leases it takes (host:pid:instance).
+	holder string
+	// stopping is closed by Stop; stopSweep ends the lease sweep.
+	stopping  chan struct{}
+	stopSweep context.CancelFunc
+	swept     chan struct{}
+	// leasesFrozen, set by tests, stops this engine's lease renewals and
+	// sweeps, as if its process had died while its workers go on.
+	leasesFrozen atomic.Bool
 }
 
 type kindDefaults struct {
@@ -122,8 +141,12 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 		queues:     map[string]int{DefaultQueue: 10, eventQueue: 10},
 		background: map[string]bool{},
 		logger:     cmp.Or(cfg.Logger, db.Logger()),
+		holder:     newHolder(),
 	}
 	maps.Copy(e.queues, cfg.Queues)
+	if err := db.Migrate(ctx, Migrations); err != nil {
+		return nil, fmt.Errorf("jobs: migrate: %w", err)
+	}
 
 	schema := cfg.Schema
 	if schema == "" && db.Schema() != "" {
@@ -397,6 +420,13 @@ func (e *Engine) Start(ctx context.Context) error {
 		return fmt.Errorf("jobs: start: %w", err)
 	}
 	e.started = true
+	e.stopping = make(chan struct{})
+	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	e.stopSweep, e.swept = stop, make(chan struct{})
+	go func() {
+		defer close(e.swept)
+		e.runSweeper(sweepCtx)
+	}()
 	return nil
 }
 
@@ -419,6 +449,9 @@ func (e *Engine) Stop(ctx context.Context) error {
 	if !started {
 		return nil
 	}
+	close(e.stopping)
+	e.stopSweep()
+	<-e.swept
 	err := e.client.stop(ctx)
 	if err != nil && ctx.Err() != nil {
 		hard, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

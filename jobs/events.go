@@ -102,5 +102,9 @@ func (e *Engine) cleanupEvents(ctx context.Context, _ *Job[cleanupArgs]) error {
 	if err == nil && n > 0 {
 		e.logger.InfoContext(ctx, "jobs: removed old events", "count", n)
 	}
+	if err != nil {
+		return err
+	}
+	_, err = e.deleteLeases(ctx, e.db.Now().Add(-time.Hour))
 	return err
 }

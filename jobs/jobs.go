@@ -26,6 +26,10 @@ type Job[T Args] struct {
 	Args T
 	// Attempt counts from 1 for the first run.
 	Attempt int
+	// Run numbers the job's runs, one higher at each (River's attempt
+	// plus the job's snoozes): the fencing token of its lease. Only the
+	// run holding the lease records anything (see Fence).
+	Run int
 	// MaxAttempts is the number of attempts after which the job is given up.
 	MaxAttempts int
 	// CreatedAt is when the job was enqueued.
@@ -129,6 +133,7 @@ func jobFromRiver[T Args](j *river.Job[T]) *Job[T] {
 		ID:          j.ID,
 		Args:        j.Args,
 		Attempt:     j.Attempt,
+		Run:         runNumber(j.Attempt, j.Metadata),
 		MaxAttempts: j.MaxAttempts,
 		CreatedAt:   j.CreatedAt.UTC(),
 	}
@@ -160,13 +165,21 @@ func (a workerAdapter[T]) Timeout(j *river.Job[T]) time.Duration {
 	return 0
 }
 
+// Work runs the worker under a lease on the job (see lease.go): renewed
+// while it runs, its outcome recorded only if this attempt still holds it.
 func (a workerAdapter[T]) Work(ctx context.Context, j *river.Job[T]) error {
-	ctx = context.WithValue(ctx, runningKey{}, running{engine: a.e, id: j.ID})
-	if a.e.observe == nil {
-		return a.w.Work(ctx, jobFromRiver(j))
-	}
+	ctx, cancelWork := context.WithCancelCause(ctx)
+	defer cancelWork(nil)
+	l := &lease{e: a.e, id: j.ID, run: runNumber(j.Attempt, j.Metadata), cancel: cancelWork}
+	ctx = context.WithValue(ctx, runningKey{}, running{engine: a.e, id: j.ID, lease: l})
 	start := time.Now()
+	stop := l.keep()
 	err := a.w.Work(ctx, jobFromRiver(j))
+	stop()
+	err = l.finish(ctx, err)
+	if a.e.observe == nil {
+		return err
+	}
 	outcome := OutcomeCompleted
 	var cancel *rivertype.JobCancelError
 	var snooze *rivertype.JobSnoozeError
@@ -187,6 +200,7 @@ type runningKey struct{}
 type running struct {
 	engine *Engine
 	id     int64
+	lease  *lease
 }
 
 // Progress records v (JSON-encoded) as the running job's progress, visible

@@ -42,7 +42,7 @@ func parseFilesLocation(setting, v, dataDir, databaseURL string, getenv func(str
 			return filesLocation{}, fmt.Errorf("%s: file:// needs a directory (file:///var/lib/tenantkit/files)", setting)
 		}
 		return filesLocation{dir: dir, raw: v}, nil
-	case v == "postgres":
+	case v == filesInDatabaseValue:
 		if !isPostgres(databaseURL) {
 			return filesLocation{}, fmt.Errorf("%s=postgres keeps files in the PostgreSQL database of DATABASE_URL, but DATABASE_URL is not postgres://… (SQLite serves one machine: keep files in file:// or s3://)", setting)
 		}
@@ -62,6 +62,10 @@ func parseFilesLocation(setting, v, dataDir, databaseURL string, getenv func(str
 }
 
 // isPostgres reports whether a DATABASE_URL selects PostgreSQL.
+// filesInDatabaseValue is the FILES_URL that keeps files in the database
+// of DATABASE_URL.
+const filesInDatabaseValue = "postgres"
+
 func isPostgres(databaseURL string) bool {
 	return strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://")
 }

@@ -81,8 +81,10 @@
 //	                                   addresses.
 //	JOBS_TIMEOUT, JOBS_RESCUE_STUCK_AFTER  background jobs' time limit (60 s)
 //	                                   and how long a job may stay running
-//	                                   before it is run again as stuck
-//	                                   (300 s), in seconds.
+//	                                   before River runs it again as stuck
+//	                                   (300 s), in seconds: the backstop; a
+//	                                   killed process's jobs run again
+//	                                   within seconds (their leases).
 //	APP_INBOUND_WEBHOOKS               inbound endpoints: a JSON object of
 //	                                   endpoint id → {"adapter":"standard",
 //	                                   "secret":"whsec_…", "tenantId"?}.
@@ -225,8 +227,8 @@ func rulesFromEnv(getenv func(string) string) (rules.Options, error) {
 
 // jobsFromEnv reads the job engine's time limits: JOBS_TIMEOUT (seconds
 // one attempt of a job may run, default 60) and JOBS_RESCUE_STUCK_AFTER
-// (seconds after which a job still running is taken for stuck, its
-// process gone, and run again; default 300; it must exceed
+// (seconds after which River takes a job still running for stuck and
+// runs it again, the backstop of the jobs' leases; default 300; it must exceed
 // JOBS_TIMEOUT and every worker's own limit, 100 s for webhook drains).
 func jobsFromEnv(getenv func(string) string) (jobs.Config, error) {
 	var cfg jobs.Config

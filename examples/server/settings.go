@@ -39,7 +39,7 @@ var settings = []setting{
 	{"`APP_TEST_MODE`, `APP_TEST_AUTH_RATE_LIMIT_MODE`", `unset`, "`1` and `opt-in`: the sign-in limits apply only to requests sending `x-app-test-rate-limit: on`."},
 	{"`APP_WEBHOOKS_ALLOW_PRIVATE_URLS`", "`false`", "`true` lets webhooks and the business rules' `CALL_WEBHOOK` action target private, loopback and link-local addresses."},
 	{"`APP_INBOUND_WEBHOOKS`", `unset`, "inbound webhook endpoints: a JSON object of endpoint id → `{\"adapter\": \"standard\", \"secret\": \"whsec_…\", \"tenantId\": …}` (Standard Webhooks, verified with the secret); served at `POST /api/webhooks/inbound/{endpointId}`."},
-	{"`JOBS_TIMEOUT`, `JOBS_RESCUE_STUCK_AFTER`", "`60`, `300`", `seconds: a background job's time limit, and how long a job may stay running before it is run again as stuck (its process died). The second must exceed the first and 100 (webhook drains' own limit).`},
+	{"`JOBS_TIMEOUT`, `JOBS_RESCUE_STUCK_AFTER`", "`60`, `300`", `seconds: a background job's time limit, and how long a job may stay running before River runs it again as stuck, even while it renews its lease (the backstop for a job that never returns; a killed process's jobs run again within seconds through their leases). The second must exceed the first and 100 (webhook drains' own limit).`},
 	{"`APP_ATTACHMENT_MAX_UPLOAD_MB`", "`25`", `the largest file an upload accepts, in MB (413 beyond, refused while streaming).`},
 	{"`APP_ATTACHMENT_TENANT_QUOTA_MB`", "`512`", `the sum of a tenant's stored file sizes, in MB (413 beyond).`},
 	{"`APP_DEFAULT_ATTACHMENT_OCR_ENABLED`", "`true`", `whether new storage partitions (the two defaults included) extract text from their files.`},
