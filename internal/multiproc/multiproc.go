@@ -1,6 +1,7 @@
 // Package multiproc runs tenantkit as several server processes sharing one
 // database, for tests: what clients behind a load balancer see when a
-// deployment runs more than one server.
+// deployment runs more than one server (README, "Several server
+// processes on one database"; BENCHMARKS.md, "Many servers, one service").
 //
 // Start opens one Kit per server on its own *store.DB (its own pool, its
 // own version listener, its own caches: a process, in effect), all on one
