@@ -195,7 +195,7 @@ var fieldDocPackages = []string{
 }
 
 // selfDescribing reports whether a field name needs no comment: an id
-// (ID, TenantID, EntityID, ...), a name (Name, RuleName, ...), the
+// or a list of ids (ID, TenantID, EntityIDs, ...), a name (Name, RuleName, ...), the
 // entity or event type an item is about, a timestamp of the row, or a
 // paging field.
 func selfDescribing(field string) bool {
@@ -204,7 +204,7 @@ func selfDescribing(field string) bool {
 		"EntityType", "EventType", "Items", "Total", "Page", "PageSize", "TotalPages", "Offset", "Limit", "Search":
 		return true
 	}
-	return strings.HasSuffix(field, "ID") || strings.HasSuffix(field, "Name")
+	return strings.HasSuffix(field, "ID") || strings.HasSuffix(field, "IDs") || strings.HasSuffix(field, "Name")
 }
 
 // TestExportedFieldsDocumented: the struct fields of fieldDocPackages

@@ -144,8 +144,8 @@ func (s *Service) Get(ctx context.Context, id string) (*Attachment, *Partition, 
 
 // Patch is a change of an attachment's metadata; nil fields stay.
 type Patch struct {
-	Tags        *[]string     // replaces the tags when not nil
-	Assignments *[]Assignment // replaces the assignments when not nil
+	Tags        *[]string
+	Assignments *[]Assignment
 	// CustomFields are merged into the stored ones (null clears one).
 	CustomFields map[string]any
 }
@@ -299,7 +299,7 @@ func (s *Service) removeBlobs(ctx context.Context, tenantID, id string) {
 // TransferInput moves attachments of one entity to another record.
 type TransferInput struct {
 	EntityID      string   `json:"entityId" jsonschema:"required,minLength=1,maxLength=500"`
-	AttachmentIDs []string `json:"attachmentIds" jsonschema:"required,minItems=1,maxItems=100,format=uuid"` // the attachments moved, 1 to 100
+	AttachmentIDs []string `json:"attachmentIds" jsonschema:"required,minItems=1,maxItems=100,format=uuid"`
 	// FromRecordID, when set, is the record whose links are moved;
 	// otherwise each attachment's own record is.
 	FromRecordID string `json:"fromRecordId" jsonschema:"maxLength=500"`
