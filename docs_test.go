@@ -187,12 +187,11 @@ func TestExportedIdentifiersDocumented(t *testing.T) {
 	}
 }
 
-// fieldDocPackages are the packages whose exported struct fields all
-// have a comment, unless the name says it all (selfDescribing).
-var fieldDocPackages = []string{
-	".", "identity", "store", "webhooks", "entities", "payments", "payments/stripeprovider", "rules", "rules/action", "rules/condition",
-	"toggles", "dashboards", "progress", "ratelimit", "integrations",
-}
+// fieldDocExempt are the public packages whose exported struct fields
+// may still lack comments (attachments: Patch's Tags and Assignments).
+// Every other public package's fields have comments unless the name says
+// it all (selfDescribing).
+var fieldDocExempt = []string{"attachments"}
 
 // selfDescribing reports whether a field name needs no comment: an id
 // or a list of ids (ID, TenantID, EntityIDs, ...), a name (Name, RuleName, ...), the
@@ -207,9 +206,10 @@ func selfDescribing(field string) bool {
 	return strings.HasSuffix(field, "ID") || strings.HasSuffix(field, "IDs") || strings.HasSuffix(field, "Name")
 }
 
-// TestExportedFieldsDocumented: the struct fields of fieldDocPackages
-// have comments; the count for the whole module is logged, and with
-// TENANTKIT_LIST_FIELDS=1 the fields themselves.
+// TestExportedFieldsDocumented: the exported struct fields of the public
+// packages have comments, except in fieldDocExempt; the count for the
+// whole module is logged, and with TENANTKIT_LIST_FIELDS=1 the fields
+// themselves.
 func TestExportedFieldsDocumented(t *testing.T) {
 	t.Parallel()
 	var all int
@@ -223,7 +223,7 @@ func TestExportedFieldsDocumented(t *testing.T) {
 				continue
 			}
 			all++
-			if slices.Contains(fieldDocPackages, path.Dir(sf.path)) {
+			if !slices.Contains(fieldDocExempt, path.Dir(sf.path)) {
 				t.Errorf("field %s has no comment", f)
 			} else if os.Getenv("TENANTKIT_LIST_FIELDS") != "" {
 				t.Logf("field %s has no comment", f)
