@@ -45,9 +45,9 @@ type EntityInput struct {
 	EntityID    string `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
 	Label       string `json:"label" jsonschema:"required,minLength=1,maxLength=200"`
 	Description string `json:"description" jsonschema:"maxLength=2000"`
-	// see Entity.LabelField
+	// LabelField: see Entity.LabelField.
 	LabelField string `json:"labelField" jsonschema:"maxLength=100,pattern=^([a-zA-Z_][a-zA-Z0-9_]*)?$"`
-	// one of Editors, or ""
+	// DefaultEditor is one of Editors, or "".
 	DefaultEditor string `json:"defaultEditor" jsonschema:"enum=,enum=markdown,enum=simpleMarkdown,enum=htmlRichText,enum=plain"`
 	ShowInSidebar *bool  `json:"showInSidebar"` // default false
 	IsActive      *bool  `json:"isActive"`      // default true
@@ -121,9 +121,9 @@ func (d *Definition) Priority() float64 {
 // kind are required; isActive defaults to true.
 type DefinitionInput struct {
 	EntityID string `json:"entityId"`
-	// lowercase letters, digits and _, at most 100
+	// Key is lowercase letters, digits and _, at most 100 characters.
 	Key string `json:"key" jsonschema:"required,maxLength=100,pattern=^[a-z0-9_]+$"`
-	// one of Kinds, or the alias "string" or "enum"
+	// Kind is one of Kinds, or the alias "string" or "enum".
 	Kind       string         `json:"kind" jsonschema:"required,enum=text,enum=multiline,enum=integer,enum=float,enum=boolean,enum=select,enum=currency,enum=relation,enum=attachment,enum=dictionary,enum=phone,enum=date,enum=datetime,enum=string,enum=enum"`
 	ConfigJSON map[string]any `json:"configJson"` // label, options, filterable, priority, validation, …
 	IsActive   *bool          `json:"isActive"`   // default true
@@ -135,7 +135,7 @@ type FieldSet struct {
 	// 255 characters.
 	Code  string `json:"code" jsonschema:"required,maxLength=100,pattern=^[a-z0-9_-]+$"`
 	Label string `json:"label" jsonschema:"required,minLength=1,maxLength=255"`
-	// an icon name for the editor's UI
+	// Icon names an icon for the editor's UI.
 	Icon        string          `json:"icon,omitempty" jsonschema:"maxLength=100"`
 	Description string          `json:"description,omitempty" jsonschema:"maxLength=2000"`
 	Groups      []FieldSetGroup `json:"groups,omitempty"` // the set's groups, in order
