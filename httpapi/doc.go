@@ -127,7 +127,8 @@
 // ("2025-12-29 21:59:25.246+00", UTC, milliseconds) on both engines. A bad
 // id in a path or body is a 400 naming the field, a missing toggle 404
 // "Feature toggle not found". The lists' text filters (search,
-// identifier, name, category) go through checkText. The check routes answer {enabled or value, source, toggleId, identifier, tenantId};
+// identifier, name, category) go through checkText. The check routes answer {enabled, source, toggleId, identifier, tenantId}
+// (boolean) or {valueType, value, source, toggleId, identifier, tenantId};
 // a missing identifier is 400 "Missing required parameter: identifier", an
 // unknown toggle 404 {error, code:"MISSING_TOGGLE"}, a toggle asked through
 // another type's route 400 {error, code:"TYPE_MISMATCH"}.
