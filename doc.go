@@ -15,8 +15,24 @@
 // and read nothing), applies their migrations, registers their jobs, and
 // starts and stops them in one loop. Each area reaches its data through a
 // Store interface whose SQL implementation serves both engines; a host may
-// plug in its own and check it with the area's conformance suite
-// (togglestest, rulestest, entitiestest, webhookstest, identitytest).
+// plug in its own and check it with the area's conformance suite, a Run
+// function that tests an implementation against the behaviour the service
+// relies on:
+//
+//   - identity/identitytest: identity.Store (tenants, organizations, roles,
+//     users, API keys, password resets)
+//   - toggles/togglestest: toggles.Store
+//   - rules/rulestest: rules.Store
+//   - entities/entitiestest: entities.Store
+//   - webhooks/webhookstest: webhooks.Store
+//   - attachments/attachmentstest: attachments.Store
+//   - attachments/blobstest: attachments.Blobs (where file contents live)
+//   - dashboards/dashboardstest: dashboards.Store
+//   - payments/paymentstest: payments.Store
+//   - integrations/integrationstest: integrations.Store
+//   - datasync/datasynctest: datasync.Store
+//   - progress/progresstest: progress.Store
+//   - ratelimit/ratelimittest: ratelimit.Limiter
 //
 // Package httpapi serves the REST API on a net/http handler; examples/server
 // runs it standalone. A host that wants a single area can use it without

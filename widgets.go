@@ -24,7 +24,7 @@ const widgetWindow = 24 * time.Hour
 // WindowData is the data of the built-in widgets that count the recent
 // past: the window's start and the figures.
 type WindowData[T any] struct {
-	Since time.Time `json:"since"`
+	Since time.Time `json:"since"` // the window's start: 24 hours before the read
 	Items T         `json:"items"`
 }
 

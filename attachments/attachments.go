@@ -25,7 +25,7 @@ type Attachment struct {
 	FileSize int64 `json:"fileSize"`
 	// MimeType is sniffed from the bytes, never taken from the client.
 	MimeType      string `json:"mimeType"`
-	PartitionCode string `json:"partitionCode"`
+	PartitionCode string `json:"partitionCode"` // the storage partition that decides how the file is served
 	// Content is the extracted text, filled in the background; nil until
 	// then, and for formats without extraction.
 	Content *string `json:"content"`
@@ -35,9 +35,9 @@ type Attachment struct {
 	ExtractionStatus string `json:"extractionStatus,omitempty"`
 	// ExtractionError says why extraction is retrying or failed.
 	ExtractionError *string        `json:"extractionError,omitempty"`
-	Tags            []string       `json:"tags"`
-	Assignments     []Assignment   `json:"assignments"`
-	CustomFields    map[string]any `json:"customFields"`
+	Tags            []string       `json:"tags"`         // free labels the library filters by
+	Assignments     []Assignment   `json:"assignments"`  // what the file is linked to, its upload record included
+	CustomFields    map[string]any `json:"customFields"` // values of the custom fields of CustomFieldsEntity
 	CreatedAt       time.Time      `json:"createdAt"`
 	UpdatedAt       time.Time      `json:"updatedAt"`
 	// StorageKey is where Blobs keeps the bytes.
@@ -60,9 +60,9 @@ const (
 // Assignment links an attachment to something: {type: entity id, id:
 // record id} for records, with an optional link and label.
 type Assignment struct {
-	Type  string `json:"type" jsonschema:"required,minLength=1,maxLength=500"`
+	Type  string `json:"type" jsonschema:"required,minLength=1,maxLength=500"` // an entity id for a record
 	ID    string `json:"id" jsonschema:"required,minLength=1,maxLength=500"`
-	Href  string `json:"href,omitempty" jsonschema:"maxLength=500"`
+	Href  string `json:"href,omitempty" jsonschema:"maxLength=500"` // an optional link to the target
 	Label string `json:"label,omitempty" jsonschema:"maxLength=500"`
 }
 
@@ -91,10 +91,10 @@ type Partition struct {
 type PartitionInput struct {
 	// ID names the partition an update changes.
 	ID          string `json:"id"`
-	Code        string `json:"code" jsonschema:"required,maxLength=60,pattern=^[A-Za-z0-9_-]+$"`
+	Code        string `json:"code" jsonschema:"required,maxLength=60,pattern=^[A-Za-z0-9_-]+$"` // letters, digits, _ and -; unique in the tenant
 	Title       string `json:"title" jsonschema:"required,minLength=1,maxLength=200"`
 	Description string `json:"description" jsonschema:"maxLength=1000"`
-	IsPublic    *bool  `json:"isPublic"`
+	IsPublic    *bool  `json:"isPublic"` // files served to anyone; default false
 	// RequiresOcr defaults to Options.DefaultOCR on create.
 	RequiresOcr *bool `json:"requiresOcr"`
 }

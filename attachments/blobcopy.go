@@ -20,7 +20,7 @@ func validKey(key string) bool {
 type CopyResult struct {
 	// Copied blobs and their bytes.
 	Copied int
-	Bytes  int64
+	Bytes  int64 // see Copied
 	// Skipped blobs: dst already held them with the same size.
 	Skipped int
 }

@@ -54,9 +54,9 @@ type Blob interface {
 
 // BlobInfo describes a stored blob.
 type BlobInfo struct {
-	Key     string
-	Size    int64
-	ModTime time.Time
+	Key     string    // the blob's key in Blobs
+	Size    int64     // in bytes
+	ModTime time.Time // when it was written
 }
 
 // blobKeyPattern is what FSBlobs accepts as a key: no empty, "." or ".."

@@ -38,8 +38,8 @@ var ErrCredentialRequired = errors.New("attachments: a credential is required fo
 // File is an attachment to deliver, with its partition (whose isPublic
 // decides the cache headers).
 type File struct {
-	Attachment *Attachment
-	Partition  *Partition
+	Attachment *Attachment // the file served
+	Partition  *Partition  // its partition, which decides who may read it
 }
 
 // Lookup finds an attachment to deliver for a caller with the access

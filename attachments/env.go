@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// OptionsFromEnv reads the spec's variables through getenv (os.Getenv in
+// OptionsFromEnv reads the attachment variables through getenv (os.Getenv in
 // a server):
 //
 //	APP_ATTACHMENT_MAX_UPLOAD_MB        largest file, in MB (default 25)

@@ -73,7 +73,7 @@ type OCR interface {
 }
 
 // Options configure the service. The zero value keeps files in memory
-// (MemBlobs), with the spec's limits.
+// (MemBlobs), with the default limits (25 MB a file, 512 MB a tenant).
 type Options struct {
 	// Blobs stores the files; nil keeps them in memory (NewMemBlobs),
 	// which is only for tests and trials. The Kit uses FSBlobs under

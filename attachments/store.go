@@ -101,7 +101,7 @@ type LibraryFilter struct {
 	// SortField is fileName, fileSize or createdAt (default); ties are
 	// ordered by id, in the same direction.
 	SortField string
-	SortDesc  bool
+	SortDesc  bool // descending instead of ascending
 	// Limit is the page size; Offset the rows skipped before it.
 	Limit, Offset int
 }

@@ -21,7 +21,7 @@ import (
 type StagedFile struct {
 	id, key, tenantID string
 	FileName          string
-	Size              int64
+	Size              int64 // in bytes
 	// MimeType is sniffed from the bytes.
 	MimeType string
 }
@@ -160,16 +160,16 @@ type UploadInput struct {
 	FieldKey string
 	// PartitionCode defaults to the field's, then to PrivatePartition.
 	PartitionCode string
-	Tags          []string
-	Assignments   []Assignment
+	Tags          []string     // free labels
+	Assignments   []Assignment // links beside the upload record
 	// CustomFields are validated against the definitions of
 	// CustomFieldsEntity.
 	CustomFields map[string]any
 
 	// FileName and File are the file to stream when Staged is nil.
 	FileName string
-	File     io.Reader
-	Staged   *StagedFile
+	File     io.Reader   // see FileName
+	Staged   *StagedFile // a file Stage already stored; nil streams File
 }
 
 // Upload stores a file as an attachment of a record of the caller's

@@ -26,13 +26,13 @@ type Widget struct {
 // Grid is a widget's cell position (X, Y ≥ 0) and size (W, H ≥ 1) on the
 // dashboard's grid.
 type Grid struct {
-	X int `json:"x" jsonschema:"required,minimum=0,maximum=10000"`
-	Y int `json:"y" jsonschema:"required,minimum=0,maximum=10000"`
-	W int `json:"w" jsonschema:"required,minimum=1,maximum=1000"`
-	H int `json:"h" jsonschema:"required,minimum=1,maximum=1000"`
+	X int `json:"x" jsonschema:"required,minimum=0,maximum=10000"` // column of the left edge, from 0
+	Y int `json:"y" jsonschema:"required,minimum=0,maximum=10000"` // row of the top edge, from 0
+	W int `json:"w" jsonschema:"required,minimum=1,maximum=1000"`  // width in columns
+	H int `json:"h" jsonschema:"required,minimum=1,maximum=1000"`  // height in rows
 }
 
-// Bounds of a layout (the spec leaves them open).
+// Bounds of a layout.
 const (
 	// MaxWidgets is the most widgets a layout holds.
 	MaxWidgets = 100
@@ -123,7 +123,7 @@ type Layout struct {
 	TenantID string
 	// Owner is a user id or "api_key:<id>".
 	Owner   string
-	Widgets []Widget
+	Widgets []Widget // the placed widgets, in order
 	// Version counts the layout's changes; its ETag is derived from it.
 	Version   int64
 	CreatedAt time.Time
@@ -175,9 +175,9 @@ var EventTypes = []store.EventType{
 
 // LayoutEvent is the data of dashboards.layout.updated.
 type LayoutEvent struct {
-	Owner   string   `json:"ownerId"`
-	Widgets []Widget `json:"widgets"`
-	Version int64    `json:"version"`
+	Owner   string   `json:"ownerId"` // a user id or "api_key:<id>"
+	Widgets []Widget `json:"widgets"` // the layout after the change
+	Version int64    `json:"version"` // the layout's new version
 }
 
 // VisibilityEvent is the data of dashboards.visibility.updated: either
@@ -185,6 +185,6 @@ type LayoutEvent struct {
 type VisibilityEvent struct {
 	RoleID    string   `json:"roleId,omitempty"`
 	UserID    string   `json:"userId,omitempty"`
-	Mode      string   `json:"mode,omitempty"`
-	WidgetIDs []string `json:"widgetIds"`
+	Mode      string   `json:"mode,omitempty"` // see the type comment
+	WidgetIDs []string `json:"widgetIds"`      // the widget ids stored, duplicates removed
 }

@@ -22,7 +22,7 @@
 // payments. A layout places widgets: {id, definitionId, grid: {x, y, w,
 // h}, config}. A definition may be placed several times.
 //
-// # Decisions where the spec is silent
+// # Decisions
 //
 //   - Owner: a layout belongs to the calling user, or to the API key when
 //     the call uses a key ("api_key:<id>"), within the caller's tenant. A
@@ -75,8 +75,7 @@
 //     whose features the role holds. PUT {roleId, widgetIds} stores the
 //     record and answers {ok: true, widgetIds} (duplicates removed); an
 //     id of no registered widget is 400 naming "widgetIds[<i>]"; an empty
-//     list removes the record, so the role restricts nothing again (as
-//     in the system the spec was written from).
+//     list removes the record, so the role restricts nothing again.
 //   - GET /dashboards/users/widgets?userId answers {mode, items}: mode is
 //     override when the user has an override record, inherit otherwise;
 //     items are what the user sees (the resolution above). PUT {userId,

@@ -22,7 +22,7 @@ const (
 // field values (keys are the custom entity's field keys).
 type Item struct {
 	ExternalID string         `json:"externalId"`
-	Data       map[string]any `json:"data"`
+	Data       map[string]any `json:"data"` // field key to value
 }
 
 // ImportBatch is one page of a source.
@@ -37,7 +37,7 @@ type ImportBatch struct {
 // ExportItem is one local record to send.
 type ExportItem struct {
 	LocalID string         `json:"localId"`
-	Data    map[string]any `json:"data"`
+	Data    map[string]any `json:"data"` // the record's values, field key to value
 }
 
 // ExportResult is what the target made of one exported record.
@@ -46,7 +46,7 @@ type ExportResult struct {
 	ExternalID string `json:"externalId,omitempty"`
 	// Status is success, error or skipped.
 	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
+	Error  string `json:"error,omitempty"` // why the target refused it (status error)
 }
 
 // Call is what an adapter call gets: the tenant's credentials of the
@@ -61,8 +61,8 @@ type ExportResult struct {
 // lower average rate than MinBytesPerSecond (sync_http_json does).
 type Call struct {
 	IntegrationID string
-	Credentials   map[string]any
-	APIVersion    string
+	Credentials   map[string]any // the tenant's credentials for the integration, in clear
+	APIVersion    string         // the version the tenant uses; "" when unversioned
 	EntityType    string
 	// MinBytesPerSecond is the slowest average rate at which a response
 	// body may arrive; 0 means no floor.
@@ -93,6 +93,8 @@ type Adapter interface {
 // Validator is an Adapter that can check its connection (POST
 // /data_sync/validate).
 type Validator interface {
+	// Validate checks that the connection of c works (credentials,
+	// address); nil means it does, a *SourceError says how it failed.
 	Validate(ctx context.Context, c Call) error
 }
 
@@ -100,11 +102,12 @@ type Validator interface {
 // Retryable errors (5xx, 429, timeouts) are tried again with backoff;
 // others (401, 403, a malformed page) fail the run at once.
 type SourceError struct {
-	Status    int
-	Retryable bool
+	Status    int  // the source's HTTP status; 0 when it did not answer
+	Retryable bool // see the type comment
 	Message   string
 }
 
+// Error returns the source's status, when there is one, and the message.
 func (e *SourceError) Error() string {
 	if e.Status != 0 {
 		return fmt.Sprintf("source answered %d: %s", e.Status, e.Message)

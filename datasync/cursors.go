@@ -28,8 +28,8 @@ import (
 // The history is stored with the run (and so survives a resumed job); a
 // retry is a new run and starts with none.
 type CursorHistory struct {
-	Recent []string `json:"recent,omitempty"`
-	Marks  []string `json:"marks,omitempty"`
+	Recent []string `json:"recent,omitempty"` // see the type comment
+	Marks  []string `json:"marks,omitempty"`  // see the type comment
 }
 
 // DefaultCursorMemory is Options.CursorMemory's default.

@@ -45,20 +45,20 @@ type Run struct {
 	ProgressJobID   *string   `json:"progressJobId"`
 	IntegrationID   string    `json:"integrationId"`
 	EntityType      string    `json:"entityType"`
-	Direction       Direction `json:"direction"`
-	Status          Status    `json:"status"`
+	Direction       Direction `json:"direction"` // import or export
+	Status          Status    `json:"status"`    // see Status
 	// Cursor is where the next batch starts: the source's cursor for an
 	// import, the last exported record's id for an export.
 	Cursor           string  `json:"-"`
-	FullSync         bool    `json:"-"`
-	BatchSize        int     `json:"-"`
-	CreatedCount     int64   `json:"createdCount"`
-	UpdatedCount     int64   `json:"updatedCount"`
-	SkippedCount     int64   `json:"skippedCount"`
-	FailedCount      int64   `json:"failedCount"`
-	BatchesCompleted int64   `json:"batchesCompleted"`
-	LastError        *string `json:"lastError"`
-	TriggeredBy      *string `json:"-"`
+	FullSync         bool    `json:"-"`                // see RunInput.FullSync
+	BatchSize        int     `json:"-"`                // records per batch (page)
+	CreatedCount     int64   `json:"createdCount"`     // records created so far
+	UpdatedCount     int64   `json:"updatedCount"`     // records updated so far
+	SkippedCount     int64   `json:"skippedCount"`     // records left alone (see Outcome.Skipped)
+	FailedCount      int64   `json:"failedCount"`      // records not written (see Outcome.Err)
+	BatchesCompleted int64   `json:"batchesCompleted"` // batches committed
+	LastError        *string `json:"lastError"`        // why the run failed; nil otherwise
+	TriggeredBy      *string `json:"-"`                // who or what started it, as given; nil when not given
 	// RetryOf is the run this one retries, if any.
 	RetryOf *string `json:"-"`
 	// PageAttempts counts the attempts made at the source call of the
@@ -70,7 +70,7 @@ type Run struct {
 	// Cursors is what the run remembers of the cursors it read pages at
 	// (an import), to catch cursors that come back.
 	Cursors         CursorHistory `json:"-"`
-	CancelRequested bool          `json:"-"`
+	CancelRequested bool          `json:"-"` // a cancel of the running run is asked; the job stops it
 	CreatedAt       time.Time     `json:"createdAt"`
 	UpdatedAt       time.Time     `json:"updatedAt"`
 }
@@ -79,9 +79,9 @@ type Run struct {
 // tenant (the Kit answers it from the integrations area).
 type Integration struct {
 	ID          string
-	ProviderKey string
-	Enabled     bool
-	APIVersion  string
+	ProviderKey string // names the adapter
+	Enabled     bool   // the tenant's state: a disabled integration runs nothing
+	APIVersion  string // the version in use; "" when unversioned
 	// Credentials are the tenant's credentials in clear; nil when none
 	// are stored.
 	Credentials map[string]any
@@ -91,10 +91,10 @@ type Integration struct {
 type LogEntry struct {
 	IntegrationID string
 	RunID         string
-	Level         string
+	Level         string // info, warn or error
 	Message       string
-	Code          string
-	Payload       json.RawMessage
+	Code          string          // a machine-readable code; "" when none
+	Payload       json.RawMessage // JSON details; nil when none
 	EntityType    string
 	EntityID      string
 }
@@ -114,6 +114,7 @@ type Integrations interface {
 // adapter's check passed, unhealthy otherwise, and how long it took) for
 // the tenant in ctx's scope. A failure to record is logged, not returned.
 type HealthRecorder interface {
+	// RecordHealth stores one check's outcome for integrationID.
 	RecordHealth(ctx context.Context, integrationID string, healthy bool, latency time.Duration) error
 }
 
@@ -121,12 +122,12 @@ type HealthRecorder interface {
 // integration and the external id, so a re-run finds it) and values.
 type Upsert struct {
 	RecordID string
-	Values   map[string]any
+	Values   map[string]any // field key to value
 }
 
 // Outcome is what became of one Upsert.
 type Outcome struct {
-	Created bool
+	Created bool // a new record was written (false: updated)
 	// Skipped: the record exists but may not be written (deleted
 	// locally).
 	Skipped bool
@@ -161,20 +162,28 @@ type Records interface {
 // ProgressJob is the summary of a run's progress job.
 type ProgressJob struct {
 	ID              string `json:"id"`
-	Status          string `json:"status"`
-	ProgressPercent int    `json:"progressPercent"`
-	ProcessedCount  int64  `json:"processedCount"`
-	TotalCount      *int64 `json:"totalCount"`
-	EtaSeconds      *int64 `json:"etaSeconds"`
+	Status          string `json:"status"`          // the job's status
+	ProgressPercent int    `json:"progressPercent"` // 0 to 100
+	ProcessedCount  int64  `json:"processedCount"`  // records processed so far
+	TotalCount      *int64 `json:"totalCount"`      // records in all; nil while unknown
+	EtaSeconds      *int64 `json:"etaSeconds"`      // estimated seconds left; nil while unknown
 }
 
 // Progress is how runs report progress (the Kit answers it from the
 // progress area): every call runs in the run's transaction.
 type Progress interface {
+	// Create records a pending job named name in the scope of ctx and
+	// returns its id.
 	Create(ctx context.Context, tx *store.Tx, name string) (id string, err error)
+	// Begin marks the job running (again, after a retried run).
 	Begin(ctx context.Context, tx *store.Tx, id string) error
+	// Report stores how many items are processed and, when known, the
+	// total.
 	Report(ctx context.Context, tx *store.Tx, id string, processed int64, total *int64) error
+	// Finish ends the job with status; message is shown to the tenant's
+	// users when the run failed or was cancelled.
 	Finish(ctx context.Context, tx *store.Tx, id string, status Status, message string) error
+	// Get returns the job's summary, for a run's answer.
 	Get(ctx context.Context, id string) (*ProgressJob, error)
 }
 

@@ -23,9 +23,9 @@ var Migrations = store.Migrations{Line: "datasync", FS: migrationsFS, Dir: "migr
 // Options configures a Service. Integrations and Records are required;
 // the Kit passes its own.
 type Options struct {
-	Store        Store
-	Integrations Integrations
-	Records      Records
+	Store        Store        // nil: the SQL store
+	Integrations Integrations // required
+	Records      Records      // required
 	// Progress, when set, gets a progress job per run.
 	Progress Progress
 	// Backoff are the waits before each retry of a failing source call
@@ -57,7 +57,7 @@ type Options struct {
 	// CursorMemory is how many of its last cursors a run remembers
 	// exactly (CursorHistory). Zero means DefaultCursorMemory.
 	CursorMemory int
-	Logger       *slog.Logger
+	Logger       *slog.Logger // nil: slog.Default()
 }
 
 // Defaults of Options: with them a page that never completes fails its
@@ -123,13 +123,13 @@ const (
 type RunInput struct {
 	IntegrationID string    `json:"integrationId" jsonschema:"required,minLength=1"`
 	EntityType    string    `json:"entityType" jsonschema:"required,minLength=1"`
-	Direction     Direction `json:"direction" jsonschema:"required"`
+	Direction     Direction `json:"direction" jsonschema:"required"` // import or export
 	// FullSync starts an import from the source's first page; otherwise
 	// it continues from the last completed run's cursor.
 	FullSync bool `json:"fullSync"`
 	// BatchSize is 1 to 1000; nil means 100.
 	BatchSize   *int   `json:"batchSize" jsonschema:"minimum=1,maximum=1000"`
-	TriggeredBy string `json:"triggeredBy"`
+	TriggeredBy string `json:"triggeredBy"` // free text recorded with the run (who or what started it)
 }
 
 // checked is what a run needs once its input is accepted.
@@ -185,7 +185,7 @@ func (s *Service) check(ctx context.Context, integrationID, entityType string, d
 
 // ValidateResult is the answer of Validate.
 type ValidateResult struct {
-	OK      bool   `json:"ok"`
+	OK      bool   `json:"ok"` // whether the connection check passed; Message says why not
 	Message string `json:"message"`
 }
 

@@ -46,7 +46,7 @@ type Store interface {
 // RunFilter selects runs; empty fields select all.
 type RunFilter struct {
 	IntegrationID, EntityType string
-	Direction                 Direction
-	Status                    Status
+	Direction                 Direction // "" matches both
+	Status                    Status    // "" matches every status
 	Limit, Offset             int
 }

@@ -1,6 +1,6 @@
 // Package entities is the custom entities and custom fields area.
 //
-// Status (issue 6): custom entities (upsert, soft delete, list, sidebar
+// It provides custom entities (upsert, soft delete, list, sidebar
 // list) and code entities registered by the host; custom field
 // definitions across scopes (define, batch with field sets, delete as a
 // tombstone, restore, the resolved view, the manage view, a cache kept
@@ -14,8 +14,7 @@
 //
 // # Entities
 //
-// An entity id is "module.name" (the spec's form) or "module:name" (the
-// form of the system the spec was written from): lowercase letters,
+// An entity id is "module.name" or "module:name": lowercase letters,
 // digits and '_' on each side. Both name the same entity; it is stored
 // and returned in the dotted form. A custom entity belongs to the
 // caller's scope: its organization's when the caller acts in one, the
@@ -24,17 +23,16 @@
 // one sets deletedAt (and isActive false); upserting the id again makes
 // a new one.
 //
-// The spec's generated entities are code entities: the host registers
-// its own entity types with RegisterEntity (process-wide, at start-up,
+// Code entities are entity types defined by the host: it registers
+// them with RegisterEntity (process-wide, at start-up,
 // next to DefineGlobal for their global fields). Every tenant's list
 // shows them with source "code"; a custom entity of the same id, the
 // tenant's or an organization's, overrides how one shows (label,
 // description, labelField, defaultEditor, showInSidebar) for that scope
 // and keeps source "code"; deleting the override shows the code entity
 // again. Records of a code entity's id are stored like any other's
-// (decision: the system the spec was written from refuses records for
-// table-backed system entities; a host keeping its own tables simply does
-// not use the records routes for them).
+// (decision: a host keeping its own tables for such an entity simply does
+// not use the records routes for it).
 //
 // # Definitions and scopes
 //
@@ -63,7 +61,7 @@
 // DELETE removes).
 //
 // Kinds: text, multiline, integer, float, boolean, select, currency,
-// relation, attachment, dictionary, phone, date, datetime; the spec's
+// relation, attachment, dictionary, phone, date, datetime; the aliases
 // "string" and "enum" are stored as text and select. Keys are
 // snake_case, at most 100 characters. configJson keys the service knows
 // are checked (label, description, options, optionsUrl, multi, editor,
@@ -93,9 +91,8 @@
 // object (JSONB on PostgreSQL) keyed by field key, without the cf_
 // prefix (which input may carry). Values are checked against the
 // definitions that apply to the caller: an undeclared key is refused
-// ("Unknown custom field"); each kind type-checks (decision: unlike the
-// system the spec was written from, kind alone refuses "abc" for an
-// integer, as the issue asks), and stores its canonical form: numbers
+// ("Unknown custom field"); each kind type-checks (kind alone refuses
+// "abc" for an integer, with no validation rule needed), and stores its canonical form: numbers
 // for integer, float and currency (numeric text accepted), booleans
 // (true/false text accepted), dates as YYYY-MM-DD, date-times as RFC
 // 3339 in UTC, select values within the options, lists for multi and

@@ -27,8 +27,8 @@ type Entity struct {
 	LabelField string `json:"labelField,omitempty"`
 	// DefaultEditor is one of Editors, or "".
 	DefaultEditor string `json:"defaultEditor,omitempty"`
-	ShowInSidebar bool   `json:"showInSidebar"`
-	IsActive      bool   `json:"isActive"`
+	ShowInSidebar bool   `json:"showInSidebar"` // whether the entity is listed in the sidebar
+	IsActive      bool   `json:"isActive"`      // false hides it from the sidebar list
 	TenantID      string `json:"tenantId"`
 	// OrganizationID is the organization whose entity it is, "" for the
 	// tenant's own.
@@ -42,13 +42,15 @@ type Entity struct {
 // EntityInput is an entity as upserted. ShowInSidebar defaults to false,
 // IsActive to true.
 type EntityInput struct {
-	EntityID      string `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
-	Label         string `json:"label" jsonschema:"required,minLength=1,maxLength=200"`
-	Description   string `json:"description" jsonschema:"maxLength=2000"`
-	LabelField    string `json:"labelField" jsonschema:"maxLength=100,pattern=^([a-zA-Z_][a-zA-Z0-9_]*)?$"`
+	EntityID    string `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
+	Label       string `json:"label" jsonschema:"required,minLength=1,maxLength=200"`
+	Description string `json:"description" jsonschema:"maxLength=2000"`
+	// LabelField: see Entity.LabelField.
+	LabelField string `json:"labelField" jsonschema:"maxLength=100,pattern=^([a-zA-Z_][a-zA-Z0-9_]*)?$"`
+	// DefaultEditor is one of Editors, or "".
 	DefaultEditor string `json:"defaultEditor" jsonschema:"enum=,enum=markdown,enum=simpleMarkdown,enum=htmlRichText,enum=plain"`
-	ShowInSidebar *bool  `json:"showInSidebar"`
-	IsActive      *bool  `json:"isActive"`
+	ShowInSidebar *bool  `json:"showInSidebar"` // default false
+	IsActive      *bool  `json:"isActive"`      // default true
 }
 
 // EntitySummary is one entry of ListEntities: a code entity (source
@@ -60,9 +62,9 @@ type EntitySummary struct {
 	Source        string `json:"source" jsonschema:"enum=code,enum=custom"`
 	Label         string `json:"label"`
 	Description   string `json:"description,omitempty"`
-	LabelField    string `json:"labelField,omitempty"`
-	DefaultEditor string `json:"defaultEditor,omitempty"`
-	ShowInSidebar bool   `json:"showInSidebar"`
+	LabelField    string `json:"labelField,omitempty"`    // see Entity.LabelField
+	DefaultEditor string `json:"defaultEditor,omitempty"` // see Entity.DefaultEditor
+	ShowInSidebar bool   `json:"showInSidebar"`           // see Entity.ShowInSidebar
 	// UpdatedAt is the custom entity's; nil for a code entity not
 	// overridden.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
@@ -84,7 +86,7 @@ const (
 type Definition struct {
 	ID       string `json:"id"`
 	EntityID string `json:"entityId"`
-	Key      string `json:"key"`
+	Key      string `json:"key"` // the field key: lowercase letters, digits and _, at most 100
 	// Kind is one of Kinds.
 	Kind string `json:"kind" jsonschema:"enum=text,enum=multiline,enum=integer,enum=float,enum=boolean,enum=select,enum=currency,enum=relation,enum=attachment,enum=dictionary,enum=phone,enum=date,enum=datetime"`
 	// ConfigJSON is the normalised configuration (label, options,
@@ -118,51 +120,59 @@ func (d *Definition) Priority() float64 {
 // DefinitionInput is a definition as created or updated: entityId, key and
 // kind are required; isActive defaults to true.
 type DefinitionInput struct {
-	EntityID   string         `json:"entityId"`
-	Key        string         `json:"key" jsonschema:"required,maxLength=100,pattern=^[a-z0-9_]+$"`
+	EntityID string `json:"entityId"`
+	// Key is lowercase letters, digits and _, at most 100 characters.
+	Key string `json:"key" jsonschema:"required,maxLength=100,pattern=^[a-z0-9_]+$"`
+	// Kind is one of Kinds, or the alias "string" or "enum".
 	Kind       string         `json:"kind" jsonschema:"required,enum=text,enum=multiline,enum=integer,enum=float,enum=boolean,enum=select,enum=currency,enum=relation,enum=attachment,enum=dictionary,enum=phone,enum=date,enum=datetime,enum=string,enum=enum"`
-	ConfigJSON map[string]any `json:"configJson"`
-	IsActive   *bool          `json:"isActive"`
+	ConfigJSON map[string]any `json:"configJson"` // label, options, filterable, priority, validation, …
+	IsActive   *bool          `json:"isActive"`   // default true
 }
 
 // FieldSet groups an entity's fields for editors.
 type FieldSet struct {
 	// Code is lowercase letters, digits, _ and - (at most 100); Label 1 to
 	// 255 characters.
-	Code        string          `json:"code" jsonschema:"required,maxLength=100,pattern=^[a-z0-9_-]+$"`
-	Label       string          `json:"label" jsonschema:"required,minLength=1,maxLength=255"`
+	Code  string `json:"code" jsonschema:"required,maxLength=100,pattern=^[a-z0-9_-]+$"`
+	Label string `json:"label" jsonschema:"required,minLength=1,maxLength=255"`
+	// Icon names an icon for the editor's UI.
 	Icon        string          `json:"icon,omitempty" jsonschema:"maxLength=100"`
 	Description string          `json:"description,omitempty" jsonschema:"maxLength=2000"`
-	Groups      []FieldSetGroup `json:"groups,omitempty"`
+	Groups      []FieldSetGroup `json:"groups,omitempty"` // the set's groups, in order
 }
 
 // FieldSetGroup is a group of a field set.
 type FieldSetGroup struct {
-	Code  string `json:"code" jsonschema:"required,minLength=1,maxLength=100"`
+	Code  string `json:"code" jsonschema:"required,minLength=1,maxLength=100"` // required, at most 100 characters
 	Title string `json:"title,omitempty" jsonschema:"maxLength=200"`
-	Hint  string `json:"hint,omitempty" jsonschema:"maxLength=500"`
+	Hint  string `json:"hint,omitempty" jsonschema:"maxLength=500"` // help text shown under the title
 }
 
 // BatchInput replaces an entity's definitions at the caller's scope, in
 // order (the order becomes their priority), with optional field sets.
 type BatchInput struct {
-	EntityID                string            `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
-	Definitions             []DefinitionInput `json:"definitions" jsonschema:"maxItems=500"`
-	Fieldsets               []FieldSet        `json:"fieldsets" jsonschema:"maxItems=20"`
-	SingleFieldsetPerRecord *bool             `json:"singleFieldsetPerRecord"`
+	EntityID string `json:"entityId" jsonschema:"required,maxLength=200,pattern=^[a-z0-9_]+[.:][a-z0-9_]+$"`
+	// Definitions are every definition at the scope, in priority order.
+	Definitions []DefinitionInput `json:"definitions" jsonschema:"maxItems=500"`
+	// Fieldsets and SingleFieldsetPerRecord replace the entity's settings
+	// (nil Fieldsets: none, nil SingleFieldsetPerRecord: false) unless
+	// both are nil, which keeps them.
+	Fieldsets               []FieldSet `json:"fieldsets" jsonschema:"maxItems=20"`
+	SingleFieldsetPerRecord *bool      `json:"singleFieldsetPerRecord"` // see Fieldsets
 }
 
 // Settings are an entity's field sets and whether a record uses one.
 type Settings struct {
-	Fieldsets               []FieldSet `json:"fieldsets"`
-	SingleFieldsetPerRecord bool       `json:"singleFieldsetPerRecord"`
+	Fieldsets []FieldSet `json:"fieldsets"` // the entity's field sets, in order
+	// SingleFieldsetPerRecord is whether a record uses one field set only.
+	SingleFieldsetPerRecord bool `json:"singleFieldsetPerRecord"`
 }
 
 // Kinds of custom fields.
 var Kinds = []string{"text", "multiline", "integer", "float", "boolean", "select", "currency", "relation", "attachment",
 	"dictionary", "phone", "date", "datetime"}
 
-// kindAliases are the spec's names for kinds ("string" and "enum").
+// kindAliases are other accepted names for kinds ("string" and "enum").
 var kindAliases = map[string]string{"string": "text", "enum": "select"}
 
 // ValidationRules are the rules configJson.validation may list.
@@ -179,8 +189,8 @@ var (
 	uuidPattern       = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 )
 
-// NormalizeEntityID returns an entity id in its stored form: "module.name"
-// (the spec's); "module:name" is the same entity. ok is false when id is
+// NormalizeEntityID returns an entity id in its stored form, "module.name";
+// "module:name" is the same entity. ok is false when id is
 // not of either form.
 func NormalizeEntityID(id string) (string, bool) {
 	if len(id) > 200 || !entityIDPattern.MatchString(id) {

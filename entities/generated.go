@@ -6,8 +6,8 @@ import (
 	"sync"
 )
 
-// CodeEntity is an entity the host application defines in code (the
-// spec's "generated" entities): one of its own types that tenants extend
+// CodeEntity is an entity the host application defines in code (a
+// "generated" entity): one of its own types that tenants extend
 // with custom fields. Every tenant sees it; a tenant's or organization's
 // custom entity of the same id overrides how it is shown (label,
 // description, labelField, defaultEditor, showInSidebar).
@@ -15,9 +15,9 @@ type CodeEntity struct {
 	EntityID      string
 	Label         string
 	Description   string
-	LabelField    string
-	DefaultEditor string
-	ShowInSidebar bool
+	LabelField    string // see Entity.LabelField
+	DefaultEditor string // see Entity.DefaultEditor
+	ShowInSidebar bool   // see Entity.ShowInSidebar
 }
 
 // codeEntities is a Service's registry of CodeEntity, by entity id.

@@ -64,7 +64,7 @@ type RecordInput struct {
 	// RecordID names the record: on create a UUID to use as its id (else
 	// a new one is made), on update the record changed.
 	RecordID string         `json:"recordId"`
-	Values   map[string]any `json:"values"`
+	Values   map[string]any `json:"values"` // field key to value; on update, null clears a value and absent keys are kept
 }
 
 func jsonMarshal(x any) ([]byte, error) { return json.Marshal(x) }
@@ -338,9 +338,9 @@ const (
 // Filter is one condition on a custom field: its key, an operator and the
 // values as text (one, or several for OpIn), coerced by the field's kind.
 type Filter struct {
-	Key    string
-	Op     string
-	Values []string
+	Key    string   // the custom field's key, with or without "cf_"
+	Op     string   // one of the Op constants
+	Values []string // one, or several for OpIn
 }
 
 // RecordQuery selects records of one entity.
@@ -349,17 +349,17 @@ type RecordQuery struct {
 	// Page is 1-based; PageSize defaults to 50, at most 100. All ignores
 	// them (every matching record, for exports).
 	Page, PageSize int
-	All            bool
+	All            bool // see Page
 	// SortField is id, createdAt, updatedAt or a custom field's key (with
 	// or without cf_); SortDir asc (default) or desc.
 	SortField, SortDir string
-	WithDeleted        bool
+	WithDeleted        bool // include soft-deleted records
 	// IDs, when set, keeps the records with one of these ids (the common
 	// id filter; an id that is not a UUID matches nothing).
 	IDs []string
 	// Search matches records whose values contain it (case-insensitive).
 	Search  string
-	Filters []Filter
+	Filters []Filter // all must hold
 }
 
 // ListRecords returns a page of the caller's records of an entity and
@@ -534,7 +534,7 @@ type Option struct {
 // code or email, then the id), matching Q, PageSize at a time (default
 // 20, at most 100) after Cursor (from the previous page).
 type OptionsQuery struct {
-	EntityID, LabelField, Q, Cursor string
+	EntityID, LabelField, Q, Cursor string // see the type comment
 	PageSize                        int
 }
 

@@ -131,7 +131,7 @@ type Store interface {
 // (its ID, TenantID, OrganizationID, EntityID and CreatedAt) with new
 // Values and UpdatedAt.
 type RecordChange struct {
-	Old, New *Record
+	Old, New *Record // see the type comment
 }
 
 // RecordList is a list of one entity's records as the Service asks a

@@ -15,7 +15,7 @@ import (
 // record) and values (keys with or without "cf_").
 type RecordUpsert struct {
 	RecordID string
-	Values   map[string]any
+	Values   map[string]any // see the type comment
 }
 
 // UpsertOutcome is what became of one RecordUpsert.

@@ -18,7 +18,7 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// Features of the attachment routes (spec).
+// Features of the attachment routes: the permission a route needs.
 const (
 	featureAttachmentsView   = "attachments.view"
 	featureAttachmentsManage = "attachments.manage"

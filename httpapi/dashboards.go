@@ -10,7 +10,7 @@ import (
 	"github.com/tenantkit/tenantkit/identity"
 )
 
-// Features of the dashboard routes (spec).
+// Features of the dashboard routes: the permission a route needs.
 const (
 	featureWidgetsView   = "dashboard.widgets.view"
 	featureWidgetsManage = "dashboard.widgets.manage"

@@ -9,7 +9,7 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// Features of the data sync routes (spec).
+// Features of the data sync routes: the permission a route needs.
 const (
 	featureSyncView      = "data_sync.view"
 	featureSyncConfigure = "data_sync.configure"
@@ -58,7 +58,7 @@ type syncHandlers struct {
 	svc *datasync.Service
 }
 
-// syncError gives invalid run input 422, as the spec's run route has it.
+// syncError gives invalid run input 422.
 func syncError(err error) error {
 	if errors.Is(err, store.ErrInvalid) {
 		return &statusError{status: http.StatusUnprocessableEntity, err: err}

@@ -55,12 +55,12 @@
 //
 // # Rate limiting
 //
-// Options.RateLimit (a *ratelimit.Policy) applies the spec's sign-in limits
+// Options.RateLimit (a *ratelimit.Policy) applies the sign-in limits
 // on POST /login, /reset and /reset/confirm (the IP layer before the body
 // is read, the IP+email-hash layer before validation; a successful sign-in
 // resets the latter) and each route's own limit, keyed by client address
-// or, for per-tenant limits, by tenant. Without it the spec's defaults
-// apply in memory.
+// or, for per-tenant limits, by tenant. Without it ratelimit.DefaultConfig's
+// limits apply in memory.
 //
 // # Lists and exports
 //
@@ -126,11 +126,12 @@
 //
 // The admin routes need a super admin, who acts for another tenant by
 // selecting it (identity.SelectedTenantCookie). Toggle items show created_at
-// and updated_at as the spec's database-style text
+// and updated_at as database-style text
 // ("2025-12-29 21:59:25.246+00", UTC, milliseconds) on both engines. A bad
 // id in a path or body is a 400 naming the field, a missing toggle 404
 // "Feature toggle not found". The lists' text filters (search,
-// identifier, name, category) go through checkText. The check routes answer the spec's fields;
+// identifier, name, category) go through checkText. The check routes answer {enabled, source, toggleId, identifier, tenantId}
+// (boolean) or {valueType, value, source, toggleId, identifier, tenantId};
 // a missing identifier is 400 "Missing required parameter: identifier", an
 // unknown toggle 404 {error, code:"MISSING_TOGGLE"}, a toggle asked through
 // another type's route 400 {error, code:"TYPE_MISMATCH"}.

@@ -13,7 +13,7 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// Features of the entities routes (spec).
+// Features of the entities routes: the permission a route needs.
 const (
 	featureEntitiesDefinitionsView   = "entities.definitions.view"
 	featureEntitiesDefinitionsManage = "entities.definitions.manage"

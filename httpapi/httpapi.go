@@ -18,6 +18,7 @@ import (
 // gets one that reads the request's headers and cookies for an
 // *identity.Service; a host with its own identity system plugs in its own.
 type Authenticator interface {
+	// Authenticate returns the caller of r, nil when r is anonymous.
 	Authenticate(r *http.Request) (*identity.Identity, error)
 }
 
@@ -41,8 +42,7 @@ type Options struct {
 	// Kit's logger.
 	Logger *slog.Logger
 	// RateLimit applies the authentication-endpoint limits and the routes'
-	// own limits. nil applies ratelimit.DefaultConfig() in memory (the
-	// spec's defaults); use ratelimit.Open(ratelimit.ConfigFromEnv(...))
+	// own limits. nil applies ratelimit.DefaultConfig() in memory; use ratelimit.Open(ratelimit.ConfigFromEnv(...))
 	// for the environment's settings or Redis, and a Config with Enabled
 	// false to limit nothing.
 	RateLimit *ratelimit.Policy
@@ -66,6 +66,7 @@ type Options struct {
 // route's pattern ("unmatched" when no route took it), status and
 // duration.
 type RequestObserver interface {
+	// ObserveRequest is called once per request, after its answer.
 	ObserveRequest(method, route string, status int, d time.Duration)
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// Features of the integration routes (spec).
+// Features of the integration routes: the permission a route needs.
 const (
 	featureIntegrationsView        = "integrations.view"
 	featureIntegrationsManage      = "integrations.manage"
@@ -61,8 +61,7 @@ type integrationHandlers struct {
 	svc *integrations.Service
 }
 
-// integrationError makes the state, version and credential refusals 422,
-// as the spec has them.
+// integrationError makes the state, version and credential refusals 422.
 func integrationError(err error) error {
 	if errors.Is(err, store.ErrInvalid) {
 		return &statusError{status: http.StatusUnprocessableEntity, err: err}

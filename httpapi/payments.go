@@ -12,7 +12,7 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// Features of the payment gateway routes (spec).
+// Features of the payment gateway routes: the permission a route needs.
 const (
 	featurePaymentsView    = "payment_gateways.view"
 	featurePaymentsManage  = "payment_gateways.manage"
@@ -85,7 +85,7 @@ func paymentStatusValues() []string {
 }
 
 // paymentWebhookLimit limits each provider's webhooks per client address
-// (60 a minute), as the system the spec was written from does.
+// (60 a minute).
 var paymentWebhookLimit = &rateLimit{Points: 60, Duration: time.Minute, KeyPrefix: "payments-webhook", ByPathValue: "provider"}
 
 type paymentHandlers struct {

@@ -7,7 +7,7 @@ import (
 	"github.com/tenantkit/tenantkit/progress"
 )
 
-// featureProgressView guards the progress routes (spec).
+// featureProgressView is the permission the progress routes need.
 const featureProgressView = "progress.view"
 
 // progressRoutes are the job progress endpoints: what runs and what just

@@ -19,8 +19,8 @@ type rateLimit struct {
 	// KeyPrefix names the limit's counters; routes sharing a prefix share
 	// counters.
 	KeyPrefix string
-	// PerTenant keys the limit by the caller's tenant (the spec's
-	// "per tenant" limits); a caller without a tenant is keyed by address.
+	// PerTenant keys the limit by the caller's tenant (a "per tenant"
+	// limit); a caller without a tenant is keyed by address.
 	PerTenant bool
 	// ByPathValue, when set, counts separately for each value of that path
 	// wildcard (an inbound endpoint), and within it by client.

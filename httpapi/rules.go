@@ -11,8 +11,7 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// Features of the rules routes. Rule-set routes need authentication only
-// (spec).
+// Features of the rules routes. Rule-set routes need authentication only.
 const (
 	featureRulesView    = "business_rules.rules.view"
 	featureRulesCreate  = "business_rules.rules.create"
@@ -22,7 +21,7 @@ const (
 	featureLogsView     = "business_rules.logs.view"
 )
 
-// The rule-set limits, per tenant per minute (spec): reads share one
+// The rule-set limits, per tenant per minute: reads share one
 // bucket, writes (members included) another.
 var (
 	ruleSetReads  = &rateLimit{Points: 100, Duration: time.Minute, KeyPrefix: "business_rules-sets-read", PerTenant: true}

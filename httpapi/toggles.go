@@ -74,7 +74,7 @@ type toggleHandlers struct {
 	names func(ctx context.Context, tenantID string) string
 }
 
-// toggleTime is the spec's database-style timestamp text:
+// toggleTime is the database-style timestamp text of toggle items:
 // "2025-12-29 21:59:25.246+00".
 const toggleTime = "2006-01-02 15:04:05.000+00"
 

@@ -14,7 +14,7 @@ import (
 	"github.com/tenantkit/tenantkit/webhooks"
 )
 
-// Features of the webhook routes (spec).
+// Features of the webhook routes: the permission a route needs.
 const (
 	featureWebhooksView    = "webhooks.view"
 	featureWebhooksManage  = "webhooks.manage"
@@ -81,8 +81,8 @@ func pathIs(name, value string) func(*http.Request) bool {
 	return func(r *http.Request) bool { return r.PathValue(name) == value }
 }
 
-// inboundLimit limits each inbound endpoint per client address, as the
-// system the spec was written from does (60 a minute).
+// inboundLimit limits each inbound endpoint per client address (60 a
+// minute).
 var inboundLimit = &rateLimit{Points: 60, Duration: time.Minute, KeyPrefix: "webhooks-inbound", ByPathValue: "action"}
 
 // inboundErrorBody is the inbound receiver's error body: {error} only.

@@ -207,25 +207,29 @@ type OrganizationNode struct {
 	ParentID *string `json:"parentId"`
 	// Selectable is false for organizations shown only because an
 	// accessible descendant sits under them.
-	Selectable bool                `json:"selectable"`
-	Children   []*OrganizationNode `json:"children"`
+	Selectable bool `json:"selectable"`
+	// Children are the organizations directly under this one.
+	Children []*OrganizationNode `json:"children"`
 }
 
 // Switcher is what the organization switcher shows: the organizations the
 // caller may select, the selected one, and how to select another.
 type Switcher struct {
-	Items        []*OrganizationNode `json:"items"`
-	SelectedID   *string             `json:"selectedId"`
-	TenantID     string              `json:"tenantId"`
-	CanManage    bool                `json:"canManage"`
-	IsSuperAdmin bool                `json:"isSuperAdmin"`
+	Items      []*OrganizationNode `json:"items"`
+	SelectedID *string             `json:"selectedId"`
+	TenantID   string              `json:"tenantId"`
+	// CanManage is whether the caller may create, rename and delete
+	// organizations (feature organizations.manage).
+	CanManage bool `json:"canManage"`
+	// IsSuperAdmin is whether the caller is a super admin.
+	IsSuperAdmin bool `json:"isSuperAdmin"`
 	// Tenants lists every tenant, for super admins (who may switch
 	// tenant with the TenantCookie); empty otherwise.
 	Tenants []*Tenant `json:"tenants"`
 	// OrganizationCookie is the cookie that selects the active
 	// organization on later calls; TenantCookie likewise for super admins.
 	OrganizationCookie string `json:"organizationCookie"`
-	TenantCookie       string `json:"tenantCookie"`
+	TenantCookie       string `json:"tenantCookie"` // the cookie that selects the tenant
 }
 
 // Cookie names that persist a selection between calls.

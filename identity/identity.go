@@ -133,8 +133,9 @@ type APIKey struct {
 	// KeyPrefix is the secret's first 11 characters ("tk_" and 8 hex
 	// digits for generated keys), stored in clear to find the key; unique
 	// across all keys of all tenants, deleted ones included.
-	KeyPrefix string    `json:"keyPrefix"`
-	Roles     []RoleRef `json:"roles"`
+	KeyPrefix string `json:"keyPrefix"`
+	// Roles are the key's roles, by name.
+	Roles []RoleRef `json:"roles"`
 	// ExpiresAt is when the key stops working; nil never.
 	ExpiresAt *time.Time `json:"expiresAt"`
 	CreatedAt time.Time  `json:"createdAt"`
@@ -160,8 +161,10 @@ type Identity struct {
 	// RoleIDs are the ids of the caller's roles, in the order of Roles.
 	RoleIDs []string `json:"-"`
 	// Features is the union of the roles' features, wildcards included.
-	Features     []string `json:"features"`
-	IsSuperAdmin bool     `json:"isSuperAdmin"`
+	Features []string `json:"features"`
+	// IsSuperAdmin is whether one of the roles is a super-admin role: it
+	// holds every feature and may act for any tenant.
+	IsSuperAdmin bool `json:"isSuperAdmin"`
 	// expiresAt is when the credential stops being valid (key expiry or
 	// session end); zero when it does not expire.
 	expiresAt time.Time

@@ -61,7 +61,9 @@ func (s *Service) ListRoles(ctx context.Context, actor *Identity, tenantID strin
 
 // ACLInput replaces a role's access. Nil fields keep their current value.
 type ACLInput struct {
-	RoleID   string   `json:"roleId" jsonschema:"required,minLength=1"`
+	RoleID string `json:"roleId" jsonschema:"required,minLength=1"`
+	// Features replaces the role's features: names such as
+	// "webhooks.view", a prefix wildcard ("webhooks.*") or "*".
 	Features []string `json:"features" jsonschema:"required,maxItems=500,maxLength=200,pattern=^([*]|[a-z0-9_]+([.][a-z0-9_]+)*([.][*])?)$"`
 	// IsSuperAdmin may be set (or a super-admin role changed) by super
 	// admins only.
@@ -73,8 +75,8 @@ type ACLInput struct {
 
 // OptionalList is a JSON string list that tells "absent" from "null".
 type OptionalList struct {
-	Set   bool
-	Value []string
+	Set   bool     // the field was present, null or not
+	Value []string // the list; nil when absent or null
 }
 
 // UnmarshalJSON records that the field was present.
@@ -194,6 +196,8 @@ func (s *Service) resolveRoles(ctx context.Context, q store.Querier, actor *Iden
 
 // UserInput creates a user.
 type UserInput struct {
+	// Email is the sign-in name, unique in the tenant; it is trimmed and
+	// lower-cased.
 	Email string `json:"email" jsonschema:"required,minLength=1"`
 	// Password is 8 to 256 bytes (MinPasswordLength, MaxPasswordLength).
 	Password string `json:"password" jsonschema:"required,maxLength=256"`

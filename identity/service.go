@@ -27,6 +27,9 @@ var Migrations = store.Migrations{Line: "auth", FS: migrationsFS, Dir: "migratio
 // Mailer delivers password-reset tokens. The standalone server's mailer
 // logs them.
 type Mailer interface {
+	// SendPasswordReset sends token, the secret a reset is confirmed
+	// with, to email. An error is logged; the request still succeeds, so
+	// the answer never tells whether the account exists.
 	SendPasswordReset(ctx context.Context, email, token string) error
 }
 

@@ -32,7 +32,7 @@
 // requiredScope "tenant"); the Service itself trusts the scope its caller
 // puts in the context.
 //
-// # Decisions where the spec is silent
+// # Decisions
 //
 //   - State: a tenant that never changed an integration has the defaults:
 //     enabled, the default API version (the one marked Default, else the
@@ -62,8 +62,7 @@
 //     "credentials.<key>". null leaves a key out. A secret sent back as
 //     the mask keeps the stored value. The event
 //     integrations.credentials.updated names the keys, never a value.
-//   - GET /credentials needs integrations.view (as the spec's table
-//     says), PUT integrations.credentials.manage. Responses that carry
+//   - GET /credentials needs integrations.view, PUT integrations.credentials.manage. Responses that carry
 //     credentials are marked Cache-Control: no-store.
 //   - The list answers {items, total, page, pageSize, totalPages} ordered
 //     by title, then id; q matches id, title or description

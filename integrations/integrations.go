@@ -23,16 +23,16 @@ const (
 
 // Option is one choice of a select field.
 type Option struct {
-	Value string `json:"value"`
+	Value string `json:"value"` // the value stored when chosen
 	Label string `json:"label"`
 }
 
 // Field describes one credential an integration takes.
 type Field struct {
-	Key      string    `json:"key"`
+	Key      string    `json:"key"` // the credential key the value is stored under
 	Label    string    `json:"label"`
-	Type     FieldType `json:"type"`
-	Required bool      `json:"required"`
+	Type     FieldType `json:"type"`     // how the value is entered and checked
+	Required bool      `json:"required"` // whether a value must be stored
 	// Options are the values a select field accepts.
 	Options []Option `json:"options,omitempty"`
 }
@@ -77,7 +77,7 @@ type Bundle struct {
 	ID          string  `json:"id"`
 	Title       string  `json:"title"`
 	Description string  `json:"description"`
-	Credentials []Field `json:"credentials" jsonschema:"nullable"`
+	Credentials []Field `json:"credentials" jsonschema:"nullable"` // the fields its integrations share; nil when none
 }
 
 // State is a tenant's state of an integration. A tenant with no stored
@@ -85,18 +85,18 @@ type Bundle struct {
 // re-authentication required, no health check.
 type State struct {
 	IntegrationID string `json:"-"`
-	IsEnabled     bool   `json:"isEnabled"`
+	IsEnabled     bool   `json:"isEnabled"` // default true
 	// APIVersion is the version in use; nil for an unversioned
 	// integration.
 	APIVersion     *string `json:"apiVersion"`
-	ReauthRequired bool    `json:"reauthRequired"`
+	ReauthRequired bool    `json:"reauthRequired"` // the tenant must enter its credentials again; a flag the host sets
 	// Health fields: the last health check's status (healthy or
 	// unhealthy), when it ran and how long it took; nil until one runs
 	// (POST /data_sync/validate runs one for a sync integration whose
 	// adapter can check its connection).
 	LastHealthStatus    *string    `json:"lastHealthStatus"`
-	LastHealthCheckedAt *time.Time `json:"lastHealthCheckedAt"`
-	LastHealthLatencyMs *int64     `json:"lastHealthLatencyMs"`
+	LastHealthCheckedAt *time.Time `json:"lastHealthCheckedAt"` // see LastHealthStatus
+	LastHealthLatencyMs *int64     `json:"lastHealthLatencyMs"` // see LastHealthStatus
 	// EnabledAt is when it was last enabled after being disabled; nil when
 	// it never was.
 	EnabledAt *time.Time `json:"enabledAt"`
@@ -117,10 +117,10 @@ type LogEntry struct {
 	TenantID      string          `json:"-"`
 	IntegrationID string          `json:"integrationId"`
 	RunID         *string         `json:"runId"`
-	Level         string          `json:"level" jsonschema:"enum=info,enum=warn,enum=error"`
+	Level         string          `json:"level" jsonschema:"enum=info,enum=warn,enum=error"` // info, warn or error
 	Message       string          `json:"message"`
-	Code          *string         `json:"code"`
-	Payload       json.RawMessage `json:"payload"`
+	Code          *string         `json:"code"`    // a machine-readable code, or nil
+	Payload       json.RawMessage `json:"payload"` // JSON details, or null
 	EntityType    *string         `json:"entityType"`
 	EntityID      *string         `json:"entityId"`
 	CreatedAt     time.Time       `json:"createdAt"`

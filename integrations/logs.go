@@ -15,6 +15,7 @@ import (
 // areas get it through the Kit (payments logs under gateway_<provider>)
 // and call it with the scope of the tenant the entry belongs to in ctx.
 type Logger interface {
+	// Log stores e for the tenant in ctx's scope.
 	Log(ctx context.Context, e LogEntry) error
 }
 

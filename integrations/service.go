@@ -77,13 +77,13 @@ type ListFilter struct {
 type ListItem struct {
 	ID             string  `json:"id"`
 	Title          string  `json:"title"`
-	Category       string  `json:"category"`
-	Hub            string  `json:"hub"`
-	ProviderKey    string  `json:"providerKey"`
+	Category       string  `json:"category"`    // see Definition.Category
+	Hub            string  `json:"hub"`         // see Definition.Hub
+	ProviderKey    string  `json:"providerKey"` // see Definition.ProviderKey
 	BundleID       string  `json:"bundleId"`
-	HasCredentials bool    `json:"hasCredentials"`
-	IsEnabled      bool    `json:"isEnabled"`
-	APIVersion     *string `json:"apiVersion"`
+	HasCredentials bool    `json:"hasCredentials"` // whether the tenant stored credentials
+	IsEnabled      bool    `json:"isEnabled"`      // the tenant's state
+	APIVersion     *string `json:"apiVersion"`     // the version in use; nil when unversioned
 }
 
 // List returns the catalogue rows matching f, ordered by title then id,
@@ -139,14 +139,14 @@ func stateOf(d Definition, stored *State) State {
 
 // Detail is one integration as the caller's tenant sees it.
 type Detail struct {
-	Integration Definition `json:"integration"`
+	Integration Definition `json:"integration"` // the catalogue definition
 	// Bundle is the integration's bundle; nil when it has none.
 	Bundle *Bundle `json:"bundle"`
 	// BundleIntegrations are the bundle's integrations with their state;
 	// empty without a bundle.
 	BundleIntegrations []BundleMember `json:"bundleIntegrations"`
-	State              State          `json:"state"`
-	HasCredentials     bool           `json:"hasCredentials"`
+	State              State          `json:"state"`          // the tenant's state (defaults when never stored)
+	HasCredentials     bool           `json:"hasCredentials"` // whether the tenant stored credentials
 	// CredentialsKeys are the keys of the stored credentials, sorted.
 	CredentialsKeys []string `json:"credentialsKeys"`
 }
@@ -154,8 +154,8 @@ type Detail struct {
 // BundleMember is an integration of a bundle with the tenant's state.
 type BundleMember struct {
 	Definition
-	IsEnabled bool  `json:"isEnabled"`
-	State     State `json:"state"`
+	IsEnabled bool  `json:"isEnabled"` // State.IsEnabled
+	State     State `json:"state"`     // the tenant's state of this member
 }
 
 // Get returns the integration's detail for the caller's tenant; an
@@ -199,8 +199,8 @@ func (s *Service) Get(ctx context.Context, id string) (*Detail, error) {
 
 // StateInput changes a tenant's state; nil fields keep their value.
 type StateInput struct {
-	IsEnabled      *bool `json:"isEnabled" jsonschema:"anyof_required=isEnabled"`
-	ReauthRequired *bool `json:"reauthRequired" jsonschema:"anyof_required=reauthRequired"`
+	IsEnabled      *bool `json:"isEnabled" jsonschema:"anyof_required=isEnabled"`           // nil keeps it; at least one field is required
+	ReauthRequired *bool `json:"reauthRequired" jsonschema:"anyof_required=reauthRequired"` // nil keeps it
 }
 
 // SetState changes the caller's tenant's state of the integration and

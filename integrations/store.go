@@ -46,7 +46,7 @@ type Store interface {
 
 // LogFilter selects log entries; empty fields select all.
 type LogFilter struct {
-	IntegrationID, Level, RunID, EntityType, EntityID string
+	IntegrationID, Level, RunID, EntityType, EntityID string // non-empty fields must match exactly
 	// Limit is the page size (0 returns no rows, only the total); Offset
 	// the rows skipped before the page.
 	Limit, Offset int

@@ -14,6 +14,7 @@ import (
 // (letters, digits, '.', '_', '-'; for example "webhooks.delivery"); the
 // value is stored as JSON, so keep it small and give it JSON tags.
 type Args interface {
+	// Kind names the job's worker; it must be constant per type.
 	Kind() string
 }
 
@@ -46,6 +47,7 @@ type Job[T Args] struct {
 //	NextRetry(job *Job[T]) time.Time      // its own retry schedule
 //	Timeout(job *Job[T]) time.Duration    // its own time limit (default 1 minute)
 type Worker[T Args] interface {
+	// Work runs one attempt of job.
 	Work(ctx context.Context, job *Job[T]) error
 }
 
@@ -84,18 +86,18 @@ const (
 // Info describes a stored job.
 type Info struct {
 	ID          int64
-	Kind        string
-	State       State
-	Attempt     int
-	MaxAttempts int
-	Args        json.RawMessage
+	Kind        string          // the Args' Kind: which worker runs it
+	State       State           // where the job is in its life (State constants)
+	Attempt     int             // attempts started so far
+	MaxAttempts int             // attempts after which the job is given up
+	Args        json.RawMessage // the payload, as JSON
 	// Progress is the last value recorded with Progress (or the job's
 	// output at completion), as JSON; nil when none.
 	Progress    json.RawMessage
-	Errors      []string
+	Errors      []string // the errors of the failed attempts, oldest first
 	CreatedAt   time.Time
-	ScheduledAt time.Time
-	FinalizedAt *time.Time
+	ScheduledAt time.Time  // when the job is (or was) due to run
+	FinalizedAt *time.Time // when it completed, was cancelled or given up; nil before
 }
 
 // Finalized reports whether the job will not run again.

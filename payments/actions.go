@@ -24,7 +24,7 @@ type CaptureRequest struct {
 
 // CaptureResponse is a capture's answer.
 type CaptureResponse struct {
-	Status Status `json:"status"`
+	Status Status `json:"status"` // the payment's status after the capture
 	// CapturedAmount is the payment's total captured.
 	CapturedAmount json.Number `json:"capturedAmount" jsonschema:"type=number,minimum=0"`
 }
@@ -44,7 +44,7 @@ type RefundRequest struct {
 type RefundResponse struct {
 	// RefundID is the provider's id of the refund.
 	RefundID string `json:"refundId"`
-	Status   Status `json:"status"`
+	Status   Status `json:"status"` // the payment's status after the refund
 	// RefundedAmount is this refund's amount.
 	RefundedAmount json.Number `json:"refundedAmount" jsonschema:"type=number,exclusiveMinimum=0"`
 }
@@ -57,7 +57,7 @@ type CancelRequest struct {
 
 // CancelResponse is a cancel's answer.
 type CancelResponse struct {
-	Status Status `json:"status"`
+	Status Status `json:"status"` // the payment's status after the cancel
 }
 
 // RefreshRequest reads a payment's state from its provider.

@@ -8,6 +8,7 @@ import (
 // CredentialSource gives a tenant's credentials for a provider. A missing
 // setting is an absent key, not an error.
 type CredentialSource interface {
+	// Credentials returns the settings of providerKey for tenantID.
 	Credentials(ctx context.Context, tenantID, providerKey string) (Credentials, error)
 }
 

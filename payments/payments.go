@@ -57,22 +57,22 @@ type Transaction struct {
 	OrganizationID string `json:"-"`
 	// PaymentID is the internal payment reference.
 	PaymentID   string `json:"paymentId"`
-	ProviderKey string `json:"providerKey"`
+	ProviderKey string `json:"providerKey"` // the provider the payment runs at (mock, stripe, ...)
 	// SessionID is the provider's id of the payment.
 	SessionID     string `json:"sessionId"`
-	Status        Status `json:"status"`
-	GatewayStatus string `json:"gatewayStatus"`
+	Status        Status `json:"status"`        // the unified status (see Status)
+	GatewayStatus string `json:"gatewayStatus"` // the provider's own word for the status
 	// Amount, CapturedAmount and RefundedAmount are in minor units of
 	// Currency; the JSON shows them as decimals (MarshalJSON).
 	Amount         int64          `json:"-"`
-	CapturedAmount int64          `json:"-"`
-	RefundedAmount int64          `json:"-"`
-	Currency       string         `json:"currencyCode"`
-	CaptureMethod  string         `json:"captureMethod"`
+	CapturedAmount int64          `json:"-"`             // see Amount
+	RefundedAmount int64          `json:"-"`             // see Amount
+	Currency       string         `json:"currencyCode"`  // ISO 4217 code, upper case
+	CaptureMethod  string         `json:"captureMethod"` // CaptureAutomatic or CaptureManual
 	Description    string         `json:"description"`
-	Metadata       map[string]any `json:"metadata"`
-	RedirectURL    string         `json:"-"`
-	ProviderData   map[string]any `json:"providerData" jsonschema:"nullable"`
+	Metadata       map[string]any `json:"metadata"`                           // the caller's, returned as given
+	RedirectURL    string         `json:"-"`                                  // where to send the payer; "" when none
+	ProviderData   map[string]any `json:"providerData" jsonschema:"nullable"` // shown to the caller; never a secret
 	CreatedAt      time.Time      `json:"createdAt"`
 	UpdatedAt      time.Time      `json:"updatedAt"`
 }
@@ -99,10 +99,10 @@ type Refund struct {
 	TenantID      string `json:"-"`
 	// ProviderRefundID is the provider's id, the refundId of the API.
 	ProviderRefundID string    `json:"refundId"`
-	Amount           int64     `json:"-"`
-	Currency         string    `json:"-"`
-	Reason           string    `json:"reason"`
-	GatewayStatus    string    `json:"gatewayStatus"`
+	Amount           int64     `json:"-"`             // in minor units of Currency
+	Currency         string    `json:"-"`             // the payment's
+	Reason           string    `json:"reason"`        // the caller's, free text
+	GatewayStatus    string    `json:"gatewayStatus"` // the provider's status of the refund
 	CreatedAt        time.Time `json:"createdAt"`
 }
 
@@ -127,11 +127,11 @@ type Webhook struct {
 	ID             string `json:"id"`
 	TenantID       string `json:"-"`
 	TransactionID  string `json:"transactionId"`
-	ProviderKey    string `json:"providerKey"`
-	IdempotencyKey string `json:"idempotencyKey"`
+	ProviderKey    string `json:"providerKey"`    // the provider that sent it
+	IdempotencyKey string `json:"idempotencyKey"` // the provider event id it is deduplicated by
 	EventType      string `json:"eventType"`
 	EventID        string `json:"eventId"`
-	ProviderStatus string `json:"providerStatus"`
+	ProviderStatus string `json:"providerStatus"` // the status the event reports, in the provider's words
 	// Amount is the event's, in minor units, when it carries one.
 	Amount *int64 `json:"amount,omitempty"`
 	// MappedStatus is the unified status the event reports.
@@ -139,10 +139,10 @@ type Webhook struct {
 	// Outcome is empty until processed, then OutcomeApplied (the status
 	// changed) or OutcomeIgnored (not a valid move from StatusBefore).
 	Outcome      string     `json:"outcome" jsonschema:"enum=,enum=applied,enum=ignored"`
-	StatusBefore Status     `json:"statusBefore" jsonschema:"enum="`
-	StatusAfter  Status     `json:"statusAfter" jsonschema:"enum="`
-	ReceivedAt   time.Time  `json:"receivedAt"`
-	ProcessedAt  *time.Time `json:"processedAt"`
+	StatusBefore Status     `json:"statusBefore" jsonschema:"enum="` // the payment's status before processing
+	StatusAfter  Status     `json:"statusAfter" jsonschema:"enum="`  // the payment's status after processing
+	ReceivedAt   time.Time  `json:"receivedAt"`                      // when it arrived
+	ProcessedAt  *time.Time `json:"processedAt"`                     // when it was processed; nil until then
 }
 
 // Operation is the kept answer of an operation sent with an operationId.
@@ -150,15 +150,15 @@ type Operation struct {
 	TenantID      string
 	TransactionID string
 	OperationID   string
-	Action        Action
-	Response      json.RawMessage
+	Action        Action          // capture, refund or cancel
+	Response      json.RawMessage // the JSON answer returned again for the same operationId
 	CreatedAt     time.Time
 }
 
 // Filter selects a page of transactions.
 type Filter struct {
-	Status      Status
-	ProviderKey string
+	Status      Status // "" matches every status
+	ProviderKey string // "" matches every provider
 	// Limit is the page size; Offset the rows skipped before it.
 	Limit, Offset int
 }

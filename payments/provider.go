@@ -61,6 +61,8 @@ type Provider interface {
 // /webhook/mock_processing each take both mock providers' webhooks.
 // Verification uses the credentials of the session's own provider.
 type WebhookSharer interface {
+	// SharesWebhooksWith returns the keys of the other providers whose
+	// webhooks this provider's route receives.
 	SharesWebhooksWith() []string
 }
 
@@ -73,15 +75,15 @@ type SessionInput struct {
 	// TransactionID is the Service's id of the payment; providers may
 	// record it (Stripe metadata) and use it as the idempotency key.
 	TransactionID string
-	Amount        int64
-	Currency      string
+	Amount        int64  // in minor units of Currency
+	Currency      string // ISO 4217 code, upper case
 	// CaptureMethod is CaptureAutomatic or CaptureManual.
 	CaptureMethod string
 	Description   string
 	// Metadata is the caller's; a provider passes on what it can.
 	Metadata       map[string]any
-	Credentials    Credentials
-	IdempotencyKey string
+	Credentials    Credentials // the tenant's settings for this provider
+	IdempotencyKey string      // the key the provider deduplicates the call by
 }
 
 // SessionResult is a provider's answer to CreateSession.
@@ -89,87 +91,87 @@ type SessionResult struct {
 	// SessionID is the provider's id of the payment (Stripe's
 	// PaymentIntent id).
 	SessionID    string
-	ClientSecret string
-	RedirectURL  string
+	ClientSecret string // what a client-side SDK confirms the payment with; "" when none
+	RedirectURL  string // where to send the payer; "" when none
 	// ProviderData is shown to the caller (paymentIntentId,
 	// publishableKey): never put a secret in it.
 	ProviderData map[string]any
 	// Status is the payment's unified status; GatewayStatus the
 	// provider's own word for it.
 	Status        Status
-	GatewayStatus string
+	GatewayStatus string // see Status
 }
 
 // CaptureInput captures Amount (minor units, at most what is authorized).
 type CaptureInput struct {
 	SessionID      string
-	Amount         int64
-	Currency       string
-	Credentials    Credentials
-	IdempotencyKey string
+	Amount         int64       // to capture, in minor units of Currency
+	Currency       string      // the payment's
+	Credentials    Credentials // the tenant's settings for this provider
+	IdempotencyKey string      // the key the provider deduplicates the call by
 }
 
 // CaptureResult is a provider's answer to Capture.
 type CaptureResult struct {
 	// CapturedAmount is the payment's total captured after the call.
 	CapturedAmount int64
-	GatewayStatus  string
-	ProviderData   map[string]any
+	GatewayStatus  string         // the provider's status after the capture
+	ProviderData   map[string]any // shown to the caller; never a secret
 }
 
 // RefundInput refunds Amount (minor units) of a captured payment.
 type RefundInput struct {
 	SessionID string
-	Amount    int64
-	Currency  string
+	Amount    int64  // to refund, in minor units of Currency
+	Currency  string // the payment's
 	// Reason is the caller's, free text; providers map it to theirs.
 	Reason         string
-	Credentials    Credentials
-	IdempotencyKey string
+	Credentials    Credentials // the tenant's settings for this provider
+	IdempotencyKey string      // the key the provider deduplicates the call by
 }
 
 // RefundResult is a provider's answer to Refund.
 type RefundResult struct {
 	// RefundID is the provider's id of the refund.
 	RefundID      string
-	GatewayStatus string
-	ProviderData  map[string]any
+	GatewayStatus string         // the provider's status of the refund
+	ProviderData  map[string]any // shown to the caller; never a secret
 }
 
 // CancelInput cancels a payment that is not captured.
 type CancelInput struct {
 	SessionID      string
-	Credentials    Credentials
-	IdempotencyKey string
+	Credentials    Credentials // the tenant's settings for this provider
+	IdempotencyKey string      // the key the provider deduplicates the call by
 }
 
 // CancelResult is a provider's answer to Cancel.
 type CancelResult struct {
-	GatewayStatus string
-	ProviderData  map[string]any
+	GatewayStatus string         // the provider's status after the cancel
+	ProviderData  map[string]any // shown to the caller; never a secret
 }
 
 // StatusInput reads a payment's state at the provider.
 type StatusInput struct {
 	SessionID   string
-	Currency    string
-	Credentials Credentials
+	Currency    string      // the payment's, to read amounts in
+	Credentials Credentials // the tenant's settings for this provider
 }
 
 // StatusResult is a payment's state at the provider.
 type StatusResult struct {
-	Status         Status
-	GatewayStatus  string
-	Amount         int64
-	AmountReceived int64
+	Status         Status // the unified status
+	GatewayStatus  string // the provider's own word for it
+	Amount         int64  // the payment amount, in minor units
+	AmountReceived int64  // the amount captured so far, in minor units
 }
 
 // WebhookInput is a received webhook: its exact body and headers, and the
 // credentials of the tenant whose session it names.
 type WebhookInput struct {
-	Body        []byte
-	Header      http.Header
-	Credentials Credentials
+	Body        []byte      // the raw request body, as signed
+	Header      http.Header // the request headers (signature, timestamp)
+	Credentials Credentials // the tenant's settings, with the webhook secret
 }
 
 // WebhookEvent is what a verified webhook says.

@@ -8,18 +8,18 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// StatusView is GET /payment_gateways/status's answer: exactly the
-// spec's fields.
+// StatusView is GET /payment_gateways/status's answer, these fields and
+// no others.
 type StatusView struct {
 	TransactionID  string      `json:"transactionId"`
 	PaymentID      string      `json:"paymentId"`
-	ProviderKey    string      `json:"providerKey"`
+	ProviderKey    string      `json:"providerKey"` // see Transaction
 	SessionID      string      `json:"sessionId"`
-	Status         Status      `json:"status"`
-	GatewayStatus  string      `json:"gatewayStatus"`
-	Amount         json.Number `json:"amount" jsonschema:"type=number,exclusiveMinimum=0"`
-	AmountReceived json.Number `json:"amountReceived" jsonschema:"type=number,minimum=0"`
-	CurrencyCode   string      `json:"currencyCode"`
+	Status         Status      `json:"status"`                                             // the unified status
+	GatewayStatus  string      `json:"gatewayStatus"`                                      // the provider's own word for it
+	Amount         json.Number `json:"amount" jsonschema:"type=number,exclusiveMinimum=0"` // a decimal in the currency (12.34)
+	AmountReceived json.Number `json:"amountReceived" jsonschema:"type=number,minimum=0"`  // the amount captured, a decimal
+	CurrencyCode   string      `json:"currencyCode"`                                       // ISO 4217 code
 	CreatedAt      time.Time   `json:"createdAt"`
 	UpdatedAt      time.Time   `json:"updatedAt"`
 }
@@ -56,8 +56,8 @@ func statusView(t *Transaction) *StatusView {
 // Detail is a transaction with its refunds and webhook history.
 type Detail struct {
 	*Transaction
-	Refunds  []*Refund  `json:"refunds"`
-	Webhooks []*Webhook `json:"webhooks"`
+	Refunds  []*Refund  `json:"refunds"`  // oldest first
+	Webhooks []*Webhook `json:"webhooks"` // the received provider webhooks, oldest first
 }
 
 // MarshalJSON writes the transaction's fields beside refunds and webhooks.

@@ -35,12 +35,12 @@ type Options struct {
 // IntegrationLogEntry is a payment's line of the integration log.
 type IntegrationLogEntry struct {
 	TenantID      string
-	ProviderKey   string
+	ProviderKey   string // the payment provider, whose gateway integration's log it is
 	Level         string // info, warn or error
 	Message       string
-	Code          string
+	Code          string // a machine-readable code; "" when none
 	TransactionID string
-	Payload       json.RawMessage
+	Payload       json.RawMessage // JSON details; nil when none
 }
 
 // Service is the payment gateways area.

@@ -35,11 +35,11 @@ type SessionRequest struct {
 type Session struct {
 	TransactionID string         `json:"transactionId"`
 	SessionID     string         `json:"sessionId"`
-	ProviderKey   string         `json:"providerKey"`
-	ClientSecret  *string        `json:"clientSecret"`
-	RedirectURL   *string        `json:"redirectUrl"`
-	ProviderData  map[string]any `json:"providerData" jsonschema:"nullable"`
-	Status        Status         `json:"status"`
+	ProviderKey   string         `json:"providerKey"`                        // the provider the payment runs at
+	ClientSecret  *string        `json:"clientSecret"`                       // what a client-side SDK confirms the payment with; nil when none
+	RedirectURL   *string        `json:"redirectUrl"`                        // where to send the payer; nil when none
+	ProviderData  map[string]any `json:"providerData" jsonschema:"nullable"` // shown to the caller; never a secret
+	Status        Status         `json:"status"`                             // the unified status
 	PaymentID     string         `json:"paymentId"`
 }
 

@@ -105,10 +105,11 @@ func Allows(from Status, action Action) bool {
 
 // StatusConflictError is an action refused in the payment's status.
 type StatusConflictError struct {
-	Action Action
-	Status Status
+	Action Action // the refused action
+	Status Status // the payment's status
 }
 
+// Error names the refused action and the payment's status.
 func (e *StatusConflictError) Error() string {
 	return fmt.Sprintf("Cannot %s a payment in status %q", e.Action, e.Status)
 }

@@ -45,8 +45,8 @@ type CurrencyAmount struct {
 // SummaryGroup is what Store.Summarize returns for the transactions of
 // one currency in one status.
 type SummaryGroup struct {
-	Currency string
-	Status   Status
+	Currency string // ISO 4217 code
+	Status   Status // one status
 	// Count is how many transactions the group has (at least one).
 	Count int
 	// Captured is the sum of their captured amounts, in minor units.

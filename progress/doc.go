@@ -56,7 +56,7 @@
 // store.ErrConflict): finishing again with the job's own status is a
 // no-op, so a retried finish is harmless.
 //
-// # Decisions where the spec is silent
+// # Decisions
 //
 //   - Scope: jobs are organization scoped like the data they describe.
 //     Create stamps the scope's tenant and active organization (none:

@@ -203,12 +203,12 @@ var EventTypes = []store.EventType{
 // change.
 type JobEvent struct {
 	ID             string `json:"id"`
-	JobType        string `json:"jobType"`
+	JobType        string `json:"jobType"` // the job's kind, as given to Create
 	Name           string `json:"name"`
-	Status         Status `json:"status"`
-	ProcessedCount int64  `json:"processedCount"`
-	TotalCount     *int64 `json:"totalCount"`
-	ErrorMessage   string `json:"errorMessage,omitempty"`
+	Status         Status `json:"status"`                 // the job's status after the change
+	ProcessedCount int64  `json:"processedCount"`         // items processed so far
+	TotalCount     *int64 `json:"totalCount"`             // items in all; nil while unknown
+	ErrorMessage   string `json:"errorMessage,omitempty"` // why a failed or cancelled job ended
 }
 
 func eventOf(j *Job) JobEvent {

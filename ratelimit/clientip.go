@@ -22,7 +22,7 @@ const SharedBucket = "global"
 //   - with depth 1 and no X-Forwarded-For, X-Real-IP is used.
 //
 // The connection's own address (RemoteAddr) is never used: behind N proxies
-// it is the nearest proxy, and with depth 0 the spec asks for the shared
+// it is the nearest proxy, and with depth 0 every client shares one
 // bucket. The address is returned in canonical form (IPv4-mapped IPv6
 // unmapped), so one client always has one key.
 func ClientIP(r *http.Request, depth int) string {

@@ -24,9 +24,9 @@ const (
 // is keyed by client address; the account layer by client address and the
 // SHA-256 hash of the email.
 type AuthRules struct {
-	Login, LoginIP Rule
-	Reset, ResetIP Rule
-	ResetConfirm   Rule
+	Login, LoginIP Rule // sign-in: per client address and email hash, and per client address
+	Reset, ResetIP Rule // password-reset requests, likewise
+	ResetConfirm   Rule // password-reset confirmations, per client address
 	// TwoFactorVerify is read from the environment but reserved: no
 	// endpoint uses it yet.
 	TwoFactorVerify Rule
@@ -56,8 +56,11 @@ type Config struct {
 	AuthOptIn bool
 }
 
-// DefaultConfig is the spec's defaults: enabled, in memory, prefix "rl", no
-// trusted proxy, and the spec's authentication limits.
+// DefaultConfig is the default configuration: enabled, in memory, prefix
+// "rl", no trusted proxy, and the authentication limits per client and
+// window: login 5/60 s (block 60 s), login-ip 20/60 s (block 60 s), reset
+// 3/60 s (block 60 s), reset-ip 10/60 s (block 60 s), reset-confirm 5/300 s
+// and 2fa-verify 5/300 s (no block).
 func DefaultConfig() Config {
 	minute := time.Minute
 	return Config{
@@ -75,7 +78,7 @@ func DefaultConfig() Config {
 	}
 }
 
-// ConfigFromEnv reads the spec's variables through getenv (os.Getenv in a
+// ConfigFromEnv reads the rate-limit variables through getenv (os.Getenv in a
 // server):
 //
 //	RATE_LIMIT_ENABLED               true|false (default true)
@@ -90,8 +93,7 @@ func DefaultConfig() Config {
 //	APP_TEST_MODE=1 with APP_TEST_AUTH_RATE_LIMIT_MODE=opt-in sets AuthOptIn
 //
 // NAME is LOGIN, LOGIN_IP, RESET, RESET_IP, RESET_CONFIRM or 2FA_VERIFY
-// (the last two have no block, as in the spec's table, and read no
-// _BLOCK_DURATION). A rule value that is not a valid number
+// (the last two have no block and read no _BLOCK_DURATION). A rule value that is not a valid number
 // warns and keeps the default. Warnings go to logger (nil: slog.Default()).
 func ConfigFromEnv(getenv func(string) string, logger *slog.Logger) (Config, error) {
 	if logger == nil {

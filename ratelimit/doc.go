@@ -10,9 +10,9 @@
 // BlockDuration is positive it blocks the key for BlockDuration from that
 // request, even past the window's end; further refused requests neither
 // count nor extend the block. Without a block a key is refused until its
-// window ends. Reset forgets a key. This is the model of the system the
-// spec was written from (rate-limiter-flexible), so limits and headers
-// behave as its clients expect.
+// window ends. Reset forgets a key. This is the model of
+// rate-limiter-flexible, so limits and headers behave as its clients
+// expect.
 //
 // # Backends
 //
@@ -35,7 +35,7 @@
 //
 // # Client address
 //
-// ClientIP follows RATE_LIMIT_TRUST_PROXY_DEPTH exactly as the spec says:
+// ClientIP follows RATE_LIMIT_TRUST_PROXY_DEPTH:
 // depth 0 ignores X-Forwarded-For and X-Real-IP, and all requests to an
 // endpoint share one bucket (SharedBucket, "global"); depth N reads the Nth
 // X-Forwarded-For entry from the end; a shorter chain, or an entry that is
@@ -58,9 +58,9 @@
 //
 // # Configuration
 //
-// ConfigFromEnv reads the spec's variables (RATE_LIMIT_*, REDIS_URL,
+// ConfigFromEnv reads the rate-limit variables (RATE_LIMIT_*, REDIS_URL,
 // APP_INTEGRATION_TEST, APP_TEST_MODE with APP_TEST_AUTH_RATE_LIMIT_MODE).
-// Decisions where the spec is loose: rule values are whole numbers
+// Rule values are whole numbers
 // (seconds for durations); a duration must be at least 1 s; an invalid rule
 // value warns and keeps the default, while an invalid RATE_LIMIT_ENABLED or
 // RATE_LIMIT_STRATEGY fails the start, as does the redis strategy without

@@ -74,9 +74,10 @@ var ErrInvalidRule = errors.New("ratelimit: invalid rule")
 // LimitedError is the error a request refused by a limit carries up to the
 // code that writes the response (see WriteLimited).
 type LimitedError struct {
-	Result Result
+	Result Result // the refusing decision: limit and when to retry
 }
 
+// Error says the limit is exceeded and when to retry, in seconds.
 func (e *LimitedError) Error() string {
 	return fmt.Sprintf("rate limit exceeded: retry after %ds", e.Result.RetryAfterSeconds())
 }

@@ -18,7 +18,7 @@
 // ruleId); disabled members are not listed. Execute runs the enabled rules
 // of an entity type that apply to the event (a rule without an event type
 // applies to every event), highest priority first, ties by ruleId (more than
-// 100 is refused, as by the system the spec was written from); rules outside their effective window or of another organization
+// 100 is refused); rules outside their effective window or of another organization
 // than the scope's active one do not apply there. ExecuteRule runs one
 // rule whatever its event type.
 //
@@ -35,8 +35,7 @@
 // A blocking GUARD is FAILURE, the result's Allowed is false, and every
 // later rule is SKIPPED ("Previous rule blocked execution"). Other rule
 // types never change Allowed: SUCCESS when the condition holds, FAILURE
-// when not. (The system the spec was written from let a GUARD pass on a
-// true condition only; the table above is the contract.)
+// when not.
 //
 // Without DryRun the actions take effect: SET_FIELD sets a field (a dot
 // path) in a copy of the data that later rules see and Result.Data returns
@@ -138,7 +137,7 @@
 // tenant-wide rule: 403 requiredScope "tenant"); any caller may execute a
 // set, which runs only the member rules the caller may read.
 //
-// # Decisions where the spec is silent
+// # Decisions
 //
 //   - A rule's ruleId is unique among the tenant's live rules; a deleted
 //     rule frees it. A duplicate is store.ErrConflict ("409 {error}").
@@ -150,7 +149,10 @@
 //   - effectiveFrom and effectiveTo accept a date (2025-01-31) or an RFC
 //     3339 date-time and are returned as UTC date-times; effectiveTo may
 //     not precede effectiveFrom.
-//   - Text fields are limited as the spec's Limits table says; NUL
+//   - Text fields are limited in characters: set id and rule id 50 (a set
+//     id is upper-case letters and '_'), names 200, a set's description
+//     2000, a rule's description 5000, ruleCategory, entityType and
+//     eventType 50; priority is 0 to 9999. NUL
 //     characters are refused (PostgreSQL cannot store them), and keys or
 //     filters that could not be stored match nothing. version and member
 //     sequences fit in 32 bits.

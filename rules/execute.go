@@ -63,7 +63,7 @@ type Result struct {
 	Allowed bool `json:"allowed"`
 	// ExecutedRules has one entry per rule, in the order they ran.
 	ExecutedRules        []RuleResult `json:"executedRules"`
-	TotalExecutionTimeMs float64      `json:"totalExecutionTimeMs"`
+	TotalExecutionTimeMs float64      `json:"totalExecutionTimeMs"` // the whole execution, in milliseconds
 	// Data is the entity data after the SET_FIELD actions (not in a dry
 	// run).
 	Data map[string]any `json:"data,omitzero"`
@@ -76,10 +76,10 @@ type Result struct {
 type RuleResult struct {
 	RuleID   string `json:"ruleId"`
 	RuleName string `json:"ruleName"`
-	RuleType Type   `json:"ruleType"`
+	RuleType Type   `json:"ruleType"` // the rule's type
 	// Sequence is the member's place in the set (set executions only).
 	Sequence *int   `json:"sequence,omitempty"`
-	Result   Status `json:"result"`
+	Result   Status `json:"result"` // SUCCESS, FAILURE, SKIPPED or ERROR
 	// Reason says why a rule was skipped.
 	Reason string `json:"reason,omitempty"`
 	// ConditionResult reports whether the condition held.
@@ -91,7 +91,7 @@ type RuleResult struct {
 	// ActionsExecuted reports each planned action carried out (not in a
 	// dry run).
 	ActionsExecuted []ActionResult `json:"actionsExecuted,omitzero"`
-	ExecutionTimeMs float64        `json:"executionTimeMs"`
+	ExecutionTimeMs float64        `json:"executionTimeMs"` // the rule's evaluation, in milliseconds
 	// Error says why the condition could not be evaluated (StatusError).
 	Error string `json:"error,omitempty"`
 	// LogID is the rule's execution log row (not in a dry run).
@@ -100,9 +100,9 @@ type RuleResult struct {
 
 // ActionResult reports one action carried out.
 type ActionResult struct {
-	Type    action.Type `json:"type"`
-	Success bool        `json:"success"`
-	Error   string      `json:"error,omitempty"`
+	Type    action.Type `json:"type"`            // the action's type
+	Success bool        `json:"success"`         // whether the action took effect
+	Error   string      `json:"error,omitempty"` // why it did not
 }
 
 // Execution limits.

@@ -24,11 +24,11 @@ type LogEntry struct {
 	RuleUUID   string `json:"ruleUuid"`
 	RuleID     string `json:"ruleId"`
 	RuleName   string `json:"ruleName"`
-	RuleType   Type   `json:"ruleType"`
+	RuleType   Type   `json:"ruleType"` // the rule's type when it ran
 	EntityType string `json:"entityType"`
 	EntityID   string `json:"entityId"`
 	EventType  string `json:"eventType"`
-	Result     Status `json:"result"`
+	Result     Status `json:"result"` // SUCCESS, FAILURE, SKIPPED or ERROR
 	// InputContext is {data (secrets redacted), entityType, entityId,
 	// eventType, user:{id}}.
 	InputContext json.RawMessage `json:"inputContext"`
@@ -55,7 +55,7 @@ type LogEntry struct {
 type LogFilter struct {
 	// RuleID is the rule's business id.
 	RuleID, EntityType, EntityID string
-	Result                       Status
+	Result                       Status // "" selects every result
 	// From and To bound executedAt, inclusive.
 	From, To *time.Time
 	// Limit is the page size (0: 50); Offset skips that many rows.

@@ -15,7 +15,7 @@ const maxRedactDepth = 5
 
 // secretKeyParts are the key fragments (lower case, without '_' and '-')
 // that mark a value as secret: password, token, apiKey, card numbers and
-// the like (the list of the system the spec was written from).
+// the like.
 var secretKeyParts = []string{"password", "passwd", "pwd", "secret", "token", "apikey", "auth", "creditcard", "cardnumber",
 	"cvv", "ssn", "socialsecurity", "taxid", "driverlicense", "passport"}
 

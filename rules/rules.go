@@ -35,7 +35,7 @@ type Rule struct {
 	RuleName string `json:"ruleName"`
 	// Description is free text, at most 5,000 characters.
 	Description string `json:"description"`
-	RuleType    Type   `json:"ruleType"`
+	RuleType    Type   `json:"ruleType"` // one of Types
 	// RuleCategory is free text a host groups rules by (at most 50
 	// characters); it does not change execution.
 	RuleCategory string `json:"ruleCategory"`
@@ -51,7 +51,7 @@ type Rule struct {
 	// SuccessActions run when the condition holds, FailureActions when it
 	// does not; nil is none.
 	SuccessActions []action.Action `json:"successActions" jsonschema:"nullable"`
-	FailureActions []action.Action `json:"failureActions" jsonschema:"nullable"`
+	FailureActions []action.Action `json:"failureActions" jsonschema:"nullable"` // see SuccessActions
 	// Enabled false keeps the rule from running (a set reports it
 	// SKIPPED).
 	Enabled bool `json:"enabled"`
@@ -63,7 +63,7 @@ type Rule struct {
 	// EffectiveFrom and EffectiveTo bound when the rule applies, both
 	// inclusive, in UTC; nil is unbounded.
 	EffectiveFrom *time.Time `json:"effectiveFrom"`
-	EffectiveTo   *time.Time `json:"effectiveTo"`
+	EffectiveTo   *time.Time `json:"effectiveTo"` // see EffectiveFrom
 	TenantID      string     `json:"tenantId"`
 	// OrganizationID is the organization the rule was created in (the
 	// scope's active one); empty makes it the whole tenant's. It decides
@@ -105,13 +105,13 @@ type SetMember struct {
 	// RuleID, RuleName and RuleType are the member rule's.
 	RuleID   string `json:"ruleId"`
 	RuleName string `json:"ruleName"`
-	RuleType Type   `json:"ruleType"`
+	RuleType Type   `json:"ruleType"` // see RuleID
 	// Sequence orders the set's members, ascending (ties by ruleId): 0 to
 	// 2147483647.
 	Sequence int `json:"sequence"`
 	// Enabled false leaves the member out of the set's executions.
 	Enabled bool      `json:"enabled"`
-	AddedAt time.Time `json:"addedAt"`
+	AddedAt time.Time `json:"addedAt"` // when the rule joined the set
 	// UpdatedAt is the last UpdateMember's time; nil until then.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 	// RuleUUID is the member rule's id (Rule.ID), which keys the
@@ -163,12 +163,17 @@ const (
 // (store.ErrNotFound, store.ErrConflict), and Details carries extra facts
 // (memberCount).
 type CodedError struct {
-	Kind    error
-	Code    string
+	Kind    error  // the store error errors.Is matches
+	Code    string // a stable machine-readable code (the Code constants)
 	Message string
-	Details map[string]any
+	Details map[string]any // extra facts, or nil
 }
 
-func (e *CodedError) Error() string         { return e.Message }
-func (e *CodedError) Unwrap() error         { return e.Kind }
+// Error returns the message.
+func (e *CodedError) Error() string { return e.Message }
+
+// Unwrap returns Kind, so errors.Is matches it.
+func (e *CodedError) Unwrap() error { return e.Kind }
+
+// PublicMessage returns the message, which is safe to show the caller.
 func (e *CodedError) PublicMessage() string { return e.Message }

@@ -108,7 +108,7 @@ func (s *Service) record(ctx context.Context, tx *store.Tx, event string, sc sto
 	return err
 }
 
-// Field limits (the spec's Limits table).
+// Field limits, in characters (maxPriority is the largest priority).
 const (
 	maxSetID          = 50
 	maxSetName        = 200
@@ -127,21 +127,32 @@ var setIDPattern = regexp.MustCompile(`^[A-Z_]+$`)
 // required; nil means missing. EffectiveFrom and EffectiveTo are a date
 // ("2025-01-31") or an RFC 3339 date-time; nil or "" is unbounded.
 type RuleInput struct {
-	RuleID              string          `json:"ruleId" jsonschema:"required,minLength=1,maxLength=50"`
-	RuleName            string          `json:"ruleName" jsonschema:"required,minLength=1,maxLength=200"`
-	Description         string          `json:"description" jsonschema:"maxLength=5000"`
-	RuleType            Type            `json:"ruleType" jsonschema:"required"`
-	RuleCategory        string          `json:"ruleCategory" jsonschema:"maxLength=50"`
-	EntityType          string          `json:"entityType" jsonschema:"required,minLength=1,maxLength=50"`
-	EventType           string          `json:"eventType" jsonschema:"maxLength=50"`
+	RuleID      string `json:"ruleId" jsonschema:"required,minLength=1,maxLength=50"`
+	RuleName    string `json:"ruleName" jsonschema:"required,minLength=1,maxLength=200"`
+	Description string `json:"description" jsonschema:"maxLength=5000"`
+	// RuleType is required: one of Types.
+	RuleType Type `json:"ruleType" jsonschema:"required"`
+	// RuleCategory is free text rules are grouped by.
+	RuleCategory string `json:"ruleCategory" jsonschema:"maxLength=50"`
+	EntityType   string `json:"entityType" jsonschema:"required,minLength=1,maxLength=50"`
+	EventType    string `json:"eventType" jsonschema:"maxLength=50"`
+	// ConditionExpression is required: a condition tree (package condition).
 	ConditionExpression json.RawMessage `json:"conditionExpression" jsonschema:"required"`
-	SuccessActions      json.RawMessage `json:"successActions"`
-	FailureActions      json.RawMessage `json:"failureActions"`
-	Enabled             *bool           `json:"enabled" jsonschema:"required"`
-	Priority            *int            `json:"priority" jsonschema:"required,minimum=0,maximum=9999"`
-	Version             *int            `json:"version" jsonschema:"required,minimum=1,maximum=2147483647"`
-	EffectiveFrom       *string         `json:"effectiveFrom"`
-	EffectiveTo         *string         `json:"effectiveTo"`
+	// SuccessActions and FailureActions are JSON lists of actions (package
+	// action); null or absent is none.
+	SuccessActions json.RawMessage `json:"successActions"`
+	// FailureActions: see SuccessActions.
+	FailureActions json.RawMessage `json:"failureActions"`
+	// Enabled is required.
+	Enabled *bool `json:"enabled" jsonschema:"required"`
+	// Priority is required: 0 to 9999, the highest runs first.
+	Priority *int `json:"priority" jsonschema:"required,minimum=0,maximum=9999"`
+	// Version is required: the host's revision number, at least 1.
+	Version *int `json:"version" jsonschema:"required,minimum=1,maximum=2147483647"`
+	// EffectiveFrom and EffectiveTo: see the type comment.
+	EffectiveFrom *string `json:"effectiveFrom"`
+	// EffectiveTo: see the type comment.
+	EffectiveTo *string `json:"effectiveTo"`
 }
 
 // CreateRule stores a new rule in the scope's tenant and organization.
@@ -234,14 +245,14 @@ func (s *Service) DeleteRule(ctx context.Context, id string) error {
 // RuleFilter selects and orders rules. Search matches names and ids
 // case-insensitively; the other text filters are exact.
 type RuleFilter struct {
-	Search, RuleID, EntityType, EventType, RuleCategory string
-	RuleType                                            Type
+	Search, RuleID, EntityType, EventType, RuleCategory string // non-empty fields must match; Search matches name or rule id
+	RuleType                                            Type   // "" matches every type
 	// Enabled, when not nil, selects enabled or disabled rules.
 	Enabled *bool
 	// SortField is ruleName, priority, createdAt (default) or updatedAt;
 	// ties go by id (creation order).
 	SortField string
-	SortDesc  bool
+	SortDesc  bool // descending instead of ascending
 	// Limit is the page size (the caller's to bound; 0 returns no rows,
 	// only the total); Offset skips that many rules.
 	Limit, Offset int

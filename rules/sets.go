@@ -16,14 +16,14 @@ type SetInput struct {
 	ID          string `json:"id" jsonschema:"required,minLength=1,maxLength=50,pattern=^[A-Z_]+$"`
 	Name        string `json:"name" jsonschema:"required,minLength=1,maxLength=200"`
 	Description string `json:"description" jsonschema:"maxLength=2000"`
-	Enabled     *bool  `json:"enabled"`
+	Enabled     *bool  `json:"enabled"` // default true
 }
 
 // SetPatch changes a set; nil fields keep their value.
 type SetPatch struct {
 	Name        *string `json:"name" jsonschema:"minLength=1,maxLength=200"`
 	Description *string `json:"description" jsonschema:"maxLength=2000"`
-	Enabled     *bool   `json:"enabled"`
+	Enabled     *bool   `json:"enabled"` // nil keeps it
 }
 
 // SetFilter selects sets: Search matches name or description,
@@ -42,13 +42,13 @@ type MemberInput struct {
 	RuleID string `json:"ruleId" jsonschema:"required,minLength=1"`
 	// Sequence is required: 0 to 2147483647, ascending runs first.
 	Sequence *int  `json:"sequence" jsonschema:"required,minimum=0,maximum=2147483647"`
-	Enabled  *bool `json:"enabled"`
+	Enabled  *bool `json:"enabled"` // default true
 }
 
 // MemberPatch changes a membership; at least one field is required.
 type MemberPatch struct {
-	Sequence *int  `json:"sequence" jsonschema:"minimum=0,maximum=2147483647"`
-	Enabled  *bool `json:"enabled"`
+	Sequence *int  `json:"sequence" jsonschema:"minimum=0,maximum=2147483647"` // nil keeps it
+	Enabled  *bool `json:"enabled"`                                            // nil keeps it
 }
 
 // CreateSet stores a new set in the scope's tenant. A set id the tenant

@@ -131,8 +131,8 @@ type Store interface {
 
 // MemberRule is an enabled set member's rule and its sequence in the set.
 type MemberRule struct {
-	Rule     *Rule
-	Sequence int
+	Rule     *Rule // the member rule
+	Sequence int   // its place in the set, ascending
 }
 
 // ExecutionRecord is one logged execution as written: what its rules
@@ -152,9 +152,9 @@ type ExecutionRecord struct {
 	// Input is the JSON {data (secrets redacted), entityType, entityId,
 	// eventType, user:{id}} the rows without their own input share.
 	Input      string
-	ExecutedAt time.Time
-	ExecutedBy string // the scope's ActorID; may be empty
-	Rules      []RuleRecord
+	ExecutedAt time.Time    // when the execution began (UTC)
+	ExecutedBy string       // the scope's ActorID; may be empty
+	Rules      []RuleRecord // one row per rule, in the order they ran
 }
 
 // RuleRecord is one evaluated rule's log row.
@@ -163,14 +163,14 @@ type RuleRecord struct {
 	RuleUUID string // the rule's Rule.ID
 	RuleID   string
 	RuleName string
-	RuleType Type
-	Result   Status
+	RuleType Type   // the rule's, when it ran
+	Result   Status // SUCCESS, FAILURE, SKIPPED or ERROR
 	// Input is the JSON input as this rule saw it; empty means the
 	// execution's (it differs only after a SET_FIELD).
 	Input string
 	// Output is the JSON {conditionResult, actionsPlanned,
 	// actionsExecuted}.
 	Output          string
-	ErrorMessage    string
-	ExecutionTimeMs float64
+	ErrorMessage    string  // why the condition could not be evaluated
+	ExecutionTimeMs float64 // the rule's evaluation, in milliseconds
 }

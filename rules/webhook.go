@@ -21,6 +21,7 @@ import (
 // body, sent to url for tenantID as message msgID, or nil headers when
 // the tenant has nothing to sign it with (the call then goes unsigned).
 type CallSigner interface {
+	// SignCall returns the signing headers, or nil headers to send unsigned.
 	SignCall(ctx context.Context, tenantID, url, msgID string, body []byte) (http.Header, error)
 }
 
@@ -34,8 +35,8 @@ type WebhookCall struct {
 	ExecutionID string `json:"executionId"`
 	// URL, Method and Headers are the action's, placeholders resolved.
 	URL     string            `json:"url"`
-	Method  string            `json:"method"`
-	Headers map[string]string `json:"headers,omitempty"`
+	Method  string            `json:"method"`            // see URL
+	Headers map[string]string `json:"headers,omitempty"` // see URL
 	// Body is sent as JSON, except with GET; nil sends none.
 	Body any `json:"body,omitempty"`
 	// MessageID identifies the call to the receiver (webhook-id when

@@ -52,6 +52,7 @@ func withKind(kind, err error) error { return &kindError{kind: kind, err: err} }
 // errors.Is(err, ErrInvalid) holds for it. Fields maps a field name, spelled
 // as the API spells it, to a sentence a user can act on.
 type ValidationError struct {
+	// Fields maps each invalid field to what is wrong with it.
 	Fields map[string]string
 }
 

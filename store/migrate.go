@@ -35,10 +35,10 @@ type Migrations struct {
 
 // Migration is one version of a line, read for one engine.
 type Migration struct {
-	Version  int
-	Name     string
-	SQL      string
-	Checksum string
+	Version  int    // the file name's leading number (0001_...): the order applied
+	Name     string // the file name after the number, without .sql
+	SQL      string // the file's statements, applied in one transaction
+	Checksum string // hex SHA-256 of SQL; an applied version whose file changed fails Migrate
 }
 
 //go:embed migrations

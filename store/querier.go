@@ -36,20 +36,26 @@ type Querier interface {
 
 // Row is the result of QueryRow.
 type Row interface {
+	// Scan copies the row's columns into dest; no row is ErrNotFound.
 	Scan(dest ...any) error
 }
 
 // Rows is the result of Query.
 type Rows interface {
+	// Next advances to the next row; false at the end or on an error.
 	Next() bool
+	// Scan copies the current row's columns into dest.
 	Scan(dest ...any) error
+	// Err is the error that ended the iteration, if any.
 	Err() error
+	// Close releases the rows.
 	Close() error
 }
 
 // Scanner is implemented by Row and Rows, so one scan function per entity
 // serves both single and multi-row reads.
 type Scanner interface {
+	// Scan copies the current row's columns into dest.
 	Scan(dest ...any) error
 }
 

@@ -11,8 +11,8 @@ import (
 // declared as a time is read back as one). NULL leaves Valid false. Time
 // is in UTC.
 type NullTime struct {
-	Time  time.Time
-	Valid bool
+	Time  time.Time // the value, in UTC; zero when Valid is false
+	Valid bool      // false when the expression was NULL
 }
 
 // sqliteTimeLayouts are the text forms of times SQLite holds: the store

@@ -52,12 +52,12 @@
 // logged) and the next check after the interval, or the next change,
 // retries.
 //
-// # Decisions where the spec is silent
+// # Decisions
 //
 //   - Identifier: starts with a lowercase letter; lowercase letters,
 //     digits, '_', '.' and '-'; at most 100 characters; unique among all
 //     toggles, deleted ones included (a deleted toggle keeps its identifier
-//     reserved, as in the system the spec was written from). A duplicate
+//     reserved). A duplicate
 //     is a validation error on "identifier" (400).
 //   - name is required (≤ 200 characters); description ≤ 2000 and
 //     category ≤ 100 characters.

@@ -72,7 +72,7 @@ func New(db *store.DB, opts Options) *Service {
 	return s
 }
 
-// Limits of the definition fields (the spec leaves them open).
+// Limits of the definition fields, in characters.
 const (
 	maxIdentifier  = 100
 	maxName        = 200
@@ -84,24 +84,33 @@ var identifierPattern = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
 
 // CreateInput is a new toggle.
 type CreateInput struct {
-	Identifier   string          `json:"identifier" jsonschema:"required,minLength=1,maxLength=100,pattern=^[a-z][a-z0-9_.-]*$"`
-	Name         string          `json:"name" jsonschema:"required,minLength=1,maxLength=200"`
-	Description  string          `json:"description" jsonschema:"maxLength=2000"`
-	Category     string          `json:"category" jsonschema:"maxLength=100"`
+	// Identifier starts with a lowercase letter, then lowercase letters,
+	// digits, _, . and -; unique among all toggles, deleted ones included.
+	Identifier  string `json:"identifier" jsonschema:"required,minLength=1,maxLength=100,pattern=^[a-z][a-z0-9_.-]*$"`
+	Name        string `json:"name" jsonschema:"required,minLength=1,maxLength=200"`
+	Description string `json:"description" jsonschema:"maxLength=2000"`
+	// Category is free text toggles are grouped by.
+	Category string `json:"category" jsonschema:"maxLength=100"`
+	// Type is required: Boolean, String, Number or JSON.
 	Type         Type            `json:"type" jsonschema:"required"`
-	DefaultValue json.RawMessage `json:"defaultValue"`
+	DefaultValue json.RawMessage `json:"defaultValue"` // JSON of Type, or null (absent: null)
 }
 
 // UpdateInput changes a toggle; nil fields keep their value. A toggle's
 // type cannot change (its overrides were checked against it): Type, when
 // given, must equal the current type.
 type UpdateInput struct {
-	ID          string  `json:"id" jsonschema:"required"`
+	ID string `json:"id" jsonschema:"required"`
+	// Identifier, Name, Description and Category replace the toggle's when not
+	// nil (see CreateInput).
 	Identifier  *string `json:"identifier" jsonschema:"minLength=1,maxLength=100,pattern=^[a-z][a-z0-9_.-]*$"`
 	Name        *string `json:"name" jsonschema:"minLength=1,maxLength=200"`
 	Description *string `json:"description" jsonschema:"maxLength=2000"`
-	Category    *string `json:"category" jsonschema:"maxLength=100"`
-	Type        *Type   `json:"type"`
+	// Category: see Identifier.
+	Category *string `json:"category" jsonschema:"maxLength=100"`
+	// Type cannot be changed: nil or the toggle's own type; another is a
+	// validation error.
+	Type *Type `json:"type"`
 	// DefaultValue replaces the default when present; JSON null sets it to
 	// null.
 	DefaultValue json.RawMessage `json:"defaultValue"`
@@ -203,9 +212,9 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]*Toggle, int, error
 // override's id ("" when the tenant inherits the default).
 type OverrideView struct {
 	ID         string          `json:"id"`
-	Value      json.RawMessage `json:"value"`
+	Value      json.RawMessage `json:"value"` // the tenant's value: the override's, or the default
 	TenantID   string          `json:"tenantId"`
-	ToggleType Type            `json:"toggleType"`
+	ToggleType Type            `json:"toggleType"` // the toggle's type
 	UpdatedAt  *time.Time      `json:"updatedAt"`
 }
 

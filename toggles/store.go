@@ -76,14 +76,14 @@ type Store interface {
 // case-insensitively (lower-casing, non-ASCII letters included); Search
 // matches the identifier, name, description or category.
 type ListFilter struct {
-	Search, Identifier, Name, Category string
+	Search, Identifier, Name, Category string // non-empty fields match case-insensitive substrings; Search any of the texts
 	// Type, when set, selects the toggles of exactly this type.
 	Type Type
 	// SortField is id, category, identifier, name, createdAt, updatedAt or
 	// type; anything else orders by createdAt. Ties are ordered by id, in
 	// the same direction.
 	SortField string
-	SortDesc  bool
+	SortDesc  bool // descending instead of ascending
 	// Limit is the page size (0 returns no rows, only the total); Offset
 	// the number of rows skipped before the page.
 	Limit, Offset int
@@ -92,12 +92,12 @@ type ListFilter struct {
 // OverrideFilter selects and orders ListOverrides. Text filters match
 // anywhere, case-insensitively.
 type OverrideFilter struct {
-	Identifier, Name, Category string
+	Identifier, Name, Category string // non-empty fields match case-insensitive substrings of the toggle's
 	// SortField is identifier, name or category; anything else orders by
 	// identifier. Ties are ordered by the toggle's id, in the same
 	// direction.
 	SortField string
-	SortDesc  bool
+	SortDesc  bool // descending instead of ascending
 	// Limit is the page size (0 returns no rows, only the total); Offset
 	// the number of rows skipped before the page.
 	Limit, Offset int

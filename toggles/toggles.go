@@ -32,11 +32,11 @@ func (t Type) Valid() bool {
 // Toggle is a global feature toggle definition.
 type Toggle struct {
 	ID          string `json:"id"`
-	Identifier  string `json:"identifier"`
+	Identifier  string `json:"identifier"` // the name code checks it by (Service.Bool(ctx, identifier)); unique
 	Name        string `json:"name"`
 	Description string `json:"description"`
-	Category    string `json:"category"`
-	Type        Type   `json:"type"`
+	Category    string `json:"category"` // free text toggles are grouped by
+	Type        Type   `json:"type"`     // Boolean, String, Number or JSON: the type of every value
 	// DefaultValue is the value of every tenant without an override: JSON
 	// of the toggle's type, or null.
 	DefaultValue json.RawMessage `json:"defaultValue"`
@@ -49,7 +49,7 @@ type Override struct {
 	ID        string          `json:"id"`
 	ToggleID  string          `json:"toggleId"`
 	TenantID  string          `json:"tenantId"`
-	Value     json.RawMessage `json:"value"`
+	Value     json.RawMessage `json:"value"` // the tenant's value: JSON of the toggle's type, or null
 	UpdatedAt time.Time       `json:"updatedAt"`
 }
 
@@ -59,12 +59,12 @@ type OverrideItem struct {
 	ID         string          `json:"id"`
 	ToggleID   string          `json:"toggleId"`
 	TenantID   string          `json:"tenantId"`
-	Identifier string          `json:"identifier"`
+	Identifier string          `json:"identifier"` // the toggle's
 	Name       string          `json:"name"`
-	Category   string          `json:"category"`
-	Type       Type            `json:"type"`
-	IsOverride bool            `json:"isOverride"`
-	Value      json.RawMessage `json:"value"`
+	Category   string          `json:"category"`   // the toggle's
+	Type       Type            `json:"type"`       // the toggle's
+	IsOverride bool            `json:"isOverride"` // whether the tenant has an override
+	Value      json.RawMessage `json:"value"`      // the override's value, or the default's when IsOverride is false
 	UpdatedAt  *time.Time      `json:"updatedAt"`
 }
 
@@ -80,10 +80,10 @@ const (
 // Resolution is a toggle's effective value for one tenant.
 type Resolution struct {
 	ToggleID   string
-	Identifier string
+	Identifier string // the toggle's
 	TenantID   string
-	Type       Type
-	Source     Source
+	Type       Type   // the toggle's
+	Source     Source // FromOverride or FromDefault: where Value comes from
 	// Value is the JSON value (null when unset). It is shared with the
 	// cache: do not modify it.
 	Value json.RawMessage
@@ -115,18 +115,22 @@ var ErrMissingToggle = errors.New("toggles: toggle not found")
 // TypeMismatchError is returned when a toggle is read as another type than
 // its own.
 type TypeMismatchError struct {
-	Identifier string
-	Actual     Type
-	Requested  Type
+	Identifier string // the toggle read
+	Actual     Type   // the toggle's type
+	Requested  Type   // the type it was read as
 }
 
+// Error names the toggle, its type and the type requested.
 func (e *TypeMismatchError) Error() string {
 	return fmt.Sprintf("Toggle %q has type %q but %q was requested.", e.Identifier, e.Actual, e.Requested)
 }
 
 // MissingToggleError carries the identifier of ErrMissingToggle.
-type MissingToggleError struct{ Identifier string }
+type MissingToggleError struct {
+	Identifier string // the identifier no toggle has
+}
 
+// Error names the missing toggle.
 func (e *MissingToggleError) Error() string {
 	return fmt.Sprintf("Toggle %q not found (missing).", e.Identifier)
 }

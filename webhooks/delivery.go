@@ -34,28 +34,31 @@ const (
 type Delivery struct {
 	ID          string `json:"id"`
 	WebhookID   string `json:"webhookId"`
-	WebhookName string `json:"webhookName"`
+	WebhookName string `json:"webhookName"` // the webhook's name when the delivery was made
 	// EventID is the domain event's id; empty for a test send.
 	EventID   string `json:"eventId"`
-	EventType string `json:"eventType"`
+	EventType string `json:"eventType"` // the domain event's type, or TestEventType
 	// MessageID is the webhook-id header, the same on every attempt.
-	MessageID   string `json:"messageId"`
+	MessageID string `json:"messageId"`
+	// Status is one of the Status constants.
 	Status      string `json:"status" jsonschema:"enum=pending,enum=sending,enum=delivered,enum=failed,enum=expired"`
-	Attempt     int    `json:"attemptNumber"`
-	MaxAttempts int    `json:"maxAttempts"`
-	TargetURL   string `json:"targetUrl"`
+	Attempt     int    `json:"attemptNumber"` // the attempts made so far (1 after the first)
+	MaxAttempts int    `json:"maxAttempts"`   // the attempts it may get (the webhook's MaxRetries, 1 for a test send)
+	TargetURL   string `json:"targetUrl"`     // the URL it is sent to
 	// Payload is the body sent: {type, timestamp, data}.
-	Payload         json.RawMessage   `json:"payload,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// ResponseStatus is the last attempt's HTTP status; nil when none
+	// answered.
 	ResponseStatus  *int              `json:"responseStatus"`
-	ResponseBody    string            `json:"responseBody,omitempty"`
-	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
-	ErrorMessage    string            `json:"errorMessage,omitempty"`
+	ResponseBody    string            `json:"responseBody,omitempty"`    // the last response's body, its first 4096 bytes
+	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"` // the last response's headers
+	ErrorMessage    string            `json:"errorMessage,omitempty"`    // why the last attempt failed
 	// DurationMs is how long the last attempt took.
 	DurationMs     *int64     `json:"durationMs"`
-	NextRetryAt    *time.Time `json:"nextRetryAt"`
-	EnqueuedAt     time.Time  `json:"enqueuedAt"`
-	LastAttemptAt  *time.Time `json:"lastAttemptAt"`
-	DeliveredAt    *time.Time `json:"deliveredAt"`
+	NextRetryAt    *time.Time `json:"nextRetryAt"`   // when the next attempt is due; nil when none is
+	EnqueuedAt     time.Time  `json:"enqueuedAt"`    // when the delivery was queued
+	LastAttemptAt  *time.Time `json:"lastAttemptAt"` // when the last attempt started; nil before the first
+	DeliveredAt    *time.Time `json:"deliveredAt"`   // when the target answered 2xx; nil until then
 	TenantID       string     `json:"tenantId"`
 	OrganizationID string     `json:"organizationId,omitempty"`
 	CreatedAt      time.Time  `json:"createdAt"`
@@ -466,7 +469,7 @@ func (s *Service) Retry(ctx context.Context, id string) (*Delivery, error) {
 
 // DeliveryFilter selects deliveries, newest first. Limit defaults to 50.
 type DeliveryFilter struct {
-	WebhookID, EventType, Status string
+	WebhookID, EventType, Status string // empty fields match everything
 	Limit, Offset                int
 }
 

@@ -167,7 +167,7 @@
 // signer, so a receiver verifies rule calls as it verifies deliveries,
 // and rotating that webhook's secret rotates theirs.
 //
-// # Decisions where the spec is silent
+// # Decisions
 //
 //   - A signing secret is "whsec_" and the base64 of 32 random bytes. It is
 //     stored sealed with the Kit's secret key (internal/secretbox) and

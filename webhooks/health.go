@@ -12,7 +12,7 @@ import (
 type DeliveryHealth struct {
 	WebhookID string `json:"webhookId"`
 	Name      string `json:"name"`
-	URL       string `json:"url"`
+	URL       string `json:"url"` // the webhook's target URL
 	// Delivered counts deliveries the target accepted (StatusDelivered).
 	Delivered int `json:"delivered"`
 	// Failed counts deliveries that ended without the target accepting

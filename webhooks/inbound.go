@@ -44,7 +44,7 @@ type Adapter interface {
 // organization) its messages belong to, if any; without one the
 // webhooks.inbound.received events are global.
 type Endpoint struct {
-	Adapter        Adapter
+	Adapter        Adapter // verifies and parses the endpoint's messages
 	TenantID       string
 	OrganizationID string
 }

@@ -432,7 +432,7 @@ type QueueOwner struct {
 	// live belongs to a drain that died or stalled: a process's takeover
 	// (Run) hands the queue on within a second or so.
 	LeaseUntil time.Time
-	Live       bool
+	Live       bool // see LeaseUntil
 	// Queued: deliveries arrived that no drain has looked at yet (a drain
 	// is on its way, or the holder's drain goes on with them).
 	Queued bool
@@ -440,7 +440,7 @@ type QueueOwner struct {
 	// the retries whose time has come, those being sent included), and
 	// Lag is how long the oldest of them has been due (0 when none is).
 	Due int
-	Lag time.Duration
+	Lag time.Duration // see Due
 }
 
 // QueueOwners returns the delivery queues of tenantID ("": of every

@@ -56,7 +56,7 @@ type Options struct {
 	// receivers are server-wide and follow SetEnabled only.
 	TenantEnabled func(ctx context.Context, tenantID string) (bool, error)
 	// RetryDelay is the wait after a failed attempt (1-based); nil means
-	// the spec's table (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then 14
+	// the default schedule (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then 14
 	// to 24 h, with jitter). Tests shorten it.
 	RetryDelay func(attempt int) time.Duration
 	// Store is where the service keeps its webhooks, deliveries, inbound
@@ -147,32 +147,49 @@ func New(db *store.DB, opts Options) (*Service, error) {
 // required; httpMethod defaults to POST, the settings to their defaults,
 // isActive to true.
 type Input struct {
-	Name                 string            `json:"name" jsonschema:"required,minLength=1,maxLength=255"`
-	Description          string            `json:"description" jsonschema:"maxLength=1000"`
-	URL                  string            `json:"url" jsonschema:"required,minLength=1,maxLength=2048"`
-	SubscribedEvents     []string          `json:"subscribedEvents" jsonschema:"required,minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
-	HTTPMethod           string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])?$"`
-	CustomHeaders        map[string]string `json:"customHeaders"`
-	MaxRetries           *int              `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
-	TimeoutMs            *int              `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
-	RateLimitPerMinute   *int              `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
-	AutoDisableThreshold *int              `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
-	IsActive             *bool             `json:"isActive"`
+	Name        string `json:"name" jsonschema:"required,minLength=1,maxLength=255"`
+	Description string `json:"description" jsonschema:"maxLength=1000"`
+	// URL is an http(s) URL on a public address (see Webhook.URL).
+	URL string `json:"url" jsonschema:"required,minLength=1,maxLength=2048"`
+	// SubscribedEvents are event types or patterns ("orders.*", "*").
+	SubscribedEvents []string `json:"subscribedEvents" jsonschema:"required,minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
+	// HTTPMethod is POST (default), PUT or PATCH.
+	HTTPMethod    string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])?$"`
+	CustomHeaders map[string]string `json:"customHeaders"` // sent with every delivery
+	// MaxRetries is the attempts a delivery gets in all (default
+	// DefaultMaxRetries).
+	MaxRetries *int `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
+	// TimeoutMs bounds one attempt (default DefaultTimeoutMs).
+	TimeoutMs *int `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
+	// RateLimitPerMinute caps deliveries a minute; 0 (default) is no cap.
+	RateLimitPerMinute *int `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
+	// AutoDisableThreshold is the failures in a row that switch the webhook
+	// off (default DefaultAutoDisableThreshold).
+	AutoDisableThreshold *int  `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
+	IsActive             *bool `json:"isActive"` // default true
 }
 
 // Patch changes a webhook; nil fields keep their value.
 type Patch struct {
-	Name                 *string            `json:"name" jsonschema:"minLength=1,maxLength=255"`
-	Description          *string            `json:"description" jsonschema:"maxLength=1000"`
-	URL                  *string            `json:"url" jsonschema:"minLength=1,maxLength=2048"`
-	SubscribedEvents     *[]string          `json:"subscribedEvents" jsonschema:"minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
-	HTTPMethod           *string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])$"`
-	CustomHeaders        *map[string]string `json:"customHeaders"`
-	MaxRetries           *int               `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
-	TimeoutMs            *int               `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
-	RateLimitPerMinute   *int               `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
-	AutoDisableThreshold *int               `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
-	IsActive             *bool              `json:"isActive"`
+	Name        *string `json:"name" jsonschema:"minLength=1,maxLength=255"`
+	Description *string `json:"description" jsonschema:"maxLength=1000"`
+	// URL is an http(s) URL on a public address (see Webhook.URL).
+	URL *string `json:"url" jsonschema:"minLength=1,maxLength=2048"`
+	// SubscribedEvents are event types or patterns ("orders.*", "*").
+	SubscribedEvents *[]string `json:"subscribedEvents" jsonschema:"minItems=1,maxItems=100,maxLength=200,pattern=^(\\*|[a-z0-9_]+(\\.[a-z0-9_]+)*(\\.\\*)?)$"`
+	// HTTPMethod is POST, PUT or PATCH.
+	HTTPMethod    *string            `json:"httpMethod" jsonschema:"pattern=^([pP][oO][sSſ][tT]|[pP][uU][tT]|[pP][aA][tT][cC][hH])$"`
+	CustomHeaders *map[string]string `json:"customHeaders"` // replaces all the headers
+	// MaxRetries is the attempts a delivery gets in all.
+	MaxRetries *int `json:"maxRetries" jsonschema:"minimum=0,maximum=30"`
+	// TimeoutMs bounds one attempt.
+	TimeoutMs *int `json:"timeoutMs" jsonschema:"minimum=1000,maximum=60000"`
+	// RateLimitPerMinute caps deliveries a minute; 0 is no cap.
+	RateLimitPerMinute *int `json:"rateLimitPerMinute" jsonschema:"minimum=0,maximum=10000"`
+	// AutoDisableThreshold is the failures in a row that switch the webhook
+	// off.
+	AutoDisableThreshold *int  `json:"autoDisableThreshold" jsonschema:"minimum=0,maximum=1000"`
+	IsActive             *bool `json:"isActive"` // true switches it back on
 }
 
 // Create stores a webhook with a new signing secret, which it returns in
@@ -270,9 +287,9 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // Rotation is the result of RotateSecret: the new secret, shown this one
 // time, and until when the previous one keeps signing.
 type Rotation struct {
-	Secret                  string    `json:"secret"`
-	PreviousSecretSetAt     time.Time `json:"previousSecretSetAt"`
-	PreviousSecretExpiresAt time.Time `json:"previousSecretExpiresAt"`
+	Secret                  string    `json:"secret"`                  // the new secret, in plaintext
+	PreviousSecretSetAt     time.Time `json:"previousSecretSetAt"`     // when this rotation happened
+	PreviousSecretExpiresAt time.Time `json:"previousSecretExpiresAt"` // when the previous secret stops signing
 }
 
 // RotateSecret gives a webhook a new signing secret. For the rotation
@@ -310,7 +327,7 @@ func (s *Service) RotateSecret(ctx context.Context, id string) (*Rotation, error
 // case-insensitively. They are listed newest first; Limit defaults to 50.
 type Filter struct {
 	Search        string
-	IsActive      *bool
+	IsActive      *bool // nil: both active and inactive
 	Limit, Offset int
 }
 

@@ -139,7 +139,7 @@ type InboundReceipt struct {
 	Message    Inbound
 	// TenantID and OrganizationID are the endpoint's ("" when none).
 	TenantID, OrganizationID string
-	ReceivedAt               time.Time
+	ReceivedAt               time.Time // when the message was accepted
 	// ProcessedAt is nil until the message has been processed.
 	ProcessedAt *time.Time
 }

@@ -34,18 +34,18 @@ type Webhook struct {
 	// AutoDisableThreshold is how many consecutive failed deliveries switch
 	// the webhook off (IsActive false).
 	AutoDisableThreshold int  `json:"autoDisableThreshold"`
-	IsActive             bool `json:"isActive"`
+	IsActive             bool `json:"isActive"` // false: no new deliveries are made to it
 	// ConsecutiveFailures counts failed deliveries since the last success.
 	ConsecutiveFailures int        `json:"consecutiveFailures"`
-	LastSuccessAt       *time.Time `json:"lastSuccessAt"`
-	LastFailureAt       *time.Time `json:"lastFailureAt"`
+	LastSuccessAt       *time.Time `json:"lastSuccessAt"` // when a delivery last succeeded; nil never
+	LastFailureAt       *time.Time `json:"lastFailureAt"` // when a delivery last failed; nil never
 	// MaskedSecret shows that a secret exists, not what it is.
 	MaskedSecret string `json:"maskedSecret"`
 	// PreviousSecretSetAt is when the secret was last rotated;
 	// PreviousSecretExpiresAt is when the previous secret stops signing.
 	// Both are nil when no previous secret signs.
 	PreviousSecretSetAt     *time.Time `json:"previousSecretSetAt"`
-	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"` // see PreviousSecretSetAt
 	TenantID                string     `json:"tenantId"`
 	OrganizationID          string     `json:"organizationId,omitempty"`
 	CreatedAt               time.Time  `json:"createdAt"`

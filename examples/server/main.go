@@ -44,7 +44,7 @@
 //	GOGC               the garbage collector's target, as Go reads it (a
 //	                   percentage or off); default 200, not Go's 100.
 //
-// Rate limiting follows the spec's variables (see ratelimit.ConfigFromEnv):
+// Rate limiting reads these variables (see ratelimit.ConfigFromEnv):
 //
 //	RATE_LIMIT_ENABLED            true (default) or false.
 //	RATE_LIMIT_STRATEGY           memory (default) or redis (needs REDIS_URL,

@@ -34,7 +34,7 @@ var settings = []setting{
 	{"`REDIS_URL`", `unset`, "the Redis of `RATE_LIMIT_STRATEGY=redis` (`redis://host:6379/0`); required by it."},
 	{"`RATE_LIMIT_KEY_PREFIX`", "`rl`", `prefix of every rate-limit key.`},
 	{"`RATE_LIMIT_TRUST_PROXY_DEPTH`", "`0`", "trusted proxies in front of the server. `0` ignores `X-Forwarded-For`/`X-Real-IP`, so all clients of an endpoint share one bucket; `N` reads the Nth `X-Forwarded-For` entry from the end. Set it when running behind a proxy."},
-	{"`RATE_LIMIT_<NAME>_POINTS`, `_DURATION`, `_BLOCK_DURATION`", `spec table`, "`NAME` is `LOGIN` (5/60/60), `LOGIN_IP` (20/60/60), `RESET` (3/60/60), `RESET_IP` (10/60/60), `RESET_CONFIRM` (5/300, no block), `2FA_VERIFY` (5/300, reserved); whole numbers, durations in seconds."},
+	{"`RATE_LIMIT_<NAME>_POINTS`, `_DURATION`, `_BLOCK_DURATION`", "per `NAME`", "`NAME` is `LOGIN` (5/60/60), `LOGIN_IP` (20/60/60), `RESET` (3/60/60), `RESET_IP` (10/60/60), `RESET_CONFIRM` (5/300, no block), `2FA_VERIFY` (5/300, reserved); whole numbers, durations in seconds."},
 	{"`APP_INTEGRATION_TEST`", `unset`, "`true` turns all rate limiting off."},
 	{"`APP_TEST_MODE`, `APP_TEST_AUTH_RATE_LIMIT_MODE`", `unset`, "`1` and `opt-in`: the sign-in limits apply only to requests sending `x-app-test-rate-limit: on`."},
 	{"`APP_WEBHOOKS_ALLOW_PRIVATE_URLS`", "`false`", "`true` lets webhooks and the business rules' `CALL_WEBHOOK` action target private, loopback and link-local addresses."},

@@ -173,7 +173,7 @@ func New(db *store.DB, st Store, enqueue Enqueue, opts Options) *Queues {
 
 // Lease is a drain's hold on its queue.
 type Lease struct {
-	Key Key
+	Key Key // the queue leased
 	// Owner names the drain in the lease row: "<holder>/<drain id>"
 	// (HolderOf).
 	Owner string

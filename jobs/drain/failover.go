@@ -51,7 +51,7 @@ func (qs *Queues) Holder() string { return qs.holder }
 
 // QueueState is a queue as Owners (and Lapsed) read it.
 type QueueState struct {
-	Key Key
+	Key Key // the queue
 	// Owner is the drain holding the lease ("" when none does), and
 	// Holder the process it runs in (HolderOf: host:pid:instance).
 	Owner, Holder string
@@ -60,18 +60,18 @@ type QueueState struct {
 	// lease is not live died or stalled, and the takeover (Run) hands its
 	// queue on within TakeOverEvery.
 	LeaseUntil time.Time
-	Live       bool
+	Live       bool // see LeaseUntil
 	// Queued: work arrived that no drain has looked at yet, since
 	// QueuedAt (or a drain is due at QueuedAt, after a yield).
 	Queued   bool
-	QueuedAt time.Time
+	QueuedAt time.Time // see Queued
 	// WakeAt is when a drain is scheduled for the next item to come due.
 	WakeAt time.Time
 	// Due counts the items due at the read's now, and OldestDue is when
 	// the oldest of them became due: now minus it is the queue's lag.
 	// Both are zero unless read with the work (Table.OwnersDue).
 	Due       int
-	OldestDue time.Time
+	OldestDue time.Time // see Due
 }
 
 func (s *QueueState) fill(owner *string, until, queuedAt, wakeAt store.NullTime, now time.Time) {
@@ -100,6 +100,7 @@ type Failover interface {
 // Table implements it over the queue table alone, and an area's Store may
 // override it to add its work (Table.OwnersDue).
 type Inspector interface {
+	// Owners returns the state of every queue held or flagged at now.
 	Owners(ctx context.Context, q store.Querier, now time.Time) ([]QueueState, error)
 }
 

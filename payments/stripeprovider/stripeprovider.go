@@ -560,11 +560,13 @@ func setIdempotencyKey(params *stripe.Params, key string) {
 // and the *stripe.Error. Its message has Stripe's type, code and message
 // but never the objects stripe-go's own message carries.
 type Error struct {
-	Kind   error
-	Op     string
-	Stripe *stripe.Error
+	Kind   error         // payments.ErrDeclined, payments.ErrNotConfigured or nil
+	Op     string        // the call that failed ("create refund", ...)
+	Stripe *stripe.Error // Stripe's error
 }
 
+// Error returns the message: Stripe's type, code and message, never
+// request or response objects.
 func (e *Error) Error() string {
 	se := e.Stripe
 	switch e.Kind {

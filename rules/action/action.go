@@ -38,8 +38,8 @@ var Types = []Type{AllowTransition, BlockTransition, Log, ShowError, ShowWarning
 
 // Action is one step a rule's outcome calls for: {type, config}.
 type Action struct {
-	Type   Type           `json:"type"`
-	Config map[string]any `json:"config,omitempty"`
+	Type   Type           `json:"type"`             // one of the action types (SET_FIELD, NOTIFY, ...)
+	Config map[string]any `json:"config,omitempty"` // the type's settings (field and value for SET_FIELD, ...)
 }
 
 // Limits of a rule's action lists.
@@ -57,10 +57,11 @@ var logLevels = []string{"debug", "info", "warn", "error"}
 // Error is why an action list is refused. Path locates the part
 // ("[1].config.message"), relative to the list.
 type Error struct {
-	Path    string
+	Path    string // see the type comment
 	Message string
 }
 
+// Error returns the message, prefixed with the path when there is one.
 func (e *Error) Error() string {
 	if e.Path == "" {
 		return e.Message
@@ -234,8 +235,8 @@ func typeList() string {
 	return strings.Join(names, ", ")
 }
 
-// eventName is EMIT_EVENT's event: config.eventName, or config.event (the
-// key the system the spec was written from reads at run time).
+// eventName is EMIT_EVENT's event: config.eventName, or config.event (an
+// older name for the same key) when eventName is absent or empty.
 func eventName(cfg map[string]any) string {
 	if s, _ := cfg["eventName"].(string); s != "" {
 		return s
@@ -291,7 +292,7 @@ func recipients(v any) []string {
 type Context struct {
 	RuleID, RuleName                string
 	EntityType, EntityID, EventType string
-	Data                            map[string]any
+	Data                            map[string]any // the entity data placeholders read ("{{data.total}}")
 	// Extra holds further names ("user", "tenant", "organization", …).
 	Extra map[string]any
 	// Now is the time of {{now}} and {{today}}; zero means time.Now().

@@ -29,10 +29,9 @@
 // non-public host (an IP literal in any notation, localhost, a
 // single-label name, ...) when the rule is written.
 //
-// Decisions where the spec is silent: a required key is checked for
-// presence and kind, not truthiness (the system the spec was written from
-// refused SET_FIELD value false); EMIT_EVENT reads eventName or event (that
-// system validated one and executed the other); at most 50 actions per
+// Decisions: a required key is checked for presence and kind, not
+// truthiness (SET_FIELD accepts value false); EMIT_EVENT reads eventName,
+// or event when eventName is absent; at most 50 actions per
 // list and 5000 characters per message.
 //
 // Plan resolves placeholders and returns the outcome an execution reports:

@@ -1,6 +1,5 @@
 // Package condition parses, validates and evaluates business-rule
-// condition expressions: the JSON trees of the spec's "Condition
-// expression", compiled once and evaluated many times.
+// condition expressions: JSON trees of comparisons and groups, compiled once and evaluated many times.
 //
 // # Shapes
 //
@@ -19,7 +18,7 @@
 //
 // Parse refuses, with an *Error locating the part: an expression deeper
 // than 10 groups, a group of more than 50 rules, a field path over 200
-// characters (the safety limits, checked first, with the spec's message),
+// characters (the safety limits, checked first),
 // an unknown operator, an empty group, a missing value, a field that is
 // not a path (letters, digits, '_', dots, [n] indices), or anything that
 // is neither a comparison nor a group.

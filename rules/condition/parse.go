@@ -61,10 +61,12 @@ const (
 // Error is why an expression is refused. Path locates the offending part
 // ("rules[1].operator"); it is empty for the expression as a whole.
 type Error struct {
-	Path    string
+	Path    string // see the type comment
 	Message string
 }
 
+// Error returns "Invalid condition expression: ", the path when there
+// is one, and the message.
 func (e *Error) Error() string {
 	if e.Path == "" {
 		return "Invalid condition expression: " + e.Message

@@ -13,7 +13,7 @@ import (
 // the row out), Seeing ones must. Every area's organization test walks the
 // same grid, so a new area cannot forget a case.
 type OrgScopes struct {
-	Blind, Seeing map[string]store.Scope
+	Blind, Seeing map[string]store.Scope // see the type comment
 }
 
 // NewOrgScopes returns the grid for tenant and two of its organizations:

@@ -82,7 +82,7 @@ func (e *env) tick() time.Time {
 	return e.clock
 }
 
-// spec is a toggle to create.
+// A toggle to create: its fields, with the type defaulting to Boolean.
 type spec struct {
 	identifier, name, description, category string
 	typ                                     toggles.Type

@@ -63,7 +63,7 @@ const (
 	dqtMarker  = 0xdb // Define Quantization Table.
 	driMarker  = 0xdd // Define Restart Interval.
 	comMarker  = 0xfe // COMment.
-	// "APPlication specific" markers aren't part of the JPEG spec per se,
+	// "APPlication specific" markers aren't part of the JPEG standard per se,
 	// but in practice, their use is described at
 	// https://www.sno.phy.queensu.ca/~phil/exiftool/TagNames/JPEG.html
 	app0Marker  = 0xe0

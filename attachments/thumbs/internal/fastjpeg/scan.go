@@ -112,7 +112,7 @@ func (d *decoder) processSOS(n int) error {
 
 	// zigStart and zigEnd are the spectral selection bounds.
 	// ah and al are the successive approximation high and low values.
-	// The spec calls these values Ss, Se, Ah and Al.
+	// The JPEG standard calls these values Ss, Se, Ah and Al.
 	//
 	// For progressive JPEGs, these are the two more-or-less independent
 	// aspects of progression. Spectral selection progression is when not
