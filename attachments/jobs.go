@@ -44,7 +44,7 @@ func (s *Service) RegisterJobs(e *jobs.Engine) error {
 	}
 	if err := jobs.Register(e, jobs.WorkFunc[SweepOrphans](func(ctx context.Context, _ *jobs.Job[SweepOrphans]) error {
 		_, err := s.SweepOrphans(ctx, time.Now().Add(-OrphanGrace))
-		return err
+		return err // SweepOrphans logs what it removed
 	}), nil); err != nil {
 		return err
 	}
@@ -199,13 +199,15 @@ func ocrable(mime string) bool {
 
 // SweepOrphans removes stored files that no attachment names and that are
 // older than before (files of uploads still in progress are younger). It
-// returns how many it removed.
+// returns how many it removed, and logs each removal (its key, size and
+// age) and the run's count, so that an operator sees what a crash or a
+// failed delete had left behind.
 func (s *Service) SweepOrphans(ctx context.Context, before time.Time) (int, error) {
 	blobs, err := s.blobs.List(ctx, "")
 	if err != nil {
 		return 0, err
 	}
-	byID := map[string][]string{}
+	byID := map[string][]BlobInfo{}
 	var ids []string
 	for _, b := range blobs {
 		parts := strings.SplitN(b.Key, "/", 3)
@@ -216,9 +218,10 @@ func (s *Service) SweepOrphans(ctx context.Context, before time.Time) (int, erro
 		if _, seen := byID[id]; !seen {
 			ids = append(ids, id)
 		}
-		byID[id] = append(byID[id], b.Key)
+		byID[id] = append(byID[id], b)
 	}
 	if len(ids) == 0 {
+		s.logger.DebugContext(ctx, "attachments: orphan sweep done", "removed", 0, "checked", len(blobs))
 		return 0, nil
 	}
 	live, err := s.store.Existing(ctx, s.db, ids)
@@ -230,12 +233,15 @@ func (s *Service) SweepOrphans(ctx context.Context, before time.Time) (int, erro
 		if live[id] {
 			continue
 		}
-		for _, key := range byID[id] {
-			if err := s.blobs.Delete(ctx, key); err != nil {
+		for _, b := range byID[id] {
+			if err := s.blobs.Delete(ctx, b.Key); err != nil {
 				return removed, err
 			}
 			removed++
+			s.logger.InfoContext(ctx, "attachments: orphan file removed", "key", b.Key, "bytes", b.Size,
+				"age", time.Since(b.ModTime).Round(time.Second))
 		}
 	}
+	s.logger.InfoContext(ctx, "attachments: orphan sweep done", "removed", removed, "checked", len(blobs))
 	return removed, nil
 }

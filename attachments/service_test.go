@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -876,7 +877,8 @@ func TestSweepOrphans(t *testing.T) {
 		root := filepath.Join(t.TempDir(), "files")
 		blobs, err := attachments.NewFSBlobs(root)
 		is.NoErr(err)
-		svc := newService(db, attachments.Options{Blobs: blobs})
+		var logs syncBuffer
+		svc := newService(db, attachments.Options{Blobs: blobs, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		tn := newTenant(t)
 		live := upload(t, svc, tn.ctx, "R1", "live.txt", []byte("live"), nil)
 		oldOrphan, youngOrphan := store.NewID(), store.NewID()
@@ -901,6 +903,13 @@ func TestSweepOrphans(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(n, 2)
 		is.Equal(blobKeys(t, blobs, ""), sortedKeys("stray", tn.id+"/"+live.ID+"/original", tn.id+"/"+youngOrphan+"/original"))
+		// The sweep reports what it removed.
+		for _, want := range []string{`orphan file removed" key=` + tn.id + "/" + oldOrphan + "/original",
+			`orphan file removed" key=` + tn.id + "/" + oldOrphan + "/thumbs/10x10-cover", `orphan sweep done" removed=2`} {
+			if !strings.Contains(logs.String(), want) {
+				t.Errorf("the sweep's log lacks %q:\n%s", want, logs.String())
+			}
+		}
 		// Once old enough, the young orphan goes too; the live file stays.
 		n, err = svc.SweepOrphans(ctx, time.Now().Add(time.Minute))
 		is.NoErr(err)
