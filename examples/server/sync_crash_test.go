@@ -57,7 +57,7 @@ func TestDataSyncImportSurvivesSIGKILL(t *testing.T) {
 }
 
 // crashSource is the test's JSON source: GET /{entityType}?cursor=&limit=
-// pages syncCrashItems items (the cursor is the next index), each page
+// pages total items (the cursor is the next index), each page
 // after a delay. It counts the requests per cursor and signals each page
 // written on answered (without blocking).
 type crashSource struct {
@@ -68,7 +68,7 @@ type crashSource struct {
 	served   atomic.Int64
 }
 
-func newCrashSource(t *testing.T, delay time.Duration) *crashSource {
+func newCrashSource(t *testing.T, total int, delay time.Duration) *crashSource {
 	s := &crashSource{requests: map[string]int{}, answered: make(chan string, 1)}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cursor := r.URL.Query().Get("cursor")
@@ -78,17 +78,17 @@ func newCrashSource(t *testing.T, delay time.Duration) *crashSource {
 		s.requests[cursor]++
 		s.mu.Unlock()
 		time.Sleep(delay)
-		to := min(from+limit, syncCrashItems)
+		to := min(from+limit, total)
 		items := make([]map[string]any, 0, max(to-from, 0))
 		for i := from; i < to; i++ {
 			items = append(items, map[string]any{"externalId": fmt.Sprintf("ext-%d", i), "data": map[string]any{"title": syncCrashTitle(i)}})
 		}
 		var next any
-		if to < syncCrashItems {
+		if to < total {
 			next = strconv.Itoa(to)
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"items": items, "nextCursor": next, "totalEstimate": syncCrashItems})
+		_ = json.NewEncoder(w).Encode(map[string]any{"items": items, "nextCursor": next, "totalEstimate": total})
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}
@@ -120,7 +120,7 @@ type syncRun struct {
 }
 
 func syncCrashScenario(t *testing.T, bin string, extraEnv []string) {
-	src := newCrashSource(t, 40*time.Millisecond)
+	src := newCrashSource(t, syncCrashItems, 40*time.Millisecond)
 	env := append([]string{"DATA_DIR=" + t.TempDir(), "ADDR=127.0.0.1:0", "BOOTSTRAP_API_KEY=" + bootstrapKey,
 		"APP_WEBHOOKS_ALLOW_PRIVATE_URLS=true", "RATE_LIMIT_ENABLED=false", "JOBS_TIMEOUT=2", "JOBS_RESCUE_STUCK_AFTER=3",
 		"LOG_LEVEL=error", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, extraEnv...)

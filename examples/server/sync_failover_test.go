@@ -1,17 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,46 +56,10 @@ func TestDataSyncFailover(t *testing.T) {
 	})
 }
 
-// failoverSource serves items items in pages (the cursor is the next
-// index), each after delay, counting the requests per cursor.
-type failoverSource struct {
-	srv      *httptest.Server
-	mu       sync.Mutex
-	requests map[string]int
-	served   atomic.Int64
-}
-
-func newFailoverSource(t *testing.T, items int, delay time.Duration) *failoverSource {
-	s := &failoverSource{requests: map[string]int{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cursor := r.URL.Query().Get("cursor")
-		from, _ := strconv.Atoi(cursor)
-		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-		s.mu.Lock()
-		s.requests[cursor]++
-		s.mu.Unlock()
-		time.Sleep(delay)
-		to := min(from+limit, items)
-		page := make([]map[string]any, 0, max(to-from, 0))
-		for i := from; i < to; i++ {
-			page = append(page, map[string]any{"externalId": fmt.Sprintf("ext-%d", i), "data": map[string]any{"title": syncCrashTitle(i)}})
-		}
-		var next any
-		if to < items {
-			next = strconv.Itoa(to)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"items": page, "nextCursor": next, "totalEstimate": items})
-		s.served.Add(1)
-	}))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
 // syncFailover runs the scenario on the database dbURL ("": SQLite in
 // the data directory, one server restarted; otherwise two servers).
 func syncFailover(t *testing.T, bin, dbURL string, items int) {
-	src := newFailoverSource(t, items, 20*time.Millisecond)
+	src := newCrashSource(t, items, 20*time.Millisecond)
 	dataDir := t.TempDir()
 	env := []string{"DATA_DIR=" + dataDir, "ADDR=127.0.0.1:0", "BOOTSTRAP_API_KEY=" + bootstrapKey, "APP_WEBHOOKS_ALLOW_PRIVATE_URLS=true",
 		"RATE_LIMIT_ENABLED=false", "LOG_LEVEL=error", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
