@@ -38,6 +38,9 @@ type Route struct {
 	Method, Path string
 	// Summary is a one-line description.
 	Summary string
+	// Description says more, when there is more to say; the documentation
+	// adds the credentials and the error statuses.
+	Description string
 	// Area is the documentation section ("Reports"); "Custom" when empty.
 	Area string
 	// Public routes need no credential.
@@ -70,7 +73,7 @@ type Route struct {
 func hostRoutes(rs []Route) []route {
 	out := make([]route, len(rs))
 	for i, r := range rs {
-		out[i] = route{Method: r.Method, Path: r.Path, Summary: r.Summary, Area: r.Area, Public: r.Public,
+		out[i] = route{Method: r.Method, Path: r.Path, Summary: r.Summary, Description: r.Description, Area: r.Area, Public: r.Public,
 			Features: r.Features, Query: r.Query, Request: r.Request, Example: r.Example, Response: r.Response, Status: r.Status,
 			Errors: r.Errors, Handler: r.Handler}
 		if out[i].Area == "" {

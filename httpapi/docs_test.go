@@ -39,6 +39,7 @@ func fetchDocument(t *testing.T, e *testEnv) map[string]map[string]docOperation 
 	}
 	var doc struct {
 		OpenAPI string                             `json:"openapi"`
+		Servers []struct{ URL string }             `json:"servers"`
 		Paths   map[string]map[string]docOperation `json:"paths"`
 	}
 	if err := json.Unmarshal(r.Body, &doc); err != nil {
@@ -47,7 +48,15 @@ func fetchDocument(t *testing.T, e *testEnv) map[string]map[string]docOperation 
 	if doc.OpenAPI != "3.1.0" {
 		t.Fatalf("openapi %q", doc.OpenAPI)
 	}
-	return doc.Paths
+	// The paths are relative to the one server, the handler's base path.
+	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/api" {
+		t.Fatalf("servers %+v, want one: /api", doc.Servers)
+	}
+	paths := map[string]map[string]docOperation{}
+	for p, item := range doc.Paths {
+		paths[doc.Servers[0].URL+p] = item
+	}
+	return paths
 }
 
 // TestOpenAPIDocumentIsValid: the served document validates as OpenAPI

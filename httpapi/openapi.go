@@ -31,6 +31,7 @@ import (
 type openAPI struct {
 	OpenAPI    string                           `json:"openapi"`
 	Info       openAPIInfo                      `json:"info"`
+	Servers    []openAPIServer                  `json:"servers"`
 	Tags       []openAPITag                     `json:"tags"`
 	Paths      map[string]map[string]*operation `json:"paths"`
 	Components openAPIComponents                `json:"components"`
@@ -44,6 +45,13 @@ type openAPIInfo struct {
 	Title       string `json:"title"`
 	Version     string `json:"version"`
 	Description string `json:"description"`
+}
+
+// openAPIServer is where the paths are served: the handler's base path,
+// relative to the host the document was fetched from.
+type openAPIServer struct {
+	URL         string `json:"url"`
+	Description string `json:"description,omitempty"`
 }
 
 type openAPITag struct {
@@ -73,7 +81,9 @@ type operation struct {
 	Parameters  []parameter             `json:"parameters,omitempty"`
 	RequestBody *requestBody            `json:"requestBody,omitempty"`
 	Responses   map[string]*apiResponse `json:"responses"`
-	Security    []map[string][]string   `json:"security,omitempty"`
+	// Security lists the accepted credentials; empty (not absent) on
+	// public routes, which need none.
+	Security []map[string][]string `json:"security"`
 	// RequiredFeatures are the features a caller must all hold
 	// (x-required-features); absent on public routes.
 	RequiredFeatures []string `json:"x-required-features,omitempty"`
@@ -195,6 +205,8 @@ func buildOpenAPI(base string, routes []route) (*openAPI, error) {
 				"an operation marked x-tenant-wide changes a setting of every organization of the tenant and answers 403 " +
 				"(requiredScope: tenant) to a caller whose access is limited to some organizations. " +
 				"A query parameter given with an empty value counts as absent."},
+		Servers: []openAPIServer{{URL: cmp.Or(base, "/"),
+			Description: "The API's base path on the host that serves this document"}},
 		Paths: map[string]map[string]*operation{},
 	}
 	seenTags := map[string]bool{}
@@ -208,10 +220,11 @@ func buildOpenAPI(base string, routes []route) (*openAPI, error) {
 			return nil, fmt.Errorf("httpapi: document %s %s: operation id %s used twice", rt.Method, rt.Path, op.OperationID)
 		}
 		seenIDs[op.OperationID] = true
-		item := doc.Paths[op.path]
+		key := strings.TrimPrefix(op.path, base)
+		item := doc.Paths[key]
 		if item == nil {
 			item = map[string]*operation{}
-			doc.Paths[op.path] = item
+			doc.Paths[key] = item
 		}
 		item[strings.ToLower(rt.Method)] = op
 		doc.order = append(doc.order, op)
@@ -262,6 +275,7 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 	op := &operation{
 		OperationID:  operationID(rt.Method, p),
 		Summary:      rt.Summary,
+		Description:  rt.describe(),
 		Tags:         []string{rt.Area},
 		Parameters:   rt.parameters(),
 		method:       rt.Method,
@@ -269,6 +283,7 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		public:       rt.Public,
 		optionalAuth: rt.OptionalAuth,
 	}
+	op.Security = []map[string][]string{}
 	if !rt.Public {
 		op.Security = []map[string][]string{{schemeAPIKeyHeader: {}}, {schemeAPIKeyAuth: {}}, {schemeBearer: {}}}
 		if rt.OptionalAuth {
@@ -278,7 +293,7 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		op.SuperAdmin = rt.SuperAdmin
 		op.TenantWide = rt.TenantWide
 	}
-	if rt.Request != nil || rt.RequestContent != "" {
+	if rt.hasBody() {
 		body, err := g.requestBody(rt)
 		if err != nil {
 			return nil, err
@@ -363,7 +378,7 @@ func (rt route) errorStatuses() []int {
 			out = append(out, s)
 		}
 	}
-	hasBody := rt.Request != nil || rt.RequestContent != ""
+	hasBody := rt.hasBody()
 	if hasBody || len(rt.Query) > 0 || rt.Exports || len(pathParams(rt.docPath())) > 0 {
 		add(http.StatusBadRequest)
 	}
@@ -416,6 +431,14 @@ func errorResponse(status int, rt route) *apiResponse {
 	return r
 }
 
+// hasBody reports whether a route reads a request body.
+func (rt route) hasBody() bool {
+	return rt.Request != nil || rt.RequestContent != "" || rt.FormBody
+}
+
+// formContents are the media types of a FormBody route's request.
+var formContents = []string{"application/x-www-form-urlencoded", "multipart/form-data", "application/json"}
+
 func (g *schemaGen) requestBody(rt route) (*requestBody, error) {
 	ct := cmp.Or(rt.RequestContent, "application/json")
 	var schema any = map[string]any{}
@@ -428,7 +451,14 @@ func (g *schemaGen) requestBody(rt route) (*requestBody, error) {
 	} else if ct == "application/octet-stream" {
 		schema = map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}
 	}
-	return &requestBody{Required: !rt.BodyOptional, Content: map[string]*mediaType{ct: {Schema: schema, Example: rt.Example}}}, nil
+	body := &requestBody{Required: !rt.BodyOptional, Content: map[string]*mediaType{ct: {Schema: schema, Example: rt.Example}}}
+	if rt.FormBody {
+		body.Content = map[string]*mediaType{}
+		for _, ct := range formContents {
+			body.Content[ct] = &mediaType{Schema: schema, Example: rt.Example}
+		}
+	}
+	return body, nil
 }
 
 func (g *schemaGen) successResponse(rt route) (*apiResponse, error) {
@@ -670,7 +700,7 @@ func toJSONMap(s *jsonschema.Schema) (any, error) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, err
 	}
-	return v, nil
+	return portableSchema(v), nil
 }
 
 // nullables lets the properties of t's named structs that encoding/json
