@@ -13,11 +13,14 @@ import (
 // rewritten into forms that mean the same or are documented:
 //
 //   - a boolean schema (true: any value, false: none) becomes {} or
-//     {"not": {}}; additionalProperties keeps its boolean, which every
+//     {"not": {}}; additionalProperties: false stays, which every
 //     reader accepts;
 //   - exclusiveMinimum / exclusiveMaximum become minimum / maximum with
 //     the strict bound said in the description (the handlers still
 //     refuse the bound itself, with a 400);
+//   - an object schema that names no properties ({"type": "object"},
+//     a map of any values) says additionalProperties: {}, which the
+//     generators read as "any keys" rather than "no keys";
 //   - an anyOf whose branches only name required properties ("give at
 //     least one of") becomes minProperties with a description, as
 //     generators turn such an anyOf into variant types without fields.
@@ -44,11 +47,10 @@ func portableSchema(v any) any {
 				s[k] = portableSchema(sub)
 			}
 		}
-		if sub, ok := s["additionalProperties"]; ok {
-			if _, isBool := sub.(bool); !isBool {
-				s["additionalProperties"] = portableSchema(sub)
-			}
+		if sub, ok := s["additionalProperties"]; ok && sub != false {
+			s["additionalProperties"] = portableSchema(sub)
 		}
+		openObject(s)
 		for _, k := range []string{"anyOf", "oneOf", "allOf", "prefixItems"} {
 			if list, ok := s[k].([]any); ok {
 				for i, sub := range list {
@@ -62,6 +64,20 @@ func portableSchema(v any) any {
 		return s
 	}
 	return v
+}
+
+// openObject gives an object schema without properties an explicit
+// additionalProperties {}.
+func openObject(s map[string]any) {
+	if s["type"] != "object" {
+		return
+	}
+	for _, k := range []string{"properties", "additionalProperties", "patternProperties", "$ref"} {
+		if _, ok := s[k]; ok {
+			return
+		}
+	}
+	s["additionalProperties"] = map[string]any{}
 }
 
 // strictBound turns exclusive (a number) into inclusive with the strict
