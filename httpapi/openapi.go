@@ -476,7 +476,7 @@ func (g *schemaGen) successResponse(rt route) (*apiResponse, error) {
 		}
 		if rt.Exports {
 			// format=json's file is an array of rows.
-			rows := map[string]any{"type": "array", "items": map[string]any{"type": "object"}}
+			rows := map[string]any{"type": "array", "items": map[string]any{"type": "object", "additionalProperties": map[string]any{}}}
 			s = map[string]any{"anyOf": []any{s, rows}}
 		}
 		r.Content["application/json"] = &mediaType{Schema: s}
