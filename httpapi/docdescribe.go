@@ -2,6 +2,9 @@ package httpapi
 
 import (
 	"cmp"
+	"maps"
+	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,13 +34,18 @@ func (rt route) describe() string {
 	if rt.TenantWide {
 		b.WriteString(" Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.")
 	}
-	statuses := rt.errorStatuses()
-	if len(statuses) > 0 {
-		b.WriteString("\n\nErrors:")
-		for _, s := range statuses {
-			b.WriteString(" " + strconv.Itoa(s) + " " + errorResponse(s, rt).Description + ";")
+	var errs []string
+	for _, s := range rt.errorStatuses() {
+		errs = append(errs, strconv.Itoa(s)+": "+errorResponse(s, rt).Description)
+	}
+	for _, s := range slices.Sorted(maps.Keys(rt.ErrorTypes)) {
+		errs = append(errs, strconv.Itoa(s)+": "+http.StatusText(s))
+	}
+	if len(errs) > 0 {
+		b.WriteString("\n\nErrors:\n")
+		for _, e := range append(errs, "5XX: internal error (the body never carries internals)") {
+			b.WriteString("\n- " + e)
 		}
-		b.WriteString(" 5XX internal error (the body never carries internals).")
 	}
 	return b.String()
 }
