@@ -91,8 +91,10 @@
 //     x-required-features; the others list the three credential forms and
 //     their features, and super-admin routes x-super-admin.
 //   - The paths are relative to the one server, the base path
-//     (Options.BasePath), so a client generated from the document calls
-//     the host's mount.
+//     (Options.BasePath); behind http.StripPrefix the server is the
+//     stripped prefix followed by the base path (read from the request's
+//     RequestURI), so a client generated from the document calls the
+//     host's mount. A prefix a reverse proxy strips is not seen.
 //   - Every operation has a description: the route's Description (or its
 //     Summary), who may call it and its error statuses (docdescribe.go).
 //   - The document is written for client generators as well as

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"cmp"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -126,6 +128,41 @@ func checkPortableSchema(t *testing.T, where string, s any) {
 					checkPortableSchema(t, where+"/"+k, b)
 				}
 			}
+		}
+	}
+}
+
+// TestOpenAPIServerBehindStripPrefix: a host that mounts the handler
+// under a prefix with http.StripPrefix gets a document whose server is
+// that prefix followed by the base path; requested directly, the server
+// is the base path.
+func TestOpenAPIServerBehindStripPrefix(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, storetest.SQLite(t))
+	server := func(h http.Handler, target string) string {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+		var doc struct {
+			Servers []struct{ URL string } `json:"servers"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || len(doc.Servers) != 1 {
+			t.Fatalf("GET %s: %d %.200s", target, rec.Code, rec.Body)
+		}
+		return doc.Servers[0].URL
+	}
+	for _, c := range []struct{ base, prefix, want string }{
+		{"/", "/tenantkit", "/tenantkit"},
+		{"/api", "/tenantkit", "/tenantkit/api"},
+		{"/api", "/a/b", "/a/b/api"},
+	} {
+		h := New(e.kit, Options{Auth: e.auth, BasePath: c.base})
+		docPath := strings.TrimSuffix(c.base, "/") + "/docs/openapi"
+		if got := server(http.StripPrefix(c.prefix, h), c.prefix+docPath); got != c.want {
+			t.Errorf("base %s under %s: server %s, want %s", c.base, c.prefix, got, c.want)
+		}
+		if got, want := server(h, docPath), cmp.Or(strings.TrimSuffix(c.base, "/"), "/"); got != want {
+			t.Errorf("base %s unmounted: server %s, want %s", c.base, got, want)
 		}
 	}
 }
