@@ -3,6 +3,7 @@ package httpapi
 import (
 	"cmp"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -164,5 +165,36 @@ func TestOpenAPIServerBehindStripPrefix(t *testing.T) {
 		if got, want := server(h, docPath), cmp.Or(strings.TrimSuffix(c.base, "/"), "/"); got != want {
 			t.Errorf("base %s unmounted: server %s, want %s", c.base, got, want)
 		}
+	}
+}
+
+// TestOpenAPILicense: Options.DocsLicense is the document's
+// info.license (an SPDX identifier winning over a URL); without a name
+// the document states none.
+func TestOpenAPILicense(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, storetest.SQLite(t))
+	license := func(l DocsLicense) map[string]any {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		New(e.kit, Options{Auth: e.auth, DocsLicense: l}).ServeHTTP(rec, httptest.NewRequest("GET", "/api/docs/openapi", nil))
+		var doc struct {
+			Info struct {
+				License map[string]any `json:"license"`
+			} `json:"info"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+			t.Fatalf("%d %.200s", rec.Code, rec.Body)
+		}
+		return doc.Info.License
+	}
+	if got := license(DocsLicense{}); got != nil {
+		t.Errorf("no license set: %v", got)
+	}
+	if got := license(DocsLicense{Name: "Apache 2.0", Identifier: "Apache-2.0", URL: "https://example.com/l"}); !maps.Equal(got, map[string]any{"name": "Apache 2.0", "identifier": "Apache-2.0"}) {
+		t.Errorf("identifier and URL: %v", got)
+	}
+	if got := license(DocsLicense{Name: "Ours", URL: "https://example.com/l"}); !maps.Equal(got, map[string]any{"name": "Ours", "url": "https://example.com/l"}) {
+		t.Errorf("URL: %v", got)
 	}
 }

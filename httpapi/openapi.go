@@ -42,9 +42,16 @@ type openAPI struct {
 }
 
 type openAPIInfo struct {
-	Title       string `json:"title"`
-	Version     string `json:"version"`
-	Description string `json:"description"`
+	Title       string          `json:"title"`
+	Version     string          `json:"version"`
+	Description string          `json:"description"`
+	License     *openAPILicense `json:"license,omitempty"`
+}
+
+type openAPILicense struct {
+	Name       string `json:"name"`
+	Identifier string `json:"identifier,omitempty"`
+	URL        string `json:"url,omitempty"`
 }
 
 // openAPIServer is where the paths are served: the handler's base path,
@@ -190,7 +197,7 @@ var areaDescriptions = map[string]string{
 }
 
 // buildOpenAPI builds the document of a route table served under base.
-func buildOpenAPI(base string, routes []route) (*openAPI, error) {
+func buildOpenAPI(base string, routes []route, license DocsLicense) (*openAPI, error) {
 	g := newSchemaGen()
 	if _, err := g.response(reflect.TypeOf(errorBody{})); err != nil {
 		return nil, err
@@ -208,6 +215,12 @@ func buildOpenAPI(base string, routes []route) (*openAPI, error) {
 		Servers: []openAPIServer{{URL: cmp.Or(base, "/"),
 			Description: "The API's base path on the host that serves this document"}},
 		Paths: map[string]map[string]*operation{},
+	}
+	if license.Name != "" {
+		doc.Info.License = &openAPILicense{Name: license.Name, Identifier: license.Identifier}
+		if license.Identifier == "" {
+			doc.Info.License.URL = license.URL
+		}
 	}
 	seenTags := map[string]bool{}
 	seenIDs := map[string]bool{}

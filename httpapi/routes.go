@@ -150,7 +150,7 @@ func (a *api) routes() []route {
 	rs = append(rs, hostRoutes(a.opts.Routes)...)
 	d := &docs{}
 	rs = append(rs, a.docsRoutes(d)...)
-	d.build = func() (*openAPI, error) { return buildOpenAPI(a.base, rs) }
+	d.build = func() (*openAPI, error) { return buildOpenAPI(a.base, rs, a.opts.DocsLicense) }
 	return rs
 }
 
