@@ -149,7 +149,7 @@ func TestDocsRoutes(t *testing.T) {
 	is.True(strings.HasPrefix(md.Header.Get("Content-Type"), "text/markdown"))
 	text := string(md.Body)
 	for _, want := range []string{"## Feature toggles", "## Business rules", "## Custom entities", "## Data sync",
-		"### POST /api/business_rules/rules", "`business_rules.rules.create`", "curl -X POST 'http://localhost:8080/api/business_rules/rules'"} {
+		"### POST /api/business_rules/rules", "`business_rules.rules.create`", "cf_<key>In=a,b", "curl -X POST 'http://localhost:8080/api/business_rules/rules'"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the Markdown lacks %q", want)
 		}

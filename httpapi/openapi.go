@@ -104,6 +104,7 @@ type operation struct {
 	method, path string // for the Markdown
 	public       bool
 	optionalAuth bool
+	details      string // the route's own Description, for the Markdown
 }
 
 type parameter struct {
@@ -289,6 +290,7 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		OperationID:  operationID(rt.Method, p),
 		Summary:      rt.Summary,
 		Description:  rt.describe(),
+		details:      rt.Description,
 		Tags:         []string{rt.Area},
 		Parameters:   rt.parameters(),
 		method:       rt.Method,
