@@ -90,9 +90,28 @@
 //     string types.
 //   - Every error answers one documented schema (ErrorBody), the union of
 //     the default body and the areas' own formats.
-//   - Public routes carry no security requirement and no
+//   - Public routes declare security: [] (no credential) and no
 //     x-required-features; the others list the three credential forms and
 //     their features, and super-admin routes x-super-admin.
+//   - The paths are relative to the one server, the base path
+//     (Options.BasePath); behind http.StripPrefix the server is the
+//     stripped prefix followed by the base path (read from the request's
+//     RequestURI), so a client generated from the document calls the
+//     host's mount. A prefix a reverse proxy strips is not seen.
+//   - Every operation has a description: the route's Description (or its
+//     Summary), who may call it and its error statuses (docdescribe.go).
+//   - The document is written for client generators as well as
+//     validators (docportable.go): no boolean schemas, inclusive bounds
+//     with the strict one in the description, objects of any keys with an
+//     explicit additionalProperties {}, one concrete media type per body
+//     form (the sign-in routes: form-urlencoded, multipart and JSON,
+//     FormBody). Routes that decode one Go type but need different fields
+//     document a type each (the three rule executions, rules_inputs.go).
+//     scripts/openapi-check.sh runs the pinned generators (oapi-codegen,
+//     ogen, openapi-typescript) and linters (Redocly, Spectral) on it.
+//   - GET /entities/records answers its JSON page and format=json's file
+//     (an array of rows) under one media type, application/json: its
+//     schema is either. The other exports have their own media types.
 //   - Routes that share a pattern (Match) are documented under their
 //     concrete paths (DocPath).
 //   - The host's own routes (Options.Routes, type Route) are served behind

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/tenantkit/tenantkit/httpapi/explorer"
@@ -38,6 +40,9 @@ type Route struct {
 	Method, Path string
 	// Summary is a one-line description.
 	Summary string
+	// Description says more, when there is more to say; the documentation
+	// adds the credentials and the error statuses.
+	Description string
 	// Area is the documentation section ("Reports"); "Custom" when empty.
 	Area string
 	// Public routes need no credential.
@@ -70,7 +75,7 @@ type Route struct {
 func hostRoutes(rs []Route) []route {
 	out := make([]route, len(rs))
 	for i, r := range rs {
-		out[i] = route{Method: r.Method, Path: r.Path, Summary: r.Summary, Area: r.Area, Public: r.Public,
+		out[i] = route{Method: r.Method, Path: r.Path, Summary: r.Summary, Description: r.Description, Area: r.Area, Public: r.Public,
 			Features: r.Features, Query: r.Query, Request: r.Request, Example: r.Example, Response: r.Response, Status: r.Status,
 			Errors: r.Errors, Handler: r.Handler}
 		if out[i].Area == "" {
@@ -85,6 +90,7 @@ func hostRoutes(rs []Route) []route {
 type docs struct {
 	once     sync.Once
 	build    func() (*openAPI, error)
+	doc      *openAPI
 	openapi  []byte
 	markdown []byte
 	err      error
@@ -118,6 +124,7 @@ func (d *docs) load() error {
 			d.err = err
 			return
 		}
+		d.doc = doc
 		d.openapi, d.err = doc.JSON()
 		if d.err == nil {
 			var buf bytes.Buffer
@@ -128,11 +135,44 @@ func (d *docs) load() error {
 	return d.err
 }
 
-func (d *docs) serveOpenAPI(w http.ResponseWriter, _ *http.Request) error {
+// serveOpenAPI serves the document. Behind http.StripPrefix its server
+// is the stripped prefix followed by the base path, so that the paths
+// resolve where the host mounts the handler.
+func (d *docs) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	if err := d.load(); err != nil {
 		return err
 	}
-	return writeDoc(w, "application/json; charset=utf-8", d.openapi)
+	body := d.openapi
+	if prefix := mountPrefix(r); prefix != "" {
+		doc := *d.doc
+		server := d.doc.Servers[0]
+		server.URL = prefix + strings.TrimSuffix(server.URL, "/") // the base path, "/" for none
+		doc.Servers = []openAPIServer{server}
+		var err error
+		if body, err = doc.JSON(); err != nil {
+			return err
+		}
+	}
+	return writeDoc(w, "application/json; charset=utf-8", body)
+}
+
+// mountPrefix is the path prefix a host stripped from the request before
+// the handler saw it (http.StripPrefix keeps the request's original
+// RequestURI): "/tenantkit" for /tenantkit/api/docs/openapi served as
+// /api/docs/openapi; "" when nothing was stripped.
+func mountPrefix(r *http.Request) string {
+	if r.RequestURI == "" || r.RequestURI == "*" {
+		return ""
+	}
+	u, err := url.ParseRequestURI(r.RequestURI)
+	if err != nil || u.Path == r.URL.Path || !strings.HasSuffix(u.Path, r.URL.Path) {
+		return ""
+	}
+	prefix := strings.TrimSuffix(strings.TrimSuffix(u.Path, r.URL.Path), "/")
+	if !strings.HasPrefix(prefix, "/") {
+		return ""
+	}
+	return prefix
 }
 
 func (d *docs) serveMarkdown(w http.ResponseWriter, _ *http.Request) error {

@@ -38,6 +38,7 @@ func fetchDocument(t *testing.T, e *testEnv) map[string]map[string]docOperation 
 	}
 	var doc struct {
 		OpenAPI string                             `json:"openapi"`
+		Servers []struct{ URL string }             `json:"servers"`
 		Paths   map[string]map[string]docOperation `json:"paths"`
 	}
 	if err := json.Unmarshal(r.Body, &doc); err != nil {
@@ -46,7 +47,15 @@ func fetchDocument(t *testing.T, e *testEnv) map[string]map[string]docOperation 
 	if doc.OpenAPI != "3.1.0" {
 		t.Fatalf("openapi %q", doc.OpenAPI)
 	}
-	return doc.Paths
+	// The paths are relative to the one server, the handler's base path.
+	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/api" {
+		t.Fatalf("servers %+v, want one: /api", doc.Servers)
+	}
+	paths := map[string]map[string]docOperation{}
+	for p, item := range doc.Paths {
+		paths[doc.Servers[0].URL+p] = item
+	}
+	return paths
 }
 
 // TestOpenAPIDocumentIsValid: the served document validates as OpenAPI
@@ -139,7 +148,7 @@ func TestDocsRoutes(t *testing.T) {
 	is.True(strings.HasPrefix(md.Header.Get("Content-Type"), "text/markdown"))
 	text := string(md.Body)
 	for _, want := range []string{"## Feature toggles", "## Business rules", "## Custom entities", "## Data sync",
-		"### POST /api/business_rules/rules", "`business_rules.rules.create`", "curl -X POST 'http://localhost:8080/api/business_rules/rules'"} {
+		"### POST /api/business_rules/rules", "`business_rules.rules.create`", "cf_<key>In=a,b", "curl -X POST 'http://localhost:8080/api/business_rules/rules'"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the Markdown lacks %q", want)
 		}
@@ -259,7 +268,8 @@ func TestRequestExamplesSucceed(t *testing.T) {
 					} `json:"content"`
 				} `json:"requestBody"`
 			}
-			if err := json.Unmarshal(paths["/api"+path][strings.ToLower(method)], &op); err != nil {
+			// The document's paths are relative to its server, /api.
+			if err := json.Unmarshal(paths[path][strings.ToLower(method)], &op); err != nil {
 				t.Fatal(err)
 			}
 			if op.RequestBody.Content["application/json"].Example == nil {

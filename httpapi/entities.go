@@ -71,12 +71,15 @@ func (a *api) entityRoutes() []route {
 			Request: fieldRef{}, Response: entityOKBody{}, Errors: []int{http.StatusNotFound}, Handler: h.restore},
 		// The custom field filters are query parameters named after the
 		// fields (cf_<key>, cf_<key>In, …): OpenAPI cannot list them, so
-		// the summary describes them (the contract check lets them through:
-		// its validator does not refuse query parameters the document does
-		// not list).
-		{Method: "GET", Path: base + "/records", Summary: "List or export an entity's records. Filter by custom field with cf_<key>=v " +
-			"(a comma-separated list matches any of its values), cf_<key>In=a,b, and cf_<key>Gt|Gte|Lt|Lte=v on integer, float, currency, " +
-			"date and datetime fields; values are read by the field's kind, and keys without an active definition are ignored",
+		// the description describes them (the contract check lets them
+		// through: its validator does not refuse query parameters the
+		// document does not list).
+		{Method: "GET", Path: base + "/records", Summary: "List or export an entity's records",
+			Description: "List an entity's records, a page at a time, each with its values by field key beside id, createdAt and updatedAt; " +
+				"with format=csv|json|markdown|xml, the whole result set as a file instead (format=json: an array of rows, not a page).\n\n" +
+				"Filter by custom field with query parameters named after the fields: cf_<key>=v (a comma-separated list matches any of its values), " +
+				"cf_<key>In=a,b, and cf_<key>Gt|Gte|Lt|Lte=v on integer, float, currency, date and datetime fields; " +
+				"values are read by the field's kind, and keys without an active definition are ignored",
 			Features: []string{featureEntitiesRecordsView}, Query: recordsQuery, Exports: true, Response: pageResponse[recordItem]{},
 			ErrorBody: recordErrorBody, Handler: h.listRecords},
 		{Method: "POST", Path: base + "/records", Summary: "Create a record (values under values, customFields or as top-level cf_<key> keys)",
@@ -520,7 +523,8 @@ func (recordItem) JSONSchema() *jsonschema.Schema {
 	props.Set("updatedAt", &jsonschema.Schema{Type: "string", Format: "date-time"})
 	props.Set("deletedAt", &jsonschema.Schema{Type: "string", Format: "date-time", Description: "Set on a deleted record (withDeleted)"})
 	return &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"id", "createdAt", "updatedAt"},
-		Description: "A record: id, createdAt, updatedAt (deletedAt once deleted) beside its values by field key (without cf_)"}
+		AdditionalProperties: jsonschema.TrueSchema,
+		Description:          "A record: id, createdAt, updatedAt (deletedAt once deleted) beside its values by field key (without cf_)"}
 }
 
 // recordRow is a record as lists show it.

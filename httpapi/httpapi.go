@@ -60,6 +60,19 @@ type Options struct {
 	// /docs/markdown, /docs/api) need a credential; they are public by
 	// default.
 	DocsRequireAuth bool
+	// DocsLicense is the license of the API the documentation states
+	// (the OpenAPI document's info.license); none when its Name is empty.
+	DocsLicense DocsLicense
+}
+
+// DocsLicense names the license under which a host offers its API.
+type DocsLicense struct {
+	// Name is the license's name ("Apache 2.0"); required.
+	Name string
+	// Identifier is its SPDX expression ("Apache-2.0"), or URL where its
+	// text is; Identifier wins when both are set (a document may state
+	// one).
+	Identifier, URL string
 }
 
 // RequestObserver is told of every answered request: its method, its

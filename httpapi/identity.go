@@ -68,19 +68,14 @@ func identityRoutes(svc *identity.Service, limits *ratelimit.Policy) []route {
 
 		// Sign-in (form bodies; JSON is accepted too)
 		{Method: "POST", Path: "/login", Summary: "Sign in with email and password (a form-urlencoded, multipart or JSON body)", Public: true, NoStore: true, ErrorBody: okFalseBody,
-			Request: loginForm{}, RequestContent: signInContent, Response: loginBody{},
+			Request: loginForm{}, FormBody: true, Response: loginBody{},
 			Errors: append([]int{http.StatusUnauthorized}, signIn...), Handler: h.login},
 		{Method: "POST", Path: "/reset", Summary: "Request a password reset email (a form-urlencoded, multipart or JSON body)", Public: true, ErrorBody: okFalseBody,
-			Request: resetForm{}, RequestContent: signInContent, Response: okFlag{}, Errors: signIn, Handler: h.requestReset},
+			Request: resetForm{}, FormBody: true, Response: okFlag{}, Errors: signIn, Handler: h.requestReset},
 		{Method: "POST", Path: "/reset/confirm", Summary: "Set a new password with a reset token (a form-urlencoded, multipart or JSON body)", Public: true, ErrorBody: okFalseBody,
-			Request: confirmResetForm{}, RequestContent: signInContent, Response: okFlag{}, Errors: signIn, Handler: h.confirmReset},
+			Request: confirmResetForm{}, FormBody: true, Response: okFlag{}, Errors: signIn, Handler: h.confirmReset},
 	}
 }
-
-// signInContent is the media type the sign-in routes are documented with:
-// they read application/x-www-form-urlencoded, multipart/form-data and
-// JSON bodies alike (formValues), and a route documents one media type.
-const signInContent = "*/*"
 
 // loginForm documents the fields of POST /login.
 type loginForm struct {

@@ -42,6 +42,9 @@ func anchor(title string) string {
 
 func writeOperation(buf *bytes.Buffer, doc *openAPI, op *operation) {
 	fmt.Fprintf(buf, "### %s %s\n\n%s\n\n", op.method, op.path, op.Summary)
+	if op.details != "" {
+		fmt.Fprintf(buf, "%s\n\n", op.details)
+	}
 	switch {
 	case op.public:
 		buf.WriteString("- Credential: none (public)\n")

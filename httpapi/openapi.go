@@ -31,6 +31,7 @@ import (
 type openAPI struct {
 	OpenAPI    string                           `json:"openapi"`
 	Info       openAPIInfo                      `json:"info"`
+	Servers    []openAPIServer                  `json:"servers"`
 	Tags       []openAPITag                     `json:"tags"`
 	Paths      map[string]map[string]*operation `json:"paths"`
 	Components openAPIComponents                `json:"components"`
@@ -41,9 +42,23 @@ type openAPI struct {
 }
 
 type openAPIInfo struct {
-	Title       string `json:"title"`
-	Version     string `json:"version"`
-	Description string `json:"description"`
+	Title       string          `json:"title"`
+	Version     string          `json:"version"`
+	Description string          `json:"description"`
+	License     *openAPILicense `json:"license,omitempty"`
+}
+
+type openAPILicense struct {
+	Name       string `json:"name"`
+	Identifier string `json:"identifier,omitempty"`
+	URL        string `json:"url,omitempty"`
+}
+
+// openAPIServer is where the paths are served: the handler's base path,
+// relative to the host the document was fetched from.
+type openAPIServer struct {
+	URL         string `json:"url"`
+	Description string `json:"description,omitempty"`
 }
 
 type openAPITag struct {
@@ -73,7 +88,9 @@ type operation struct {
 	Parameters  []parameter             `json:"parameters,omitempty"`
 	RequestBody *requestBody            `json:"requestBody,omitempty"`
 	Responses   map[string]*apiResponse `json:"responses"`
-	Security    []map[string][]string   `json:"security,omitempty"`
+	// Security lists the accepted credentials; empty (not absent) on
+	// public routes, which need none.
+	Security []map[string][]string `json:"security"`
 	// RequiredFeatures are the features a caller must all hold
 	// (x-required-features); absent on public routes.
 	RequiredFeatures []string `json:"x-required-features,omitempty"`
@@ -87,6 +104,7 @@ type operation struct {
 	method, path string // for the Markdown
 	public       bool
 	optionalAuth bool
+	details      string // the route's own Description, for the Markdown
 }
 
 type parameter struct {
@@ -180,7 +198,7 @@ var areaDescriptions = map[string]string{
 }
 
 // buildOpenAPI builds the document of a route table served under base.
-func buildOpenAPI(base string, routes []route) (*openAPI, error) {
+func buildOpenAPI(base string, routes []route, license DocsLicense) (*openAPI, error) {
 	g := newSchemaGen()
 	if _, err := g.response(reflect.TypeOf(errorBody{})); err != nil {
 		return nil, err
@@ -195,7 +213,15 @@ func buildOpenAPI(base string, routes []route) (*openAPI, error) {
 				"an operation marked x-tenant-wide changes a setting of every organization of the tenant and answers 403 " +
 				"(requiredScope: tenant) to a caller whose access is limited to some organizations. " +
 				"A query parameter given with an empty value counts as absent."},
+		Servers: []openAPIServer{{URL: cmp.Or(base, "/"),
+			Description: "The API's base path on the host that serves this document"}},
 		Paths: map[string]map[string]*operation{},
+	}
+	if license.Name != "" {
+		doc.Info.License = &openAPILicense{Name: license.Name, Identifier: license.Identifier}
+		if license.Identifier == "" {
+			doc.Info.License.URL = license.URL
+		}
 	}
 	seenTags := map[string]bool{}
 	seenIDs := map[string]bool{}
@@ -208,10 +234,11 @@ func buildOpenAPI(base string, routes []route) (*openAPI, error) {
 			return nil, fmt.Errorf("httpapi: document %s %s: operation id %s used twice", rt.Method, rt.Path, op.OperationID)
 		}
 		seenIDs[op.OperationID] = true
-		item := doc.Paths[op.path]
+		key := strings.TrimPrefix(op.path, base)
+		item := doc.Paths[key]
 		if item == nil {
 			item = map[string]*operation{}
-			doc.Paths[op.path] = item
+			doc.Paths[key] = item
 		}
 		item[strings.ToLower(rt.Method)] = op
 		doc.order = append(doc.order, op)
@@ -262,6 +289,8 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 	op := &operation{
 		OperationID:  operationID(rt.Method, p),
 		Summary:      rt.Summary,
+		Description:  rt.describe(),
+		details:      rt.Description,
 		Tags:         []string{rt.Area},
 		Parameters:   rt.parameters(),
 		method:       rt.Method,
@@ -269,6 +298,7 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		public:       rt.Public,
 		optionalAuth: rt.OptionalAuth,
 	}
+	op.Security = []map[string][]string{}
 	if !rt.Public {
 		op.Security = []map[string][]string{{schemeAPIKeyHeader: {}}, {schemeAPIKeyAuth: {}}, {schemeBearer: {}}}
 		if rt.OptionalAuth {
@@ -278,7 +308,7 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		op.SuperAdmin = rt.SuperAdmin
 		op.TenantWide = rt.TenantWide
 	}
-	if rt.Request != nil || rt.RequestContent != "" {
+	if rt.hasBody() {
 		body, err := g.requestBody(rt)
 		if err != nil {
 			return nil, err
@@ -363,7 +393,7 @@ func (rt route) errorStatuses() []int {
 			out = append(out, s)
 		}
 	}
-	hasBody := rt.Request != nil || rt.RequestContent != ""
+	hasBody := rt.hasBody()
 	if hasBody || len(rt.Query) > 0 || rt.Exports || len(pathParams(rt.docPath())) > 0 {
 		add(http.StatusBadRequest)
 	}
@@ -416,6 +446,14 @@ func errorResponse(status int, rt route) *apiResponse {
 	return r
 }
 
+// hasBody reports whether a route reads a request body.
+func (rt route) hasBody() bool {
+	return rt.Request != nil || rt.RequestContent != "" || rt.FormBody
+}
+
+// formContents are the media types of a FormBody route's request.
+var formContents = []string{"application/x-www-form-urlencoded", "multipart/form-data", "application/json"}
+
 func (g *schemaGen) requestBody(rt route) (*requestBody, error) {
 	ct := cmp.Or(rt.RequestContent, "application/json")
 	var schema any = map[string]any{}
@@ -428,7 +466,14 @@ func (g *schemaGen) requestBody(rt route) (*requestBody, error) {
 	} else if ct == "application/octet-stream" {
 		schema = map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}
 	}
-	return &requestBody{Required: !rt.BodyOptional, Content: map[string]*mediaType{ct: {Schema: schema, Example: rt.Example}}}, nil
+	body := &requestBody{Required: !rt.BodyOptional, Content: map[string]*mediaType{ct: {Schema: schema, Example: rt.Example}}}
+	if rt.FormBody {
+		body.Content = map[string]*mediaType{}
+		for _, ct := range formContents {
+			body.Content[ct] = &mediaType{Schema: schema, Example: rt.Example}
+		}
+	}
+	return body, nil
 }
 
 func (g *schemaGen) successResponse(rt route) (*apiResponse, error) {
@@ -446,7 +491,7 @@ func (g *schemaGen) successResponse(rt route) (*apiResponse, error) {
 		}
 		if rt.Exports {
 			// format=json's file is an array of rows.
-			rows := map[string]any{"type": "array", "items": map[string]any{"type": "object"}}
+			rows := map[string]any{"type": "array", "items": map[string]any{"type": "object", "additionalProperties": map[string]any{}}}
 			s = map[string]any{"anyOf": []any{s, rows}}
 		}
 		r.Content["application/json"] = &mediaType{Schema: s}
@@ -670,7 +715,7 @@ func toJSONMap(s *jsonschema.Schema) (any, error) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, err
 	}
-	return v, nil
+	return portableSchema(v), nil
 }
 
 // nullables lets the properties of t's named structs that encoding/json

@@ -15,6 +15,10 @@ type route struct {
 	Path string
 	// Summary is a one-line description of the endpoint.
 	Summary string
+	// Description says more than Summary when there is more to say (which
+	// body fields depend on each other, what an id is); the document adds
+	// the credentials and error statuses to it (describe).
+	Description string
 	// Public routes need no credential.
 	Public bool
 	// OptionalAuth routes also serve callers without a credential: the
@@ -80,6 +84,11 @@ type route struct {
 	Request        any
 	RequestContent string
 	BodyOptional   bool
+	// FormBody marks a route that reads Request's fields from an
+	// application/x-www-form-urlencoded, multipart/form-data or JSON body
+	// alike (formValues); the document gives each of the three media
+	// types Request's schema.
+	FormBody bool
 	// Example is an example request body the documentation shows
 	// (examples.go); nil: one built from the body's schema.
 	Example any
@@ -141,7 +150,7 @@ func (a *api) routes() []route {
 	rs = append(rs, hostRoutes(a.opts.Routes)...)
 	d := &docs{}
 	rs = append(rs, a.docsRoutes(d)...)
-	d.build = func() (*openAPI, error) { return buildOpenAPI(a.base, rs) }
+	d.build = func() (*openAPI, error) { return buildOpenAPI(a.base, rs, a.opts.DocsLicense) }
 	return rs
 }
 

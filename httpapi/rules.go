@@ -59,7 +59,7 @@ func (a *api) ruleRoutes() []route {
 		set(route{Method: "DELETE", Path: "/{setId}/members/{ruleId}", Summary: "Remove a rule from a set", RateLimit: ruleSetWrites, TenantWide: true,
 			Status: http.StatusNoContent, Handler: h.removeMember}),
 		set(route{Method: "POST", Path: "/{setId}/execute", Summary: "Execute a rule set (entityType, entityId, eventType and data are required)", RateLimit: ruleSetRuns,
-			Request: rules.Input{}, Response: executionResult{}, Errors: []int{http.StatusConflict}, Handler: h.executeSet}),
+			Request: executeSetInput{}, Response: executionResult{}, Errors: []int{http.StatusConflict}, Handler: h.executeSet}),
 
 		{Method: "GET", Path: rulesPath, Summary: "List rules", Features: []string{featureRulesView},
 			Query: append(append([]Param{
@@ -79,9 +79,9 @@ func (a *api) ruleRoutes() []route {
 			Query:  []Param{{Name: "id", Required: true, Description: "The rule's id"}},
 			Status: http.StatusNoContent, Errors: []int{http.StatusNotFound}, Handler: h.deleteRule},
 		{Method: "POST", Path: rulesPath + "/{id}/execute", Summary: "Execute one rule (data is required; entityType defaults to the rule's)", Features: []string{featureRulesExecute},
-			Request: rules.Input{}, Response: executionResult{}, Handler: h.executeRule},
+			Request: executeRuleInput{}, Response: executionResult{}, Handler: h.executeRule},
 		{Method: "POST", Path: "/business_rules/execute", Summary: "Execute the rules of an entity type and event (entityType and data are required)", Features: []string{featureRulesExecute},
-			Request: rules.Input{}, Response: executionResult{}, Handler: h.execute},
+			Request: executeInput{}, Response: executionResult{}, Handler: h.execute},
 		{Method: "GET", Path: "/business_rules/logs", Summary: "List execution log rows", Features: []string{featureLogsView},
 			Query: append([]Param{
 				textQuery("ruleId", "The rule's business id"), textQuery("entityType", "Exact entity type"), textQuery("entityId", "Exact entity id"),

@@ -61,7 +61,9 @@ func (a *api) webhookRoutes() []route {
 			Query: append([]Param{textQuery("webhookId", "The webhook's id"), textQuery("eventType", "Exact event type"),
 				enumQuery("status", "The delivery's status", deliveryStatuses...)}, page...),
 			Response: pageResponse[*webhooks.Delivery]{}, Handler: h.listDeliveries},
-		{Method: "GET", Path: base + "/deliveries/{id}", Summary: "Get a delivery with its payload and response", Features: []string{featureWebhooksView},
+		{Method: "GET", Path: base + "/deliveries/{id}", Summary: "Get a delivery with its payload and response",
+			Description: "Get a delivery with its payload and response. The path template overlaps POST /webhooks/{id}/test and " +
+				"POST /webhooks/{id}/rotate-secret only in form: the methods differ, and a webhook's id is a generated UUID, never \"deliveries\"", Features: []string{featureWebhooksView},
 			Response: webhooks.Delivery{}, Handler: h.getDelivery},
 		{Method: "POST", Path: base + "/deliveries/{id}/retry", Summary: "Give a failed or expired delivery one more attempt", Features: []string{featureWebhooksManage},
 			Response: webhooks.Delivery{}, Errors: []int{http.StatusConflict}, Handler: h.retry},

@@ -39,7 +39,7 @@ type SetFilter struct {
 // MemberInput adds a rule (by its business id) to a set. Enabled
 // defaults to true.
 type MemberInput struct {
-	RuleID string `json:"ruleId" jsonschema:"required,minLength=1"`
+	RuleID string `json:"ruleId" jsonschema:"required,minLength=1,description=The rule's business id (its ruleId) not its id"`
 	// Sequence is required: 0 to 2147483647, ascending runs first.
 	Sequence *int  `json:"sequence" jsonschema:"required,minimum=0,maximum=2147483647"`
 	Enabled  *bool `json:"enabled"` // default true
