@@ -116,7 +116,12 @@
 //     but a media type of its own, so each media type of the 200 has one
 //     schema and a generated client decodes the page without guessing.
 //     The other exports have their own media types too (text/csv,
-//     text/markdown, application/xml).
+//     text/markdown, application/xml). JSON answers are sent as exactly
+//     application/json, the media type the document names, with no charset
+//     parameter (RFC 8259 defines none): a generated client may compare the
+//     Content-Type exactly (oapi-codegen does where a response has several
+//     JSON media types). examples/client is a client generated from the
+//     document, with a flow test through it against a live API.
 //   - Routes that share a pattern (Match) are documented under their
 //     concrete paths (DocPath).
 //   - The host's own routes (Options.Routes, type Route) are served behind
