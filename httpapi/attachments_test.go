@@ -427,7 +427,7 @@ func TestAttachmentUpload(t *testing.T) {
 
 		// The answer.
 		r := e.attUpload(f.key, f.fields(rec), "My File.PNG", pngData).expect(200)
-		is.Equal(r.Header.Get("Content-Type"), "application/json; charset=utf-8")
+		is.Equal(r.Header.Get("Content-Type"), "application/json")
 		body := r.JSON()
 		expectKeys(t, "upload body", body, "ok", "item")
 		is.Equal(body["ok"], true)

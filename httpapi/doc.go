@@ -69,7 +69,8 @@
 // holding NUL or invalid UTF-8 (checkText: 400 naming each, "must be
 // valid text"; SQLite's LIKE stops at a NUL and would match everything);
 // export.go writes csv, json, xml and markdown with CSV formula cells
-// neutralised.
+// neutralised; format=json is served as
+// application/vnd.tenantkit.export+json (see API documentation below).
 //
 // # API documentation
 //
@@ -109,9 +110,18 @@
 //     document a type each (the three rule executions, rules_inputs.go).
 //     scripts/openapi-check.sh runs the pinned generators (oapi-codegen,
 //     ogen, openapi-typescript) and linters (Redocly, Spectral) on it.
-//   - GET /entities/records answers its JSON page and format=json's file
-//     (an array of rows) under one media type, application/json: its
-//     schema is either. The other exports have their own media types.
+//   - A list with exports (GET /entities/records) answers its page as
+//     application/json and format=json's file (an array of rows, as an
+//     attachment) as application/vnd.tenantkit.export+json: still JSON,
+//     but a media type of its own, so each media type of the 200 has one
+//     schema and a generated client decodes the page without guessing.
+//     The other exports have their own media types too (text/csv,
+//     text/markdown, application/xml). JSON answers are sent as exactly
+//     application/json, the media type the document names, with no charset
+//     parameter (RFC 8259 defines none): a generated client may compare the
+//     Content-Type exactly (oapi-codegen does where a response has several
+//     JSON media types). examples/client is a client generated from the
+//     document, with a flow test through it against a live API.
 //   - Routes that share a pattern (Match) are documented under their
 //     concrete paths (DocPath).
 //   - The host's own routes (Options.Routes, type Route) are served behind

@@ -13,9 +13,16 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
+// jsonContentType is the Content-Type of every JSON answer: exactly the
+// media type the OpenAPI document names, without a charset parameter
+// (RFC 8259 defines none; JSON is UTF-8). A client generated from the
+// document may compare it exactly: oapi-codegen does where a response has
+// several JSON media types (a list's page and its format=json export).
+const jsonContentType = "application/json"
+
 // encode writes v as the JSON response body with status.
 func encode(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Type", jsonContentType)
 	w.WriteHeader(status)
 	if v == nil {
 		return nil
@@ -33,7 +40,7 @@ func encodeMarshaled(w http.ResponseWriter, status int, m json.Marshaler) error 
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Type", jsonContentType)
 	w.WriteHeader(status)
 	_, err = w.Write(append(b, '\n'))
 	return err

@@ -76,7 +76,7 @@ func (a *api) entityRoutes() []route {
 		// document does not list).
 		{Method: "GET", Path: base + "/records", Summary: "List or export an entity's records",
 			Description: "List an entity's records, a page at a time, each with its values by field key beside id, createdAt and updatedAt; " +
-				"with format=csv|json|markdown|xml, the whole result set as a file instead (format=json: an array of rows, not a page).\n\n" +
+				"with format=csv|json|markdown|xml, the whole result set as a file instead (format=json: an array of rows, not a page, as application/vnd.tenantkit.export+json).\n\n" +
 				"Filter by custom field with query parameters named after the fields: cf_<key>=v (a comma-separated list matches any of its values), " +
 				"cf_<key>In=a,b, and cf_<key>Gt|Gte|Lt|Lte=v on integer, float, currency, date and datetime fields; " +
 				"values are read by the field's kind, and keys without an active definition are ignored",

@@ -525,7 +525,7 @@ func TestEntityRecordsExport(t *testing.T) {
 
 		// JSON.
 		r = e.do("GET", base+"&format=json", key, nil).expect(200)
-		is.Equal(r.Header.Get("Content-Type"), "application/json")
+		is.Equal(r.Header.Get("Content-Type"), "application/vnd.tenantkit.export+json")
 		is.Equal(r.Header.Get("Content-Disposition"), `attachment; filename="`+eid+`.json"`)
 		var arr []map[string]any
 		is.NoErr(json.Unmarshal(r.Body, &arr))

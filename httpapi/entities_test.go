@@ -182,7 +182,7 @@ func TestEntitiesEntityRoutes(t *testing.T) {
 		// Create with every field.
 		r := e.do("POST", entBase+"/entities", key, map[string]any{"entityId": ticket, "label": "Ticket", "description": "Support tickets",
 			"labelField": "title", "defaultEditor": "htmlRichText", "showInSidebar": true}).expect(200)
-		is.Equal(r.Header.Get("Content-Type"), "application/json; charset=utf-8")
+		is.Equal(r.Header.Get("Content-Type"), "application/json")
 		created := r.JSON()
 		ticketPK, _ := created["item"].(map[string]any)["id"].(string)
 		is.True(store.IsID(ticketPK))
@@ -304,7 +304,7 @@ func TestEntitiesDefinitionRoutes(t *testing.T) {
 		define := func(body map[string]any) map[string]any {
 			t.Helper()
 			r := e.do("POST", entBase+"/definitions", key, body).expect(200)
-			is.Equal(r.Header.Get("Content-Type"), "application/json; charset=utf-8")
+			is.Equal(r.Header.Get("Content-Type"), "application/json")
 			out := r.JSON()
 			expectKeys(t, "define body", out, "ok", "item")
 			is.Equal(out["ok"], true)

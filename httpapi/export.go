@@ -32,10 +32,15 @@ type exportFormat struct {
 	write            func(*bytes.Buffer, exportTable) error
 }
 
+// exportJSONContentType is the media type of format=json's file: JSON (an
+// array of rows), but not application/json, which a list's page has, so
+// that each media type of a list's 200 has one schema.
+const exportJSONContentType = "application/vnd.tenantkit.export+json"
+
 // exportFormats maps each accepted "format" value to its format.
 var exportFormats = map[string]exportFormat{
 	"csv":      {"csv", "text/csv; charset=utf-8", writeCSV},
-	"json":     {"json", "application/json", writeJSON},
+	"json":     {"json", exportJSONContentType, writeJSON},
 	"markdown": {"md", "text/markdown; charset=utf-8", writeMarkdown},
 	"xml":      {"xml", "application/xml; charset=utf-8", writeXML},
 }

@@ -113,7 +113,7 @@ func TestWriteExport(t *testing.T) {
 		},
 		{
 			format:      "json",
-			contentType: "application/json",
+			contentType: "application/vnd.tenantkit.export+json",
 			filename:    "tenants.json",
 			body: `[{"active":true,"created":"2024-05-06T07:08:09Z","id":1,"name":"Ann","tags":["a","b"]},` +
 				`{"active":false,"created":null,"id":2,"name":null,"tags":null}]` + "\n",

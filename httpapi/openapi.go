@@ -489,17 +489,15 @@ func (g *schemaGen) successResponse(rt route) (*apiResponse, error) {
 		if err != nil {
 			return nil, err
 		}
-		if rt.Exports {
-			// format=json's file is an array of rows.
-			rows := map[string]any{"type": "array", "items": map[string]any{"type": "object", "additionalProperties": map[string]any{}}}
-			s = map[string]any{"anyOf": []any{s, rows}}
-		}
 		r.Content["application/json"] = &mediaType{Schema: s}
 	}
 	for _, ct := range rt.ResponseContent {
 		r.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
 	}
 	if rt.Exports {
+		// format=json's file is an array of rows, under its own media type.
+		r.Content[exportJSONContentType] = &mediaType{Schema: map[string]any{"type": "array",
+			"items": map[string]any{"type": "object", "additionalProperties": map[string]any{}}}}
 		for _, ct := range []string{"text/csv", "text/markdown", "application/xml"} {
 			r.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
 		}

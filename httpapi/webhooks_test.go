@@ -165,7 +165,7 @@ func TestWebhookCRUD(t *testing.T) {
 			"secret": secret,
 		}
 		is.Equal(created, want)
-		is.Equal(r.Header.Get("Content-Type"), "application/json; charset=utf-8")
+		is.Equal(r.Header.Get("Content-Type"), "application/json")
 
 		// The database holds it sealed.
 		stored := e.storedSecret(id)
