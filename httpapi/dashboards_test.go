@@ -911,7 +911,9 @@ func TestDashboardRoleVisibility(t *testing.T) {
 		dashInvalid(t, "PUT null list", put(map[string]any{"roleId": role, "widgetIds": nil}), "widgetIds")
 		sameJSON(t, "preview after refused PUTs", get(role).expect(200).JSON(), map[string]any{"items": []any{}})
 		// DELETE removes the record: the role restricts nothing again.
-		del := func(roleID string) *response { return dashReq(e, admin.as, "DELETE", "/roles/widgets?roleId="+roleID, nil) }
+		del := func(roleID string) *response {
+			return dashReq(e, admin.as, "DELETE", "/roles/widgets?roleId="+roleID, nil)
+		}
 		sameJSON(t, "DELETE", del(role).expect(200).JSON(), map[string]any{"ok": true})
 		sameJSON(t, "preview after clearing", get(role).expect(200).JSON(), map[string]any{"items": dashItems(e, dashWH, dashPayments)})
 		del(role).expect(200) // nothing to remove: still fine
