@@ -57,8 +57,8 @@ func identityRoutes(svc *identity.Service, limits *ratelimit.Policy) []route {
 		{Method: "POST", Path: "/auth/users", Summary: "Create a user", Features: []string{identity.FeatureUsersManage},
 			Request: identity.UserInput{}, Status: http.StatusCreated, Response: idResponse{}, Errors: []int{conflict}, Handler: h.createUser},
 		{Method: "GET", Path: "/auth/users", Summary: "List users (?search= matches emails)", Features: []string{identity.FeatureUsersView},
-			Description: "The live users of the caller's tenant, by email; a caller limited to some organizations sees only their users. Password hashes are never listed.",
-			Query:       append([]Param{textQuery("search", "Only users whose email contains this text, ignoring case")}, page...),
+			Description: "The live users of the caller's tenant (or tenantId's, for super admins), by email; a caller limited to some organizations sees only their users. Password hashes are never listed.",
+			Query:       append([]Param{textQuery("search", "Only users whose email contains this text, ignoring case")}, inTenant("users")...),
 			Response:    pageResponse[*identity.User]{}, Handler: h.listUsers},
 		{Method: "PUT", Path: "/auth/users", Summary: "Change a user's roles or organization ({id, roles?, organizationId?})", Features: []string{identity.FeatureUsersManage},
 			Description: "Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.",
@@ -351,7 +351,7 @@ type userItem struct {
 
 func (h identityHandlers) listUsers(w http.ResponseWriter, r *http.Request) error {
 	return pagedList(w, r, func(offset, limit int) ([]*identity.User, int, error) {
-		return h.svc.ListUsers(r.Context(), actor(r), r.URL.Query().Get("search"), offset, limit)
+		return h.svc.ListUsers(r.Context(), actor(r), r.URL.Query().Get("tenantId"), r.URL.Query().Get("search"), offset, limit)
 	})
 }
 

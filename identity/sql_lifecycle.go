@@ -32,6 +32,14 @@ func (SQLStore) ListUsers(ctx context.Context, q store.Querier, sc store.Scope, 
 	return items, total, err
 }
 
+// UserTenant returns the tenant id of the live user id, of any tenant; a
+// missing or deleted user is store.ErrNotFound.
+func (SQLStore) UserTenant(ctx context.Context, q store.Querier, id string) (string, error) {
+	var tenantID string
+	err := q.QueryRow(ctx, `SELECT tenant_id FROM auth_users WHERE id = $1 AND deleted_at IS NULL`, id).Scan(&tenantID)
+	return tenantID, err
+}
+
 // UserRoleRefs returns the id and name of each role of the users userIDs,
 // in one query, keyed by user id, each user's roles by name; a user
 // without roles is absent, and no userIDs is an empty map.

@@ -86,6 +86,9 @@ type Store interface {
 	LinkUserRoles(ctx context.Context, q store.Querier, userID string, roleIDs []string) error
 	// UserRoles returns a user's roles by name.
 	UserRoles(ctx context.Context, q store.Querier, userID string) ([]*Role, error)
+	// UserTenant returns the tenant of a live user, for callers (super
+	// admins) that name a user of any tenant.
+	UserTenant(ctx context.Context, q store.Querier, id string) (string, error)
 	// ListUsers pages the live users of sc.TenantID by email, then id, and
 	// counts them all; with sc.OrganizationIDs not nil only the users of
 	// those organizations; with search not "", only those whose email

@@ -41,20 +41,21 @@ func (s *Service) runDeleteHooks(ctx context.Context, tx *store.Tx, kind, tenant
 // MaxUserSearchLength bounds ListUsers' search text.
 const MaxUserSearchLength = 254
 
-// ListUsers pages the live users of the actor's tenant (the one a super
-// admin selected), by email: for a caller limited to some organizations,
-// only the users of those. search, when not "", keeps the users whose
-// email contains it, ignoring case. Each user's roles are filled; password
-// hashes never leave the package.
-func (s *Service) ListUsers(ctx context.Context, actor *Identity, search string, offset, limit int) ([]*User, int, error) {
-	if actor.TenantID == "" {
-		return nil, 0, store.Invalid("tenantId", "is required")
+// ListUsers pages the live users of the actor's tenant (or the named one,
+// for super admins), by email: for a caller limited to some
+// organizations, only the users of those. search, when not "", keeps the
+// users whose email contains it, ignoring case. Each user's roles are
+// filled; password hashes never leave the package.
+func (s *Service) ListUsers(ctx context.Context, actor *Identity, tenantID, search string, offset, limit int) ([]*User, int, error) {
+	tenantID, err := actingTenant(actor, tenantID)
+	if err != nil {
+		return nil, 0, err
 	}
 	search = strings.TrimSpace(search)
 	if len(search) > MaxUserSearchLength {
 		return nil, 0, store.Invalid("search", "must be at most 254 bytes")
 	}
-	sc := store.Scope{TenantID: actor.TenantID}
+	sc := store.Scope{TenantID: tenantID}
 	if !actor.IsSuperAdmin {
 		sc.OrganizationIDs = actor.OrganizationIDs
 	}
@@ -96,7 +97,7 @@ type UserUpdate struct {
 }
 
 // UpdateUser changes a user's roles or organization in the actor's tenant
-// and returns the user. A user outside the organizations the actor
+// (a super admin's: any tenant) and returns the user. A user outside the organizations the actor
 // manages is not found; one holding roles the actor could not grant is
 // ErrEscalation (nobody changes a user above its own access); the new
 // roles must be ones the actor may grant (CheckGrant), and the new
@@ -152,7 +153,8 @@ func (s *Service) UpdateUser(ctx context.Context, actor *Identity, in UserUpdate
 	return out, err
 }
 
-// DeleteUser soft-deletes a user of the actor's tenant: its sessions stop
+// DeleteUser soft-deletes a user of the actor's tenant (a super admin's:
+// any tenant): its sessions stop
 // working on every process for every request that starts after the
 // deletion commits, and the DeleteHooks remove what other areas keep about
 // it in the same transaction. A caller cannot delete itself (conflict); a
@@ -182,11 +184,19 @@ func (s *Service) DeleteUser(ctx context.Context, actor *Identity, id string) er
 	})
 }
 
-// userForActor loads a live user of the actor's tenant that the actor
-// manages: in one of its organizations (else not found) and holding only
-// roles it could grant (else ErrEscalation).
+// userForActor loads a live user of the actor's tenant (a super admin's:
+// any tenant) that the actor manages: in one of its organizations (else
+// not found) and holding only roles it could grant (else ErrEscalation).
 func (s *Service) userForActor(ctx context.Context, q store.Querier, actor *Identity, id string) (*UserRecord, error) {
-	u, err := s.store.GetUser(ctx, q, actor.TenantID, id)
+	tenantID := actor.TenantID
+	var err error
+	if actor.IsSuperAdmin {
+		tenantID, err = s.store.UserTenant(ctx, q, id)
+	}
+	var u *UserRecord
+	if err == nil {
+		u, err = s.store.GetUser(ctx, q, tenantID, id)
+	}
 	if err == nil && !managesOrganization(actor, u.OrganizationID) {
 		err = store.ErrNotFound
 	}
