@@ -88,6 +88,7 @@ func withRoles(u *User, roles []RoleRef) *User {
 
 // UserUpdate changes a user. Absent (nil) fields keep their value.
 type UserUpdate struct {
+	// ID is the user's id.
 	ID string `json:"id" jsonschema:"required,minLength=1"`
 	// Roles replaces the user's roles (ids or names of its tenant); an
 	// empty list removes them all.
