@@ -105,9 +105,17 @@ func nonNilSlice[T any](s []T) []T {
 // in the same transaction. httpapi.New calls it when Options.Auth is set;
 // a host with its own identity system sets dashboards.Options.Directory
 // instead (and calls the dashboards' ForgetUser and ForgetRole itself).
-// Call it once per service.
+// Calling it again with the same service (several handlers over one Kit)
+// adds no second hook. Call it before serving requests.
 func (k *Kit) UseIdentity(svc *identity.Service) {
 	k.Dashboards.SetDirectory(identityDirectory{svc})
+	if k.hooked[svc] {
+		return
+	}
+	if k.hooked == nil {
+		k.hooked = map[*identity.Service]bool{}
+	}
+	k.hooked[svc] = true
 	svc.OnDelete(func(ctx context.Context, tx *store.Tx, kind, tenantID, id string) error {
 		switch kind {
 		case identity.DeletedUser:
