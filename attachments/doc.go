@@ -239,5 +239,12 @@
 // attachments.attachment.created, .updated (metadata changes and
 // transfers) and .deleted, with the attachment's id, tenantId,
 // organizationId, entityId, recordId, fileName, fileSize, mimeType and
-// partitionCode.
+// partitionCode.//
+// # A store of your own
+//
+// A host may keep this area's data elsewhere by passing its own Store; it
+// must pass attachmentstest.Run. It stays compatible across versions by embedding
+// *SQLStore and overriding what it keeps elsewhere: a method added to Store
+// is then supplied by the embedded store. Every addition to Store is listed
+// in the module's CHANGELOG.md with what it must do.
 package attachments

@@ -105,5 +105,12 @@
 //
 // dashboards.layout.updated (data {ownerId, widgets, version}) after a PUT
 // or an item's removal; dashboards.visibility.updated (data {roleId,
-// widgetIds} or {userId, mode, widgetIds}) after a PUT of either record.
+// widgetIds} or {userId, mode, widgetIds}) after a PUT of either record.//
+// # A store of your own
+//
+// A host may keep this area's data elsewhere by passing its own Store; it
+// must pass dashboardstest.Run. It stays compatible across versions by embedding
+// *SQLStore and overriding what it keeps elsewhere: a method added to Store
+// is then supplied by the embedded store. Every addition to Store is listed
+// in the module's CHANGELOG.md with what it must do.
 package dashboards

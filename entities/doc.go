@@ -273,5 +273,12 @@
 // entities.definition.created|updated|deleted|restored with the
 // definition, and entities.record.created|updated|deleted with the record
 // and its values, each carrying tenantId and organizationId (global
-// definitions' events have no tenant and reach no webhook).
+// definitions' events have no tenant and reach no webhook).//
+// # A store of your own
+//
+// A host may keep this area's data elsewhere by passing its own Store; it
+// must pass entitiestest.Run. It stays compatible across versions by embedding
+// *SQLStore and overriding what it keeps elsewhere: a method added to Store
+// is then supplied by the embedded store. Every addition to Store is listed
+// in the module's CHANGELOG.md with what it must do.
 package entities

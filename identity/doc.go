@@ -172,5 +172,12 @@
 //
 // directory.tenant.*, directory.organization.*, auth.role.*, auth.user.*
 // and api_keys.key.* (see the Event constants), written in the transaction
-// of the change.
+// of the change.//
+// # A store of your own
+//
+// A host may keep this area's data elsewhere by passing its own Store; it
+// must pass identitytest.Run. It stays compatible across versions by embedding
+// *SQLStore and overriding what it keeps elsewhere: a method added to Store
+// is then supplied by the embedded store. Every addition to Store is listed
+// in the module's CHANGELOG.md with what it must do.
 package identity

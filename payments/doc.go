@@ -172,5 +172,12 @@
 // as entity, from and to as payload) in the change's transaction, and a
 // failed provider call an error line (code provider_error, without the
 // provider's own words), under the provider's gateway integration
-// (gateway_mock, gateway_stripe).
+// (gateway_mock, gateway_stripe).//
+// # A store of your own
+//
+// A host may keep this area's data elsewhere by passing its own Store; it
+// must pass paymentstest.Run. It stays compatible across versions by embedding
+// *SQLStore and overriding what it keeps elsewhere: a method added to Store
+// is then supplied by the embedded store. Every addition to Store is listed
+// in the module's CHANGELOG.md with what it must do.
 package payments

@@ -131,5 +131,12 @@
 // per stored status change (never per Report or Heartbeat, nor for a job
 // only shown stale), in the transaction of the change, in the job's own
 // tenant and organization; data {id, jobType, name, status,
-// processedCount, totalCount, errorMessage?}.
+// processedCount, totalCount, errorMessage?}.//
+// # A store of your own
+//
+// A host may keep this area's data elsewhere by passing its own Store; it
+// must pass progresstest.Run. It stays compatible across versions by embedding
+// *SQLStore and overriding what it keeps elsewhere: a method added to Store
+// is then supplied by the embedded store. Every addition to Store is listed
+// in the module's CHANGELOG.md with what it must do.
 package progress

@@ -77,5 +77,12 @@
 //
 // feature_toggles.toggle.created, .updated and .deleted (global: no
 // tenant; the toggle as data) and feature_toggles.override.updated (the
-// tenant's; data toggleId, identifier, tenantId, isOverride and value).
+// tenant's; data toggleId, identifier, tenantId, isOverride and value).//
+// # A store of your own
+//
+// A host may keep this area's data elsewhere by passing its own Store; it
+// must pass togglestest.Run. It stays compatible across versions by embedding
+// *SQLStore and overriding what it keeps elsewhere: a method added to Store
+// is then supplied by the embedded store. Every addition to Store is listed
+// in the module's CHANGELOG.md with what it must do.
 package toggles
