@@ -17,6 +17,7 @@ import (
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/notifications"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/payments/stripeprovider"
 	"github.com/tenantkit/tenantkit/progress"
@@ -72,6 +73,8 @@ type Config struct {
 	// job may go without a heartbeat before it shows failed, and how long
 	// finished jobs stay in GET /progress/active.
 	Progress progress.Options
+	// Notifications configures the users' inboxes (their Store).
+	Notifications notifications.Options
 	// DataSync tunes the sync runs (their Store, the retry waits of a
 	// failing source); the Kit sets its bridges to the other areas.
 	DataSync datasync.Options
@@ -117,6 +120,9 @@ type Kit struct {
 	// Progress records the progress of long-running jobs (exports,
 	// extractions, syncs) and answers what runs and what just finished.
 	Progress *progress.Service
+	// Notifications keeps each user's inbox (GET /notifications), fed by
+	// the other areas' events.
+	Notifications *notifications.Service
 
 	areas  []Area
 	ownsDB bool
@@ -272,6 +278,7 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 		dashboards.New(db, cfg.Dashboards),
 		progressSvc,
 		datasync.New(db, syncOpts),
+		notifications.New(db, cfg.Notifications),
 	}, nil
 }
 
@@ -319,6 +326,8 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 			k.DataSync = svc
 		case *progress.Service:
 			k.Progress = svc
+		case *notifications.Service:
+			k.Notifications = svc
 		}
 	}
 	if err := k.registerIntegrations(); err != nil {
