@@ -354,6 +354,9 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("tenantkit: %s: %w", a.Name(), err)
 		}
 	}
+	if err := k.subscribeNotifications(); err != nil {
+		return fmt.Errorf("tenantkit: notifications: %w", err)
+	}
 	return nil
 }
 

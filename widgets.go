@@ -99,10 +99,14 @@ func nonNilSlice[T any](s []T) []T {
 
 // UseIdentity gives the Kit's areas the identity service's directory: the
 // dashboards' role and user visibility routes look roles and users up
-// through it. httpapi.New calls it when Options.Auth is set; a host with
-// its own identity system sets dashboards.Options.Directory instead.
+// through it, and the notification feeds find their recipients with it
+// (unless Config.Notifications.Recipients set some). httpapi.New calls it
+// when Options.Auth is set; a host with its own identity system sets
+// dashboards.Options.Directory and notifications.Options.Recipients
+// instead.
 func (k *Kit) UseIdentity(svc *identity.Service) {
 	k.Dashboards.SetDirectory(identityDirectory{svc})
+	k.Notifications.SetRecipients(identityRecipients{svc})
 }
 
 // identityDirectory is a dashboards.Directory over the identity service.

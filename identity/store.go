@@ -86,6 +86,10 @@ type Store interface {
 	LinkUserRoles(ctx context.Context, q store.Querier, userID string, roleIDs []string) error
 	// UserRoles returns a user's roles by name.
 	UserRoles(ctx context.Context, q store.Querier, userID string) ([]*Role, error)
+	// UsersWithRoles returns up to limit live users of the tenant linked
+	// to any of roleIDs, each once, oldest first (then by id); no roleIDs
+	// is an empty list.
+	UsersWithRoles(ctx context.Context, q store.Querier, tenantID string, roleIDs []string, limit int) ([]*UserRecord, error)
 
 	// CreateAPIKey inserts k as given; a KeyPrefix in use by any key,
 	// deleted or not, of any tenant is store.ErrConflict.

@@ -24,6 +24,26 @@
 //     notification commits with the change it tells of.
 //   - List, Get, MarkRead, MarkUnread, MarkAllRead, Delete: act on the
 //     inbox of the scope's actor (store.Scope.ActorID) and nobody else's.
+//   - NotifyRefs / NotifyHolding: for the feeds: create one notification
+//     for each user that a list of references names (user ids, emails,
+//     role names) or that holds a feature, in one transaction. The area
+//     knows no users: it asks a Recipients, which the Kit builds over the
+//     identity service (Kit.UseIdentity) and a host with its own identity
+//     system passes in Options.Recipients. Without one, nothing is
+//     delivered.
+//
+// # Feeds
+//
+// The Kit subscribes to other areas' domain events (tenantkit's
+// notifications_wiring.go) and turns them into notifications, with the
+// event id as the dedup key:
+//
+//   - a business rule's NOTIFY action (business_rules.notification.created):
+//     type "rules.notify", the subject as title ("Rule <name>" when
+//     empty), the message as body, severity info, to the users the
+//     recipients name in the event's tenant: a user id, an email (any
+//     case) or a role name (every user holding it); a reference naming
+//     nobody is skipped. Text too long for a field is cut, ending in "…".
 //
 // # Decisions
 //

@@ -26,6 +26,9 @@ type Options struct {
 	// own storage passes its Store; it must keep its data in db (see
 	// Store) and pass notificationstest.Run.
 	Store Store
+	// Recipients resolves the people the feeds address (see
+	// SetRecipients).
+	Recipients Recipients
 }
 
 // Service keeps each user's inbox. Create adds a notification to any
@@ -33,14 +36,15 @@ type Options struct {
 // (List, MarkRead, MarkUnread, MarkAllRead, Delete) act on the inbox of
 // the scope's actor (store.Scope.ActorID) only.
 type Service struct {
-	db    *store.DB
-	store Store
+	db         *store.DB
+	store      Store
+	recipients Recipients
 }
 
 // New returns the service over db, whose migrations include Migrations.
 // It starts nothing and reads nothing.
 func New(db *store.DB, opts Options) *Service {
-	s := &Service{db: db, store: opts.Store}
+	s := &Service{db: db, store: opts.Store, recipients: opts.Recipients}
 	if s.store == nil {
 		s.store = NewSQLStore()
 	}
