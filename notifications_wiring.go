@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/notifications"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/webhooks"
 )
 
 // The notifications area is fed by the other areas' domain events: the
@@ -21,13 +24,81 @@ import (
 const (
 	// NotificationRule is a business rule's NOTIFY action.
 	NotificationRule = "rules.notify"
+	// NotificationWebhookDisabled is an outbound webhook disabled by its
+	// deliveries.
+	NotificationWebhookDisabled = "webhooks.webhook_disabled"
+	// NotificationWebhookFailed is a webhook delivery that failed for
+	// good.
+	NotificationWebhookFailed = "webhooks.delivery_failed"
 )
+
+// featureWebhooksManage is the feature whose holders hear of webhook
+// failures.
+const featureWebhooksManage = "webhooks.manage"
 
 // subscribeNotifications registers the feeds on the job engine.
 func (k *Kit) subscribeNotifications() error {
-	return k.Jobs.Subscribe(jobs.Subscription{Name: "notifications.rules",
+	err := k.Jobs.Subscribe(jobs.Subscription{Name: "notifications.rules",
 		Match:  func(t string) bool { return t == rules.EventNotificationCreated },
 		Handle: k.notifyRule})
+	if err != nil {
+		return err
+	}
+	return k.Jobs.Subscribe(jobs.Subscription{Name: "notifications.webhooks",
+		Match:  func(t string) bool { return t == webhooks.EventWebhookDisabled || t == webhooks.EventDeliveryFailed },
+		Handle: k.notifyWebhook})
+}
+
+// notifyWebhook tells the tenant's users holding webhooks.manage that a
+// webhook was disabled or that a delivery failed for good, when the
+// tenant's custom webhooks integration has notifyAdminsOnFailure on.
+// Failed deliveries are told at most once an hour per webhook (the dedup
+// key names the webhook and the hour), so a failing endpoint does not
+// flood the inboxes; a failed delivery of a notifications event is not
+// told at all, so that a webhook subscribed to every event cannot feed
+// itself.
+func (k *Kit) notifyWebhook(ctx context.Context, ev store.Event) error {
+	if ev.TenantID == "" {
+		return nil
+	}
+	st, err := k.Integrations.TenantState(ctx, ev.TenantID, IntegrationWebhooks)
+	if err != nil || !st.NotifyAdminsOnFailure {
+		return err
+	}
+	in := notifications.CreateInput{Severity: notifications.SeverityError}
+	switch ev.Type {
+	case webhooks.EventWebhookDisabled:
+		var w webhooks.Webhook
+		if err := json.Unmarshal(ev.Data, &w); err != nil {
+			k.Logger.Warn("notifications: unreadable webhook event", "event", ev.ID, "err", err)
+			return nil
+		}
+		in.Type, in.DedupKey = NotificationWebhookDisabled, "event:"+ev.ID
+		in.Title = notifications.Clip("Webhook "+w.Name+" was disabled", notifications.MaxTitleLength)
+		in.Body = fmt.Sprintf("Its endpoint answered 410 Gone or its deliveries failed too often (%d in a row), so it no longer receives events. Fix the endpoint, then enable it again.",
+			w.ConsecutiveFailures)
+	default:
+		var d webhooks.DeliveryFailed
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			k.Logger.Warn("notifications: unreadable webhook event", "event", ev.ID, "err", err)
+			return nil
+		}
+		if strings.HasPrefix(d.EventType, "notifications.") {
+			return nil
+		}
+		in.Type = NotificationWebhookFailed
+		in.DedupKey = "webhook-failed:" + d.WebhookID + ":" + ev.OccurredAt.UTC().Format("2006-01-02T15")
+		in.Title = notifications.Clip("Webhook "+d.WebhookName+": a delivery failed", notifications.MaxTitleLength)
+		status := "no response"
+		if d.ResponseStatus != nil {
+			status = fmt.Sprintf("HTTP %d", *d.ResponseStatus)
+		}
+		in.Body = notifications.Clip(fmt.Sprintf("The %s event could not be delivered after %d attempts (%s). "+
+			"Later failures of this webhook within the hour are not told again.", d.EventType, d.Attempts, status), notifications.MaxBodyLength)
+	}
+	sctx := store.WithScope(ctx, store.Scope{TenantID: ev.TenantID})
+	_, err = k.Notifications.NotifyHolding(sctx, featureWebhooksManage, in)
+	return k.feedError(ev, err)
 }
 
 // ruleNotification is the data of rules.EventNotificationCreated that the

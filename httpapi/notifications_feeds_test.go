@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +85,65 @@ func TestNotificationFeedRules(t *testing.T) {
 		}
 		if n := len(e.events(tb.ID, notifications.EventNotificationCreated)); n != 0 {
 			t.Errorf("%d events in the other tenant", n)
+		}
+	})
+}
+
+// A webhook's failures reach the tenant's users holding webhooks.manage,
+// and only once the custom webhooks integration has notifyAdminsOnFailure
+// on: a delivery that failed for good (once per webhook and hour), and
+// the webhook disabled by its failures.
+func TestNotificationFeedWebhooks(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		rcv := newHookReceiver(t)
+		rcv.respond(func(hookRequest) hookReply { return hookReply{status: 500, body: "down"} })
+		e := newDeliveryEnv(t, db)
+		ta, tb := e.newTenant("Notif hooks "+randomHex(3)), e.newTenant("Notif hooks B "+randomHex(3))
+		admin := dashNewUser(e, ta, dashNewRole(e, ta, featureWebhooksManage))
+		viewer := dashNewUser(e, ta, dashNewRole(e, ta, "webhooks.view"))
+		adminB := dashNewUser(e, tb, dashNewRole(e, tb, featureWebhooksManage))
+		key := e.newKey(ta, append(slices.Clone(deliveryFeatures), featureIntegrationsManage)...)
+
+		// Off by default: in tenant C, which leaves it off, a failed
+		// delivery and a disabled webhook tell nobody.
+		tc := e.newTenant("Notif hooks C " + randomHex(3))
+		adminC := dashNewUser(e, tc, dashNewRole(e, tc, featureWebhooksManage))
+		keyC := e.newKey(tc, deliveryFeatures...)
+		quiet := e.createWebhook(keyC, whBody("Quiet", withField("url", rcv.URL+"/quiet"), withField("subscribedEvents", ruleEventPatterns),
+			withField("maxRetries", 1), withField("autoDisableThreshold", 1)))["id"].(string)
+		e.createRules(keyC, "QUIET-1")
+		e.waitDeliveries(keyC, quiet, "failed", 1)
+
+		e.do("PUT", "/api/integrations/"+tenantkit.IntegrationWebhooks+"/state", key, map[string]any{"notifyAdminsOnFailure": true}).expect(200)
+		hook := e.createWebhook(key, whBody("Flaky", withField("url", rcv.URL+"/flaky"), withField("subscribedEvents", ruleEventPatterns),
+			withField("maxRetries", 1), withField("autoDisableThreshold", 2)))["id"].(string)
+		e.createRules(key, "FLAKY-1", "FLAKY-2")
+		e.waitDeliveries(key, hook, "failed", 2)
+
+		// Two failed deliveries (one told: same webhook, same hour) and
+		// the webhook disabled at the second.
+		items := notifWait(t, e, admin.as, 2)
+		byType := map[string]map[string]any{}
+		for _, it := range items {
+			byType[it["type"].(string)] = it
+		}
+		failed, disabled := byType[tenantkit.NotificationWebhookFailed], byType[tenantkit.NotificationWebhookDisabled]
+		if failed == nil || disabled == nil {
+			t.Fatalf("the admin's inbox: %v; want one %s and one %s", items, tenantkit.NotificationWebhookFailed, tenantkit.NotificationWebhookDisabled)
+		}
+		notifSame(t, "the failure", []any{failed["title"], failed["severity"]}, []any{"Webhook Flaky: a delivery failed", "error"})
+		notifSame(t, "the disabling", []any{disabled["title"], disabled["severity"]}, []any{"Webhook Flaky was disabled", "error"})
+		if body, _ := failed["body"].(string); !strings.Contains(body, "HTTP 500") || !strings.Contains(body, "business_rules.rule.created") {
+			t.Errorf("the failure's body: %q", body)
+		}
+		// The others heard nothing (C's events came first: by now they
+		// have most likely been handled).
+		for name, u := range map[string]dashUser{"a user without webhooks.manage": viewer, "the other tenant's admin": adminB,
+			"the admin of a tenant with notifyAdminsOnFailure off": adminC} {
+			if _, items := notifList(t, e, u.as, ""); len(items) != 0 {
+				t.Errorf("%s got %v", name, items)
+			}
 		}
 	})
 }

@@ -44,6 +44,18 @@
 //     recipients name in the event's tenant: a user id, an email (any
 //     case) or a role name (every user holding it); a reference naming
 //     nobody is skipped. Text too long for a field is cut, ending in "…".
+//   - webhook failures, while the tenant's custom webhooks integration
+//     has notifyAdminsOnFailure on (PUT
+//     /integrations/webhooks_custom/state; off by default), to the
+//     tenant's users holding webhooks.manage, severity error: a webhook
+//     disabled by its deliveries (webhooks.webhook.disabled; type
+//     "webhooks.webhook_disabled"), and a delivery that failed for good
+//     (webhooks.delivery.failed; type "webhooks.delivery_failed"). The
+//     failures are told at most once per webhook and hour (the dedup key
+//     names the webhook and the hour), so a failing endpoint cannot flood
+//     the inboxes, and never for a delivery of a notifications.* event,
+//     so a webhook subscribed to every event cannot feed itself. The
+//     setting is read when the event is handled.
 //
 // # Decisions
 //
