@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tenantkit/tenantkit/datasync"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/notifications"
@@ -30,6 +31,9 @@ const (
 	// NotificationWebhookFailed is a webhook delivery that failed for
 	// good.
 	NotificationWebhookFailed = "webhooks.delivery_failed"
+	// NotificationSyncFailed is a data sync run that failed, told to the
+	// caller who started it.
+	NotificationSyncFailed = "data_sync.run_failed"
 )
 
 // featureWebhooksManage is the feature whose holders hear of webhook
@@ -44,9 +48,46 @@ func (k *Kit) subscribeNotifications() error {
 	if err != nil {
 		return err
 	}
-	return k.Jobs.Subscribe(jobs.Subscription{Name: "notifications.webhooks",
+	err = k.Jobs.Subscribe(jobs.Subscription{Name: "notifications.webhooks",
 		Match:  func(t string) bool { return t == webhooks.EventWebhookDisabled || t == webhooks.EventDeliveryFailed },
 		Handle: k.notifyWebhook})
+	if err != nil {
+		return err
+	}
+	return k.Jobs.Subscribe(jobs.Subscription{Name: "notifications.datasync",
+		Match:  func(t string) bool { return t == datasync.EventRunFailed },
+		Handle: k.notifySyncFailed})
+}
+
+// notifySyncFailed tells the caller who started a data sync run (a user,
+// or an API key's inbox) that it failed, with the run's error. A run
+// whose starter is unknown tells nobody.
+func (k *Kit) notifySyncFailed(ctx context.Context, ev store.Event) error {
+	var ref struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(ev.Data, &ref); err != nil || ev.TenantID == "" || ref.ID == "" {
+		k.Logger.Warn("notifications: unreadable sync run event", "event", ev.ID, "err", err)
+		return nil
+	}
+	sctx := store.WithScope(ctx, store.Scope{TenantID: ev.TenantID})
+	run, _, err := k.DataSync.GetRun(sctx, ref.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil // deleted since
+	case err != nil:
+		return err
+	case run.StartedBy == "":
+		return nil
+	}
+	body := "The run stopped on an error."
+	if run.LastError != nil {
+		body = *run.LastError
+	}
+	_, err = k.Notifications.Create(sctx, notifications.CreateInput{Recipient: run.StartedBy, Type: NotificationSyncFailed,
+		Title: notifications.Clip("Data sync failed: "+string(run.Direction)+" of "+run.EntityType+" ("+run.IntegrationID+")", notifications.MaxTitleLength),
+		Body:  notifications.Clip(body, notifications.MaxBodyLength), Severity: notifications.SeverityError, DedupKey: "event:" + ev.ID})
+	return k.feedError(ev, err)
 }
 
 // notifyWebhook tells the tenant's users holding webhooks.manage that a

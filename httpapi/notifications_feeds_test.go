@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -144,6 +145,45 @@ func TestNotificationFeedWebhooks(t *testing.T) {
 			if _, items := notifList(t, e, u.as, ""); len(items) != 0 {
 				t.Errorf("%s got %v", name, items)
 			}
+		}
+	})
+}
+
+// A data sync run that fails tells the caller who started it: a user, or
+// an API key (its own inbox); nobody else.
+func TestNotificationFeedDataSync(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		f := dsSetup(t, db, true)
+		src := dsNewSource(t, 50)
+		f.credentials(src.URL, "")
+		src.set(func(s *dsSource) {
+			s.fail = func(string, int) int { return http.StatusForbidden }
+		})
+		role := dashNewRole(f.e, f.tf, dsFeatures...)
+		starter, other := dashNewUser(f.e, f.tf, role), dashNewUser(f.e, f.tf, role)
+
+		r := f.e.send("POST", "/api/data_sync/run", f.body("import", "batchSize", 10), starter.as).expect(201).JSON()
+		run := f.wait(r["id"].(string))
+		if run["status"] != "failed" {
+			t.Fatalf("the run is %v, want failed", run["status"])
+		}
+		items := notifWait(t, f.e, starter.as, 1)
+		notifSame(t, "the starter's notification", []any{items[0]["type"], items[0]["title"], items[0]["severity"]},
+			[]any{tenantkit.NotificationSyncFailed, "Data sync failed: import of " + f.eid + " (" + dsIntegration + ")", "error"})
+		if body, _ := items[0]["body"].(string); !strings.Contains(body, "403") {
+			t.Errorf("the notification's body %q, want the run's error (403)", body)
+		}
+
+		// A run the key starts fails into the key's inbox.
+		id := f.start(f.body("import", "batchSize", 10))
+		f.wait(id)
+		notifWait(t, f.e, dashAsKey(f.key), 1)
+		if _, items := notifList(t, f.e, other.as, ""); len(items) != 0 {
+			t.Errorf("a user who started nothing got %v", items)
+		}
+		if _, items := notifList(t, f.e, starter.as, ""); len(items) != 1 {
+			t.Errorf("the starter got %d notifications, want 1 (the key's run is not theirs)", len(items))
 		}
 	})
 }

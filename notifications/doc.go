@@ -56,6 +56,12 @@
 //     the inboxes, and never for a delivery of a notifications.* event,
 //     so a webhook subscribed to every event cannot feed itself. The
 //     setting is read when the event is handled.
+//   - a data sync run that failed (data_sync.run.failed): type
+//     "data_sync.run_failed", severity error, the run's error as body, to
+//     the caller who started the run or asked for its retry
+//     (datasync.Run.StartedBy: a user, or an API key's own inbox). A run
+//     whose starter is unknown (started before runs recorded it) tells
+//     nobody.
 //
 // # Decisions
 //
