@@ -90,8 +90,8 @@ func (k *Kit) notifySyncFailed(ctx context.Context, ev store.Event) error {
 	return k.feedError(ev, err)
 }
 
-// notifyWebhook tells the tenant's users holding webhooks.manage that a
-// webhook was disabled or that a delivery failed for good, when the
+// notifyWebhook tells the tenant's users holding webhooks.manage over the
+// webhook's organization (the event's) that a webhook was disabled or that a delivery failed for good, when the
 // tenant's custom webhooks integration has notifyAdminsOnFailure on.
 // Failed deliveries are told at most once an hour per webhook (the dedup
 // key names the webhook and the hour), so a failing endpoint does not
@@ -138,7 +138,7 @@ func (k *Kit) notifyWebhook(ctx context.Context, ev store.Event) error {
 			"Later failures of this webhook within the hour are not told again.", d.EventType, d.Attempts, status), notifications.MaxBodyLength)
 	}
 	sctx := store.WithScope(ctx, store.Scope{TenantID: ev.TenantID})
-	_, err = k.Notifications.NotifyHolding(sctx, featureWebhooksManage, in)
+	_, err = k.Notifications.NotifyHolding(sctx, ev.OrganizationID, featureWebhooksManage, in)
 	return k.feedError(ev, err)
 }
 
@@ -191,6 +191,6 @@ func (r identityRecipients) Resolve(ctx context.Context, tenantID string, refs [
 	return r.svc.RecipientUsers(ctx, tenantID, refs)
 }
 
-func (r identityRecipients) Holding(ctx context.Context, tenantID, feature string) ([]string, error) {
-	return r.svc.UsersHolding(ctx, tenantID, feature)
+func (r identityRecipients) Holding(ctx context.Context, tenantID, organizationID, feature string) ([]string, error) {
+	return r.svc.UsersHolding(ctx, tenantID, organizationID, feature)
 }

@@ -104,6 +104,14 @@ func TestNotificationFeedWebhooks(t *testing.T) {
 		admin := dashNewUser(e, ta, dashNewRole(e, ta, featureWebhooksManage))
 		viewer := dashNewUser(e, ta, dashNewRole(e, ta, "webhooks.view"))
 		adminB := dashNewUser(e, tb, dashNewRole(e, tb, featureWebhooksManage))
+		// An admin limited to another organization of the tenant: the
+		// webhook (made by the key, in ta's first organization) is not
+		// theirs to hear of.
+		org2 := e.do("POST", "/api/directory/organizations", e.superKey, map[string]string{"name": "Org2 " + randomHex(3), "tenantId": ta.ID}).expect(201).JSON()["id"].(string)
+		org2Role := dashNewRole(e, ta)
+		e.do("PUT", "/api/auth/roles/acl", e.superKey, map[string]any{"roleId": org2Role, "features": []string{featureWebhooksManage},
+			"organizations": []string{org2}}).expect(200)
+		adminOrg2 := dashNewUser(e, tenantFixture{ID: ta.ID, OrgID: org2}, org2Role)
 		key := e.newKey(ta, append(slices.Clone(deliveryFeatures), featureIntegrationsManage)...)
 
 		// Off by default: in tenant C, which leaves it off, a failed
@@ -141,7 +149,7 @@ func TestNotificationFeedWebhooks(t *testing.T) {
 		// The others heard nothing (C's events came first: by now they
 		// have most likely been handled).
 		for name, u := range map[string]dashUser{"a user without webhooks.manage": viewer, "the other tenant's admin": adminB,
-			"the admin of a tenant with notifyAdminsOnFailure off": adminC} {
+			"the admin of a tenant with notifyAdminsOnFailure off": adminC, "an admin of another organization only": adminOrg2} {
 			if _, items := notifList(t, e, u.as, ""); len(items) != 0 {
 				t.Errorf("%s got %v", name, items)
 			}

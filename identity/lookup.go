@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -98,10 +99,13 @@ func (s *Service) RecipientUsers(ctx context.Context, tenantID string, refs []st
 }
 
 // UsersHolding returns the ids of the tenant's live users whose roles
-// grant feature (a super-admin role grants every feature), each once,
-// oldest first; at most MaxRecipients. Other areas use it to tell the
-// people in charge (webhook failures to those holding webhooks.manage).
-func (s *Service) UsersHolding(ctx context.Context, tenantID, feature string) ([]string, error) {
+// grant feature (a super-admin role grants every feature) and who may
+// read organization organizationID ("" for any user, whatever
+// organizations their roles allow), each once, oldest first; at most
+// MaxRecipients. Other areas use it to tell the people in charge
+// (webhook failures to those holding webhooks.manage over the webhook's
+// organization).
+func (s *Service) UsersHolding(ctx context.Context, tenantID, organizationID, feature string) ([]string, error) {
 	var roleIDs []string
 	const page = 200
 	for offset := 0; ; offset += page {
@@ -122,9 +126,19 @@ func (s *Service) UsersHolding(ctx context.Context, tenantID, feature string) ([
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(users))
-	for i, u := range users {
-		out[i] = u.ID
+	out := make([]string, 0, len(users))
+	for _, u := range users {
+		if organizationID != "" {
+			// The user's roles together: the organizations they may read.
+			roles, err := s.store.UserRoles(ctx, s.db, u.ID)
+			if err != nil {
+				return nil, err
+			}
+			if id := identityFromRoles(roles); !id.CoversTenant() && !slices.Contains(id.OrganizationIDs, organizationID) {
+				continue
+			}
+		}
+		out = append(out, u.ID)
 	}
 	return out, nil
 }

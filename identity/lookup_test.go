@@ -91,11 +91,30 @@ func TestRecipientUsersAndUsersHolding(t *testing.T) {
 		if err != nil || !slices.Equal(got, []string{eve}) {
 			t.Errorf("RecipientUsers in the other tenant = %v, %v; want [eve]", got, err)
 		}
-		got, err = e.svc.UsersHolding(ctx, e.tenant.ID, "webhooks.manage")
+		got, err = e.svc.UsersHolding(ctx, e.tenant.ID, "", "webhooks.manage")
 		if err != nil || !slices.Equal(got, []string{ann, cid}) {
 			t.Errorf("UsersHolding(webhooks.manage) = %v, %v; want [ann cid]", got, err)
 		}
-		got, err = e.svc.UsersHolding(ctx, e.tenant.ID, "payments.manage")
+		// An organization: only the holders who may read it.
+		org2, err := e.svc.CreateOrganization(ctx, System, OrganizationInput{Name: "Second", TenantID: e.tenant.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		limited := newRole(e.tenant.ID, "hq managers", "webhooks.manage")
+		if _, err := e.svc.SetRoleACL(ctx, System, ACLInput{RoleID: limited, Features: []string{"webhooks.manage"},
+			Organizations: OptionalList{Set: true, Value: []string{e.org.ID}}}); err != nil {
+			t.Fatal(err)
+		}
+		dan := newUser(e.tenant.ID, e.org.ID, "dan@example.com", limited)
+		got, err = e.svc.UsersHolding(ctx, e.tenant.ID, e.org.ID, "webhooks.manage")
+		if err != nil || !slices.Equal(got, []string{ann, cid, dan}) {
+			t.Errorf("UsersHolding(HQ, webhooks.manage) = %v, %v; want [ann cid dan]", got, err)
+		}
+		got, err = e.svc.UsersHolding(ctx, e.tenant.ID, org2.ID, "webhooks.manage")
+		if err != nil || !slices.Equal(got, []string{ann, cid}) {
+			t.Errorf("UsersHolding(second org, webhooks.manage) = %v, %v; want [ann cid] (dan's role is limited to HQ)", got, err)
+		}
+		got, err = e.svc.UsersHolding(ctx, e.tenant.ID, "", "payments.manage")
 		if err != nil || len(got) != 0 {
 			t.Errorf("UsersHolding(payments.manage) = %v, %v; want none", got, err)
 		}

@@ -97,4 +97,10 @@
 //     ≤ 200; text must be UTF-8 without NUL (both engines store it).
 //     Pages hold at most 100 notifications (default 20).
 //   - Retention: notifications stay until their recipient deletes them.
+//   - The event notifications.notification.created carries the id,
+//     recipient, type and severity, never the text: events reach every
+//     webhook of the tenant subscribed to them, of any organization,
+//     while a notification's text is its recipient's.
+//   - Feeds that tell the holders of a feature (webhook failures) tell
+//     only those who may read the organization the failure belongs to.
 package notifications

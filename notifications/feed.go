@@ -17,8 +17,10 @@ type Recipients interface {
 	// once: a ref is a user id, an email or a role name (every user
 	// holding the role). A ref naming nobody is skipped.
 	Resolve(ctx context.Context, tenantID string, refs []string) ([]string, error)
-	// Holding returns the ids of the tenant's users who hold feature.
-	Holding(ctx context.Context, tenantID, feature string) ([]string, error)
+	// Holding returns the ids of the tenant's users who hold feature and
+	// may read organization organizationID ("": whatever organizations
+	// they may read).
+	Holding(ctx context.Context, tenantID, organizationID, feature string) ([]string, error)
 }
 
 // SetRecipients sets the Recipients the feeds resolve people with, when
@@ -45,10 +47,12 @@ func (s *Service) NotifyRefs(ctx context.Context, refs []string, in CreateInput)
 }
 
 // NotifyHolding is NotifyRefs for the users of the scope's tenant who
-// hold feature (Recipients.Holding).
-func (s *Service) NotifyHolding(ctx context.Context, feature string, in CreateInput) (int, error) {
+// hold feature and may read organization organizationID ("" for any;
+// Recipients.Holding), so that what happens in one organization is told
+// only to the people who may see it.
+func (s *Service) NotifyHolding(ctx context.Context, organizationID, feature string, in CreateInput) (int, error) {
 	return s.notifyResolved(ctx, in, func(tenantID string) ([]string, error) {
-		return s.recipients.Holding(ctx, tenantID, feature)
+		return s.recipients.Holding(ctx, tenantID, organizationID, feature)
 	})
 }
 

@@ -137,11 +137,12 @@ var EventTypes = []store.EventType{
 }
 
 // NotificationEvent is the data of notifications.notification.created.
+// It carries no text (title, body, link): those are the recipient's, and
+// the tenant's webhooks subscribed to the event, of any organization,
+// receive it.
 type NotificationEvent struct {
 	ID        string   `json:"id"`
 	Recipient string   `json:"recipient"` // a user id or "api_key:<id>"
 	Type      string   `json:"type"`      // what the notification is about
-	Title     string   `json:"title"`
-	Severity  Severity `json:"severity"`       // info, warning or error
-	Link      string   `json:"link,omitempty"` // where the notification leads, if anywhere
+	Severity  Severity `json:"severity"`  // info, warning or error
 }

@@ -134,7 +134,7 @@ func (s *Service) CreateTx(ctx context.Context, tx *store.Tx, in CreateInput) (*
 		return nil, err
 	}
 	_, err = tx.EmitData(ctx, EventNotificationCreated, store.Scope{TenantID: sc.TenantID}, NotificationEvent{ID: n.ID,
-		Recipient: n.Recipient, Type: n.Type, Title: n.Title, Severity: n.Severity, Link: n.Link})
+		Recipient: n.Recipient, Type: n.Type, Severity: n.Severity})
 	if err != nil {
 		return nil, err
 	}
