@@ -24,16 +24,13 @@ type Recipients interface {
 }
 
 // SetRecipients sets the Recipients the feeds resolve people with, when
-// Options.Recipients gave none. Call it before the Kit starts.
+// Options.Recipients gave none. Call it before the Kit starts. Without
+// one, NotifyRefs and NotifyHolding deliver nothing.
 func (s *Service) SetRecipients(r Recipients) {
 	if s.recipients == nil {
 		s.recipients = r
 	}
 }
-
-// HasRecipients reports whether the Service has a Recipients; without
-// one, NotifyRefs and NotifyHolding deliver nothing.
-func (s *Service) HasRecipients() bool { return s.recipients != nil }
 
 // NotifyRefs creates in for every user of the scope's tenant that refs
 // name (Recipients.Resolve; in.Recipient is ignored), in one transaction,
