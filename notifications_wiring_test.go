@@ -16,7 +16,9 @@ type fixedRecipients []string
 
 func (r fixedRecipients) Resolve(context.Context, string, []string) ([]string, error) { return r, nil }
 
-func (r fixedRecipients) Holding(context.Context, string, string, string) ([]string, error) { return r, nil }
+func (r fixedRecipients) Holding(context.Context, string, string, string) ([]string, error) {
+	return r, nil
+}
 
 // Event delivery is at least once: the rules feed handling the same
 // event twice adds nothing the second time; another event adds again.
