@@ -559,6 +559,27 @@ func (e IntegrationsLogEntryLevel) Valid() bool {
 	}
 }
 
+// Defines values for NotificationItemSeverity.
+const (
+	NotificationItemSeverityError   NotificationItemSeverity = "error"
+	NotificationItemSeverityInfo    NotificationItemSeverity = "info"
+	NotificationItemSeverityWarning NotificationItemSeverity = "warning"
+)
+
+// Valid indicates whether the value is a known member of the NotificationItemSeverity enum.
+func (e NotificationItemSeverity) Valid() bool {
+	switch e {
+	case NotificationItemSeverityError:
+		return true
+	case NotificationItemSeverityInfo:
+		return true
+	case NotificationItemSeverityWarning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OverrideBodyToggleType.
 const (
 	OverrideBodyToggleTypeBoolean OverrideBodyToggleType = "boolean"
@@ -2773,10 +2794,11 @@ type IntegrationCredentialsInput struct {
 
 // IntegrationStateBody defines model for IntegrationStateBody.
 type IntegrationStateBody struct {
-	ApiVersion     *string    `json:"apiVersion"`
-	IsEnabled      bool       `json:"isEnabled"`
-	ReauthRequired bool       `json:"reauthRequired"`
-	UpdatedAt      *time.Time `json:"updatedAt"`
+	ApiVersion            *string    `json:"apiVersion"`
+	IsEnabled             bool       `json:"isEnabled"`
+	NotifyAdminsOnFailure bool       `json:"notifyAdminsOnFailure"`
+	ReauthRequired        bool       `json:"reauthRequired"`
+	UpdatedAt             *time.Time `json:"updatedAt"`
 }
 
 // IntegrationVersionBody defines model for IntegrationVersionBody.
@@ -2912,20 +2934,22 @@ type IntegrationsOption struct {
 
 // IntegrationsState defines model for IntegrationsState.
 type IntegrationsState struct {
-	ApiVersion          *string    `json:"apiVersion"`
-	EnabledAt           *time.Time `json:"enabledAt"`
-	IsEnabled           bool       `json:"isEnabled"`
-	LastHealthCheckedAt *time.Time `json:"lastHealthCheckedAt"`
-	LastHealthLatencyMs *int       `json:"lastHealthLatencyMs"`
-	LastHealthStatus    *string    `json:"lastHealthStatus"`
-	ReauthRequired      bool       `json:"reauthRequired"`
-	UpdatedAt           *time.Time `json:"updatedAt"`
+	ApiVersion            *string    `json:"apiVersion"`
+	EnabledAt             *time.Time `json:"enabledAt"`
+	IsEnabled             bool       `json:"isEnabled"`
+	LastHealthCheckedAt   *time.Time `json:"lastHealthCheckedAt"`
+	LastHealthLatencyMs   *int       `json:"lastHealthLatencyMs"`
+	LastHealthStatus      *string    `json:"lastHealthStatus"`
+	NotifyAdminsOnFailure bool       `json:"notifyAdminsOnFailure"`
+	ReauthRequired        bool       `json:"reauthRequired"`
+	UpdatedAt             *time.Time `json:"updatedAt"`
 }
 
-// IntegrationsStateInput Give at least one of isEnabled, reauthRequired.
+// IntegrationsStateInput Give at least one of isEnabled, notifyAdminsOnFailure, reauthRequired.
 type IntegrationsStateInput struct {
-	IsEnabled      *bool `json:"isEnabled,omitempty"`
-	ReauthRequired *bool `json:"reauthRequired,omitempty"`
+	IsEnabled             *bool `json:"isEnabled,omitempty"`
+	NotifyAdminsOnFailure *bool `json:"notifyAdminsOnFailure,omitempty"`
+	ReauthRequired        *bool `json:"reauthRequired,omitempty"`
 }
 
 // LayoutBody defines model for LayoutBody.
@@ -2978,6 +3002,31 @@ type MeResponse struct {
 	Roles          []string `json:"roles"`
 	TenantId       string   `json:"tenantId"`
 	UserId         *string  `json:"userId,omitempty"`
+}
+
+// NotificationItem defines model for NotificationItem.
+type NotificationItem struct {
+	Body      string                   `json:"body"`
+	CreatedAt time.Time                `json:"createdAt"`
+	Id        string                   `json:"id"`
+	Link      *string                  `json:"link"`
+	ReadAt    *time.Time               `json:"readAt"`
+	Severity  NotificationItemSeverity `json:"severity"`
+	Title     string                   `json:"title"`
+	Type      string                   `json:"type"`
+}
+
+// NotificationItemSeverity defines model for NotificationItem.Severity.
+type NotificationItemSeverity string
+
+// NotificationPage defines model for NotificationPage.
+type NotificationPage struct {
+	Items       []NotificationItem `json:"items"`
+	Page        int                `json:"page"`
+	PageSize    int                `json:"pageSize"`
+	Total       int                `json:"total"`
+	TotalPages  int                `json:"totalPages"`
+	UnreadCount int                `json:"unreadCount"`
 }
 
 // OkFlag defines model for OkFlag.
@@ -4539,6 +4588,18 @@ type GetIntegrationsLogsParams struct {
 
 // GetIntegrationsLogsParamsLevel defines parameters for GetIntegrationsLogs.
 type GetIntegrationsLogsParamsLevel string
+
+// GetNotificationsParams defines parameters for GetNotifications.
+type GetNotificationsParams struct {
+	// Unread true: only the unread notifications
+	Unread *string `form:"unread,omitempty" json:"unread,omitempty"`
+
+	// Page Page number, from 1 (default 1)
+	Page *int `form:"page,omitempty" json:"page,omitempty"`
+
+	// PageSize Items per page (default 20; larger values are reduced to 100)
+	PageSize *int `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+}
 
 // GetPaymentGatewaysStatusParams defines parameters for GetPaymentGatewaysStatus.
 type GetPaymentGatewaysStatusParams struct {
@@ -7994,6 +8055,88 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /logout (the `PostLogout` operationId).
 	PostLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetNotifications The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. unreadCount counts every unread notification of the inbox, whatever the unread filter.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with GET /notifications (the `GetNotifications` operationId).
+	GetNotifications(ctx context.Context, params *GetNotificationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostNotificationsReadAll Mark every unread notification of the caller's inbox read
+	//
+	// The caller's inbox only; notifications already read keep the time they were read.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with POST /notifications/read-all (the `PostNotificationsReadAll` operationId).
+	PostNotificationsReadAll(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteNotificationsById Delete one of the caller's notifications
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with DELETE /notifications/{id} (the `DeleteNotificationsById` operationId).
+	DeleteNotificationsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostNotificationsByIdRead Mark one of the caller's notifications read
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. A notification already read keeps the time it was first read.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with POST /notifications/{id}/read (the `PostNotificationsByIdRead` operationId).
+	PostNotificationsByIdRead(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostNotificationsByIdUnread Mark one of the caller's notifications unread
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with POST /notifications/{id}/unread (the `PostNotificationsByIdUnread` operationId).
+	PostNotificationsByIdUnread(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostPaymentGatewaysCancelWithBody Cancel a payment before capture
 	//
@@ -13158,6 +13301,138 @@ func (c *Client) PostLoginWithFormdataBody(ctx context.Context, body PostLoginFo
 // Corresponds with POST /logout (the `PostLogout` operationId).
 func (c *Client) PostLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostLogoutRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetNotifications The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. unreadCount counts every unread notification of the inbox, whatever the unread filter.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with GET /notifications (the `GetNotifications` operationId).
+func (c *Client) GetNotifications(ctx context.Context, params *GetNotificationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetNotificationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostNotificationsReadAll Mark every unread notification of the caller's inbox read
+//
+// The caller's inbox only; notifications already read keep the time they were read.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with POST /notifications/read-all (the `PostNotificationsReadAll` operationId).
+func (c *Client) PostNotificationsReadAll(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostNotificationsReadAllRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteNotificationsById Delete one of the caller's notifications
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with DELETE /notifications/{id} (the `DeleteNotificationsById` operationId).
+func (c *Client) DeleteNotificationsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteNotificationsByIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostNotificationsByIdRead Mark one of the caller's notifications read
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. A notification already read keeps the time it was first read.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with POST /notifications/{id}/read (the `PostNotificationsByIdRead` operationId).
+func (c *Client) PostNotificationsByIdRead(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostNotificationsByIdReadRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostNotificationsByIdUnread Mark one of the caller's notifications unread
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with POST /notifications/{id}/unread (the `PostNotificationsByIdUnread` operationId).
+func (c *Client) PostNotificationsByIdUnread(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostNotificationsByIdUnreadRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -20214,6 +20489,213 @@ func NewPostLogoutRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetNotificationsRequest constructs an http.Request for the GetNotifications method
+func NewGetNotificationsRequest(server string, params *GetNotificationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notifications")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Unread != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unread", *params.Unread, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostNotificationsReadAllRequest constructs an http.Request for the PostNotificationsReadAll method
+func NewPostNotificationsReadAllRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notifications/read-all")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteNotificationsByIdRequest constructs an http.Request for the DeleteNotificationsById method
+func NewDeleteNotificationsByIdRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notifications/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostNotificationsByIdReadRequest constructs an http.Request for the PostNotificationsByIdRead method
+func NewPostNotificationsByIdReadRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notifications/%s/read", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostNotificationsByIdUnreadRequest constructs an http.Request for the PostNotificationsByIdUnread method
+func NewPostNotificationsByIdUnreadRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notifications/%s/unread", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostPaymentGatewaysCancelRequest calls the generic PostPaymentGatewaysCancel builder with application/json body
 func NewPostPaymentGatewaysCancelRequest(server string, body PostPaymentGatewaysCancelJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -24497,6 +24979,98 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /logout (the `PostLogout` operationId).
 	PostLogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostLogoutResponse, error)
+
+	// GetNotificationsWithResponse The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. unreadCount counts every unread notification of the inbox, whatever the unread filter.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /notifications (the `GetNotifications` operationId).
+	GetNotificationsWithResponse(ctx context.Context, params *GetNotificationsParams, reqEditors ...RequestEditorFn) (*GetNotificationsResponse, error)
+
+	// PostNotificationsReadAllWithResponse Mark every unread notification of the caller's inbox read
+	//
+	// The caller's inbox only; notifications already read keep the time they were read.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /notifications/read-all (the `PostNotificationsReadAll` operationId).
+	PostNotificationsReadAllWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostNotificationsReadAllResponse, error)
+
+	// DeleteNotificationsByIdWithResponse Delete one of the caller's notifications
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /notifications/{id} (the `DeleteNotificationsById` operationId).
+	DeleteNotificationsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteNotificationsByIdResponse, error)
+
+	// PostNotificationsByIdReadWithResponse Mark one of the caller's notifications read
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. A notification already read keeps the time it was first read.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /notifications/{id}/read (the `PostNotificationsByIdRead` operationId).
+	PostNotificationsByIdReadWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostNotificationsByIdReadResponse, error)
+
+	// PostNotificationsByIdUnreadWithResponse Mark one of the caller's notifications unread
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /notifications/{id}/unread (the `PostNotificationsByIdUnread` operationId).
+	PostNotificationsByIdUnreadWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostNotificationsByIdUnreadResponse, error)
 
 	// PostPaymentGatewaysCancelWithBodyWithResponse Cancel a payment before capture
 	//
@@ -33869,6 +34443,365 @@ func (r PostLogoutResponse) ContentType() string {
 	return ""
 }
 
+type GetNotificationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NotificationPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetNotificationsResponse) GetJSON200() *NotificationPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetNotificationsResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetNotificationsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetNotificationsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r GetNotificationsResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r GetNotificationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetNotificationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetNotificationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetNotificationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostNotificationsReadAllResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostNotificationsReadAllResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostNotificationsReadAllResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostNotificationsReadAllResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r PostNotificationsReadAllResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r PostNotificationsReadAllResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostNotificationsReadAllResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostNotificationsReadAllResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostNotificationsReadAllResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteNotificationsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteNotificationsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteNotificationsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteNotificationsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteNotificationsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostNotificationsByIdReadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r PostNotificationsByIdReadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostNotificationsByIdReadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostNotificationsByIdReadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostNotificationsByIdReadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostNotificationsByIdUnreadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r PostNotificationsByIdUnreadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostNotificationsByIdUnreadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostNotificationsByIdUnreadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostNotificationsByIdUnreadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostPaymentGatewaysCancelResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -40001,6 +40934,128 @@ func (c *ClientWithResponses) PostLogoutWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParsePostLogoutResponse(rsp)
+}
+
+// GetNotificationsWithResponse The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. unreadCount counts every unread notification of the inbox, whatever the unread filter.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /notifications (the `GetNotifications` operationId).
+func (c *ClientWithResponses) GetNotificationsWithResponse(ctx context.Context, params *GetNotificationsParams, reqEditors ...RequestEditorFn) (*GetNotificationsResponse, error) {
+	rsp, err := c.GetNotifications(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetNotificationsResponse(rsp)
+}
+
+// PostNotificationsReadAllWithResponse Mark every unread notification of the caller's inbox read
+//
+// The caller's inbox only; notifications already read keep the time they were read.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /notifications/read-all (the `PostNotificationsReadAll` operationId).
+func (c *ClientWithResponses) PostNotificationsReadAllWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostNotificationsReadAllResponse, error) {
+	rsp, err := c.PostNotificationsReadAll(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostNotificationsReadAllResponse(rsp)
+}
+
+// DeleteNotificationsByIdWithResponse Delete one of the caller's notifications
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /notifications/{id} (the `DeleteNotificationsById` operationId).
+func (c *ClientWithResponses) DeleteNotificationsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteNotificationsByIdResponse, error) {
+	rsp, err := c.DeleteNotificationsById(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteNotificationsByIdResponse(rsp)
+}
+
+// PostNotificationsByIdReadWithResponse Mark one of the caller's notifications read
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. A notification already read keeps the time it was first read.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /notifications/{id}/read (the `PostNotificationsByIdRead` operationId).
+func (c *ClientWithResponses) PostNotificationsByIdReadWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostNotificationsByIdReadResponse, error) {
+	rsp, err := c.PostNotificationsByIdRead(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostNotificationsByIdReadResponse(rsp)
+}
+
+// PostNotificationsByIdUnreadWithResponse Mark one of the caller's notifications unread
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /notifications/{id}/unread (the `PostNotificationsByIdUnread` operationId).
+func (c *ClientWithResponses) PostNotificationsByIdUnreadWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostNotificationsByIdUnreadResponse, error) {
+	rsp, err := c.PostNotificationsByIdUnread(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostNotificationsByIdUnreadResponse(rsp)
 }
 
 // PostPaymentGatewaysCancelWithBodyWithResponse Cancel a payment before capture
@@ -48082,6 +49137,290 @@ func ParsePostLogoutResponse(rsp *http.Response) (*PostLogoutResponse, error) {
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetNotificationsResponse parses an HTTP response from a GetNotificationsWithResponse call
+func ParseGetNotificationsResponse(rsp *http.Response) (*GetNotificationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetNotificationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NotificationPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostNotificationsReadAllResponse parses an HTTP response from a PostNotificationsReadAllWithResponse call
+func ParsePostNotificationsReadAllResponse(rsp *http.Response) (*PostNotificationsReadAllResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostNotificationsReadAllResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteNotificationsByIdResponse parses an HTTP response from a DeleteNotificationsByIdWithResponse call
+func ParseDeleteNotificationsByIdResponse(rsp *http.Response) (*DeleteNotificationsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteNotificationsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostNotificationsByIdReadResponse parses an HTTP response from a PostNotificationsByIdReadWithResponse call
+func ParsePostNotificationsByIdReadResponse(rsp *http.Response) (*PostNotificationsByIdReadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostNotificationsByIdReadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostNotificationsByIdUnreadResponse parses an HTTP response from a PostNotificationsByIdUnreadWithResponse call
+func ParsePostNotificationsByIdUnreadResponse(rsp *http.Response) (*PostNotificationsByIdUnreadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostNotificationsByIdUnreadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
 		var dest ErrorBody
