@@ -102,5 +102,12 @@
 //     webhook of the tenant subscribed to them, of any organization,
 //     while a notification's text is its recipient's.
 //   - Feeds that tell the holders of a feature (webhook failures) tell
-//     only those who may read the organization the failure belongs to.
+//     only those who may read the organization the failure belongs to.//
+// # A store of your own
+//
+// A host may keep this area's data elsewhere by passing its own Store; it
+// must pass notificationstest.Run. It stays compatible across versions by embedding
+// *SQLStore and overriding what it keeps elsewhere: a method added to Store
+// is then supplied by the embedded store. Every addition to Store is listed
+// in the module's CHANGELOG.md with what it must do.
 package notifications
