@@ -103,6 +103,7 @@
 //     while a notification's text is its recipient's.
 //   - Feeds that tell the holders of a feature (webhook failures) tell
 //     only those who may read the organization the failure belongs to.//
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it
