@@ -102,7 +102,7 @@
 //     webhook of the tenant subscribed to them, of any organization,
 //     while a notification's text is its recipient's.
 //   - Feeds that tell the holders of a feature (webhook failures) tell
-//     only those who may read the organization the failure belongs to.//
+//     only those who may read the organization the failure belongs to.
 //
 // # A store of your own
 //
