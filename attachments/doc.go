@@ -239,7 +239,8 @@
 // attachments.attachment.created, .updated (metadata changes and
 // transfers) and .deleted, with the attachment's id, tenantId,
 // organizationId, entityId, recordId, fileName, fileSize, mimeType and
-// partitionCode.//
+// partitionCode.
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it

@@ -105,7 +105,8 @@
 //
 // dashboards.layout.updated (data {ownerId, widgets, version}) after a PUT
 // or an item's removal; dashboards.visibility.updated (data {roleId,
-// widgetIds} or {userId, mode, widgetIds}) after a PUT of either record.//
+// widgetIds} or {userId, mode, widgetIds}) after a PUT of either record.
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it

@@ -273,7 +273,8 @@
 // entities.definition.created|updated|deleted|restored with the
 // definition, and entities.record.created|updated|deleted with the record
 // and its values, each carrying tenantId and organizationId (global
-// definitions' events have no tenant and reach no webhook).//
+// definitions' events have no tenant and reach no webhook).
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it

@@ -172,7 +172,8 @@
 //
 // directory.tenant.*, directory.organization.*, auth.role.*, auth.user.*
 // and api_keys.key.* (see the Event constants), written in the transaction
-// of the change.//
+// of the change.
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it

@@ -172,7 +172,8 @@
 // as entity, from and to as payload) in the change's transaction, and a
 // failed provider call an error line (code provider_error, without the
 // provider's own words), under the provider's gateway integration
-// (gateway_mock, gateway_stripe).//
+// (gateway_mock, gateway_stripe).
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it

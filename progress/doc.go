@@ -131,7 +131,8 @@
 // per stored status change (never per Report or Heartbeat, nor for a job
 // only shown stale), in the transaction of the change, in the job's own
 // tenant and organization; data {id, jobType, name, status,
-// processedCount, totalCount, errorMessage?}.//
+// processedCount, totalCount, errorMessage?}.
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it

@@ -77,7 +77,8 @@
 //
 // feature_toggles.toggle.created, .updated and .deleted (global: no
 // tenant; the toggle as data) and feature_toggles.override.updated (the
-// tenant's; data toggleId, identifier, tenantId, isOverride and value).//
+// tenant's; data toggleId, identifier, tenantId, isOverride and value).
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it
