@@ -2,7 +2,6 @@ package multiproc_test
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -56,7 +55,6 @@ func TestAcrossServers(t *testing.T) {
 type staleCount struct {
 	n    int
 	seen []string
-	of   int // the number of tries; 0 is tries
 }
 
 func (s *staleCount) add(format string, args ...any) {
@@ -68,10 +66,9 @@ func (s *staleCount) add(format string, args ...any) {
 
 func (s *staleCount) check(t *testing.T, what string) {
 	t.Helper()
-	of := cmp.Or(s.of, tries)
-	t.Logf("%s: %d stale of %d", what, s.n, of)
+	t.Logf("%s: %d stale of %d", what, s.n, tries)
 	if s.n != 0 {
-		t.Errorf("%s: %d stale of %d; first: %s", what, s.n, of, strings.Join(s.seen, "; "))
+		t.Errorf("%s: %d stale of %d; first: %s", what, s.n, tries, strings.Join(s.seen, "; "))
 	}
 }
 
