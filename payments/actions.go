@@ -144,6 +144,15 @@ func (s *Service) Capture(ctx context.Context, req CaptureRequest) (*CaptureResp
 			if captured < t.Amount {
 				target = StatusPartiallyCaptured
 			}
+			if next, _ := Decide(t.Status, target); next != target {
+				// Only a webhook between the check and now (SQLite) can
+				// get here (a refund of what was captured so far): the
+				// provider captured, but the status the webhook set
+				// cannot take it; recording the amount under it would
+				// leave a refunded payment with more captured than
+				// refunded.
+				return store.Errorf(store.ErrConflict, "The payment changed while it was captured; check its status")
+			}
 			if err := s.change(ctx, tx, t, target, res.GatewayStatus, res.ProviderData, func() { t.CapturedAmount = captured }); err != nil {
 				return err
 			}
