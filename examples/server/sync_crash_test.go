@@ -104,6 +104,32 @@ func newCrashSource(t *testing.T, total int, delay time.Duration) *crashSource {
 
 func syncCrashTitle(i int) string { return fmt.Sprintf("Item %05d", i) }
 
+// checkEveryItemOnce exports the entity's records through p and fails
+// unless each of the source's n items is there exactly once (by its
+// title), and nothing else.
+func checkEveryItemOnce(t *testing.T, p *process, entity string, n int) {
+	t.Helper()
+	var all []map[string]any
+	mustStatus(t, p, "GET", "/api/entities/records?entityId="+entity+"&format=json&exportScope=full", nil, &all, http.StatusOK)
+	titles := map[string]int{}
+	for _, r := range all {
+		titles[fmt.Sprint(r["title"])]++
+	}
+	missing, twice := 0, 0
+	for i := range n {
+		switch titles[syncCrashTitle(i)] {
+		case 0:
+			missing++
+		case 1:
+		default:
+			twice++
+		}
+	}
+	if len(all) != n || missing != 0 || twice != 0 || len(titles) != n {
+		t.Errorf("%d records listed, %d distinct titles: %d items missing, %d more than once", len(all), len(titles), missing, twice)
+	}
+}
+
 // syncRun is the part of GET /api/data_sync/runs/{id} the test reads.
 type syncRun struct {
 	Status           string  `json:"status"`
@@ -196,25 +222,7 @@ func syncCrashScenario(t *testing.T, bin string, extraEnv []string) {
 	if page.Total != syncCrashItems {
 		t.Errorf("records total %d, want %d", page.Total, syncCrashItems)
 	}
-	var all []map[string]any
-	mustStatus(t, p, "GET", "/api/entities/records?entityId="+entity+"&format=json&exportScope=full", nil, &all, http.StatusOK)
-	titles := map[string]int{}
-	for _, r := range all {
-		titles[fmt.Sprint(r["title"])]++
-	}
-	missing, twice := 0, 0
-	for i := range syncCrashItems {
-		switch titles[syncCrashTitle(i)] {
-		case 0:
-			missing++
-		case 1:
-		default:
-			twice++
-		}
-	}
-	if len(all) != syncCrashItems || missing != 0 || twice != 0 || len(titles) != syncCrashItems {
-		t.Errorf("%d records listed, %d distinct titles: %d items missing, %d more than once", len(all), len(titles), missing, twice)
-	}
+	checkEveryItemOnce(t, p, entity, syncCrashItems)
 
 	// Which pages were read more than once: the one cut short (if the kill
 	// caught it before its commit) and the one in flight.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -132,25 +131,7 @@ func syncFailover(t *testing.T, bin, dbURL string, items int) {
 		t.Errorf("counters: created %d, updated %d, skipped %d, failed %d, batches %d; want %d created and %d batches, nothing else",
 			final.CreatedCount, final.UpdatedCount, final.SkippedCount, final.FailedCount, final.BatchesCompleted, items, items/failoverBatch)
 	}
-	var all []map[string]any
-	mustStatus(t, survivor, "GET", "/api/entities/records?entityId="+entity+"&format=json&exportScope=full", nil, &all, http.StatusOK)
-	titles := map[string]int{}
-	for _, r := range all {
-		titles[fmt.Sprint(r["title"])]++
-	}
-	missing, twice := 0, 0
-	for i := range items {
-		switch titles[syncCrashTitle(i)] {
-		case 0:
-			missing++
-		case 1:
-		default:
-			twice++
-		}
-	}
-	if len(all) != items || missing != 0 || twice != 0 {
-		t.Errorf("%d records listed, %d distinct titles: %d items missing, %d more than once", len(all), len(titles), missing, twice)
-	}
+	checkEveryItemOnce(t, survivor, entity, items)
 }
 
 // leaseHolder returns the process holding the lease of the data sync job,
