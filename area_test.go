@@ -52,8 +52,8 @@ func TestKitAreas(t *testing.T) {
 			is.True(slices.Contains(kit.EventTypes(), et)) // the Kit's catalogue holds every area's events
 		}
 	}
-	is.Equal(names, []string{"toggles", "rules", "webhooks", "entities", "attachments", "integrations", "payments", "dashboards", "progress", "datasync"})
-	is.Equal(kit.Areas()[0], tenantkit.Area(kit.Toggles))
+	is.Equal(names, []string{"identity", "toggles", "rules", "webhooks", "entities", "attachments", "integrations", "payments", "dashboards", "progress", "datasync"})
+	is.Equal(kit.Areas()[0], tenantkit.Area(kit.Identity))
 	is.Equal(len(kit.Migrations()), len(names)+1) // one line each, and SQLBlobs' (attachments)
 
 	// The migrations ran: every area answers a list on its tables.

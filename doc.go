@@ -4,16 +4,21 @@
 // rate limiting, each an importable package with a service and a store on
 // SQLite or PostgreSQL.
 //
-// A Kit wires the areas together over one database:
+// A Kit wires the areas a host picks together over one database:
 //
-//	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite:app.db"})
+//	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite:app.db",
+//		Areas: []string{tenantkit.AreaToggles, tenantkit.AreaRules}}) // nil: every area
 //	if err != nil { … }
 //	defer kit.Close(ctx)
 //	if err := kit.Start(ctx); err != nil { … } // background jobs
 //
-// Every area's service is an Area: the Kit builds them (constructors start
-// and read nothing), applies their migrations, registers their jobs, and
-// starts and stops them in one loop. Each area reaches its data through a
+// Every area's service, identity's included, is an Area: the Kit builds
+// the chosen ones and the areas they are built on (constructors start and
+// read nothing), applies their migrations, registers their jobs, and
+// starts and stops them in one loop. The cross-area wiring (what one area
+// needs of another, through a small interface in its Options) is in the
+// wiring*.go files of this package, the only place that knows more than
+// one area. Each area reaches its data through a
 // Store interface whose SQL implementation serves both engines; a host may
 // plug in its own and check it with the area's conformance suite, a Run
 // function that tests an implementation against the behaviour the service
@@ -34,8 +39,9 @@
 //   - progress/progresstest: progress.Store
 //   - ratelimit/ratelimittest: ratelimit.Limiter
 //
-// Package httpapi serves the REST API on a net/http handler; examples/server
-// runs it standalone. A host that wants a single area can use it without
+// Package httpapi serves the REST API of a Kit's areas on a net/http
+// handler (httpapi.New returns the *httpapi.Handler a host mounts);
+// examples/server runs it standalone. A host that wants a single area can use it without
 // the Kit: open a store.DB, migrate the area's Migrations and create its
 // service (toggles.New(db, toggles.Options{})).
 //

@@ -15,10 +15,10 @@ import (
 	"github.com/tenantkit/tenantkit/datasync"
 	"github.com/tenantkit/tenantkit/datasync/httpjson"
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/payments"
-	"github.com/tenantkit/tenantkit/payments/stripeprovider"
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
@@ -28,6 +28,18 @@ import (
 
 // Config configures a Kit. Either DatabaseURL or DB is required.
 type Config struct {
+	// Areas names the areas the Kit opens (AreaToggles, AreaRules, …);
+	// nil opens every area (AllAreas). An area another one is built on is
+	// added with it: entities with attachments, integrations with
+	// payments, entities, integrations and progress with data sync. Only
+	// the chosen areas' tables are created, their jobs registered and,
+	// through httpapi, their routes served. httpapi serves identity's
+	// routes and authenticates with it when AreaIdentity is among them.
+	Areas []string
+	// Identity configures the identity area: session lifetimes, the
+	// password-reset mailer, its Store. Its SecretKey and Jobs are the
+	// Kit's.
+	Identity identity.Config
 	// DatabaseURL is passed to store.Open: "sqlite:PATH", "sqlite::memory:"
 	// or "postgres://…".
 	DatabaseURL string
@@ -91,6 +103,12 @@ type Kit struct {
 	SecretKey []byte
 	// Logger is the logger from Config.
 	Logger *slog.Logger
+	// The area services follow; an area the Kit does not have (see
+	// Config.Areas) is nil.
+
+	// Identity manages tenants, organizations, users, roles, API keys
+	// and sessions, and authenticates callers.
+	Identity *identity.Service
 	// Toggles manages feature toggles and resolves them in-process.
 	Toggles *toggles.Service
 	// Rules manages business rules and rule sets, executes them and keeps
@@ -193,112 +211,19 @@ func Open(ctx context.Context, cfg Config) (*Kit, error) {
 	return k, nil
 }
 
-// newAreas builds the Kit's areas over db, in the order they migrate and
-// start. It is the one place that knows each area's constructor.
-func newAreas(db *store.DB, cfg Config) ([]Area, error) {
-	integrationsSvc, err := integrations.New(db, integrations.Options{SecretKey: cfg.SecretKey})
-	if err != nil {
-		return nil, fmt.Errorf("tenantkit: integrations: %w", err)
-	}
-	whOpts := cfg.Webhooks
-	whOpts.SecretKey = cfg.SecretKey
-	if whOpts.TenantEnabled == nil {
-		// A tenant's custom-webhooks integration switches its outbound
-		// webhooks on and off.
-		whOpts.TenantEnabled = func(ctx context.Context, tenantID string) (bool, error) {
-			return integrationsSvc.Enabled(ctx, tenantID, IntegrationWebhooks)
-		}
-	}
-	webhooksSvc, err := webhooks.New(db, whOpts)
-	if err != nil {
-		return nil, fmt.Errorf("tenantkit: webhooks: %w", err)
-	}
-	rulesOpts := cfg.Rules
-	if rulesOpts.Signer == nil {
-		// CALL_WEBHOOK calls are signed like deliveries, with the secrets
-		// of the tenant's webhook registered for the call's URL.
-		rulesOpts.Signer = webhooksSvc
-	}
-	entitiesSvc := entities.New(db)
-	attOpts := cfg.Attachments
-	if attOpts.Fields == nil {
-		attOpts.Fields = entityFields{entitiesSvc}
-	}
-	if attOpts.Blobs == nil && cfg.FilesInDatabase {
-		attOpts.Blobs = attachments.NewSQLBlobs(db)
-	}
-	if attOpts.Blobs == nil && cfg.FilesDir != "" {
-		blobs, err := attachments.NewFSBlobs(cfg.FilesDir)
-		if err != nil {
-			return nil, fmt.Errorf("tenantkit: attachments: %w", err)
-		}
-		attOpts.Blobs = blobs
-	}
-	if attOpts.Logger == nil {
-		attOpts.Logger = cfg.Logger
-	}
-	payOpts := cfg.Payments
-	if payOpts.Credentials == nil {
-		payOpts.Credentials = payments.EnvCredentials{}
-	}
-	// A tenant's credentials stored in its gateway integration win; the
-	// configured source (the environment by default) fills the rest.
-	payOpts.Credentials = payments.Fallback(integrationCredentials(integrationsSvc), payOpts.Credentials)
-	if payOpts.IntegrationLog == nil {
-		payOpts.IntegrationLog = paymentsLog(integrationsSvc)
-	}
-	if payOpts.Providers == nil {
-		payOpts.Providers = payments.NewRegistry(payments.NewMock(payments.KeyMock),
-			payments.NewMock(payments.KeyMockProcessing), stripeprovider.New(stripeprovider.Options{}))
-	}
-	if payOpts.Logger == nil {
-		payOpts.Logger = cfg.Logger
-	}
-	progressSvc := progress.New(db, cfg.Progress)
-	syncOpts := cfg.DataSync
-	syncOpts.Integrations, syncOpts.Records = syncIntegrations{integrationsSvc}, syncRecords{entitiesSvc}
-	syncOpts.Progress = syncProgress{progressSvc}
-	if syncOpts.Logger == nil {
-		syncOpts.Logger = cfg.Logger
-	}
-	return []Area{
-		toggles.New(db, toggles.Options{Logger: cfg.Logger}),
-		rules.New(db, rulesOpts),
-		webhooksSvc,
-		entitiesSvc,
-		attachments.New(db, attOpts),
-		integrationsSvc,
-		payments.New(db, payOpts),
-		dashboards.New(db, cfg.Dashboards),
-		progressSvc,
-		datasync.New(db, syncOpts),
-	}, nil
-}
-
-// entityFields gives the attachments area the entities area's custom
-// field definitions (areas do not import each other; the Kit wires them).
-type entityFields struct{ svc *entities.Service }
-
-func (f entityFields) CheckValues(ctx context.Context, entityID string, values map[string]any, partial bool) (map[string]any, error) {
-	return f.svc.CheckValues(ctx, entityID, values, partial)
-}
-
-func (f entityFields) FieldConfig(ctx context.Context, entityID, key string) (map[string]any, error) {
-	d, err := f.svc.Field(ctx, entityID, key)
-	if err != nil {
-		return nil, err
-	}
-	return d.ConfigJSON, nil
-}
-
 func (k *Kit) open(ctx context.Context, cfg Config) error {
 	cfg.SecretKey, cfg.Logger = k.SecretKey, k.Logger
-	var err error
-	if k.areas, err = newAreas(k.DB, cfg); err != nil {
+	chosen, err := chooseAreas(cfg.Areas)
+	if err != nil {
+		return err
+	}
+	if k.areas, err = newAreas(k.DB, cfg, chosen); err != nil {
 		return err
 	}
 	for _, a := range k.areas {
 		switch svc := a.(type) {
+		case *identity.Service:
+			k.Identity = svc
 		case *toggles.Service:
 			k.Toggles = svc
 		case *rules.Service:
@@ -324,8 +249,10 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	if err := k.registerIntegrations(); err != nil {
 		return fmt.Errorf("tenantkit: integrations: %w", err)
 	}
-	if err := k.DataSync.RegisterAdapter(httpjson.New(httpjson.Options{AllowPrivate: cfg.Webhooks.AllowPrivateURLs, Logger: k.Logger})); err != nil {
-		return fmt.Errorf("tenantkit: datasync: %w", err)
+	if k.DataSync != nil {
+		if err := k.DataSync.RegisterAdapter(httpjson.New(httpjson.Options{AllowPrivate: cfg.Webhooks.AllowPrivateURLs, Logger: k.Logger})); err != nil {
+			return fmt.Errorf("tenantkit: datasync: %w", err)
+		}
 	}
 	if err := k.registerWidgets(); err != nil {
 		return fmt.Errorf("tenantkit: dashboards: %w", err)
@@ -362,8 +289,7 @@ func (k *Kit) EventTypes() []store.EventType {
 
 // Start starts the background workers (job engine, event delivery,
 // periodic clean-ups), then each area's own background work. Register
-// extra workers and subscriptions on k.Jobs, and open services that
-// register their own (identity.Open with Config.Jobs), before calling it. The
+// extra workers and subscriptions on k.Jobs before calling it. The
 // workers run until Close; cancelling ctx does not stop them.
 func (k *Kit) Start(ctx context.Context) error {
 	if err := k.Jobs.Start(ctx); err != nil {

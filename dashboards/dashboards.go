@@ -105,7 +105,7 @@ type Viewer struct {
 }
 
 // Directory looks up roles and users for the visibility routes. The Kit
-// gets one from the identity service (Kit.UseIdentity); a host with its
+// gets one from its identity area when the Kit opens; a host with its
 // own identity system passes its own as Options.Directory.
 type Directory interface {
 	// Role returns the access of the tenant's role: RoleIDs holds just

@@ -83,7 +83,7 @@
 //     every widget); inherit removes the record and ignores widgetIds.
 //     It answers {ok: true, mode, widgetIds}.
 //   - Roles and users are looked up through a Directory (the identity
-//     service's, wired by Kit.UseIdentity): an unknown role or user, or
+//     service's, wired when the Kit opens): an unknown role or user, or
 //     another tenant's, is 404 "Role not found" / "User not found"; a
 //     missing roleId or userId is 400. Without a Directory those routes
 //     answer 501.

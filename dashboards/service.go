@@ -25,7 +25,7 @@ type Options struct {
 	// in db (see Store) and pass dashboardstest.Run.
 	Store Store
 	// Directory looks up roles and users for the visibility methods.
-	// The Kit sets it from the identity service (Kit.UseIdentity); it
+	// The Kit sets it from its identity area when it opens; it
 	// may also be set later with SetDirectory.
 	Directory Directory
 }

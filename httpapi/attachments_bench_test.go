@@ -43,15 +43,12 @@ func benchFilesKit(b *testing.B, dir string) (srv *httptest.Server, key string) 
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = kit.Close(context.Background()) })
-	auth, err := identity.Open(ctx, kit.DB, identity.Config{SecretKey: secret, Jobs: kit.Jobs})
-	if err != nil {
-		b.Fatal(err)
-	}
+	auth := kit.Identity
 	key = "tk_" + randomHex(24)
 	if _, err := auth.Bootstrap(ctx, identity.BootstrapInput{APIKey: key}); err != nil {
 		b.Fatal(err)
 	}
-	srv = httptest.NewServer(New(kit, Options{Auth: auth}))
+	srv = httptest.NewServer(mustNew(kit, Options{}))
 	b.Cleanup(srv.Close)
 	return srv, key
 }

@@ -75,7 +75,7 @@ func sessionEnv(e *testEnv, key []byte) *testEnv {
 		e.t.Fatal(err)
 	}
 	cp := *e
-	cp.auth, cp.handler = svc, New(e.kit, Options{Auth: svc})
+	cp.auth, cp.handler = svc, mustNew(e.kit, Options{Auth: svc})
 	return &cp
 }
 

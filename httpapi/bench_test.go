@@ -54,14 +54,14 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 		// a discarding writer here: the formatting is measured, not the
 		// disk).
 		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-		benchServe(b, New(e.kit, Options{Auth: e.auth, Logger: logger, AccessLog: true}), key)
+		benchServe(b, mustNew(e.kit, Options{Auth: e.auth, Logger: logger, AccessLog: true}), key)
 	})
 	b.Run("httpapi-auth-me-uncached", func(b *testing.B) {
 		uncached, err := identity.Open(b.Context(), e.kit.DB, identity.Config{SecretKey: e.kit.SecretKey, CacheTTL: -1})
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchServe(b, New(e.kit, Options{Auth: uncached}), key)
+		benchServe(b, mustNew(e.kit, Options{Auth: uncached}), key)
 	})
 	// On PostgreSQL, where a cache hit reads the credentials' version
 	// counter (identity's package doc, "Revocation").
@@ -76,7 +76,7 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchServe(b, New(e.kit, Options{Auth: uncached}), key)
+			benchServe(b, mustNew(e.kit, Options{Auth: uncached}), key)
 		})
 	})
 }

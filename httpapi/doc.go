@@ -1,5 +1,16 @@
-// Package httpapi serves the tenantkit REST API
-// as one net/http handler: New(kit, Options).
+// Package httpapi serves the tenantkit REST API of a Kit's areas as one
+// net/http handler: New(kit, Options) returns the *Handler a host mounts.
+//
+// # What a Handler serves
+//
+// The routes of the areas the Kit has (tenantkit.Config.Areas), the
+// identity routes when it authenticates with the Kit's identity area (or
+// Options.Auth), the health and documentation routes, and the host's own
+// Options.Routes; its OpenAPI document lists exactly those. New does not
+// change the Kit. Authentication is the identity area's API keys and
+// sessions, or a host's Options.Authenticator (see Authenticator for its
+// contract); a Kit without an identity area needs one
+// (ErrNoAuthenticator).
 //
 // # Route table
 //

@@ -84,7 +84,7 @@ func TestOpenAPIDocumentIsPortable(t *testing.T) {
 	}
 
 	// Mounted elsewhere, the server is that base path.
-	h := New(e.kit, Options{Auth: e.auth, BasePath: "/tenantkit/v1/"})
+	h := mustNew(e.kit, Options{Auth: e.auth, BasePath: "/tenantkit/v1/"})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/tenantkit/v1/docs/openapi", nil))
 	var other struct {
@@ -157,7 +157,7 @@ func TestOpenAPIServerBehindStripPrefix(t *testing.T) {
 		{"/api", "/tenantkit", "/tenantkit/api"},
 		{"/api", "/a/b", "/a/b/api"},
 	} {
-		h := New(e.kit, Options{Auth: e.auth, BasePath: c.base})
+		h := mustNew(e.kit, Options{Auth: e.auth, BasePath: c.base})
 		docPath := strings.TrimSuffix(c.base, "/") + "/docs/openapi"
 		if got := server(http.StripPrefix(c.prefix, h), c.prefix+docPath); got != c.want {
 			t.Errorf("base %s under %s: server %s, want %s", c.base, c.prefix, got, c.want)
@@ -177,7 +177,7 @@ func TestOpenAPILicense(t *testing.T) {
 	license := func(l DocsLicense) map[string]any {
 		t.Helper()
 		rec := httptest.NewRecorder()
-		New(e.kit, Options{Auth: e.auth, DocsLicense: l}).ServeHTTP(rec, httptest.NewRequest("GET", "/api/docs/openapi", nil))
+		mustNew(e.kit, Options{Auth: e.auth, DocsLicense: l}).ServeHTTP(rec, httptest.NewRequest("GET", "/api/docs/openapi", nil))
 		var doc struct {
 			Info struct {
 				License map[string]any `json:"license"`

@@ -177,7 +177,7 @@ func TestDocsRoutes(t *testing.T) {
 
 	// Another document (its docs routes need a credential): sent without
 	// the contract check, which reads the default one.
-	locked := New(e.kit, Options{Auth: e.auth, DocsRequireAuth: true})
+	locked := mustNew(e.kit, Options{Auth: e.auth, DocsRequireAuth: true})
 	for _, p := range []string{"/api/docs/openapi", "/api/docs/markdown", "/api/docs/api"} {
 		for key, want := range map[string]int{"": http.StatusUnauthorized, e.superKey: http.StatusOK} {
 			req := httptest.NewRequest("GET", p, nil)
@@ -201,7 +201,7 @@ func TestHostRoutes(t *testing.T) {
 		Name  string `json:"name"`
 		Count int    `json:"count"`
 	}
-	e.handler = New(e.kit, Options{Auth: e.auth, Routes: []Route{{
+	e.handler = mustNew(e.kit, Options{Auth: e.auth, Routes: []Route{{
 		Method: "GET", Path: "/reports/{name}", Summary: "A report", Area: "Reports", Features: []string{"reports.view"},
 		Query: []Param{{Name: "limit", Type: "integer"}}, Response: report{},
 		Handler: func(w http.ResponseWriter, r *http.Request) error {

@@ -1205,7 +1205,7 @@ func TestEntitiesSpecDefinitionCacheAcrossProcesses(t *testing.T) {
 		is.NoErr(err)
 		t.Cleanup(func() { _ = kit2.Close(context.Background()) })
 		e2 := *e
-		e2.kit, e2.handler = kit2, New(kit2, Options{Auth: e.auth})
+		e2.kit, e2.handler = kit2, mustNew(kit2, Options{Auth: e.auth})
 
 		acme := e.newTenant("Acme")
 		key := e.newKey(acme, recAllFeatures...)
@@ -1395,7 +1395,7 @@ func TestEntitiesSpecNoTenant(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newTestEnv(t, db)
-		e.handler = New(e.kit, Options{Auth: e.auth, Authenticator: specNoTenant{}})
+		e.handler = mustNew(e.kit, Options{Auth: e.auth, Authenticator: specNoTenant{}})
 		eid := recEntity()
 		id := store.NewID()
 		for _, c := range []struct {

@@ -43,21 +43,21 @@ func newTestEnvConfig(t testing.TB, db *store.DB, cfg tenantkit.Config) *testEnv
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	cfg.DB, cfg.SecretKey = db, key
+	mail := &testMailer{tokens: map[string]chan string{}}
+	if cfg.Identity.Mailer == nil {
+		cfg.Identity.Mailer = mail
+	}
 	kit, err := tenantkit.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kit.Close(context.Background()) })
-	mail := &testMailer{tokens: map[string]chan string{}}
-	svc, err := identity.Open(ctx, db, identity.Config{SecretKey: key, Mailer: mail, Jobs: kit.Jobs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := kit.Identity
 	superKey := "tk_" + randomHex(24) // random from the start: keys are found by their first 11 characters
 	if _, err := svc.Bootstrap(ctx, identity.BootstrapInput{APIKey: superKey}); err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{t: t, kit: kit, auth: svc, handler: New(kit, Options{Auth: svc}), superKey: superKey, mail: mail}
+	return &testEnv{t: t, kit: kit, auth: svc, handler: mustNew(kit, Options{}), superKey: superKey, mail: mail}
 }
 
 // events returns the tenant's events whose type starts with prefix
@@ -260,4 +260,13 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// mustNew is New for tests, whose options are always valid.
+func mustNew(kit *tenantkit.Kit, opts Options) *Handler {
+	h, err := New(kit, opts)
+	if err != nil {
+		panic(err)
+	}
+	return h
 }

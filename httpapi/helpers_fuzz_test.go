@@ -40,7 +40,7 @@ func fuzzEnvs(f *testing.F) []fuzzEnv {
 		envs = append(envs, fuzzEnv{"postgres", newTestEnv(f, db)})
 	}
 	for _, e := range envs {
-		e.handler = New(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{Enabled: false}, nil, nil)})
+		e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{Enabled: false}, nil, nil)})
 	}
 	return envs
 }

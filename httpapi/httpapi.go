@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"cmp"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -12,29 +14,46 @@ import (
 	"github.com/tenantkit/tenantkit/ratelimit"
 )
 
-// Authenticator identifies the caller of a request. It returns (nil, nil)
-// when the request carries no credential, and an error wrapping
-// identity.ErrUnauthenticated when it carries an invalid one. Options.Auth
-// gets one that reads the request's headers and cookies for an
-// *identity.Service; a host with its own identity system plugs in its own.
+// Authenticator identifies the caller of a request; a host with its own
+// sign-in plugs one in (Options.Authenticator) instead of the identity
+// area's API keys and sessions. Its contract:
+//
+//   - No credential: return (nil, nil). Public routes serve the request;
+//     the others answer 401.
+//   - An invalid credential: return an error wrapping
+//     identity.ErrUnauthenticated (401). Any other error answers 500.
+//   - A caller: return an *identity.Identity with at least TenantID.
+//     identity.ForTenant(tenantID) is a caller with every feature over
+//     the whole tenant; narrow it with WithFeatures("toggles.view", …) and
+//     InOrganizations(orgID, …). Routes check the features the
+//     documentation lists for them (403 naming the missing ones) and the
+//     organizations (another organization's data answers 404).
 type Authenticator interface {
 	// Authenticate returns the caller of r, nil when r is anonymous.
 	Authenticate(r *http.Request) (*identity.Identity, error)
 }
 
-// Options configures the handler. The zero value serves the area routes
-// under /api with no way to authenticate: set Auth or Authenticator.
+// AuthenticatorFunc is an Authenticator written as a function.
+type AuthenticatorFunc func(r *http.Request) (*identity.Identity, error)
+
+// Authenticate calls f(r).
+func (f AuthenticatorFunc) Authenticate(r *http.Request) (*identity.Identity, error) { return f(r) }
+
+// Options configures the handler. The zero value serves the Kit's routes
+// under /api, authenticating with the Kit's identity area.
 type Options struct {
 	// BasePath is the path prefix of every route. Defaults to "/api".
 	// Use "/" when mounting behind http.StripPrefix.
 	BasePath string
-	// Auth enables the built-in identity routes (directory, roles, users,
-	// API keys, login and password reset) and, unless Authenticator is
-	// set, authenticates requests. New also gives it to the Kit
-	// (Kit.UseIdentity) when the dashboards have no Directory yet, so that
-	// their role and user visibility routes find roles and users.
+	// Auth is the identity service whose routes (directory, roles, users,
+	// API keys, login and password reset) the handler serves and which,
+	// unless Authenticator is set, authenticates requests. nil uses the
+	// Kit's identity area (Kit.Identity); set it only to serve another
+	// identity service than the Kit's.
 	Auth *identity.Service
-	// Authenticator replaces the built-in authentication.
+	// Authenticator replaces the built-in authentication: a host with its
+	// own sign-in returns the caller of each request (see Authenticator
+	// and AuthenticatorFunc). Required when the Kit has no identity area.
 	Authenticator Authenticator
 	// MaxBodyBytes bounds request bodies (413 beyond). Defaults to 1 MiB.
 	MaxBodyBytes int64
@@ -96,13 +115,43 @@ type api struct {
 	base   string
 }
 
-// New returns the handler serving the tenantkit REST API. It panics if the
-// route table is inconsistent (two routes with conflicting patterns), which
-// is a programming error caught by the package's tests.
-func New(kit *tenantkit.Kit, opts Options) http.Handler {
+// Handler serves the REST API of a Kit's areas: the routes of the areas
+// the Kit has (and identity's, when it authenticates with the identity
+// area), behind one middleware chain, with an OpenAPI document that lists
+// exactly those routes. It is what a host mounts in its own mux; build it
+// with New.
+type Handler struct {
+	h http.Handler
+}
+
+// ServeHTTP serves one request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
+
+// Errors of New.
+var (
+	// ErrNoAuthenticator: the Kit has no identity area, and Options sets
+	// neither Auth nor Authenticator, so no request could be
+	// authenticated.
+	ErrNoAuthenticator = errors.New("httpapi: no way to authenticate: the Kit has no identity area (add tenantkit.AreaIdentity to Config.Areas) and Options sets neither Auth nor Authenticator")
+)
+
+// New returns the Handler serving the Kit's areas. It leaves the Kit as it
+// is. It fails when no request could be authenticated (ErrNoAuthenticator)
+// or when two routes conflict (a host route whose pattern clashes with a
+// built-in one).
+func New(kit *tenantkit.Kit, opts Options) (*Handler, error) {
+	if kit == nil {
+		return nil, errors.New("httpapi: New needs a Kit")
+	}
 	a := &api{kit: kit, opts: opts, authn: opts.Authenticator, logger: opts.Logger}
-	if a.authn == nil && opts.Auth != nil {
-		a.authn = serviceAuthenticator{opts.Auth}
+	if a.opts.Auth == nil {
+		a.opts.Auth = kit.Identity
+	}
+	if a.authn == nil && a.opts.Auth != nil {
+		a.authn = serviceAuthenticator{a.opts.Auth}
+	}
+	if a.authn == nil {
+		return nil, ErrNoAuthenticator
 	}
 	if a.logger == nil {
 		a.logger = kit.Logger
@@ -114,10 +163,11 @@ func New(kit *tenantkit.Kit, opts Options) http.Handler {
 	if a.opts.RateLimit == nil {
 		a.opts.RateLimit = ratelimit.NewPolicy(ratelimit.DefaultConfig(), nil, a.logger)
 	}
-	if opts.Auth != nil && kit.Dashboards != nil && !kit.Dashboards.HasDirectory() {
-		kit.UseIdentity(opts.Auth)
+	rs := a.routes()
+	if err := checkRoutes(a.base, rs); err != nil {
+		return nil, fmt.Errorf("httpapi: %w", err)
 	}
-	return a.serve(a.routes())
+	return &Handler{h: a.serve(rs)}, nil
 }
 
 // serve builds the handler of a route table.

@@ -111,7 +111,7 @@ func BenchmarkPaymentWebhook(b *testing.B) {
 	})
 	// The route's limit (60 a minute per client) is off here: the figure
 	// is the intake's.
-	unlimited := New(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{}, nil, nil)})
+	unlimited := mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{}, nil, nil)})
 	b.Run("httpapi-webhook-mock", func(b *testing.B) {
 		benchPostJSON(b, unlimited, "/api/payment_gateways/webhook/mock_processing", 202, sign, next)
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "webhooks/s")

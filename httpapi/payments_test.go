@@ -1466,7 +1466,7 @@ func TestPaymentWebhookRateLimit(t *testing.T) {
 			}
 		}
 		t.Run("memory", func(t *testing.T) {
-			check(t, New(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(behindProxy(), nil, e.kit.Logger)}))
+			check(t, mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(behindProxy(), nil, e.kit.Logger)}))
 		})
 		t.Run("redis", func(t *testing.T) {
 			url := os.Getenv("TENANTKIT_TEST_REDIS_URL")
@@ -1482,7 +1482,7 @@ func TestPaymentWebhookRateLimit(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { l.Close() })
-				handlers = append(handlers, New(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(cfg, l, e.kit.Logger)}))
+				handlers = append(handlers, mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(cfg, l, e.kit.Logger)}))
 			}
 			check(t, handlers...)
 		})

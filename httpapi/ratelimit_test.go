@@ -26,7 +26,7 @@ import (
 func limitedEnv(t *testing.T, cfg ratelimit.Config, limiter ratelimit.Limiter) *testEnv {
 	t.Helper()
 	e := newTestEnv(t, storetest.SQLite(t))
-	e.handler = New(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(cfg, limiter, e.kit.Logger)})
+	e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(cfg, limiter, e.kit.Logger)})
 	return e
 }
 

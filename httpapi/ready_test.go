@@ -61,7 +61,7 @@ func TestReady(t *testing.T) {
 		kit, err := tenantkit.Open(t.Context(), tenantkit.Config{DB: db})
 		is.NoErr(err)
 		is.NoErr(kit.Start(t.Context()))
-		h := New(kit, Options{})
+		h := mustNew(kit, Options{})
 		e := &testEnv{t: t, kit: kit, handler: h}
 		is.Equal(e.do("GET", "/api/ready", "", nil).expect(200).JSON()["status"], "ready")
 		is.NoErr(kit.Close(context.Background()))

@@ -17,7 +17,7 @@ import (
 // requests to batch. Rate limiting is off, as in the harness.
 func BenchmarkCreateRecordHTTP(b *testing.B) {
 	e := newTestEnv(b, storetest.SQLite(b))
-	e.handler = New(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{}, nil, nil)})
+	e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{}, nil, nil)})
 	acme := e.newTenant("Acme")
 	key := e.newKey(acme, "entities.definitions.manage", "entities.records.manage")
 	e.do("POST", "/api/entities/entities", key, map[string]any{"entityId": "bench.items", "label": "Bench items"}).expect(200)

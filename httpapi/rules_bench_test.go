@@ -25,7 +25,7 @@ import (
 // that the set execution limit (200 a minute) does not end the run.
 func BenchmarkExecuteSetHTTP(b *testing.B) {
 	e := newTestEnv(b, storetest.SQLite(b))
-	e.handler = New(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{}, nil, nil)})
+	e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{}, nil, nil)})
 	acme := e.newTenant("Acme")
 	key := e.newKey(acme)
 	ctx := store.WithScope(context.Background(), store.Scope{TenantID: acme.ID})

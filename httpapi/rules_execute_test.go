@@ -1103,7 +1103,7 @@ func TestRuleSetExecuteRateLimit(t *testing.T) {
 		e := newTestEnv(t, db)
 		// A policy with the spec's defaults, fresh so that nothing has
 		// counted yet.
-		e.handler = New(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.DefaultConfig(), nil, e.kit.Logger)})
+		e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.DefaultConfig(), nil, e.kit.Logger)})
 		acme, globex := e.newTenant("Acme"), e.newTenant("Globex")
 		// Two keys of one tenant share its bucket.
 		acmeKey, acmeKey2 := e.newKey(acme), e.newKey(acme, execFeatures...)

@@ -238,7 +238,7 @@ func sorted(s []string) []string {
 
 // unlimited replaces e's handler with one that limits nothing.
 func (e *testEnv) unlimited() {
-	e.handler = New(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{Enabled: false}, nil, e.kit.Logger)})
+	e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{Enabled: false}, nil, e.kit.Logger)})
 }
 
 func TestRuleSetCRUD(t *testing.T) {
@@ -1301,7 +1301,7 @@ func TestRuleSetRateLimits(t *testing.T) {
 		e := newTestEnv(t, db)
 		// A policy with the spec's defaults (what Options applies when
 		// RateLimit is nil), fresh so that nothing has counted yet.
-		e.handler = New(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.DefaultConfig(), nil, e.kit.Logger)})
+		e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.DefaultConfig(), nil, e.kit.Logger)})
 		acme, globex := e.newTenant("Acme"), e.newTenant("Globex")
 		// Two keys of one tenant share its buckets.
 		acmeKey, acmeKey2 := e.newKey(acme), e.newKey(acme, allRuleFeatures...)

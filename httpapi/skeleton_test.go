@@ -35,7 +35,7 @@ func TestHostAuthenticator(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	e := newTestEnv(t, storetest.SQLite(t))
-	e.handler = New(e.kit, Options{Auth: e.auth, Authenticator: headerAuthenticator{}})
+	e.handler = mustNew(e.kit, Options{Auth: e.auth, Authenticator: headerAuthenticator{}})
 	as := func(user string) func(*http.Request) {
 		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+user) }
 	}

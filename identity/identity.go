@@ -174,6 +174,43 @@ type Identity struct {
 // tests): a super admin bound to no tenant.
 var System = &Identity{IsSuperAdmin: true}
 
+// AllFeatures is the feature that grants every feature.
+const AllFeatures = "*"
+
+// ForTenant returns the identity of a caller trusted with the whole of
+// tenantID: every feature, every organization, no super-admin rights over
+// other tenants. It is what a host's own authenticator returns for a
+// signed-in administrator; narrow it with WithFeatures and
+// InOrganizations, and set UserID so that records name their author.
+func ForTenant(tenantID string) *Identity {
+	return &Identity{TenantID: tenantID, Features: []string{AllFeatures}, Roles: []string{}}
+}
+
+// WithFeatures returns a copy of id holding only features (each "x.y.z",
+// "x.*" or AllFeatures).
+func (id *Identity) WithFeatures(features ...string) *Identity {
+	c := *id
+	c.Features = slices.Clone(features)
+	return &c
+}
+
+// InOrganizations returns a copy of id limited to the organizations orgIDs
+// of its tenant, the first being the active one (where it creates
+// organization-scoped data). A caller so limited cannot change state that
+// holds for the whole tenant.
+func (id *Identity) InOrganizations(orgIDs ...string) *Identity {
+	c := *id
+	c.OrganizationIDs = slices.Clone(orgIDs)
+	if c.OrganizationIDs == nil {
+		c.OrganizationIDs = []string{}
+	}
+	c.OrganizationID = ""
+	if len(orgIDs) > 0 {
+		c.OrganizationID = orgIDs[0]
+	}
+	return &c
+}
+
 // Scope is the store scope the identity acts in.
 func (id *Identity) Scope() store.Scope {
 	sc := store.Scope{TenantID: id.TenantID, OrganizationID: id.OrganizationID, OrganizationIDs: id.OrganizationIDs, ActorID: id.UserID}

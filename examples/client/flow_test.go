@@ -73,10 +73,7 @@ func newAPI(t *testing.T, db *store.DB) *client.ClientWithResponses {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kit.Close(context.Background()) })
-	auth, err := identity.Open(ctx, db, identity.Config{SecretKey: key, Jobs: kit.Jobs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	auth := kit.Identity
 	apiKey := "tk_" + randomHex(24)
 	if _, err := auth.Bootstrap(ctx, identity.BootstrapInput{APIKey: apiKey}); err != nil {
 		t.Fatal(err)
@@ -84,7 +81,7 @@ func newAPI(t *testing.T, db *store.DB) *client.ClientWithResponses {
 	if err := kit.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(kit, httpapi.Options{Auth: auth}))
+	srv := httptest.NewServer(must(httpapi.New(kit, httpapi.Options{})))
 	t.Cleanup(srv.Close)
 	c, err := client.NewClientWithResponses(srv.URL+"/api", client.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 		req.Header.Set("X-Api-Key", apiKey)
@@ -422,4 +419,12 @@ func syncSource(t *testing.T, n int) *httptest.Server {
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// must returns h, failing on err (the handler's options are fixed here).
+func must(h *httpapi.Handler, err error) *httpapi.Handler {
+	if err != nil {
+		panic(err)
+	}
+	return h
 }

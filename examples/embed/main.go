@@ -1,5 +1,8 @@
-// Command embed mounts the tenantkit API in an existing net/http server:
-// the host keeps its own routes (/hello) and serves tenantkit under /api/.
+// Command embed mounts the whole tenantkit API in an existing net/http
+// server: the host keeps its own routes (/hello) and serves every area
+// under /api/, signing callers in with the identity area's API keys and
+// sessions. examples/embed/minimal shows a host that picks two areas and
+// signs callers in its own way.
 //
 //	go run ./examples/embed
 //	curl http://localhost:8081/hello
@@ -25,15 +28,11 @@ import (
 
 func main() {
 	ctx := context.Background()
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite:embed.db"})
+	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite:embed.db"}) // every area
 	if err != nil {
 		log.Fatal(err)
 	}
-	svc, err := identity.Open(ctx, kit.DB, identity.Config{SecretKey: kit.SecretKey, Jobs: kit.Jobs})
-	if err != nil {
-		log.Fatal(err)
-	}
-	res, err := svc.Bootstrap(ctx, identity.BootstrapInput{})
+	res, err := kit.Identity.Bootstrap(ctx, identity.BootstrapInput{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -43,9 +42,13 @@ func main() {
 	if err := kit.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
+	api, err := httpapi.New(kit, httpapi.Options{BasePath: "/api"})
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	mux := http.NewServeMux() // the host's own mux, with its own routes
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "hello from the host") })
-	mux.Handle("/api/", httpapi.New(kit, httpapi.Options{BasePath: "/api", Auth: svc}))
+	mux.Handle("/api/", api)
 	log.Fatal(http.ListenAndServe(":8081", mux))
 }

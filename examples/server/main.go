@@ -361,7 +361,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	kitCfg := tenantkit.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger, Rules: rulesCfg,
 		Webhooks: webhooks.Options{AllowPrivateURLs: rulesCfg.AllowPrivateURLs}, Jobs: jobsCfg,
 		Attachments: attachmentsCfg,
-		Payments:    payments.Options{Credentials: payments.EnvCredentials{Getenv: getenv}}}
+		Payments:    payments.Options{Credentials: payments.EnvCredentials{Getenv: getenv}},
+		Identity:    identity.Config{Mailer: logMailer{logger}}}
 	if err := files.configure(ctx, &kitCfg); err != nil {
 		return err
 	}
@@ -381,13 +382,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		kit.Webhooks.AddEndpoint(id, ep)
 	}
 
-	// identity registers its reset-mail job on kit.Jobs, so it opens before
-	// kit.Start.
-	svc, err := identity.Open(ctx, kit.DB, identity.Config{SecretKey: secret, Mailer: logMailer{logger}, Logger: logger, Jobs: kit.Jobs})
-	if err != nil {
-		return errors.Join(err, closeKit())
-	}
-	if opts.migrateOnly { // opening the Kit and the identity migrated
+	svc := kit.Identity
+	if opts.migrateOnly { // opening the Kit migrated every area
 		logger.Info("migrations applied; exiting (-migrate-only)")
 		fmt.Fprintln(stdout, "migrations applied")
 		return closeKit()
@@ -470,9 +466,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", mln.Addr())
 	}
 
+	api, err := httpapi.New(kit, httpapi.Options{Logger: httpLogger, RateLimit: limits, AccessLog: true, Metrics: observer})
+	if err != nil {
+		return errors.Join(err, closeKit())
+	}
 	srv := &http.Server{
-		Handler: httpapi.New(kit, httpapi.Options{Auth: svc, Logger: httpLogger, RateLimit: limits, AccessLog: true,
-			Metrics: observer}),
+		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      120 * time.Second,

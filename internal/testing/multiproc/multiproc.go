@@ -136,10 +136,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 			defer cancel()
 			_ = kit.Close(ctx)
 		})
-		auth, err := identity.Open(ctx, db, identity.Config{SecretKey: secret, Jobs: kit.Jobs})
-		if err != nil {
-			t.Fatalf("multiproc: open server %d's identity: %v", i, err)
-		}
+		auth := kit.Identity
 		if i == 0 {
 			if _, err := auth.Bootstrap(ctx, identity.BootstrapInput{APIKey: c.SuperKey}); err != nil {
 				t.Fatalf("multiproc: bootstrap: %v", err)
@@ -183,7 +180,10 @@ func (s *Server) serve(t testing.TB, policy *ratelimit.Policy) {
 	if policy == nil {
 		policy = noLimits
 	}
-	h := httpapi.New(s.Kit, httpapi.Options{Auth: s.Auth, RateLimit: policy})
+	h, err := httpapi.New(s.Kit, httpapi.Options{Auth: s.Auth, RateLimit: policy})
+	if err != nil {
+		t.Fatalf("multiproc: server %s's handler: %v", s.Name, err)
+	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL

@@ -18,16 +18,20 @@ const (
 	IntegrationSyncHTTPJSON  = "sync_http_json"
 )
 
-// builtinIntegrations are the Kit's integrations: the payment gateways
-// (whose credentials the payments area reads), the custom webhooks and
-// the HTTP JSON data source.
-var builtinIntegrations = []integrations.Definition{
-	{
+// builtinIntegrations are the Kit's integrations, each with the area it
+// serves: the payment gateways (whose credentials the payments area
+// reads), the custom webhooks and the HTTP JSON data source. The Kit
+// registers those whose area it has.
+var builtinIntegrations = []struct {
+	area string
+	integrations.Definition
+}{
+	{AreaPayments, integrations.Definition{
 		ID: IntegrationGatewayMock, Title: "Mock payment gateway", Category: "payment", Hub: "payment_gateways", ProviderKey: payments.KeyMock,
 		Description: "A gateway for development and tests: sessions succeed at once (mock) or wait for a webhook (mock_processing).",
 		Credentials: []integrations.Field{{Key: "webhookSecret", Label: "Webhook signing secret", Type: integrations.FieldSecret}},
-	},
-	{
+	}},
+	{AreaPayments, integrations.Definition{
 		ID: IntegrationGatewayStripe, Title: "Stripe", Category: "payment", Hub: "payment_gateways", ProviderKey: "stripe",
 		Description: "Card payments through Stripe PaymentIntents.",
 		Credentials: []integrations.Field{
@@ -35,12 +39,12 @@ var builtinIntegrations = []integrations.Definition{
 			{Key: "publishableKey", Label: "Publishable key", Type: integrations.FieldText, Required: true},
 			{Key: "webhookSecret", Label: "Webhook signing secret", Type: integrations.FieldSecret},
 		},
-	},
-	{
+	}},
+	{AreaWebhooks, integrations.Definition{
 		ID: IntegrationWebhooks, Title: "Custom webhooks", Category: "webhook", Hub: "webhook_endpoints",
 		Description: "Outbound webhooks of the tenant's domain events.",
-	},
-	{
+	}},
+	{AreaDataSync, integrations.Definition{
 		ID: IntegrationSyncHTTPJSON, Title: "HTTP JSON source", Category: "data_sync", Hub: "data_sync", ProviderKey: IntegrationSyncHTTPJSON,
 		Description: "Imports and exports custom entity records from and to an HTTP API speaking JSON.",
 		APIVersions: []integrations.APIVersion{{ID: "v1", Label: "v1", Status: "stable", Default: true}},
@@ -48,13 +52,24 @@ var builtinIntegrations = []integrations.Definition{
 			{Key: "baseUrl", Label: "Base URL", Type: integrations.FieldURL, Required: true},
 			{Key: "token", Label: "Bearer token", Type: integrations.FieldSecret},
 		},
-	},
+	}},
 }
 
-// registerIntegrations registers the built-in integrations.
+// registerIntegrations registers the built-in integrations of the areas
+// the Kit has.
 func (k *Kit) registerIntegrations() error {
+	if k.Integrations == nil {
+		return nil
+	}
+	present := map[string]bool{}
+	for _, a := range k.areas {
+		present[a.Name()] = true
+	}
 	for _, d := range builtinIntegrations {
-		if err := k.Integrations.Register(d); err != nil {
+		if !present[d.area] {
+			continue
+		}
+		if err := k.Integrations.Register(d.Definition); err != nil {
 			return err
 		}
 	}

@@ -30,9 +30,13 @@ type WindowData[T any] struct {
 
 // registerWidgets registers the built-in widgets over the Kit's areas.
 func (k *Kit) registerWidgets() error {
+	if k.Dashboards == nil {
+		return nil
+	}
 	since := func() time.Time { return k.DB.Now().Add(-widgetWindow) }
-	defs := []dashboards.WidgetDefinition{
-		{
+	var defs []dashboards.WidgetDefinition
+	if k.Webhooks != nil {
+		defs = append(defs, dashboards.WidgetDefinition{
 			ID: WidgetWebhookHealth, Title: "Webhook delivery health",
 			Description: "Deliveries of each webhook in the last 24 hours: delivered, failed and pending.",
 			Features:    []string{"webhooks.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 0, W: 6, H: 4},
@@ -41,8 +45,10 @@ func (k *Kit) registerWidgets() error {
 				items, err := k.Webhooks.DeliveryHealth(ctx, from)
 				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
 			},
-		},
-		{
+		})
+	}
+	if k.Rules != nil {
+		defs = append(defs, dashboards.WidgetDefinition{
 			ID: WidgetRuleExecutions, Title: "Rule executions",
 			Description: "Rule executions and failures per rule set in the last 24 hours.",
 			Features:    []string{"business_rules.rules.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 6, Y: 0, W: 6, H: 4},
@@ -51,14 +57,18 @@ func (k *Kit) registerWidgets() error {
 				items, err := k.Rules.ExecutionSummary(ctx, from)
 				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
 			},
-		},
-		{
+		})
+	}
+	if k.Attachments != nil {
+		defs = append(defs, dashboards.WidgetDefinition{
 			ID: WidgetStorageUse, Title: "Attachment storage",
 			Description: "Bytes and files stored, against the storage quota.",
 			Features:    []string{"attachments.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 4, W: 4, H: 3},
 			Data: func(ctx context.Context) (any, error) { return k.Attachments.StorageUsage(ctx) },
-		},
-		{
+		})
+	}
+	if k.Payments != nil {
+		defs = append(defs, dashboards.WidgetDefinition{
 			ID: WidgetPayments, Title: "Payments",
 			Description: "Payment transactions of the last 24 hours by status, and the amounts received per currency.",
 			Features:    []string{"payment_gateways.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 4, Y: 4, W: 8, H: 3},
@@ -67,7 +77,7 @@ func (k *Kit) registerWidgets() error {
 				summary, err := k.Payments.Summary(ctx, from)
 				return WindowData[any]{Since: from, Items: summary}, err
 			},
-		},
+		})
 	}
 	if k.DataSync != nil {
 		defs = append(defs, dashboards.WidgetDefinition{
@@ -95,14 +105,6 @@ func nonNilSlice[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// UseIdentity gives the Kit's areas the identity service's directory: the
-// dashboards' role and user visibility routes look roles and users up
-// through it. httpapi.New calls it when Options.Auth is set; a host with
-// its own identity system sets dashboards.Options.Directory instead.
-func (k *Kit) UseIdentity(svc *identity.Service) {
-	k.Dashboards.SetDirectory(identityDirectory{svc})
 }
 
 // identityDirectory is a dashboards.Directory over the identity service.
