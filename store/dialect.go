@@ -1,20 +1,57 @@
 package store
 
 // Dialect holds the few SQL differences between the engines that cannot be
-// written once. DDL differences live in per-engine migration files instead.
+// written once, grouped by concern (Capabilities, Locking, JSONDialect,
+// TextMatch) so that each can be read alone; code calls the methods on the
+// Dialect itself. DDL differences live in per-engine migration files
+// instead.
 type Dialect interface {
 	// Name is "sqlite" or "postgres".
 	Name() string
-	// JSONText returns an expression for the text value of key in the JSON
-	// column col (NULL when absent). key is a trusted identifier.
-	JSONText(col, key string) string
-	// ContainsFold returns a predicate that holds when col, case-folded,
-	// matches the LIKE pattern in placeholder param (built with LikeContains
-	// or LikePrefix). It folds non-ASCII letters on both engines.
-	ContainsFold(col, param string) string
+	Capabilities
+	Locking
+	JSONDialect
+	TextMatch
+	// Classify maps a driver error to an error kind (ErrNotFound,
+	// ErrConflict, ErrInvalid, or retryable), keeping the driver error
+	// wrapped. It is the only place driver errors are interpreted, and it
+	// reads error codes, never message text.
+	Classify(err error) error
+}
+
+// Capabilities are what an engine does that changes how code around it
+// works: whether commits wake listeners and whether writers run one at a
+// time.
+type Capabilities interface {
 	// Notifies reports whether the engine wakes listeners on commit
 	// (PostgreSQL's LISTEN/NOTIFY); without it, pollers poll more often.
 	Notifies() bool
+	// SingleWriter reports whether write transactions run one at a time
+	// (SQLite). Then a row a write reads cannot change before it commits,
+	// and rows spread to lessen contention between writers are not needed.
+	SingleWriter() bool
+}
+
+// Locking holds the clauses and statements that lock rows or tables for
+// a transaction's writes, empty where writers are serialised anyway.
+type Locking interface {
+	// ForUpdate is the clause a SELECT ends with to lock the rows it reads
+	// until the transaction ends (" FOR UPDATE"), or "" where writers are
+	// serialised anyway.
+	ForUpdate() string
+	// LockForWrites returns a statement taking, in a transaction, the
+	// lock on table that its row writes take (so that a transaction
+	// holding a conflicting lock, such as CREATE INDEX, is waited for), or
+	// "" where writers are serialised anyway.
+	LockForWrites(table string) string
+}
+
+// JSONDialect builds the SQL that reads JSON columns: values, their text,
+// list membership and array elements.
+type JSONDialect interface {
+	// JSONText returns an expression for the text value of key in the JSON
+	// column col (NULL when absent). key is a trusted identifier.
+	JSONText(col, key string) string
 	// JSONValue returns an expression for the JSON value of key in the
 	// JSON column col (NULL when absent), in the engine's own comparison
 	// and sort order for JSON values: SQLite's json_extract (numbers
@@ -44,26 +81,16 @@ type Dialect interface {
 	// JSONScalar returns a predicate that holds when the value at key of
 	// col is a number, a boolean, or a text of at most maxText bytes.
 	JSONScalar(col, key string, maxText int) string
-	// SingleWriter reports whether write transactions run one at a time
-	// (SQLite). Then a row a write reads cannot change before it commits,
-	// and rows spread to lessen contention between writers are not needed.
-	SingleWriter() bool
 	// JSONArrayElements returns a table expression, to follow CROSS JOIN,
 	// of the elements of the JSON array array: its columns are value (the
 	// element, on which ->> reads members) and key (its index, from 0).
 	JSONArrayElements(array string) string
-	// ForUpdate is the clause a SELECT ends with to lock the rows it reads
-	// until the transaction ends (" FOR UPDATE"), or "" where writers are
-	// serialised anyway.
-	ForUpdate() string
-	// LockForWrites returns a statement taking, in a transaction, the
-	// lock on table that its row writes take (so that a transaction
-	// holding a conflicting lock, such as CREATE INDEX, is waited for), or
-	// "" where writers are serialised anyway.
-	LockForWrites(table string) string
-	// Classify maps a driver error to an error kind (ErrNotFound,
-	// ErrConflict, ErrInvalid, or retryable), keeping the driver error
-	// wrapped. It is the only place driver errors are interpreted, and it
-	// reads error codes, never message text.
-	Classify(err error) error
+}
+
+// TextMatch builds case-insensitive text predicates.
+type TextMatch interface {
+	// ContainsFold returns a predicate that holds when col, case-folded,
+	// matches the LIKE pattern in placeholder param (built with LikeContains
+	// or LikePrefix). It folds non-ASCII letters on both engines.
+	ContainsFold(col, param string) string
 }
