@@ -51,14 +51,30 @@ var builtinIntegrations = []integrations.Definition{
 	},
 }
 
-// registerIntegrations registers the built-in integrations.
+// registerIntegrations registers the built-in integrations: a payment
+// gateway's only when the payments area has its provider (Stripe's with
+// package full), so the catalogue offers no gateway that cannot take a
+// payment.
 func (k *Kit) registerIntegrations() error {
 	for _, d := range builtinIntegrations {
+		if d.Hub == "payment_gateways" && !k.hasProvider(d.ProviderKey) {
+			continue
+		}
 		if err := k.Integrations.Register(d); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// hasProvider reports whether the payments area takes payments through
+// the provider key.
+func (k *Kit) hasProvider(key string) bool {
+	if k.Payments == nil {
+		return false
+	}
+	_, ok := k.Payments.Providers().Get(key)
+	return ok
 }
 
 // gatewayIntegration names the integration holding a payment provider's

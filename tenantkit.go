@@ -18,7 +18,6 @@ import (
 	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/payments"
-	"github.com/tenantkit/tenantkit/payments/stripeprovider"
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
@@ -46,7 +45,8 @@ type Config struct {
 	// Webhooks configures outbound webhooks (SecretKey is the Kit's).
 	Webhooks webhooks.Options
 	// Attachments configures uploads: limits, quota, partitions, text
-	// extraction. Its Fields (custom fields) are the entities area's, and
+	// extraction and image resizing (plug-ins that package full sets).
+	// Its Fields (custom fields) are the entities area's, and
 	// its Blobs, when nil, FSBlobs under FilesDir.
 	Attachments attachments.Options
 	// FilesDir is where attachments' files are stored (the standalone
@@ -58,8 +58,9 @@ type Config struct {
 	// PostgreSQL, every process sharing the database shares the files.
 	// It wins over FilesDir.
 	FilesInDatabase bool
-	// Payments configures the payment gateways: providers (nil: mock,
-	// mock_processing and stripe) and where their credentials come from.
+	// Payments configures the payment gateways: providers (nil: mock
+	// and mock_processing; package full adds stripe) and where their
+	// credentials come from.
 	// A tenant's credentials stored in the provider's gateway integration
 	// (gateway_<provider>) always win; Payments.Credentials (nil: the
 	// environment) gives the settings the tenant has not stored.
@@ -246,10 +247,6 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 	payOpts.Credentials = payments.Fallback(integrationCredentials(integrationsSvc), payOpts.Credentials)
 	if payOpts.IntegrationLog == nil {
 		payOpts.IntegrationLog = paymentsLog(integrationsSvc)
-	}
-	if payOpts.Providers == nil {
-		payOpts.Providers = payments.NewRegistry(payments.NewMock(payments.KeyMock),
-			payments.NewMock(payments.KeyMockProcessing), stripeprovider.New(stripeprovider.Options{}))
 	}
 	if payOpts.Logger == nil {
 		payOpts.Logger = cfg.Logger

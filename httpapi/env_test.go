@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -43,7 +44,7 @@ func newTestEnvConfig(t testing.TB, db *store.DB, cfg tenantkit.Config) *testEnv
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	cfg.DB, cfg.SecretKey = db, key
-	kit, err := tenantkit.Open(ctx, cfg)
+	kit, err := full.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
