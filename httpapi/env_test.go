@@ -37,14 +37,21 @@ func newTestEnv(t testing.TB, db *store.DB) *testEnv {
 }
 
 // newTestEnvConfig is newTestEnv over a Kit opened with cfg (its DB and
-// SecretKey are set here).
+// SecretKey are set here) and every built-in plug-in (full.Open).
 func newTestEnvConfig(t testing.TB, db *store.DB, cfg tenantkit.Config) *testEnv {
+	t.Helper()
+	return newTestEnvOpen(t, db, cfg, full.Open)
+}
+
+// newTestEnvOpen is newTestEnvConfig with the Kit opened by open
+// (tenantkit.Open: no plug-ins).
+func newTestEnvOpen(t testing.TB, db *store.DB, cfg tenantkit.Config, open func(context.Context, tenantkit.Config) (*tenantkit.Kit, error)) *testEnv {
 	t.Helper()
 	ctx := t.Context()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	cfg.DB, cfg.SecretKey = db, key
-	kit, err := full.Open(ctx, cfg)
+	kit, err := open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
