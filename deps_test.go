@@ -139,3 +139,56 @@ func TestNoImportOfTestingHelpers(t *testing.T) {
 		t.Fatalf("checked %d files, want the whole library", checked)
 	}
 }
+
+// pluginCode is the heavy code of the built-in plug-ins: the Stripe
+// client, the PDF parser, image codecs and the S3 client, and the
+// packages of the module that import them.
+var pluginCode = []string{
+	"github.com/stripe/stripe-go",
+	"github.com/ledongthuc/pdf",
+	"image/jpeg",
+	"image/png",
+	"golang.org/x/image",
+	"github.com/minio/minio-go",
+	modulePath + "/payments/stripeprovider",
+	modulePath + "/attachments/extract",
+	modulePath + "/attachments/thumbs",
+	modulePath + "/attachments/s3blobs",
+}
+
+// isPluginCode reports whether the package p is (in) one of pluginCode.
+func isPluginCode(p string) (string, bool) {
+	for _, c := range pluginCode {
+		if p == c || strings.HasPrefix(p, c+"/") {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// TestSmallHostLinksNoPlugins: a host that composes feature toggles and
+// business rules and mounts httpapi (it imports tenantkit, httpapi,
+// toggles and rules) links no Stripe, PDF, image-decoding or S3 code:
+// those are plug-ins, which package full (and attachments/s3blobs) brings.
+// Package full does link them, so the list names packages that exist.
+func TestSmallHostLinksNoPlugins(t *testing.T) {
+	t.Parallel()
+	for _, p := range goList(t, "list", "-deps", "-f", "{{.ImportPath}}",
+		modulePath, modulePath+"/httpapi", modulePath+"/toggles", modulePath+"/rules") {
+		if c, ok := isPluginCode(p); ok {
+			t.Errorf("a host of toggles and rules with httpapi links %s (%s): an area package or httpapi imports a plug-in; "+
+				"move the code behind an interface the plug-in implements (see package full)", p, c)
+		}
+	}
+	linked := map[string]bool{}
+	for _, p := range goList(t, "list", "-deps", "-f", "{{.ImportPath}}", modulePath+"/full", modulePath+"/attachments/s3blobs") {
+		if c, ok := isPluginCode(p); ok {
+			linked[c] = true
+		}
+	}
+	for _, c := range pluginCode {
+		if !linked[c] {
+			t.Errorf("packages full and attachments/s3blobs link no %s: is the list of plug-in code current?", c)
+		}
+	}
+}

@@ -54,4 +54,13 @@
 // which drive Chromium with chromedp, are a module of their own
 // (internal/testing/explorertest), so chromedp is not in a host's module
 // graph. deps_test.go checks both.
+//
+// What a host links: package tenantkit, httpapi and the area packages
+// import no heavy plug-in (the Stripe client, image codecs, the PDF
+// parser, the S3 client), so a host of feature toggles and business rules
+// builds without them (deps_test.go checks it). A Kit from Open takes
+// payments through the mock providers only, serves images unresized and
+// extracts no text; package full opens one with every built-in plug-in
+// (what the standalone server does), and attachments/s3blobs keeps files
+// in S3.
 package tenantkit

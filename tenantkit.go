@@ -58,7 +58,8 @@ type Config struct {
 	// Webhooks configures outbound webhooks (SecretKey is the Kit's).
 	Webhooks webhooks.Options
 	// Attachments configures uploads: limits, quota, partitions, text
-	// extraction. Its Fields (custom fields) are the entities area's, and
+	// extraction and image resizing (plug-ins that package full sets).
+	// Its Fields (custom fields) are the entities area's, and
 	// its Blobs, when nil, FSBlobs under FilesDir.
 	Attachments attachments.Options
 	// FilesDir is where attachments' files are stored (the standalone
@@ -70,14 +71,15 @@ type Config struct {
 	// PostgreSQL, every process sharing the database shares the files.
 	// It wins over FilesDir.
 	FilesInDatabase bool
-	// Payments configures the payment gateways: providers (nil: mock,
-	// mock_processing and stripe) and where their credentials come from.
+	// Payments configures the payment gateways: providers (nil: mock
+	// and mock_processing; package full adds stripe) and where their
+	// credentials come from.
 	// A tenant's credentials stored in the provider's gateway integration
 	// (gateway_<provider>) always win; Payments.Credentials (nil: the
 	// environment) gives the settings the tenant has not stored.
 	Payments payments.Options
 	// Dashboards configures the dashboards: their Store and Directory
-	// (set by UseIdentity when nil). The Kit registers its built-in
+	// (from the identity area when nil). The Kit registers its built-in
 	// widgets; register more with Kit.Dashboards.Register.
 	Dashboards dashboards.Options
 	// Progress configures job progress: its Store, how long a running

@@ -12,7 +12,6 @@ import (
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/payments"
-	"github.com/tenantkit/tenantkit/payments/stripeprovider"
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
@@ -232,9 +231,6 @@ func newPayments(db *store.DB, cfg Config, integrationsSvc *integrations.Service
 	if payOpts.IntegrationLog == nil {
 		payOpts.IntegrationLog = paymentsLog(integrationsSvc)
 	}
-	if payOpts.Providers == nil {
-		payOpts.Providers = defaultProviders()
-	}
 	if payOpts.Logger == nil {
 		payOpts.Logger = cfg.Logger
 	}
@@ -255,11 +251,4 @@ func (f entityFields) FieldConfig(ctx context.Context, entityID, key string) (ma
 		return nil, err
 	}
 	return d.ConfigJSON, nil
-}
-
-// defaultProviders are the payment providers of a Kit whose
-// Config.Payments.Providers is nil.
-func defaultProviders() *payments.Registry {
-	return payments.NewRegistry(payments.NewMock(payments.KeyMock),
-		payments.NewMock(payments.KeyMockProcessing), stripeprovider.New(stripeprovider.Options{}))
 }

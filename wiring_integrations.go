@@ -56,7 +56,9 @@ var builtinIntegrations = []struct {
 }
 
 // registerIntegrations registers the built-in integrations of the areas
-// the Kit has.
+// the Kit has, a payment gateway's only when the payments area has its
+// provider (Stripe's with package full), so the catalogue offers no
+// gateway that cannot take a payment.
 func (k *Kit) registerIntegrations() error {
 	if k.Integrations == nil {
 		return nil
@@ -69,11 +71,24 @@ func (k *Kit) registerIntegrations() error {
 		if !present[d.area] {
 			continue
 		}
+		if d.Hub == "payment_gateways" && !k.hasProvider(d.ProviderKey) {
+			continue
+		}
 		if err := k.Integrations.Register(d.Definition); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// hasProvider reports whether the payments area takes payments through
+// the provider key.
+func (k *Kit) hasProvider(key string) bool {
+	if k.Payments == nil {
+		return false
+	}
+	_, ok := k.Payments.Providers().Get(key)
+	return ok
 }
 
 // gatewayIntegration names the integration holding a payment provider's

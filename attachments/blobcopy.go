@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"strings"
 )
 
-// validKey reports whether key is a key the service makes: segments of
-// letters, digits, '.', '_' and '-', none empty, "." or "..". Every Blobs
-// of this package refuses other keys with store.ErrInvalid.
-func validKey(key string) bool {
+// ValidBlobKey reports whether key is a key the service makes: segments
+// of letters, digits, '.', '_' and '-', none empty, "." or "..". Every
+// Blobs of this package (and of package s3blobs) refuses other keys with
+// store.ErrInvalid (CheckBlobKey).
+func ValidBlobKey(key string) bool {
 	return blobKeyPattern.MatchString(key) && !strings.Contains(key, "..")
 }
 
@@ -85,25 +85,4 @@ func copyBlob(ctx context.Context, dst, src Blobs, key string) (int64, error) {
 		return 0, fmt.Errorf("read %d bytes, the source says %d", n, b.Info().Size)
 	}
 	return n, nil
-}
-
-// readerSize returns how many bytes r has left to read when it can tell
-// without reading (a seeker: files, blobs, bytes.Reader), or -1.
-func readerSize(r io.Reader) int64 {
-	s, ok := r.(io.Seeker)
-	if !ok {
-		return -1
-	}
-	cur, err := s.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return -1
-	}
-	end, err := s.Seek(0, io.SeekEnd)
-	if err != nil {
-		return -1
-	}
-	if _, err := s.Seek(cur, io.SeekStart); err != nil {
-		return -1
-	}
-	return end - cur
 }

@@ -20,7 +20,7 @@ import (
 // Blobs stores the bytes of attachments and their thumbnails under keys
 // the service makes: slash-separated segments of letters, digits, '.',
 // '_' and '-'. FSBlobs keeps them in a directory of one machine;
-// SQLBlobs in the database and S3Blobs in an S3 bucket, which several
+// SQLBlobs in the database and s3blobs.Blobs in an S3 bucket, which several
 // processes can share; MemBlobs in memory. A host may bring its own and
 // check it with package blobstest.
 //

@@ -35,17 +35,7 @@ func BenchmarkBlobs(b *testing.B) {
 			return attachments.NewSQLBlobs(storetest.Postgres(b, attachments.BlobMigrations))
 		}},
 		{"s3", func(b *testing.B) attachments.Blobs {
-			srv := s3test.Start(b)
-			cfg, err := attachments.ParseS3URL(srv.URL(srv.NewBucket(b), "bench"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg.AccessKey, cfg.SecretKey = srv.AccessKey, srv.SecretKey
-			s3, err := attachments.NewS3Blobs(b.Context(), cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s3
+			return s3test.Start(b).Blobs(b, "bench")
 		}},
 	}
 	data := benchData(32 << 20)

@@ -6,13 +6,12 @@ import (
 
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/attachments/blobstest"
-	"github.com/tenantkit/tenantkit/internal/s3test"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
 // Every Blobs of the package passes the conformance suite: FSBlobs,
-// MemBlobs, SQLBlobs on both engines and S3Blobs against a local S3
+// MemBlobs, SQLBlobs on both engines and s3blobs.Blobs against a local S3
 // server (versitygw; skipped, saying so, when it is not installed).
 func TestBlobsConformance(t *testing.T) {
 	t.Run("fs", func(t *testing.T) {
@@ -32,25 +31,4 @@ func TestBlobsConformance(t *testing.T) {
 			blobstest.Run(t, func(*testing.T) attachments.Blobs { return b }, blobstest.Options{})
 		}, attachments.BlobMigrations)
 	})
-	t.Run("s3", func(t *testing.T) {
-		b := newS3Blobs(t, "files")
-		blobstest.Run(t, func(*testing.T) attachments.Blobs { return b }, blobstest.Options{})
-	})
-}
-
-// newS3Blobs starts a local S3 server and returns S3Blobs on a fresh
-// bucket of it, under prefix.
-func newS3Blobs(t *testing.T, prefix string) *attachments.S3Blobs {
-	t.Helper()
-	srv := s3test.Start(t)
-	cfg, err := attachments.ParseS3URL(srv.URL(srv.NewBucket(t), prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.AccessKey, cfg.SecretKey = srv.AccessKey, srv.SecretKey
-	b, err := attachments.NewS3Blobs(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -54,8 +54,9 @@ func crashKit(ctx context.Context, dir, dbURL string, ocr attachments.OCR) (*ten
 	return tenantkit.Open(ctx, tenantkit.Config{
 		DatabaseURL: dbURL,
 		FilesDir:    filepath.Join(dir, "files"),
-		Attachments: attachments.Options{OCR: ocr, ExtractLimits: crashExtract},
-		Logger:      quiet(),
+		Attachments: attachments.Options{OCR: ocr, Extractor: extract.Extractor{Limits: crashExtract},
+			ExtractTimeout: crashExtract.Timeout + 30*time.Second},
+		Logger: quiet(),
 	})
 }
 

@@ -8,10 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/tenantkit/tenantkit/attachments/thumbs"
+	"github.com/tenantkit/tenantkit/internal/imagefit"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -99,16 +100,24 @@ func (s *Service) Open(ctx context.Context, f *File) (Blob, error) {
 	return b, err
 }
 
-// IsImage reports whether the file is an image the image route can
-// resize.
-func (f *File) IsImage() bool { return thumbs.IsImageType(f.Attachment.MimeType) }
+// IsImage reports whether the file is an image the image route serves:
+// one Options.Images resizes, or without Images a PNG, JPEG, GIF or WebP
+// (served as it is).
+func (s *Service) IsImage(f *File) bool {
+	if s.opts.Images == nil {
+		return imagefit.WebImage(f.Attachment.MimeType)
+	}
+	return s.opts.Images.IsImage(f.Attachment.MimeType)
+}
 
 // Image returns the file resized to width×height (fit cover or contain),
-// from blob storage when that size was made before. A file that is not an
-// image is ErrNotImage; one whose header declares more than
-// thumbs.MaxPixels, or whose resize thumbs.MemoryNeeded estimates above
+// from blob storage when that size was made before, with its content
+// type. A file that is not an image (IsImage) is ErrNotImage; one the
+// Images plug-in refuses (ErrImageTooLarge, ErrImageUnsupported), or
+// whose resize Images.MemoryNeeded estimates above
 // Options.ImageMemoryBytes, is refused (store.ErrInvalid) before
-// decoding.
+// decoding. Without Options.Images it returns the original file, sizes
+// checked alike.
 //
 // Concurrent first requests of one size share one resize. Resizes take a
 // share of the process's memory budget (their estimate) and a CPU
@@ -116,13 +125,17 @@ func (f *File) IsImage() bool { return thumbs.IsImageType(f.Attachment.MimeType)
 // tenant has at most Options.ImageResizesPerTenant resizes running or
 // waiting. Past either, ErrBusy. The result is stored for the next
 // request when it fits the attachment's thumbnail allowance (storeThumb).
-func (s *Service) Image(ctx context.Context, f *File, width, height int, fit thumbs.Fit) (Blob, string, error) {
+func (s *Service) Image(ctx context.Context, f *File, width, height int, fit Fit) (Blob, string, error) {
 	a := f.Attachment
-	if !f.IsImage() {
+	if !s.IsImage(f) {
 		return nil, "", ErrNotImage
 	}
-	if width < 1 || width > thumbs.MaxSize || height < 1 || height > thumbs.MaxSize || fit != thumbs.Cover && fit != thumbs.Contain {
+	if width < 1 || width > MaxImageSize || height < 1 || height > MaxImageSize || fit != Cover && fit != Contain {
 		return nil, "", store.Errorf(store.ErrInvalid, "Invalid size parameters")
+	}
+	if s.opts.Images == nil {
+		b, err := s.Open(ctx, f)
+		return b, a.MimeType, err
 	}
 	key := fmt.Sprintf("%sthumbs/%dx%d-%s", attachmentPrefix(a.TenantID, a.ID), width, height, fit)
 	if b, err := s.blobs.Open(ctx, key); err == nil {
@@ -174,7 +187,7 @@ type madeImage struct {
 // resize makes one size of f within the limits: the tenant's share first
 // (refused at once when full), then the header's estimate against the
 // budget (refused when it can never fit), then memory and a CPU.
-func (s *Service) resize(ctx context.Context, f *File, width, height int, fit thumbs.Fit) (*madeImage, error) {
+func (s *Service) resize(ctx context.Context, f *File, width, height int, fit Fit) (*madeImage, error) {
 	done, err := s.limits.admit(f.Attachment.TenantID)
 	if err != nil {
 		return nil, err
@@ -185,7 +198,7 @@ func (s *Service) resize(ctx context.Context, f *File, width, height int, fit th
 		return nil, err
 	}
 	defer src.Close()
-	_, need, err := thumbs.MemoryNeeded(src, width, height, fit) // the header only
+	need, err := s.opts.Images.MemoryNeeded(src, width, height, fit) // the header only
 	if err != nil {
 		return nil, imageError(err)
 	}
@@ -202,7 +215,7 @@ func (s *Service) resize(ctx context.Context, f *File, width, height int, fit th
 		return nil, err
 	}
 	var out bytes.Buffer
-	if _, err := thumbs.Resize(&out, src, width, height, fit); err != nil {
+	if err := s.opts.Images.Resize(&out, src, width, height, fit); err != nil {
 		g.finish(0)
 		return nil, imageError(err)
 	}
@@ -258,7 +271,7 @@ func (s *Service) storeThumb(ctx context.Context, a *Attachment, key string, dat
 }
 
 // sniffed returns a resized image with its type, read from its first
-// bytes (thumbs.Resize picks the format).
+// bytes (the Images plug-in picks the format).
 func sniffed(b Blob) (Blob, string, error) {
 	head := make([]byte, 512)
 	n, err := io.ReadFull(b, head)
@@ -273,15 +286,18 @@ func sniffed(b Blob) (Blob, string, error) {
 	return b, http.DetectContentType(head[:n]), nil
 }
 
-// imageError maps the image package's refusals to the area's errors.
+// imageError maps the Images plug-in's refusals to the area's errors.
 func imageError(err error) error {
 	switch {
-	case errors.Is(err, thumbs.ErrTooLarge):
-		return store.Errorf(store.ErrInvalid, "The image is larger than %d megapixels.", thumbs.MaxPixels/1_000_000)
-	case errors.Is(err, thumbs.ErrNotImage):
+	case errors.Is(err, ErrImageTooLarge):
+		// The plug-in's detail ("8000x8000 exceeds 50000000 pixels").
+		detail := strings.TrimPrefix(err.Error(), ErrImageTooLarge.Error())
+		if detail = strings.TrimLeft(detail, ": "); detail == "" {
+			return store.Errorf(store.ErrInvalid, "The image is too large to resize.")
+		}
+		return store.Errorf(store.ErrInvalid, "The image is too large to resize (%s).", detail)
+	case errors.Is(err, ErrImageUnsupported):
 		return ErrNotImage
-	case errors.Is(err, thumbs.ErrInvalidParams):
-		return store.Errorf(store.ErrInvalid, "Invalid size parameters")
 	}
 	return err
 }

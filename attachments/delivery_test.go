@@ -71,7 +71,7 @@ func TestImage(t *testing.T) {
 		a := upload(t, svc, tn.ctx, "R1", "photo.png", pngImage(t, 40, 30), nil)
 		f, err := svc.Lookup(tn.ctx, a.ID, attachments.Scoped)
 		is.NoErr(err)
-		is.True(f.IsImage())
+		is.True(svc.IsImage(f))
 
 		var wg sync.WaitGroup
 		sizes := make(chan image.Point, 8)
@@ -120,7 +120,7 @@ func TestImage(t *testing.T) {
 		txt := upload(t, svc, tn.ctx, "R1", "notes.txt", []byte("text"), nil)
 		ft, err := svc.Lookup(tn.ctx, txt.ID, attachments.Scoped)
 		is.NoErr(err)
-		is.True(!ft.IsImage())
+		is.True(!svc.IsImage(ft))
 		_, _, err = svc.Image(tn.ctx, ft, 10, 10, thumbs.Cover)
 		is.True(errors.Is(err, attachments.ErrNotImage))
 

@@ -43,21 +43,13 @@
 //     old. It runs on SQLite too, but only PostgreSQL shares files between
 //     machines (the standalone server refuses FILES_URL=postgres with
 //     SQLite).
-//   - S3Blobs: a bucket of any S3-compatible store, through
-//     github.com/minio/minio-go/v7 (decision: its dependency tree is a
-//     handful of small modules where aws-sdk-go-v2 brings a dozen
-//     service and config modules, and it has what the Blobs need: a
-//     streaming PutObject that switches to multipart uploads by itself,
-//     GetObject with byte ranges and conditions, ListObjects). Uploads
-//     stream in 16 MiB parts (one part in memory; the size is passed on
-//     when the reader can tell it, and a stream ending within 1 MiB is one
-//     PUT); a failed upload is aborted, so an object appears whole or not
-//     at all. An abort that cannot reach the store (the process dies)
-//     leaves the parts of an incomplete multipart upload, which S3 keeps
-//     and bills until a bucket lifecycle rule
-//     (AbortIncompleteMultipartUpload) removes them: set one.
+//   - s3blobs.Blobs (package attachments/s3blobs): a bucket of any
+//     S3-compatible store, through github.com/minio/minio-go/v7. A
+//     package of its own, so that the S3 client is linked only into
+//     programs that use it; see its documentation.
 //
-// Reads of SQLBlobs and S3Blobs are lazy: Open reads the size, Seek
+// Reads of SQLBlobs and s3blobs.Blobs are lazy (NewRangeBlob, which a
+// host's Blobs may use too): Open reads the size, Seek
 // costs nothing, and Read fetches a window from where the reader is, of 1
 // MiB first, doubling up to 32 MiB while reading on. http.ServeContent
 // serves a Range by seeking to its start and reading its length, so a 1
@@ -156,16 +148,51 @@
 // a private or unknown id gets the same 401, so it learns nothing of
 // which ids exist.
 //
+// # Plug-ins: image resizing and text extraction
+//
+// Decoding images and parsing documents is heavy code (image/jpeg,
+// image/png, golang.org/x/image, a PDF parser) that a program using
+// attachments only to keep files need not link, so the area's core has
+// none of it. Two plug-ins of Options bring it:
+//
+//   - Images (interface Images): package attachments/thumbs,
+//     thumbs.Images{}, resizes PNG, JPEG, GIF and WebP in pure Go.
+//   - Extractor (interface Extractor): package attachments/extract,
+//     extract.Extractor{}, reads plain text, PDFs' text layer and .docx
+//     documents in pure Go.
+//
+// Package full (github.com/tenantkit/tenantkit/full) sets both (and the
+// other built-in plug-ins), and the standalone server uses it; a host
+// that calls tenantkit.Open itself sets the ones it wants.
+//
+// Without Images (decision): the image route serves the original file,
+// unresized, for any width and height it accepts (1..MaxImageSize,
+// cover or contain, still checked), with the file's own type; IsImage
+// still says yes for PNG, JPEG, GIF and WebP, which every browser shows.
+// A page asking for a thumbnail then gets a larger image that the browser
+// scales (an <img> with width and height, CSS object-fit for cover or
+// contain) rather than a broken image, and nothing is decoded on the
+// server. Nothing is stored under thumbs/.
+//
+// Without Extractor (decision): no text is read but by Options.OCR when
+// a host plugs one in (images and PDFs); every other file keeps a null
+// content, and no extraction job is enqueued for it, so extractionStatus
+// stays null. Plain text is not kept back in the core either: one rule
+// (the plug-in reads what it reads) is simpler to predict than a core
+// that reads some formats.
+//
 // # Images and their cost
 //
-// Images (png, jpeg, gif, webp) are resized by package thumbs (pure Go).
+// Images (png, jpeg, gif, webp) are resized by the Images plug-in; what
+// follows holds for package thumbs (pure Go), the budget and limits for
+// any plug-in.
 // The image route is public for public partitions, so what one request
 // may cost is bounded, whoever asks:
 //
 //   - An image whose header declares more than 50 megapixels is refused
 //     before decoding (the image route without sizes serves the original
 //     bytes, decoding nothing).
-//   - Memory. thumbs.MemoryNeeded estimates a resize from the header
+//   - Memory. Images.MemoryNeeded (thumbs.MemoryNeeded) estimates a resize from the header
 //     before any pixel is decoded: the decoded source by format, colour
 //     type and bit depth (a 16-bit PNG takes 8 bytes a pixel, so the
 //     7000×7000 16-bit PNG under the 50 MP guard needs 392 MB; an
@@ -216,7 +243,7 @@
 //
 // # Text extraction
 //
-// Package extract fills content in a durable job (attachments.extract,
+// The Extractor plug-in (package extract) fills content in a durable job (attachments.extract,
 // enqueued in the upload's transaction, so a crash or restart never loses
 // one): text files as trimmed UTF-8, the PDF text layer and .docx
 // documents in-process, bounded in pages, output (1 MB), decompressed
@@ -230,7 +257,9 @@
 // any server; 5 attempts), the attachment shows retrying, and after the
 // last attempt failed, with an error log line and the job discarded with
 // the error. The content and status commit in one transaction fenced by
-// the job's lease (jobs.Fence). Options.OCR, when a host
+// the job's lease (jobs.Fence). A run is stopped after
+// Options.ExtractTimeout (1 minute) and retried, and the content is cut
+// at Options.MaxContentBytes (1 MiB). Options.OCR, when a host
 // plugs one in, reads images and PDFs without a text layer. The content
 // fill is not an event (decision: it is not a user's change).
 //

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/attachments/extract"
+	"github.com/tenantkit/tenantkit/attachments/thumbs"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -22,8 +24,21 @@ import (
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // newService returns a Kit-less service over db with opts (quiet unless
-// opts names a logger).
+// opts names a logger), with the built-in plug-ins (thumbs, extract)
+// unless opts names others. bareService has none.
 func newService(db *store.DB, opts attachments.Options) *attachments.Service {
+	if opts.Images == nil {
+		opts.Images = thumbs.Images{}
+	}
+	if opts.Extractor == nil {
+		opts.Extractor = extract.Extractor{}
+	}
+	return bareService(db, opts)
+}
+
+// bareService returns a Kit-less service over db with opts as they are
+// (quiet unless opts names a logger).
+func bareService(db *store.DB, opts attachments.Options) *attachments.Service {
 	if opts.Logger == nil {
 		opts.Logger = quiet()
 	}

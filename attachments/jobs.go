@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tenantkit/tenantkit/attachments/extract"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -66,7 +65,7 @@ type extractWorker struct{ s *Service }
 
 // Timeout gives an extraction its limit and a margin to store the result.
 func (w *extractWorker) Timeout(*jobs.Job[ExtractText]) time.Duration {
-	return w.s.opts.ExtractLimits.Timeout + 30*time.Second
+	return w.s.opts.ExtractTimeout
 }
 
 // Work extracts, and records a failed attempt on the attachment: retrying
@@ -99,9 +98,9 @@ func (w *extractWorker) Work(ctx context.Context, job *jobs.Job[ExtractText]) er
 var ErrFileMissing = errors.New("attachments: the attachment's stored file is missing")
 
 // ExtractContent extracts an attachment's text and stores it as its
-// content: text files as UTF-8, PDFs' text layer and .docx documents
-// in-process (bounded by Options.ExtractLimits), images and PDFs without
-// text through Options.OCR when set. Nothing is extracted when the
+// content: what Options.Extractor reads (package extract: text files as
+// UTF-8, PDFs' text layer and .docx documents, in-process), images and
+// PDFs without text through Options.OCR when set. Nothing is extracted when the
 // attachment's partition has requiresOcr false, or the attachment is gone.
 // A file the extractors refuse (malformed, over a limit) keeps a null
 // content, with ExtractionFailed recorded and the refusal logged. A file
@@ -129,29 +128,33 @@ func (s *Service) ExtractContent(ctx context.Context, tenantID, id string) error
 		return err
 	}
 	defer b.Close()
-	text, ok, err := extract.Extract(ctx, b, b.Info().Size, a.FileName, a.MimeType, s.opts.ExtractLimits)
-	if err != nil {
-		if ctx.Err() != nil {
-			return err // stopping: run again later
+	var text string
+	found := false
+	if x := s.opts.Extractor; x != nil && x.Extracts(a.FileName, a.MimeType) {
+		text, found, err = x.Extract(ctx, b, b.Info().Size, a.FileName, a.MimeType)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err // stopping: run again later
+			}
+			s.logger.InfoContext(ctx, "attachments: no text extracted", "attachmentId", a.ID, "err", err)
+			refused := "the file could not be read for text (malformed, or over a limit)"
+			return s.finishExtraction(ctx, tenantID, id, nil, ExtractionFailed, &refused)
 		}
-		s.logger.InfoContext(ctx, "attachments: no text extracted", "attachmentId", a.ID, "err", err)
-		refused := "the file could not be read for text (malformed, or over a limit)"
-		return s.finishExtraction(ctx, tenantID, id, nil, ExtractionFailed, &refused)
 	}
-	if (!ok || text == "") && s.opts.OCR != nil && ocrable(a.MimeType) {
+	if !found && s.opts.OCR != nil && ocrable(a.MimeType) {
 		if _, err := b.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
 		if text, err = s.opts.OCR.Text(ctx, b, a.MimeType); err != nil {
 			return err
 		}
-		ok = true
+		found = text != ""
 	}
-	if !ok || text == "" && extract.KindOf(a.FileName, a.MimeType) != extract.Text {
+	if !found {
 		// Nothing read (a PDF without a text layer): content stays null.
 		return s.finishExtraction(ctx, tenantID, id, nil, ExtractionDone, nil)
 	}
-	text = cleanText(text, s.opts.ExtractLimits.MaxOutputBytes)
+	text = cleanText(text, s.opts.MaxContentBytes)
 	return s.finishExtraction(ctx, tenantID, id, &text, ExtractionDone, nil)
 }
 

@@ -31,7 +31,7 @@ func NewMemBlobs() *MemBlobs { return &MemBlobs{blobs: map[string]memBlob{}} }
 
 // Put implements Blobs.
 func (m *MemBlobs) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
-	if err := checkKey(key); err != nil {
+	if err := CheckBlobKey(key); err != nil {
 		return 0, err
 	}
 	var buf bytes.Buffer

@@ -8,8 +8,8 @@ import (
 	"sync"
 )
 
-// rangeBlob is a Blob over storage that reads byte ranges (S3Blobs,
-// SQLBlobs): seeking costs nothing, and reading fetches only from where
+// rangeBlob is a Blob over storage that reads byte ranges (SQLBlobs,
+// package s3blobs): seeking costs nothing, and reading fetches only from where
 // the reader is. A sequential read fetches windows that start at
 // firstWindow bytes and double up to maxWindow, so that a range request
 // (http.ServeContent seeks to the start, then reads the range's length)
@@ -19,7 +19,7 @@ import (
 type rangeBlob struct {
 	ctx   context.Context
 	info  BlobInfo
-	fetch rangeFetcher
+	fetch RangeFetcher
 
 	pos    int64         // where the next Read reads
 	body   io.ReadCloser // the open window, reading at pos; nil when none
@@ -32,10 +32,10 @@ type rangeBlob struct {
 	blockStart int64
 }
 
-// rangeFetcher returns a stream of the n bytes from off (n > 0, off+n at
+// RangeFetcher returns a stream of the n bytes from off (n > 0, off+n at
 // most the blob's size). A blob replaced or deleted since it was opened is
 // an error, never another blob's bytes.
-type rangeFetcher func(ctx context.Context, off, n int64) (io.ReadCloser, error)
+type RangeFetcher func(ctx context.Context, off, n int64) (io.ReadCloser, error)
 
 // Window bounds of rangeBlob's sequential reads.
 const (
@@ -43,7 +43,12 @@ const (
 	maxWindow   = 32 << 20
 )
 
-func newRangeBlob(ctx context.Context, info BlobInfo, fetch rangeFetcher) *rangeBlob {
+// NewRangeBlob returns a Blob of info's size over storage that reads
+// byte ranges with fetch (ctx is passed to each fetch): SQLBlobs and
+// package s3blobs use it, and so may a host's Blobs. Seeking costs
+// nothing; sequential reads fetch windows of 1 MiB doubling up to 32 MiB;
+// ReadAt fetches what it asks for (small reads through a 256 KiB block).
+func NewRangeBlob(ctx context.Context, info BlobInfo, fetch RangeFetcher) Blob {
 	return &rangeBlob{ctx: ctx, info: info, fetch: fetch, window: firstWindow}
 }
 

@@ -32,7 +32,7 @@ func TestRangeBlobReadAtBlocks(t *testing.T) {
 		data[i] = byte(i * 7)
 	}
 	f := &countingFetcher{data: data}
-	b := newRangeBlob(t.Context(), BlobInfo{Key: "k", Size: int64(len(data))}, f.fetch)
+	b := NewRangeBlob(t.Context(), BlobInfo{Key: "k", Size: int64(len(data))}, f.fetch)
 	defer b.Close()
 	buf := make([]byte, 4096)
 	for off := int64(0); off < int64(len(data)); off += 4096 {
@@ -74,7 +74,7 @@ func TestRangeBlobReadAtBlocks(t *testing.T) {
 func TestRangeBlobSeekReadsOnlyTheRange(t *testing.T) {
 	data := make([]byte, 64<<20)
 	f := &countingFetcher{data: data}
-	b := newRangeBlob(t.Context(), BlobInfo{Key: "k", Size: int64(len(data))}, f.fetch)
+	b := NewRangeBlob(t.Context(), BlobInfo{Key: "k", Size: int64(len(data))}, f.fetch)
 	defer b.Close()
 	if _, err := b.Seek(10<<20, io.SeekStart); err != nil {
 		t.Fatal(err)

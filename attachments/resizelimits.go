@@ -13,7 +13,7 @@ import (
 // Defaults of Options' image limits.
 const (
 	// DefaultImageMemoryBytes is the memory the resizes of one process
-	// may take together (thumbs.MemoryNeeded of each), and the most one
+	// may take together (Images.MemoryNeeded of each), and the most one
 	// resize may take.
 	DefaultImageMemoryBytes = 128 << 20
 	// DefaultImageResizesPerTenant is how many resizes of one tenant may
@@ -30,7 +30,7 @@ const (
 var ErrBusy = errors.New("attachments: too many images are being resized, retry shortly")
 
 // resizeLimits bound what resizes take at once: memory (the sum of
-// thumbs.MemoryNeeded estimates), CPUs, and each tenant's share.
+// Images.MemoryNeeded estimates), CPUs, and each tenant's share.
 type resizeLimits struct {
 	memoryBytes int64
 	memory      *semaphore.Weighted

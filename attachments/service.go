@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/tenantkit/tenantkit/attachments/extract"
 	"github.com/tenantkit/tenantkit/internal/vcache"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
@@ -100,9 +99,21 @@ type Options struct {
 	Fields Fields
 	// OCR, when set, reads images and PDFs without a text layer.
 	OCR OCR
-	// ExtractLimits bound each text extraction; zero fields take
-	// extract.DefaultLimits'.
-	ExtractLimits extract.Limits
+	// Extractor reads the text of documents for their content; nil
+	// extracts none but through OCR. Package attachments/extract is the
+	// built-in one (plain text, PDF, .docx), which package full sets.
+	Extractor Extractor
+	// ExtractTimeout bounds one run of the extraction job (Extractor
+	// and OCR); a run past it is stopped and retried. 0 means
+	// DefaultExtractTimeout.
+	ExtractTimeout time.Duration
+	// MaxContentBytes bounds an attachment's stored content (the text
+	// is cut at a UTF-8 boundary); 0 means DefaultMaxContentBytes.
+	MaxContentBytes int
+	// Images resizes images for the image route; nil serves the
+	// original whatever the size asked for. Package attachments/thumbs is
+	// the built-in one, which package full sets.
+	Images Images
 	// Store holds partitions and attachment rows; nil is NewSQLStore()
 	// in the service's database. Another store must pass
 	// attachmentstest.Run.
@@ -110,7 +121,7 @@ type Options struct {
 	// Logger receives background failures; nil is slog.Default().
 	Logger *slog.Logger
 	// ImageMemoryBytes is the memory the image resizes of this process
-	// may take at once, as thumbs.MemoryNeeded estimates them before
+	// may take at once, as Images.MemoryNeeded estimates them before
 	// decoding, and so the most one resize may take: a larger one is
 	// refused (400); 0 means DefaultImageMemoryBytes
 	// (APP_ATTACHMENT_IMAGE_MEMORY_MB).
@@ -170,7 +181,12 @@ func New(db *store.DB, opts Options) *Service {
 	if opts.ImageWait <= 0 {
 		opts.ImageWait = DefaultImageWait
 	}
-	opts.ExtractLimits = opts.ExtractLimits.WithDefaults()
+	if opts.ExtractTimeout <= 0 {
+		opts.ExtractTimeout = DefaultExtractTimeout
+	}
+	if opts.MaxContentBytes <= 0 {
+		opts.MaxContentBytes = DefaultMaxContentBytes
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()

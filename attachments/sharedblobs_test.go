@@ -11,6 +11,7 @@ import (
 
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/attachments/thumbs"
+	"github.com/tenantkit/tenantkit/internal/s3test"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -23,7 +24,7 @@ func TestServiceOnSharedBlobs(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("sql", func(t *testing.T) { serviceOnBlobs(t, db, attachments.NewSQLBlobs(db)) })
-		t.Run("s3", func(t *testing.T) { serviceOnBlobs(t, db, newS3Blobs(t, "svc")) })
+		t.Run("s3", func(t *testing.T) { serviceOnBlobs(t, db, s3test.Start(t).Blobs(t, "svc")) })
 	}, attachments.Migrations, attachments.BlobMigrations)
 }
 

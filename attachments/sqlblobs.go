@@ -47,8 +47,10 @@ type SQLBlobs struct {
 // applied.
 func NewSQLBlobs(db *store.DB) *SQLBlobs { return &SQLBlobs{db: db} }
 
-func checkKey(key string) error {
-	if !validKey(key) {
+// CheckBlobKey returns an error wrapping store.ErrInvalid when key is not
+// ValidBlobKey: how the package's Blobs refuse such a key.
+func CheckBlobKey(key string) error {
+	if !ValidBlobKey(key) {
 		return fmt.Errorf("attachments: bad blob key %q: %w", key, store.ErrInvalid)
 	}
 	return nil
@@ -56,7 +58,7 @@ func checkKey(key string) error {
 
 // Put implements Blobs.
 func (b *SQLBlobs) Put(ctx context.Context, key string, r io.Reader) (n int64, err error) {
-	if err := checkKey(key); err != nil {
+	if err := CheckBlobKey(key); err != nil {
 		return 0, err
 	}
 	id := store.NewID()
@@ -122,7 +124,7 @@ func (b *SQLBlobs) Open(ctx context.Context, key string) (Blob, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newRangeBlob(ctx, info, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+	return NewRangeBlob(ctx, info, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
 		return &chunkReader{db: b.db, ctx: ctx, key: key, id: id, off: off, end: off + n}, nil
 	}), nil
 }
@@ -176,7 +178,7 @@ func (b *SQLBlobs) Stat(ctx context.Context, key string) (BlobInfo, error) {
 }
 
 func (b *SQLBlobs) stat(ctx context.Context, key string) (string, BlobInfo, error) {
-	if err := checkKey(key); err != nil {
+	if err := CheckBlobKey(key); err != nil {
 		return "", BlobInfo{}, err
 	}
 	var id string
@@ -193,7 +195,7 @@ func (b *SQLBlobs) stat(ctx context.Context, key string) (string, BlobInfo, erro
 
 // Delete implements Blobs.
 func (b *SQLBlobs) Delete(ctx context.Context, key string) error {
-	if err := checkKey(key); err != nil {
+	if err := CheckBlobKey(key); err != nil {
 		return err
 	}
 	return b.db.Tx(ctx, func(tx *store.Tx) error {

@@ -138,7 +138,7 @@ func TestTwoTenants(t *testing.T) {
 		f, err = svc.Lookup(ctx, aImg.ID, attachments.Anonymous)
 		is.NoErr(err)
 		is.True(f.Partition.IsPublic)
-		is.True(f.IsImage())
+		is.True(svc.IsImage(f))
 		for _, id := range []string{aDoc.ID, bDoc.ID, store.NewID(), "not-an-id"} {
 			_, err := svc.Lookup(ctx, id, attachments.Anonymous)
 			is.True(errors.Is(err, attachments.ErrCredentialRequired)) // private, unknown and malformed ids look alike

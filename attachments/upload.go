@@ -10,7 +10,6 @@ import (
 
 	"github.com/gabriel-vasile/mimetype"
 
-	"github.com/tenantkit/tenantkit/attachments/extract"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -411,10 +410,10 @@ func hasLink(list []Assignment, a Assignment) bool {
 	return false
 }
 
-// extractable reports whether a's text can be extracted (a format with
-// an extractor, or OCR for images and PDFs).
+// extractable reports whether a's text can be extracted (a format the
+// Extractor reads, or OCR for images and PDFs).
 func (s *Service) extractable(a *Attachment) bool {
-	if extract.KindOf(a.FileName, a.MimeType) != extract.None {
+	if s.opts.Extractor != nil && s.opts.Extractor.Extracts(a.FileName, a.MimeType) {
 		return true
 	}
 	return s.opts.OCR != nil && (strings.HasPrefix(a.MimeType, "image/") || strings.HasPrefix(a.MimeType, "application/pdf"))

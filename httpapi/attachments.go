@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/attachments"
-	"github.com/tenantkit/tenantkit/attachments/thumbs"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -40,7 +39,7 @@ func (a *api) attachmentRoutes() []route {
 	imageQuery := []Param{
 		{Name: "width", Type: "integer", Minimum: bound(1), Maximum: bound(4000), Description: "Width in pixels (alone, it is the height too)"},
 		{Name: "height", Type: "integer", Minimum: bound(1), Maximum: bound(4000), Description: "Height in pixels (alone, it is the width too)"},
-		enumQuery("cropType", "cover (default: fill the box, cropping) or contain (fit inside it)", string(thumbs.Cover), string(thumbs.Contain)),
+		enumQuery("cropType", "cover (default: fill the box, cropping) or contain (fit inside it)", string(attachments.Cover), string(attachments.Contain)),
 	}
 	// A file's bytes go out with their sniffed type (images inline) or as
 	// application/octet-stream.
@@ -685,7 +684,7 @@ func (h attachmentHandlers) file(w http.ResponseWriter, r *http.Request) error {
 // imageSize reads the image route's size: width and height (1..4000; one
 // alone stands for both), cropType (cover by default, or contain).
 // resize is false when neither size is given.
-func imageSize(q url.Values) (width, height int, fit thumbs.Fit, resize bool, err error) {
+func imageSize(q url.Values) (width, height int, fit attachments.Fit, resize bool, err error) {
 	var v store.ValidationError
 	dim := func(name string) int {
 		s := q.Get(name)
@@ -700,11 +699,11 @@ func imageSize(q url.Values) (width, height int, fit thumbs.Fit, resize bool, er
 		return n
 	}
 	width, height = dim("width"), dim("height")
-	fit = thumbs.Fit(q.Get("cropType"))
+	fit = attachments.Fit(q.Get("cropType"))
 	switch fit {
 	case "":
-		fit = thumbs.Cover
-	case thumbs.Cover, thumbs.Contain:
+		fit = attachments.Cover
+	case attachments.Cover, attachments.Contain:
 	default:
 		v.Add("cropType", "must be cover or contain")
 	}
@@ -736,7 +735,7 @@ func (h attachmentHandlers) image(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if !f.IsImage() {
+	if !h.svc.IsImage(f) {
 		return attachments.ErrNotImage
 	}
 	a := f.Attachment

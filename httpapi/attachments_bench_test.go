@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -38,7 +39,7 @@ func benchFilesKit(b *testing.B, dir string) (srv *httptest.Server, key string) 
 	ctx := b.Context()
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: storetest.SQLite(b), SecretKey: secret, FilesDir: dir})
+	kit, err := full.Open(ctx, tenantkit.Config{DB: storetest.SQLite(b), SecretKey: secret, FilesDir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/attachments/s3blobs"
 	"github.com/tenantkit/tenantkit/internal/s3test"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -25,10 +26,10 @@ func TestAttachmentFilesInS3(t *testing.T) {
 	via := srv.Via(proxy)
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		cfg, err := attachments.ParseS3URL(via.URL(via.NewBucket(t), "files"))
+		cfg, err := s3blobs.ParseURL(via.URL(via.NewBucket(t), "files"))
 		is.NoErr(err)
 		cfg.AccessKey, cfg.SecretKey = srv.AccessKey, srv.SecretKey
-		blobs, err := attachments.NewS3Blobs(t.Context(), cfg)
+		blobs, err := s3blobs.New(t.Context(), cfg)
 		is.NoErr(err)
 		e := attNewEnvConfig(t, db, tenantkit.Config{Attachments: attachments.Options{Blobs: blobs, MaxUploadBytes: 32 << 20}})
 		f := attSetup(e, "Acme")

@@ -62,7 +62,11 @@
 // ratelimit.WriteLimited: 429 {error} with Retry-After and X-RateLimit-*.
 // The image route answers attachments.ErrBusy (no room for a resize in
 // the process, or the tenant's share under way) with 503 {error} and
-// Retry-After: 5; its message is made for callers, like a 4xx's.
+// Retry-After: 5; its message is made for callers, like a 4xx's. A Kit
+// without an image plug-in (attachments.Options.Images, which package
+// full sets) serves the original there whatever the size asked for; the
+// sizes are still checked. This package imports no image codec itself:
+// the cropType values are attachments.Cover and attachments.Contain.
 //
 // # Rate limiting
 //

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -36,8 +37,15 @@ func newTestEnv(t testing.TB, db *store.DB) *testEnv {
 }
 
 // newTestEnvConfig is newTestEnv over a Kit opened with cfg (its DB and
-// SecretKey are set here).
+// SecretKey are set here) and every built-in plug-in (full.Open).
 func newTestEnvConfig(t testing.TB, db *store.DB, cfg tenantkit.Config) *testEnv {
+	t.Helper()
+	return newTestEnvOpen(t, db, cfg, full.Open)
+}
+
+// newTestEnvOpen is newTestEnvConfig with the Kit opened by open
+// (tenantkit.Open: no plug-ins).
+func newTestEnvOpen(t testing.TB, db *store.DB, cfg tenantkit.Config, open func(context.Context, tenantkit.Config) (*tenantkit.Kit, error)) *testEnv {
 	t.Helper()
 	ctx := t.Context()
 	key := make([]byte, 32)
@@ -47,7 +55,7 @@ func newTestEnvConfig(t testing.TB, db *store.DB, cfg tenantkit.Config) *testEnv
 	if cfg.Identity.Mailer == nil {
 		cfg.Identity.Mailer = mail
 	}
-	kit, err := tenantkit.Open(ctx, cfg)
+	kit, err := open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,9 @@
 // key, optional bundle, API versions and credential fields (key, label,
 // type text|secret|select|boolean|url, required, options). An
 // integration without fields of its own takes its bundle's. The Kit
-// registers gateway_mock and gateway_stripe (their credentials are what
-// the payments area uses for the tenant, before the environment),
+// registers gateway_mock and, when the payments area has the stripe
+// provider (package full adds it), gateway_stripe (their credentials are
+// what the payments area uses for the tenant, before the environment),
 // webhooks_custom, and sync_http_json (the data sync area's HTTP JSON
 // source: baseUrl, token; API version v1).
 //

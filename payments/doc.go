@@ -100,8 +100,12 @@
 // A Provider talks to one gateway; the Registry holds them by key, and a
 // host adds its own with Register. Built in: "mock" (confirms at once:
 // captured, or authorized with captureMethod manual), "mock_processing"
-// (every session stays pending until a webhook moves it) and, through the
-// Kit, "stripe" (stripeprovider, with stripe-go). A provider error is
+// (every session stays pending until a webhook moves it), which a nil
+// Options.Providers holds, and "stripe" (package stripeprovider, with
+// stripe-go), a plug-in: a host registers it, or opens its Kit with
+// package full, which does (decision: the Stripe client is heavy code that
+// a host without Stripe need not link, so neither this package nor
+// package tenantkit imports it). A provider error is
 // logged in full and answered 502 with a vague message; ErrDeclined (a
 // refusal the caller should see) is 409 with the provider's message;
 // ErrNotConfigured (missing credentials) is 422.

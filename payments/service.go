@@ -16,8 +16,8 @@ type Options struct {
 	// Store is the storage; nil uses SQLStore.
 	Store Store
 	// Providers are the gateways sessions may use; nil holds the built-in
-	// mock and mock_processing (the Kit adds stripe). A host adds its own
-	// with Registry.Register.
+	// mock and mock_processing. Stripe is package stripeprovider's, which
+	// package full adds; a host adds its own with Registry.Register.
 	Providers *Registry
 	// Credentials gives each tenant's provider credentials; nil reads the
 	// environment (EnvCredentials).

@@ -11,7 +11,7 @@
 // without being held in memory whole.
 //
 // The package's own stores run it (attachments/blobs_conformance_test.go:
-// FSBlobs, MemBlobs, SQLBlobs on SQLite and PostgreSQL, S3Blobs against a
+// FSBlobs, MemBlobs, SQLBlobs on SQLite and PostgreSQL, s3blobs.Blobs against a
 // local S3 server); a host that plugs in its own Blobs runs it too:
 //
 //	func TestMyBlobs(t *testing.T) {

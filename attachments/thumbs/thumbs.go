@@ -11,9 +11,9 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
-	"strings"
 
 	"github.com/tenantkit/tenantkit/attachments/thumbs/internal/fastjpeg"
+	"github.com/tenantkit/tenantkit/internal/imagefit"
 	"golang.org/x/image/webp"
 )
 
@@ -22,32 +22,34 @@ import (
 // refused with ErrTooLarge before a single pixel is allocated.
 const MaxPixels = 50_000_000
 
-// MaxSize is the largest width or height, in pixels, that Resize produces.
-const MaxSize = 4000
+// MaxSize is the largest width or height, in pixels, that Resize produces
+// (attachments.MaxImageSize).
+const MaxSize = imagefit.MaxSize
 
-// Fit says how Resize maps the source image onto the requested box.
-type Fit string
+// Fit says how Resize maps the source image onto the requested box. It is
+// attachments.Fit.
+type Fit = imagefit.Fit
 
 const (
 	// Cover scales the image so that it fills the whole box and crops the
 	// overflow evenly on both sides (centre crop). The output is exactly the
 	// requested width×height and has no padding.
-	Cover Fit = "cover"
+	Cover = imagefit.Cover
 	// Contain scales the image so that it fits entirely inside the box and
 	// centres it on a canvas of exactly the requested width×height. The
 	// padding is transparent for PNG output and white for JPEG output.
-	Contain Fit = "contain"
+	Contain = imagefit.Contain
 )
 
 var (
 	// ErrNotImage reports input that is not a PNG, JPEG, GIF or WebP image,
 	// whose header cannot be decoded, or (from Resize) whose pixel data is
-	// corrupt.
-	ErrNotImage = errors.New("thumbs: not a supported image")
+	// corrupt. It is attachments.ErrImageUnsupported.
+	ErrNotImage = imagefit.ErrUnsupported
 	// ErrTooLarge reports an image whose header declares more than MaxPixels
 	// pixels (a decompression or "pixel" bomb). It is detected from the
-	// header alone.
-	ErrTooLarge = errors.New("thumbs: image too large")
+	// header alone. It is attachments.ErrImageTooLarge.
+	ErrTooLarge = imagefit.ErrTooLarge
 	// ErrInvalidParams reports a width or height outside 1..MaxSize or an
 	// unknown Fit passed to Resize.
 	ErrInvalidParams = errors.New("thumbs: invalid resize parameters")
@@ -134,16 +136,7 @@ func probe(br *bufio.Reader) (info Info, err error) {
 // IsImageType reports whether a sniffed MIME type (for example from
 // http.DetectContentType; parameters such as "; charset=" are ignored) is one
 // that Resize accepts: image/png, image/jpeg, image/gif or image/webp.
-func IsImageType(mime string) bool {
-	if i := strings.IndexByte(mime, ';'); i >= 0 {
-		mime = mime[:i]
-	}
-	switch strings.ToLower(strings.TrimSpace(mime)) {
-	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return true
-	}
-	return false
-}
+func IsImageType(mime string) bool { return imagefit.WebImage(mime) }
 
 // Content types returned by Resize.
 const (

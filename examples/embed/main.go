@@ -22,13 +22,14 @@ import (
 	"net/http"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/identity"
 )
 
 func main() {
 	ctx := context.Background()
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite:embed.db"}) // every area
+	kit, err := full.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite:embed.db"}) // every area and plug-in
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/attachments/s3blobs"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -27,7 +28,7 @@ import (
 type filesLocation struct {
 	dir        string // file://
 	inDatabase bool   // postgres
-	s3         *attachments.S3Config
+	s3         *s3blobs.Config
 	raw        string
 }
 
@@ -49,7 +50,7 @@ func parseFilesLocation(setting, v, dataDir, databaseURL string, getenv func(str
 		}
 		return filesLocation{inDatabase: true, raw: v}, nil
 	case strings.HasPrefix(v, "s3://"):
-		cfg, err := attachments.ParseS3URL(v)
+		cfg, err := s3blobs.ParseURL(v)
 		if err != nil {
 			return filesLocation{}, fmt.Errorf("%s: %w", setting, err)
 		}
@@ -85,7 +86,7 @@ func (l filesLocation) configure(ctx context.Context, cfg *tenantkit.Config) err
 	case l.inDatabase:
 		cfg.FilesInDatabase = true
 	case l.s3 != nil:
-		b, err := attachments.NewS3Blobs(ctx, *l.s3)
+		b, err := s3blobs.New(ctx, *l.s3)
 		if err != nil {
 			return fmt.Errorf("FILES_URL: %w", err)
 		}
@@ -102,7 +103,7 @@ func (l filesLocation) open(ctx context.Context, db *store.DB) (attachments.Blob
 	case l.inDatabase:
 		return attachments.NewSQLBlobs(db), nil
 	case l.s3 != nil:
-		return attachments.NewS3Blobs(ctx, *l.s3)
+		return s3blobs.New(ctx, *l.s3)
 	default:
 		return attachments.NewFSBlobs(l.dir)
 	}

@@ -134,6 +134,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/jobs"
@@ -368,7 +369,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger.Info("attachments' files", "location", files.String())
 	warnUnshared(logger, files, databaseURL)
-	kit, err := tenantkit.Open(ctx, kitCfg)
+	kit, err := full.Open(ctx, kitCfg)
 	if err != nil {
 		return err
 	}

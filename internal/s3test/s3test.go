@@ -25,6 +25,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/tenantkit/tenantkit/attachments/s3blobs"
 )
 
 // Server is a running S3 server.
@@ -132,10 +134,26 @@ func (s Server) NewBucket(t testing.TB) string {
 }
 
 // URL is the s3:// location of prefix in bucket on this server, in the
-// form attachments.ParseS3URL reads (credentials apart).
+// form s3blobs.ParseURL reads (credentials apart).
 func (s Server) URL(bucket, prefix string) string {
 	q := url.Values{"endpoint": {"http://" + s.Endpoint}, "region": {s.Region}, "pathStyle": {"true"}}
 	return "s3://" + bucket + "/" + prefix + "?" + q.Encode()
+}
+
+// Blobs returns s3blobs.Blobs on a fresh bucket of the server, under
+// prefix.
+func (s Server) Blobs(t testing.TB, prefix string) *s3blobs.Blobs {
+	t.Helper()
+	cfg, err := s3blobs.ParseURL(s.URL(s.NewBucket(t), prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AccessKey, cfg.SecretKey = s.AccessKey, s.SecretKey
+	b, err := s3blobs.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func random(n int) string {

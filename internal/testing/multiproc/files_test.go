@@ -15,6 +15,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/attachments/s3blobs"
 	"github.com/tenantkit/tenantkit/internal/s3test"
 	"github.com/tenantkit/tenantkit/internal/testing/multiproc"
 )
@@ -37,7 +38,7 @@ func TestFilesAcrossServers(t *testing.T) {
 		bucket := s3.NewBucket(t)
 		c := multiproc.Start(t, multiproc.Options{Servers: 3, Start: true,
 			Blobs: func(t testing.TB, _ int) attachments.Blobs {
-				b, err := attachments.NewS3Blobs(t.Context(), attachments.S3Config{Bucket: bucket, Prefix: "files", Endpoint: s3.Endpoint,
+				b, err := s3blobs.New(t.Context(), s3blobs.Config{Bucket: bucket, Prefix: "files", Endpoint: s3.Endpoint,
 					Insecure: true, Region: s3.Region, PathStyle: true, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey})
 				if err != nil {
 					t.Fatal(err)

@@ -40,6 +40,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
@@ -127,7 +128,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 		if cfg.FilesDir == "" {
 			cfg.FilesDir = t.TempDir() // this server's own disk
 		}
-		kit, err := tenantkit.Open(ctx, cfg)
+		kit, err := full.Open(ctx, cfg)
 		if err != nil {
 			t.Fatalf("multiproc: open server %d's Kit: %v", i, err)
 		}

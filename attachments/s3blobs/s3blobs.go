@@ -1,4 +1,4 @@
-package attachments
+package s3blobs
 
 import (
 	"bytes"
@@ -14,11 +14,13 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/tenantkit/tenantkit/attachments"
 )
 
-// S3Config says where S3Blobs keeps blobs: a bucket (and a key prefix in
+// Config says where Blobs keeps blobs: a bucket (and a key prefix in
 // it) of Amazon S3 or any S3-compatible object store.
-type S3Config struct {
+type Config struct {
 	// Bucket holds the blobs; it must exist.
 	Bucket string
 	// Prefix starts every object's key ("files/" keeps the key
@@ -38,7 +40,7 @@ type S3Config struct {
 	// AccessKey and SecretKey sign requests. Both empty: the environment's
 	// AWS credentials, then the instance's IAM role.
 	AccessKey, SecretKey string
-	// PartSize is the part size of multipart uploads (DefaultS3PartSize
+	// PartSize is the part size of multipart uploads (DefaultPartSize
 	// when 0; S3 requires at least 5 MiB). An upload buffers one part.
 	PartSize uint64
 	// Transport carries the requests (http.DefaultTransport's settings
@@ -46,23 +48,23 @@ type S3Config struct {
 	Transport http.RoundTripper
 }
 
-// DefaultS3PartSize is the part size of S3Blobs' multipart uploads.
-const DefaultS3PartSize = 16 << 20
+// DefaultPartSize is the part size of Blobs' multipart uploads.
+const DefaultPartSize = 16 << 20
 
-// s3SmallPut is how much of an upload of unknown size S3Blobs reads
+// smallPut is how much of an upload of unknown size Blobs reads
 // before choosing: a stream that ends within it is one PUT, a longer one
 // a multipart upload.
-const s3SmallPut = 1 << 20
+const smallPut = 1 << 20
 
-// ParseS3URL reads a store's location from a URL
+// ParseURL reads a store's location from a URL
 //
 //	s3://BUCKET[/PREFIX][?endpoint=http://HOST:PORT&region=REGION&pathStyle=true]
 //
 // endpoint (http:// for plain HTTP, https:// otherwise) and pathStyle are
 // for S3-compatible stores; without them it is AWS S3. Credentials are
 // not part of it.
-func ParseS3URL(raw string) (S3Config, error) {
-	var c S3Config
+func ParseURL(raw string) (Config, error) {
+	var c Config
 	u, err := url.Parse(raw)
 	if err != nil {
 		return c, err
@@ -99,13 +101,13 @@ func ParseS3URL(raw string) (S3Config, error) {
 			return c, fmt.Errorf("pathStyle: want true or false, not %q", v)
 		}
 	}
-	if c.Prefix != "" && !validKey(strings.TrimSuffix(c.Prefix, "/")) {
+	if c.Prefix != "" && !attachments.ValidBlobKey(strings.TrimSuffix(c.Prefix, "/")) {
 		return c, fmt.Errorf("prefix %q: want segments of letters, digits, '.', '_' and '-'", c.Prefix)
 	}
 	return c, nil
 }
 
-// S3Blobs stores blobs as objects of an S3 bucket (minio-go; see the
+// Blobs stores blobs as objects of an S3 bucket (minio-go; see the
 // package documentation): every server process configured with the same
 // bucket shares the files.
 //
@@ -116,7 +118,7 @@ func ParseS3URL(raw string) (S3Config, error) {
 // reads about the range from the store, not the object. Every read of an
 // opened blob is conditional on the ETag it was opened with, so a blob
 // replaced while it is read fails rather than mixing versions.
-type S3Blobs struct {
+type Blobs struct {
 	client   *minio.Client
 	core     minio.Core
 	bucket   string
@@ -124,9 +126,9 @@ type S3Blobs struct {
 	partSize uint64
 }
 
-// NewS3Blobs connects to the store and checks that the bucket exists
+// New connects to the store and checks that the bucket exists
 // (and the credentials reach it).
-func NewS3Blobs(ctx context.Context, c S3Config) (*S3Blobs, error) {
+func New(ctx context.Context, c Config) (*Blobs, error) {
 	if c.Bucket == "" {
 		return nil, errors.New("attachments: S3: no bucket")
 	}
@@ -154,10 +156,10 @@ func NewS3Blobs(ctx context.Context, c S3Config) (*S3Blobs, error) {
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	b := &S3Blobs{client: client, core: minio.Core{Client: client}, bucket: c.Bucket, prefix: prefix,
+	b := &Blobs{client: client, core: minio.Core{Client: client}, bucket: c.Bucket, prefix: prefix,
 		partSize: c.PartSize}
 	if b.partSize == 0 {
-		b.partSize = DefaultS3PartSize
+		b.partSize = DefaultPartSize
 	}
 	ok, err := client.BucketExists(ctx, c.Bucket)
 	if err != nil {
@@ -169,8 +171,8 @@ func NewS3Blobs(ctx context.Context, c S3Config) (*S3Blobs, error) {
 	return b, nil
 }
 
-func (b *S3Blobs) object(key string) (string, error) {
-	if err := checkKey(key); err != nil {
+func (b *Blobs) object(key string) (string, error) {
+	if err := attachments.CheckBlobKey(key); err != nil {
 		return "", err
 	}
 	return b.prefix + key, nil
@@ -188,19 +190,19 @@ func s3Error(key string, err error) error {
 	return fmt.Errorf("attachments: blob %q: %w", key, err)
 }
 
-// Put implements Blobs. The size of a seekable r (a file, a Blob, a
-// bytes.Reader) is passed on; other streams are read s3SmallPut ahead to
+// Put implements attachments.Blobs. The size of a seekable r (a file, a Blob, a
+// bytes.Reader) is passed on; other streams are read smallPut ahead to
 // store small ones in one request.
-func (b *S3Blobs) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
+func (b *Blobs) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
 	obj, err := b.object(key)
 	if err != nil {
 		return 0, err
 	}
 	size := readerSize(r)
-	src := &countingReader{r: contextReader{ctx, r}}
+	src := &countingReader{ctx: ctx, r: r}
 	var body io.Reader = src
 	if size < 0 {
-		head := make([]byte, s3SmallPut)
+		head := make([]byte, smallPut)
 		n, err := io.ReadFull(src, head)
 		switch {
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
@@ -222,14 +224,22 @@ func (b *S3Blobs) Put(ctx context.Context, key string, r io.Reader) (int64, erro
 	return src.n, nil
 }
 
-// countingReader counts the bytes read and keeps the first error.
+// countingReader counts the bytes read and keeps the first error; it
+// stops once ctx ends.
 type countingReader struct {
+	ctx context.Context
 	r   io.Reader
 	n   int64
 	err error
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		if c.err == nil {
+			c.err = err
+		}
+		return 0, err
+	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	if err != nil && c.err == nil {
@@ -238,8 +248,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Open implements Blobs.
-func (b *S3Blobs) Open(ctx context.Context, key string) (Blob, error) {
+// Open implements attachments.Blobs.
+func (b *Blobs) Open(ctx context.Context, key string) (attachments.Blob, error) {
 	obj, err := b.object(key)
 	if err != nil {
 		return nil, err
@@ -248,9 +258,9 @@ func (b *S3Blobs) Open(ctx context.Context, key string) (Blob, error) {
 	if err != nil {
 		return nil, s3Error(key, err)
 	}
-	info := BlobInfo{Key: key, Size: st.Size, ModTime: st.LastModified}
+	info := attachments.BlobInfo{Key: key, Size: st.Size, ModTime: st.LastModified}
 	etag := st.ETag
-	return newRangeBlob(ctx, info, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+	return attachments.NewRangeBlob(ctx, info, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
 		var opts minio.GetObjectOptions
 		if err := opts.SetRange(off, off+n-1); err != nil {
 			return nil, err
@@ -271,21 +281,21 @@ func (b *S3Blobs) Open(ctx context.Context, key string) (Blob, error) {
 	}), nil
 }
 
-// Stat implements Blobs.
-func (b *S3Blobs) Stat(ctx context.Context, key string) (BlobInfo, error) {
+// Stat implements attachments.Blobs.
+func (b *Blobs) Stat(ctx context.Context, key string) (attachments.BlobInfo, error) {
 	obj, err := b.object(key)
 	if err != nil {
-		return BlobInfo{}, err
+		return attachments.BlobInfo{}, err
 	}
 	st, err := b.client.StatObject(ctx, b.bucket, obj, minio.StatObjectOptions{})
 	if err != nil {
-		return BlobInfo{}, s3Error(key, err)
+		return attachments.BlobInfo{}, s3Error(key, err)
 	}
-	return BlobInfo{Key: key, Size: st.Size, ModTime: st.LastModified}, nil
+	return attachments.BlobInfo{Key: key, Size: st.Size, ModTime: st.LastModified}, nil
 }
 
-// Delete implements Blobs.
-func (b *S3Blobs) Delete(ctx context.Context, key string) error {
+// Delete implements attachments.Blobs.
+func (b *Blobs) Delete(ctx context.Context, key string) error {
 	obj, err := b.object(key)
 	if err != nil {
 		return err
@@ -299,21 +309,42 @@ func (b *S3Blobs) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// List implements Blobs. Objects under the prefix whose rest is not a
+// List implements attachments.Blobs. Objects under the prefix whose rest is not a
 // key the service makes (put there by something else) are left out.
-func (b *S3Blobs) List(ctx context.Context, prefix string) ([]BlobInfo, error) {
+func (b *Blobs) List(ctx context.Context, prefix string) ([]attachments.BlobInfo, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the listing's goroutine on an early return
-	var out []BlobInfo
+	var out []attachments.BlobInfo
 	for o := range b.client.ListObjects(ctx, b.bucket, minio.ListObjectsOptions{Prefix: b.prefix + prefix, Recursive: true}) {
 		if o.Err != nil {
 			return nil, fmt.Errorf("attachments: listing blobs: %w", o.Err)
 		}
 		key := strings.TrimPrefix(o.Key, b.prefix)
-		if !validKey(key) {
+		if !attachments.ValidBlobKey(key) {
 			continue
 		}
-		out = append(out, BlobInfo{Key: key, Size: o.Size, ModTime: o.LastModified})
+		out = append(out, attachments.BlobInfo{Key: key, Size: o.Size, ModTime: o.LastModified})
 	}
 	return out, nil
+}
+
+// readerSize returns how many bytes r has left to read when it can tell
+// without reading (a seeker: files, blobs, bytes.Reader), or -1.
+func readerSize(r io.Reader) int64 {
+	s, ok := r.(io.Seeker)
+	if !ok {
+		return -1
+	}
+	cur, err := s.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	end, err := s.Seek(0, io.SeekEnd)
+	if err != nil {
+		return -1
+	}
+	if _, err := s.Seek(cur, io.SeekStart); err != nil {
+		return -1
+	}
+	return end - cur
 }
