@@ -255,6 +255,9 @@ func newAreas(db *store.DB, cfg Config) ([]Area, error) {
 		payOpts.Logger = cfg.Logger
 	}
 	progressSvc := progress.New(db, cfg.Progress)
+	if attOpts.Progress == nil {
+		attOpts.Progress = extractionProgress{db, progressSvc}
+	}
 	syncOpts := cfg.DataSync
 	syncOpts.Integrations, syncOpts.Records = syncIntegrations{integrationsSvc}, syncRecords{entitiesSvc}
 	syncOpts.Progress = syncProgress{progressSvc}
