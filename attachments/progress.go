@@ -3,6 +3,7 @@ package attachments
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/jobstatus"
@@ -35,7 +36,9 @@ func (s *Service) createExtractionProgress(ctx context.Context, tx *store.Tx, a 
 	if s.opts.Progress == nil {
 		return "", nil
 	}
-	name := a.FileName
+	// The job's name must be text both engines store: an odd file name
+	// never fails the upload.
+	name := strings.ReplaceAll(strings.ToValidUTF8(a.FileName, "\uFFFD"), "\x00", "")
 	if r := []rune(name); len(r) > 150 {
 		name = string(r[:150]) + "…"
 	}
