@@ -159,7 +159,7 @@ func newAreas(db *store.DB, cfg Config, chosen map[string]bool) ([]Area, error) 
 		built[AreaRules] = rules.New(db, rulesOpts)
 	}
 	if chosen[AreaAttachments] {
-		att, err := newAttachments(db, cfg, entitiesSvc)
+		att, err := newAttachments(db, cfg, entitiesSvc, progressSvc)
 		if err != nil {
 			return nil, err
 		}
@@ -196,11 +196,15 @@ func newAreas(db *store.DB, cfg Config, chosen map[string]bool) ([]Area, error) 
 }
 
 // newAttachments builds the attachments area: custom fields from the
-// entities area, files where Config says.
-func newAttachments(db *store.DB, cfg Config, entitiesSvc *entities.Service) (*attachments.Service, error) {
+// entities area, extractions reported as progress jobs when the Kit has
+// the progress area, files where Config says.
+func newAttachments(db *store.DB, cfg Config, entitiesSvc *entities.Service, progressSvc *progress.Service) (*attachments.Service, error) {
 	attOpts := cfg.Attachments
 	if attOpts.Fields == nil {
 		attOpts.Fields = entityFields{entitiesSvc}
+	}
+	if attOpts.Progress == nil && progressSvc != nil {
+		attOpts.Progress = extractionProgress{db, progressSvc}
 	}
 	if attOpts.Blobs == nil && cfg.FilesInDatabase {
 		attOpts.Blobs = attachments.NewSQLBlobs(db)

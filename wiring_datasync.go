@@ -128,7 +128,7 @@ func (b syncProgress) Report(ctx context.Context, tx *store.Tx, id string, proce
 }
 
 func (b syncProgress) Finish(ctx context.Context, tx *store.Tx, id string, status datasync.Status, message string) error {
-	_, err := b.svc.FinishTx(ctx, tx, id, progress.Status(status), message)
+	_, err := b.svc.FinishTx(ctx, tx, id, status, message)
 	return err
 }
 

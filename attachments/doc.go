@@ -270,6 +270,22 @@
 // organizationId, entityId, recordId, fileName, fileSize, mimeType and
 // partitionCode.
 //
+// # Progress of extractions
+//
+// With Options.Progress (the Kit wires the progress area) each
+// extraction is a progress job of type attachments.extract, named "Text
+// extraction of <file name>", of one item: created pending in the
+// upload's transaction (its id travels in the job's arguments), begun by
+// each attempt, and finished by the attempt that ends the extraction:
+// completed (the item processed, 100 %), failed with the attachment's
+// extractionError when the file is refused or no attempt is left,
+// cancelled when the attachment was deleted meanwhile. Between a failed
+// attempt and its retry the job is left running, so it shows failed by
+// the progress area's stale rule until the retry begins it again
+// (decision: progress has no way back to pending, and a retry may be
+// minutes away). A progress write that fails is logged and never fails
+// the extraction. Files of partitions without extraction get no job.
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it

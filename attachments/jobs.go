@@ -19,6 +19,8 @@ import (
 type ExtractText struct {
 	TenantID     string `json:"tenantId"`
 	AttachmentID string `json:"attachmentId"`
+	// ProgressJobID is the extraction's progress job ("" without one).
+	ProgressJobID string `json:"progressJobId,omitempty"`
 }
 
 // Kind implements jobs.Args.
@@ -57,7 +59,11 @@ func (s *Service) enqueueExtraction(ctx context.Context, tx *store.Tx, a *Attach
 	if s.jobs == nil {
 		return nil
 	}
-	_, err := s.jobs.EnqueueTx(ctx, tx, ExtractText{TenantID: a.TenantID, AttachmentID: a.ID}, nil)
+	progressJobID, err := s.createExtractionProgress(ctx, tx, a)
+	if err != nil {
+		return err
+	}
+	_, err = s.jobs.EnqueueTx(ctx, tx, ExtractText{TenantID: a.TenantID, AttachmentID: a.ID, ProgressJobID: progressJobID}, nil)
 	return err
 }
 
@@ -71,7 +77,9 @@ func (w *extractWorker) Timeout(*jobs.Job[ExtractText]) time.Duration {
 // Work extracts, and records a failed attempt on the attachment: retrying
 // while attempts are left, failed after the last, each with a log line.
 func (w *extractWorker) Work(ctx context.Context, job *jobs.Job[ExtractText]) error {
+	w.s.beginExtractionProgress(ctx, job.Args)
 	err := w.s.ExtractContent(ctx, job.Args.TenantID, job.Args.AttachmentID)
+	w.s.endExtractionProgress(ctx, job, err)
 	if err == nil || ctx.Err() != nil {
 		return err // done, or stopping: run again later
 	}

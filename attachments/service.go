@@ -97,6 +97,9 @@ type Options struct {
 	// nil refuses any custom field and any fieldKey. The Kit wires the
 	// entities area.
 	Fields Fields
+	// Progress, when set, gets a progress job per text extraction (see
+	// Progress). The Kit wires the progress area.
+	Progress Progress
 	// OCR, when set, reads images and PDFs without a text layer.
 	OCR OCR
 	// Extractor reads the text of documents for their content; nil

@@ -6,27 +6,26 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tenantkit/tenantkit/jobstatus"
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// Status is a run's status.
-type Status string
+// Status is a run's status: the status of long-running work
+// (jobstatus.Status), the type a progress job's status also has, so a
+// run's final status passes to its progress job as it is.
+type Status = jobstatus.Status
 
-// Run statuses. Completed, failed and cancelled are final; paused is a
-// status the API may show but nothing sets it.
+// Run statuses. Completed, failed and cancelled are terminal
+// (Status.Terminal); paused is a status the API may show but nothing sets
+// it.
 const (
-	StatusPending   Status = "pending"
-	StatusRunning   Status = "running"
-	StatusCompleted Status = "completed"
-	StatusFailed    Status = "failed"
-	StatusCancelled Status = "cancelled"
-	StatusPaused    Status = "paused"
+	StatusPending   = jobstatus.Pending
+	StatusRunning   = jobstatus.Running
+	StatusCompleted = jobstatus.Completed
+	StatusFailed    = jobstatus.Failed
+	StatusCancelled = jobstatus.Cancelled
+	StatusPaused    = Status("paused")
 )
-
-// Final reports whether no run in status s changes again.
-func (s Status) Final() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
-}
 
 // Run is one import or export of an integration's records of one entity
 // type.
@@ -45,8 +44,8 @@ type Run struct {
 	ProgressJobID   *string   `json:"progressJobId"`
 	IntegrationID   string    `json:"integrationId"`
 	EntityType      string    `json:"entityType"`
-	Direction       Direction `json:"direction"` // import or export
-	Status          Status    `json:"status"`    // see Status
+	Direction       Direction `json:"direction"`                       // import or export
+	Status          Status    `json:"status" jsonschema:"enum=paused"` // see Status; the tag adds paused to the shared statuses in the API document
 	// Cursor is where the next batch starts: the source's cursor for an
 	// import, the last exported record's id for an export.
 	Cursor           string  `json:"-"`

@@ -62,7 +62,7 @@ func (s *Service) work(ctx context.Context, tenantID, runID string) error {
 	}
 	sc.OrganizationID, sc.OrganizationIDs = r.OrganizationID, r.OrganizationIDs
 	ctx = store.WithScope(ctx, sc)
-	if r.Status.Final() {
+	if r.Status.Terminal() {
 		return nil
 	}
 	in, err := s.opts.Integrations.Integration(ctx, tenantID, r.IntegrationID)
@@ -158,7 +158,7 @@ func (s *Service) fail(ctx context.Context, r *Run, message string) error {
 		if err != nil {
 			return err
 		}
-		if fresh.Status.Final() {
+		if fresh.Status.Terminal() {
 			return nil
 		}
 		return s.finish(ctx, tx, fresh, StatusFailed, message)
@@ -174,7 +174,7 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *s
 	if err != nil {
 		return false, err
 	}
-	if fresh.Status.Final() {
+	if fresh.Status.Terminal() {
 		return true, nil
 	}
 	if fresh.CancelRequested {
@@ -200,7 +200,7 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *s
 		if err != nil {
 			return err
 		}
-		if cur.Status.Final() || cur.Cursor != r.Cursor {
+		if cur.Status.Terminal() || cur.Cursor != r.Cursor {
 			return errStale
 		}
 		ups := make([]Upsert, len(page.Items))
@@ -261,7 +261,7 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *s
 		// another entity, the entity gone): retrying would fail again.
 		return true, s.fail(ctx, r, cmp.Or(store.PublicMessage(err), err.Error()))
 	}
-	return err == nil && r.Status.Final(), err
+	return err == nil && r.Status.Terminal(), err
 }
 
 // quoteCursor quotes a cursor for a message, cut to 64 bytes.
@@ -279,7 +279,7 @@ var errStale = errors.New("datasync: the run moved on")
 func (s *Service) cancel(ctx context.Context, r *Run) error {
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
 		cur, err := s.store.LockRun(ctx, tx, r.TenantID, r.ID)
-		if err != nil || cur.Status.Final() {
+		if err != nil || cur.Status.Terminal() {
 			return err
 		}
 		return s.finish(ctx, tx, cur, StatusCancelled, "")
@@ -312,7 +312,7 @@ func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call,
 		if err != nil {
 			return err
 		}
-		if cur.Status.Final() || cur.Cursor != r.Cursor {
+		if cur.Status.Terminal() || cur.Cursor != r.Cursor {
 			return errStale
 		}
 		for _, res := range results {
@@ -343,7 +343,7 @@ func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call,
 	if errors.Is(err, errStale) {
 		return true, nil
 	}
-	return err == nil && r.Status.Final(), err
+	return err == nil && r.Status.Terminal(), err
 }
 
 // progress reports the run's processed count to its progress job.
@@ -436,7 +436,7 @@ func (s *Service) countAttempt(ctx context.Context, r *Run) (done bool, err erro
 			return err
 		}
 		switch {
-		case cur.Status.Final() || cur.Cursor != r.Cursor:
+		case cur.Status.Terminal() || cur.Cursor != r.Cursor:
 			return errStale
 		case cur.CancelRequested:
 			done = true
@@ -471,7 +471,7 @@ func (s *Service) noteError(ctx context.Context, r *Run, message string) (done b
 		if err != nil {
 			return err
 		}
-		if cur.Status.Final() || cur.Cursor != r.Cursor {
+		if cur.Status.Terminal() || cur.Cursor != r.Cursor {
 			return errStale
 		}
 		cur.LastError, cur.UpdatedAt = &message, tx.Now()

@@ -48,11 +48,10 @@ func (a *api) dataSyncRoutes() []route {
 	}
 }
 
-var (
-	_ = docEnum(datasync.Import, datasync.Export)
-	_ = docEnum(datasync.StatusPending, datasync.StatusRunning, datasync.StatusCompleted, datasync.StatusFailed,
-		datasync.StatusCancelled, datasync.StatusPaused)
-)
+// A run's status is the status of long-running work (jobstatus.Status),
+// whose values progress.go documents; datasync.Run's status field adds
+// paused (its jsonschema tag).
+var _ = docEnum(datasync.Import, datasync.Export)
 
 type syncHandlers struct {
 	svc *datasync.Service

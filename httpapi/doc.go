@@ -86,6 +86,14 @@
 // export.go writes csv, json, xml and markdown with CSV formula cells
 // neutralised; format=json is served as
 // application/vnd.tenantkit.export+json (see API documentation below).
+// An export is a progress job (entities.export for records, when the Kit
+// has the progress area), though the file is sent in the response itself
+// (writeTrackedExport): the job is created running once the rows are
+// read, so a refused request leaves none; its total is the row count and
+// X-Progress-Job-Id names it; it counts the rows rendered every 500, is
+// completed once the whole file is written, failed when rendering or
+// sending fails ("The download was interrupted"), and is not cancellable
+// (closing the request stops the export).
 //
 // # API documentation
 //

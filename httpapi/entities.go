@@ -10,6 +10,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -24,7 +25,7 @@ const (
 // entityRoutes are the custom entity, field definition, record and
 // relation option endpoints.
 func (a *api) entityRoutes() []route {
-	h := entityHandlers{svc: a.kit.Entities}
+	h := entityHandlers{svc: a.kit.Entities, progress: a.kit.Progress}
 	const base = "/entities"
 	manage := []string{featureEntitiesDefinitionsManage}
 	entityIDQuery := Param{Name: "entityId", Required: true,
@@ -81,7 +82,7 @@ func (a *api) entityRoutes() []route {
 				"cf_<key>In=a,b, and cf_<key>Gt|Gte|Lt|Lte=v on integer, float, currency, date and datetime fields; " +
 				"values are read by the field's kind, and keys without an active definition are ignored",
 			Features: []string{featureEntitiesRecordsView}, Query: recordsQuery, Exports: true, Response: pageResponse[recordItem]{},
-			ErrorBody: recordErrorBody, Handler: h.listRecords},
+			ResponseHeaders: []Param{exportProgressParam}, ErrorBody: recordErrorBody, Handler: h.listRecords},
 		{Method: "POST", Path: base + "/records", Summary: "Create a record (values under values, customFields or as top-level cf_<key> keys)",
 			Features: []string{featureEntitiesRecordsManage}, Request: recordCreateInput{}, Response: recordWriteBody{},
 			Errors: []int{http.StatusConflict}, ErrorBody: recordErrorBody, Handler: h.createRecord},
@@ -126,7 +127,11 @@ type entityUpsertItem struct {
 	Description string `json:"description"`
 }
 
-type entityHandlers struct{ svc *entities.Service }
+type entityHandlers struct {
+	svc *entities.Service
+	// progress tracks exports; nil without the progress area.
+	progress *progress.Service
+}
 
 func (h entityHandlers) listEntities(w http.ResponseWriter, r *http.Request) error {
 	items, err := h.svc.ListEntities(r.Context())
@@ -479,6 +484,9 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	if id := q.Get("id"); id != "" {
 		rq.IDs = strings.Split(id, ",")
 	}
+	if format != "" {
+		return h.exportRecords(w, r, rq, format, full)
+	}
 	items, total, err := h.svc.ListRecords(r.Context(), rq)
 	if err != nil {
 		return err
@@ -487,10 +495,20 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	for i, rec := range items {
 		rows[i] = recordRow(rec)
 	}
-	if format == "" {
-		return encode(w, http.StatusOK, newPage(rows, total, p))
+	return encode(w, http.StatusOK, newPage(rows, total, p))
+}
+
+// recordsExportJobType is the progress job type of a records export.
+const recordsExportJobType = "entities.export"
+
+// exportRecords answers a records list with format set: the file, as a
+// progress job of type entities.export (writeTrackedExport).
+func (h entityHandlers) exportRecords(w http.ResponseWriter, r *http.Request, rq entities.RecordQuery, format string, full bool) error {
+	items, _, err := h.svc.ListRecords(r.Context(), rq)
+	if err != nil {
+		return err
 	}
-	defs, err := h.svc.Definitions(r.Context(), entityID)
+	defs, err := h.svc.Definitions(r.Context(), rq.EntityID)
 	if err != nil {
 		return err
 	}
@@ -499,15 +517,16 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 		cols = append(cols, exportColumn{Key: d.Key, Header: humanize(d.Key)})
 	}
 	cols = append(cols, exportColumn{Key: "createdAt", Header: "Created At"}, exportColumn{Key: "updatedAt", Header: "Updated At"})
-	name := strings.ReplaceAll(entityID, ":", ".")
+	name := strings.ReplaceAll(rq.EntityID, ":", ".")
 	if full {
 		name += "_full"
 	}
-	table := exportTable{Columns: cols, Rows: make([]map[string]any, len(rows))}
-	for i, row := range rows {
-		table.Rows[i] = row
+	table := exportTable{Columns: cols, Rows: make([]map[string]any, len(items))}
+	for i, rec := range items {
+		table.Rows[i] = recordRow(rec)
 	}
-	return writeExport(w, format, name, table)
+	jobName := "Export of " + name + " records (" + strings.ToUpper(format) + ")"
+	return writeTrackedExport(w, r, h.progress, recordsExportJobType, jobName, format, name, table)
 }
 
 // recordItem is a record as lists show it: its values by bare key, with

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -24,7 +26,66 @@ type exportColumn struct{ Key, Header string }
 type exportTable struct {
 	Columns []exportColumn
 	Rows    []map[string]any
+	// Progress, when set, is told how many rows are rendered, every
+	// exportReportEvery rows and after the last.
+	Progress func(rows int)
 }
+
+// exportReportEvery is how many rows an export renders between two
+// progress reports.
+const exportReportEvery = 500
+
+// rowDone notes that row i (from 0) is rendered.
+func (t exportTable) rowDone(i int) {
+	if t.Progress != nil && ((i+1)%exportReportEvery == 0 || i+1 == len(t.Rows)) {
+		t.Progress(i + 1)
+	}
+}
+
+// exportProgressHeader carries the id of an export's progress job.
+const exportProgressHeader = "X-Progress-Job-Id"
+
+// exportProgressParam documents exportProgressHeader on a list that
+// exports.
+var exportProgressParam = Param{Name: exportProgressHeader,
+	Description: "With format: the id of the progress job that tracks the export (GET /progress/jobs/{id}); absent without the progress area"}
+
+// writeTrackedExport is writeExport as a progress job of jobType named
+// jobName, when the Kit has the progress area (svc not nil; otherwise it
+// is writeExport). The file is rendered and sent in the response, so the
+// job lives as long as the request: it is created running once the rows
+// are read (a refused request, such as a bad filter, leaves no job), with
+// the row count as its total and its id in the X-Progress-Job-Id header;
+// it reports the rows rendered every exportReportEvery rows (written at
+// most once a second, progress.Reporter), is completed once the whole
+// file is written to the response, and failed when rendering or sending
+// fails (a download cut short shows "The download was interrupted"). It
+// is not cancellable: a client stops an export by closing the request. A
+// progress write that fails never fails the download.
+func writeTrackedExport(w http.ResponseWriter, r *http.Request, svc *progress.Service, jobType, jobName, format, baseName string, t exportTable) error {
+	if svc == nil {
+		return writeExport(w, format, baseName, t)
+	}
+	if n := []rune(jobName); len(n) > progress.MaxNameLength {
+		jobName = string(n[:progress.MaxNameLength-1]) + "…"
+	}
+	total := int64(len(t.Rows))
+	_, err := svc.Run(r.Context(), progress.CreateInput{JobType: jobType, Name: jobName, Total: &total}, func(ctx context.Context, rep *progress.Reporter) error {
+		w.Header().Set(exportProgressHeader, rep.ID())
+		t.Progress = func(rows int) { _ = rep.Report(ctx, int64(rows), nil) } // Run writes the last count when it finishes
+		return writeExport(w, format, baseName, t)
+	})
+	return err
+}
+
+// exportInterruptedError is writeExport's error when the file could not be
+// sent whole (the client went away); its message is what the export's
+// progress job shows.
+type exportInterruptedError struct{ err error }
+
+func (e exportInterruptedError) Error() string         { return "httpapi: export not sent: " + e.err.Error() }
+func (e exportInterruptedError) Unwrap() error         { return e.err }
+func (e exportInterruptedError) PublicMessage() string { return "The download was interrupted" }
 
 // exportFormat describes one export format.
 type exportFormat struct {
@@ -81,8 +142,10 @@ func writeExport(w http.ResponseWriter, format, baseName string, t exportTable) 
 	h.Set("Content-Disposition", `attachment; filename="`+exportFileName(baseName)+"."+f.ext+`"`)
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(buf.Bytes())
-	return err
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return exportInterruptedError{err}
+	}
+	return nil
 }
 
 // exportFileName replaces every character outside [A-Za-z0-9._-] by '_'; an
@@ -162,13 +225,14 @@ func writeCSV(buf *bytes.Buffer, t exportTable) error {
 	if err := cw.Write(record); err != nil {
 		return err
 	}
-	for _, row := range t.Rows {
+	for n, row := range t.Rows {
 		for i, c := range t.Columns {
 			record[i] = csvCell(cellText(row[c.Key]))
 		}
 		if err := cw.Write(record); err != nil {
 			return err
 		}
+		t.rowDone(n)
 	}
 	cw.Flush()
 	return cw.Error()
@@ -194,6 +258,7 @@ func writeJSON(buf *bytes.Buffer, t exportTable) error {
 			item[c.Key] = row[c.Key]
 		}
 		items[i] = item
+		t.rowDone(i)
 	}
 	return json.NewEncoder(buf).Encode(items)
 }
@@ -207,7 +272,7 @@ func writeXML(buf *bytes.Buffer, t exportTable) error {
 	}
 	buf.WriteString(xml.Header)
 	buf.WriteString("<items>")
-	for _, row := range t.Rows {
+	for n, row := range t.Rows {
 		buf.WriteString("<item>")
 		for i, c := range t.Columns {
 			buf.WriteString("<" + names[i] + ">")
@@ -217,6 +282,7 @@ func writeXML(buf *bytes.Buffer, t exportTable) error {
 			buf.WriteString("</" + names[i] + ">")
 		}
 		buf.WriteString("</item>")
+		t.rowDone(n)
 	}
 	buf.WriteString("</items>\n")
 	return nil
@@ -252,11 +318,12 @@ func writeMarkdown(buf *bytes.Buffer, t exportTable) error {
 		cells[i] = "---"
 	}
 	row()
-	for _, r := range t.Rows {
+	for n, r := range t.Rows {
 		for i, c := range t.Columns {
 			cells[i] = markdownCell(cellText(r[c.Key]))
 		}
 		row()
+		t.rowDone(n)
 	}
 	return nil
 }

@@ -617,7 +617,7 @@ func mapType(t reflect.Type) *jsonschema.Schema {
 		return &jsonschema.Schema{Type: "number"}
 	}
 	if values, ok := enumTypes[t]; ok {
-		return &jsonschema.Schema{Type: "string", Enum: values}
+		return &jsonschema.Schema{Type: "string", Enum: slices.Clone(values)} // a field's enum tags append to it
 	}
 	return nil
 }

@@ -24,6 +24,8 @@ func (a *api) progressRoutes() []route {
 	}
 }
 
+// The status of long-running work (jobstatus.Status): a progress job's
+// and a data sync run's, whose Run.Status field adds paused.
 var _ = docEnum(progress.StatusPending, progress.StatusRunning, progress.StatusCompleted, progress.StatusFailed, progress.StatusCancelled)
 
 type progressHandlers struct {

@@ -14,6 +14,20 @@
 // run on both engines and shown to catch broken stores. httpapi/progress.go
 // serves the two routes.
 //
+// # What reports
+//
+// The module's own long-running work reports here (areas never import
+// this package: the Kit wires each area's small progress interface to
+// the Service):
+//
+//   - data_sync.run: every data sync run, import or export, one job per
+//     run, reported in each batch's transaction (package datasync);
+//   - entities.export: a records export (GET /entities/records with
+//     format), sent in the response itself: the job runs from the read
+//     rows to the last byte sent (see package httpapi);
+//   - attachments.extract: an attachment's text extraction, one job of
+//     one item per upload (package attachments).
+//
 // # The Go API
 //
 // Every method acts in the scope ctx carries (store.ScopeFrom). Writes

@@ -4,33 +4,30 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/tenantkit/tenantkit/jobstatus"
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// Status is a job's state. A job starts pending, runs, and ends in one of
-// the terminal states completed, failed or cancelled.
-type Status string
+// Status is a job's state: the status of long-running work
+// (jobstatus.Status), the type a data sync run's status also has. A job
+// starts pending, runs, and ends in one of the terminal states
+// completed, failed or cancelled (Status.Terminal).
+type Status = jobstatus.Status
 
 // The job statuses.
 const (
 	// StatusPending: created, not begun.
-	StatusPending Status = "pending"
+	StatusPending = jobstatus.Pending
 	// StatusRunning: begun (Begin), reporting progress.
-	StatusRunning Status = "running"
+	StatusRunning = jobstatus.Running
 	// StatusCompleted: finished successfully.
-	StatusCompleted Status = "completed"
+	StatusCompleted = jobstatus.Completed
 	// StatusFailed: finished with an error, or shown so because its
 	// worker stopped sending heartbeats (Job.Stale).
-	StatusFailed Status = "failed"
+	StatusFailed = jobstatus.Failed
 	// StatusCancelled: finished early after a cancellation.
-	StatusCancelled Status = "cancelled"
+	StatusCancelled = jobstatus.Cancelled
 )
-
-// Terminal reports whether s is a final status (completed, failed or
-// cancelled).
-func (s Status) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
-}
 
 // Job is one long-running piece of work and its progress, in one tenant
 // (and the organization active when it was created).

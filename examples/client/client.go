@@ -30555,6 +30555,11 @@ func (r DeleteEntitiesRecordsResponse) ContentType() string {
 	return ""
 }
 
+// GetEntitiesRecordsResponse200Headers the declared response headers of an HTTP 200 response for GetEntitiesRecords
+type GetEntitiesRecordsResponse200Headers struct {
+	XProgressJobId *string
+}
+
 type GetEntitiesRecordsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30572,6 +30577,8 @@ type GetEntitiesRecordsResponse struct {
 	JSON403 *ErrorBody
 	// JSON5XX the response for an HTTP 5XX `application/json` response
 	JSON5XX *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEntitiesRecordsResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -44670,6 +44677,19 @@ func ParseGetEntitiesRecordsResponse(rsp *http.Response) (*GetEntitiesRecordsRes
 	case rsp.StatusCode == 200:
 		// Content-type (text/markdown) unsupported
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEntitiesRecordsResponse200Headers
+		if values := rsp.Header.Values("X-Progress-Job-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Progress-Job-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XProgressJobId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
