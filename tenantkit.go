@@ -15,6 +15,7 @@ import (
 	"github.com/tenantkit/tenantkit/datasync"
 	"github.com/tenantkit/tenantkit/datasync/httpjson"
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/payments"
@@ -120,6 +121,9 @@ type Kit struct {
 
 	areas  []Area
 	ownsDB bool
+	// hooked are the identity services UseIdentity has hooked the
+	// dashboards into, so that a second call adds no second hook.
+	hooked map[*identity.Service]bool
 	// migrated is set once Ready has found no migration pending.
 	migrated atomic.Bool
 }

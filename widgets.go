@@ -6,6 +6,7 @@ import (
 
 	"github.com/tenantkit/tenantkit/dashboards"
 	"github.com/tenantkit/tenantkit/identity"
+	"github.com/tenantkit/tenantkit/store"
 )
 
 // Built-in dashboard widgets: each shows one of the Kit's areas, with data
@@ -99,10 +100,31 @@ func nonNilSlice[T any](s []T) []T {
 
 // UseIdentity gives the Kit's areas the identity service's directory: the
 // dashboards' role and user visibility routes look roles and users up
-// through it. httpapi.New calls it when Options.Auth is set; a host with
-// its own identity system sets dashboards.Options.Directory instead.
+// through it. It also hooks the dashboards into the identity service's
+// deletes, so that deleting a user or role removes its visibility records
+// in the same transaction. httpapi.New calls it when Options.Auth is set;
+// a host with its own identity system sets dashboards.Options.Directory
+// instead (and calls the dashboards' ForgetUser and ForgetRole itself).
+// Calling it again with the same service (several handlers over one Kit)
+// adds no second hook. Call it before serving requests.
 func (k *Kit) UseIdentity(svc *identity.Service) {
 	k.Dashboards.SetDirectory(identityDirectory{svc})
+	if k.hooked[svc] {
+		return
+	}
+	if k.hooked == nil {
+		k.hooked = map[*identity.Service]bool{}
+	}
+	k.hooked[svc] = true
+	svc.OnDelete(func(ctx context.Context, tx *store.Tx, kind, tenantID, id string) error {
+		switch kind {
+		case identity.DeletedUser:
+			return k.Dashboards.ForgetUser(ctx, tx, tenantID, id)
+		case identity.DeletedRole:
+			return k.Dashboards.ForgetRole(ctx, tx, tenantID, id)
+		}
+		return nil
+	})
 }
 
 // identityDirectory is a dashboards.Directory over the identity service.

@@ -98,6 +98,7 @@ var permWriteScopes = []struct {
 	{"/dashboards/users/widgets", false, "a user of the caller's organizations (others answer 404)"},
 	{"/data_sync/", false, "a run reads and writes only the organizations of the caller who started it"},
 	{"/login", false, "public sign-in"},
+	{"/logout", false, "ends the caller's own session"},
 	{"/reset", false, "public password reset"},
 }
 

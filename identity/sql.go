@@ -268,11 +268,11 @@ func (SQLStore) APIKeyRoleRefs(ctx context.Context, q store.Querier, keyIDs []st
 	return out, rows.Err()
 }
 
-const userColumns = `id, tenant_id, organization_id, email, password_hash, password_changed_at, created_at`
+const userColumns = `id, tenant_id, organization_id, email, password_hash, password_changed_at, created_at, last_login_at`
 
 func scanUser(s store.Scanner) (*UserRecord, error) {
 	var u UserRecord
-	return &u, s.Scan(&u.ID, &u.TenantID, &u.OrganizationID, &u.Email, &u.PasswordHash, &u.PasswordChangedAt, &u.CreatedAt)
+	return &u, s.Scan(&u.ID, &u.TenantID, &u.OrganizationID, &u.Email, &u.PasswordHash, &u.PasswordChangedAt, &u.CreatedAt, &u.LastLoginAt)
 }
 
 // CreateUser inserts u, with its password hash, into auth_users as
@@ -300,7 +300,7 @@ func (SQLStore) UsersByEmail(ctx context.Context, q store.Querier, email, tenant
 	}
 	where := w.SQL()
 	limitArg := w.Add(limit)
-	return store.Many(ctx, q, scanUser, `SELECT u.id, u.tenant_id, u.organization_id, u.email, u.password_hash, u.password_changed_at, u.created_at
+	return store.Many(ctx, q, scanUser, `SELECT u.id, u.tenant_id, u.organization_id, u.email, u.password_hash, u.password_changed_at, u.created_at, u.last_login_at
 		FROM auth_users u JOIN auth_tenants t ON t.id = u.tenant_id WHERE `+where+` ORDER BY u.created_at, u.id LIMIT `+limitArg, w.Values()...)
 }
 

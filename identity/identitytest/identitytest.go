@@ -54,6 +54,9 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, identity.Store)) 
 		{"APIKeyList", testAPIKeyList},
 		{"PasswordResetSingleUse", testResetSingleUse},
 		{"PasswordResetExpiry", testResetExpiry},
+		{"UserList", testUserList},
+		{"RoleDelete", testRoleDelete},
+		{"RevokedSessions", testRevokedSessions},
 		{"Transaction", testTransaction},
 	} {
 		t.Run(c.name, func(t *testing.T) {
