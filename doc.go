@@ -32,6 +32,7 @@
 //   - integrations/integrationstest: integrations.Store
 //   - datasync/datasynctest: datasync.Store
 //   - progress/progresstest: progress.Store
+//   - notifications/notificationstest: notifications.Store
 //   - ratelimit/ratelimittest: ratelimit.Limiter
 //
 // Package httpapi serves the REST API on a net/http handler; examples/server

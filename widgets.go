@@ -100,15 +100,19 @@ func nonNilSlice[T any](s []T) []T {
 
 // UseIdentity gives the Kit's areas the identity service's directory: the
 // dashboards' role and user visibility routes look roles and users up
-// through it. It also hooks the dashboards into the identity service's
-// deletes, so that deleting a user or role removes its visibility records
-// in the same transaction. httpapi.New calls it when Options.Auth is set;
-// a host with its own identity system sets dashboards.Options.Directory
-// instead (and calls the dashboards' ForgetUser and ForgetRole itself).
-// Calling it again with the same service (several handlers over one Kit)
-// adds no second hook. Call it before serving requests.
+// through it, and the notification feeds find their recipients with it
+// (unless Config.Notifications.Recipients set some). It also hooks the
+// dashboards into the identity service's deletes, so that deleting a user
+// or role removes its visibility records in the same transaction.
+// httpapi.New calls it when Options.Auth is set; a host with its own
+// identity system sets dashboards.Options.Directory and
+// notifications.Options.Recipients instead (and calls the dashboards'
+// ForgetUser and ForgetRole itself). Calling it again with the same
+// service (several handlers over one Kit) adds no second hook. Call it
+// before serving requests.
 func (k *Kit) UseIdentity(svc *identity.Service) {
 	k.Dashboards.SetDirectory(identityDirectory{svc})
+	k.Notifications.SetRecipients(identityRecipients{svc})
 	if k.hooked[svc] {
 		return
 	}

@@ -120,6 +120,10 @@ type Store interface {
 	// SessionRevoked reports whether the session token with this id was
 	// ended by RevokeSession.
 	SessionRevoked(ctx context.Context, q store.Querier, tokenID string) (bool, error)
+	// UsersWithRoles returns up to limit live users of the tenant linked
+	// to any of roleIDs, each once, oldest first (then by id); no roleIDs
+	// is an empty list.
+	UsersWithRoles(ctx context.Context, q store.Querier, tenantID string, roleIDs []string, limit int) ([]*UserRecord, error)
 
 	// CreateAPIKey inserts k as given; a KeyPrefix in use by any key,
 	// deleted or not, of any tenant is store.ErrConflict.
