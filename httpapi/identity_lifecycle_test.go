@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,7 +204,9 @@ func TestIdentityUserDelete(t *testing.T) {
 		e.postForm("/api/login", map[string]string{"email": email1, "password": "lifecycle-password"}).expect(401)
 		is.Equal(lcCount(t, db, `SELECT count(*) FROM dashboard_user_widgets WHERE user_id = $1`, u1), 0)
 		lcErr(t, del(f.admin, u1), 404, "user not found")
-		is.Equal(e.do("GET", "/api/auth/users", f.admin, nil).expect(200).JSON()["total"], float64(1))
+		users := e.do("GET", "/api/auth/users", f.admin, nil).expect(200).JSON()
+		is.Equal(users["total"], float64(1))
+		is.True(!slices.Contains(lcItemIDs(t, users), u1)) // gone from the list
 		del(limited, u2).expect(200)
 		is.Equal(e.do("GET", "/api/auth/users", e.newKey(f.b, "auth.users.view"), nil).expect(200).JSON()["total"], float64(1))
 
@@ -237,6 +240,7 @@ func TestIdentityRoleDelete(t *testing.T) {
 		is.Equal(del(f.admin, f.viewer).expect(200).JSON(), map[string]any{"ok": true})
 		is.Equal(lcCount(t, db, `SELECT count(*) FROM dashboard_role_widgets WHERE role_id = $1`, f.viewer), 0)
 		lcErr(t, del(f.admin, f.viewer), 404, "role not found")
+		is.True(!slices.Contains(lcItemIDs(t, e.do("GET", "/api/auth/roles", f.admin, nil).expect(200).JSON()), f.viewer)) // gone from the list
 		e.do("PUT", "/api/auth/users", f.admin, map[string]any{"id": u1, "roles": []string{f.viewer}}).expect(400)
 
 		// A super-admin role is never deleted.

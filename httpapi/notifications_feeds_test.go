@@ -101,7 +101,8 @@ func TestNotificationFeedWebhooks(t *testing.T) {
 		rcv.respond(func(hookRequest) hookReply { return hookReply{status: 500, body: "down"} })
 		e := newDeliveryEnv(t, db)
 		ta, tb := e.newTenant("Notif hooks "+randomHex(3)), e.newTenant("Notif hooks B "+randomHex(3))
-		admin := dashNewUser(e, ta, dashNewRole(e, ta, featureWebhooksManage))
+		adminRole := dashNewRole(e, ta, featureWebhooksManage)
+		admin, admin2 := dashNewUser(e, ta, adminRole), dashNewUser(e, ta, adminRole)
 		viewer := dashNewUser(e, ta, dashNewRole(e, ta, "webhooks.view"))
 		adminB := dashNewUser(e, tb, dashNewRole(e, tb, featureWebhooksManage))
 		// An admin limited to another organization of the tenant: the
@@ -145,6 +146,16 @@ func TestNotificationFeedWebhooks(t *testing.T) {
 		notifSame(t, "the disabling", []any{disabled["title"], disabled["severity"]}, []any{"Webhook Flaky was disabled", "error"})
 		if body, _ := failed["body"].(string); !strings.Contains(body, "HTTP 500") || !strings.Contains(body, "business_rules.rule.created") {
 			t.Errorf("the failure's body: %q", body)
+		}
+		// Every admin-capable user got exactly one of each: the second
+		// admin too, and each notification is an event.
+		items2 := notifWait(t, e, admin2.as, 2)
+		if slices.IndexFunc(items2, func(it map[string]any) bool { return it["type"] == tenantkit.NotificationWebhookDisabled }) < 0 ||
+			items2[0]["type"] == items2[1]["type"] {
+			t.Errorf("the second admin's inbox: %v", items2)
+		}
+		if n := len(e.events(ta.ID, notifications.EventNotificationCreated)); n != 4 {
+			t.Errorf("%d notifications.notification.created events, want 4 (2 admins × failed, disabled)", n)
 		}
 		// The others heard nothing (C's events came first: by now they
 		// have most likely been handled).
