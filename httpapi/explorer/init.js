@@ -13,8 +13,9 @@
 		}
 		return;
 	}
-	// The area picker: a deep link (#/Feature_toggles/listToggles, as
-	// Swagger UI writes them) opens the area of its tag.
+	// The area picker: a deep link (#/Feature%20toggles/listToggles, as
+	// Swagger UI writes them; older ones wrote spaces as _) opens the area
+	// of its tag.
 	var picker = document.getElementById("explorer-area");
 	var linkPath = function (name) {
 		return name.replace(/\s/g, "_");
@@ -59,7 +60,7 @@
 		picker.addEventListener("change", function () {
 			var name = picker.options[picker.selectedIndex].getAttribute("data-area") || "";
 			// The address names the area shown, so that a reload shows it again.
-			window.history.replaceState(null, "", "#/" + encodeURIComponent(linkPath(name)));
+			window.history.replaceState(null, "", "#/" + encodeURIComponent(name));
 			ui.specActions.updateUrl(picker.value);
 			ui.specActions.download(picker.value);
 		});

@@ -117,3 +117,10 @@ func TestBrowserLargeDocumentWhole(t *testing.T) {
 	}
 	t.Logf("the check failed the whole document, as it should: %.300s", got)
 }
+
+// TestBrowserDeepLink: a deep link to an operation (#/<tag>/<operationId>,
+// spaces as %20, as Swagger UI writes them) opens its area.
+func TestBrowserDeepLink(t *testing.T) {
+	srv := newDocsServer(t, largeDocument(8, 30), true)
+	explorertest.CheckPage(t, srv.URL+"/api/docs/api#/Area%203/a3t4mget", 30, "Operations of area 3.")
+}
