@@ -12,6 +12,7 @@ import (
 	"github.com/tenantkit/tenantkit/dashboards"
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/identity"
+	"github.com/tenantkit/tenantkit/notifications"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/rules"
@@ -32,6 +33,7 @@ var (
 	_ tenantkit.Area = (*identity.Service)(nil)
 	_ tenantkit.Area = (*dashboards.Service)(nil)
 	_ tenantkit.Area = (*progress.Service)(nil)
+	_ tenantkit.Area = (*notifications.Service)(nil)
 )
 
 // The Kit runs its areas through one loop: each is on the Kit, its
@@ -52,7 +54,7 @@ func TestKitAreas(t *testing.T) {
 			is.True(slices.Contains(kit.EventTypes(), et)) // the Kit's catalogue holds every area's events
 		}
 	}
-	is.Equal(names, []string{"identity", "toggles", "rules", "webhooks", "entities", "attachments", "integrations", "payments", "dashboards", "progress", "datasync"})
+	is.Equal(names, []string{"identity", "toggles", "rules", "webhooks", "entities", "attachments", "integrations", "payments", "dashboards", "progress", "datasync", "notifications"})
 	is.Equal(kit.Areas()[0], tenantkit.Area(kit.Identity))
 	is.Equal(len(kit.Migrations()), len(names)+1) // one line each, and SQLBlobs' (attachments)
 
@@ -73,6 +75,8 @@ func TestKitAreas(t *testing.T) {
 	_, _, err = kit.Dashboards.Layout(sctx, dashboards.Viewer{Owner: "api_key:k"})
 	is.NoErr(err)
 	_, err = kit.Progress.Active(sctx)
+	is.NoErr(err)
+	_, err = kit.Notifications.List(store.WithScope(ctx, store.Scope{TenantID: store.NewID(), ActorID: "u-1"}), notifications.ListOptions{})
 	is.NoErr(err)
 
 	is.NoErr(kit.Start(ctx))

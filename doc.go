@@ -37,6 +37,7 @@
 //   - integrations/integrationstest: integrations.Store
 //   - datasync/datasynctest: datasync.Store
 //   - progress/progresstest: progress.Store
+//   - notifications/notificationstest: notifications.Store
 //   - ratelimit/ratelimittest: ratelimit.Limiter
 //
 // Package httpapi serves the REST API of a Kit's areas on a net/http

@@ -18,6 +18,7 @@ import (
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/jobs"
+	"github.com/tenantkit/tenantkit/notifications"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/rules"
@@ -86,6 +87,10 @@ type Config struct {
 	// job may go without a heartbeat before it shows failed, and how long
 	// finished jobs stay in GET /progress/active.
 	Progress progress.Options
+	// Notifications configures the users' inboxes: their Store, and the
+	// Recipients the feeds address (the identity area's users and roles
+	// when nil).
+	Notifications notifications.Options
 	// DataSync tunes the sync runs (their Store, the retry waits of a
 	// failing source); the Kit sets its bridges to the other areas.
 	DataSync datasync.Options
@@ -137,6 +142,9 @@ type Kit struct {
 	// Progress records the progress of long-running jobs (exports,
 	// extractions, syncs) and answers what runs and what just finished.
 	Progress *progress.Service
+	// Notifications keeps each user's inbox (GET /notifications), fed by
+	// the other areas' events.
+	Notifications *notifications.Service
 
 	areas  []Area
 	ownsDB bool
@@ -246,6 +254,8 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 			k.DataSync = svc
 		case *progress.Service:
 			k.Progress = svc
+		case *notifications.Service:
+			k.Notifications = svc
 		}
 	}
 	if err := k.registerIntegrations(); err != nil {
@@ -272,6 +282,14 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	for _, a := range k.areas {
 		if err := a.RegisterJobs(k.Jobs); err != nil {
 			return fmt.Errorf("tenantkit: %s: %w", a.Name(), err)
+		}
+	}
+	if k.Identity != nil && k.Dashboards != nil {
+		k.forgetOnDelete()
+	}
+	if k.Notifications != nil {
+		if err := k.subscribeNotifications(); err != nil {
+			return fmt.Errorf("tenantkit: notifications: %w", err)
 		}
 	}
 	return nil

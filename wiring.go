@@ -11,6 +11,7 @@ import (
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/integrations"
+	"github.com/tenantkit/tenantkit/notifications"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/rules"
@@ -21,23 +22,24 @@ import (
 
 // The names of the areas, as Config.Areas lists them.
 const (
-	AreaIdentity     = "identity"
-	AreaToggles      = "toggles"
-	AreaRules        = "rules"
-	AreaWebhooks     = "webhooks"
-	AreaEntities     = "entities"
-	AreaAttachments  = "attachments"
-	AreaIntegrations = "integrations"
-	AreaPayments     = "payments"
-	AreaDashboards   = "dashboards"
-	AreaProgress     = "progress"
-	AreaDataSync     = "datasync"
+	AreaIdentity      = "identity"
+	AreaToggles       = "toggles"
+	AreaRules         = "rules"
+	AreaWebhooks      = "webhooks"
+	AreaEntities      = "entities"
+	AreaAttachments   = "attachments"
+	AreaIntegrations  = "integrations"
+	AreaPayments      = "payments"
+	AreaDashboards    = "dashboards"
+	AreaProgress      = "progress"
+	AreaDataSync      = "datasync"
+	AreaNotifications = "notifications"
 )
 
 // areaOrder is every area, in the order a Kit migrates and starts them.
 var areaOrder = []string{
 	AreaIdentity, AreaToggles, AreaRules, AreaWebhooks, AreaEntities, AreaAttachments,
-	AreaIntegrations, AreaPayments, AreaDashboards, AreaProgress, AreaDataSync,
+	AreaIntegrations, AreaPayments, AreaDashboards, AreaProgress, AreaDataSync, AreaNotifications,
 }
 
 // areaNeeds lists, for the areas that cannot work alone, the areas they
@@ -185,6 +187,15 @@ func newAreas(db *store.DB, cfg Config, chosen map[string]bool) ([]Area, error) 
 			syncOpts.Logger = cfg.Logger
 		}
 		built[AreaDataSync] = datasync.New(db, syncOpts)
+	}
+	if chosen[AreaNotifications] {
+		noteOpts := cfg.Notifications
+		if noteOpts.Recipients == nil && identitySvc != nil {
+			// The feeds address the identity area's users, by id, email
+			// or role name.
+			noteOpts.Recipients = identityRecipients{identitySvc}
+		}
+		built[AreaNotifications] = notifications.New(db, noteOpts)
 	}
 	areas := make([]Area, 0, len(built))
 	for _, name := range areaOrder {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tenantkit/tenantkit/dashboards"
 	"github.com/tenantkit/tenantkit/identity"
+	"github.com/tenantkit/tenantkit/store"
 )
 
 // Built-in dashboard widgets: each shows one of the Kit's areas, with data
@@ -105,6 +106,21 @@ func nonNilSlice[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// forgetOnDelete hooks the dashboards into the identity area's deletes, so
+// that deleting a user or role removes its visibility records in the same
+// transaction.
+func (k *Kit) forgetOnDelete() {
+	k.Identity.OnDelete(func(ctx context.Context, tx *store.Tx, kind, tenantID, id string) error {
+		switch kind {
+		case identity.DeletedUser:
+			return k.Dashboards.ForgetUser(ctx, tx, tenantID, id)
+		case identity.DeletedRole:
+			return k.Dashboards.ForgetRole(ctx, tx, tenantID, id)
+		}
+		return nil
+	})
 }
 
 // identityDirectory is a dashboards.Directory over the identity service.

@@ -75,7 +75,9 @@
 //     whose features the role holds. PUT {roleId, widgetIds} stores the
 //     record and answers {ok: true, widgetIds} (duplicates removed); an
 //     id of no registered widget is 400 naming "widgetIds[<i>]"; an empty
-//     list removes the record, so the role restricts nothing again.
+//     list is a record of no widget (the role makes none available), and
+//     a missing or null widgetIds is 400. DELETE ?roleId= removes the
+//     record, so the role restricts nothing again ({ok: true}).
 //   - GET /dashboards/users/widgets?userId answers {mode, items}: mode is
 //     override when the user has an override record, inherit otherwise;
 //     items are what the user sees (the resolution above). PUT {userId,
@@ -94,7 +96,10 @@
 //     may change a role's record (httpapi's tenant-wide rule: 403
 //     requiredScope "tenant"); any caller with the view feature may read
 //     it.
-//   - Records of a role or user deleted later stay stored and unused.
+//   - The records of a role or user are removed in the transaction that
+//     deletes it (ForgetRole, ForgetUser: the Kit hooks them into the
+//     identity service's deletes; a host with its own identity system
+//     calls them).
 //
 // # Events
 //

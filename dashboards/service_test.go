@@ -173,14 +173,45 @@ func TestVisibility(t *testing.T) {
 			t.Fatalf("inherit: %v, %v", got, err)
 		}
 		check("u1 inherits again", user("u1"), "b,d")
-		// An empty role list removes the record: plain restricts nothing.
+		// An empty role list is a record of no widget: plain adds none,
+		// and with fb's also empty u1 sees nothing.
 		if _, err := s.SetRoleWidgets(ctx, "plain", []string{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.SetRoleWidgets(ctx, "fb", nil); err != nil {
+		check("u1 with plain→[], fb→[b]", user("u1"), "b")
+		if _, err := s.SetRoleWidgets(ctx, "fb", []string{}); err != nil {
 			t.Fatal(err)
 		}
+		check("u1 with both empty", user("u1"), "")
+		// A nil list is refused (it used to mean "remove"), naming the field.
+		var ve *store.ValidationError
+		if _, err := s.SetRoleWidgets(ctx, "fb", nil); !errors.As(err, &ve) || ve.Fields["widgetIds"] == "" {
+			t.Fatalf("nil widgetIds: %v", err)
+		}
+		// ClearRoleWidgets removes the records: the roles restrict nothing.
+		for _, role := range []string{"plain", "fb"} {
+			if err := s.ClearRoleWidgets(ctx, role); err != nil {
+				t.Fatal(err)
+			}
+		}
 		check("u1 after both records removed", user("u1"), "a,b,d")
+		// ForgetUser and ForgetRole remove the records of a deleted user or
+		// role.
+		if _, err := s.SetUserWidgets(ctx, "u1", dashboards.ModeOverride, []string{"a"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetRoleWidgets(ctx, "plain", []string{}); err != nil {
+			t.Fatal(err)
+		}
+		check("u1 override [a]", user("u1"), "a")
+		if err := s.ForgetUser(ctx, db, tn, "u1"); err != nil {
+			t.Fatal(err)
+		}
+		check("u1 forgotten: plain→[] applies", user("u1"), "")
+		if err := s.ForgetRole(ctx, db, tn, "plain"); err != nil {
+			t.Fatal(err)
+		}
+		check("plain forgotten too", user("u1"), "a,b,d")
 	}, dashboards.Migrations)
 }
 

@@ -101,31 +101,59 @@ func (s *Service) RoleWidgets(ctx context.Context, roleID string) ([]WidgetItem,
 
 // SetRoleWidgets stores the widgets a role makes available and returns
 // them (duplicates removed, order kept). Every id must name a registered
-// widget. An empty list removes the role's record: the role then no
-// longer restricts anything (see visibleTo).
+// widget; widgetIDs nil is a validation error naming widgetIds. An empty
+// list stores an empty record: the role makes no widget available.
+// ClearRoleWidgets removes the record instead.
 func (s *Service) SetRoleWidgets(ctx context.Context, roleID string, widgetIDs []string) ([]string, error) {
 	sc, _, err := s.lookup(ctx, "roleId", roleID, Directory.Role)
 	if err != nil {
 		return nil, err
+	}
+	if widgetIDs == nil {
+		return nil, store.Invalid("widgetIds", "is required (an empty list hides every widget; DELETE removes the restriction)")
 	}
 	ids, err := s.checkWidgetIDs(widgetIDs)
 	if err != nil {
 		return nil, err
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		if len(ids) == 0 {
-			err = s.store.DeleteRoleWidgets(ctx, tx, sc.TenantID, roleID)
-		} else {
-			err = s.store.SetRoleWidgets(ctx, tx, sc.TenantID, roleID, ids, tx.Now())
-		}
-		if err != nil {
+		if err := s.store.SetRoleWidgets(ctx, tx, sc.TenantID, roleID, ids, tx.Now()); err != nil {
 			return err
 		}
-		_, err = tx.EmitData(ctx, EventVisibilityUpdated, sc, VisibilityEvent{RoleID: roleID, WidgetIDs: ids})
+		_, err := tx.EmitData(ctx, EventVisibilityUpdated, sc, VisibilityEvent{RoleID: roleID, WidgetIDs: ids})
 		return err
 	})
 	return ids, err
+}
+
+// ClearRoleWidgets removes a role's record, if any: the role then
+// restricts nothing (see visibleTo). The event carries no widget ids.
+func (s *Service) ClearRoleWidgets(ctx context.Context, roleID string) error {
+	sc, _, err := s.lookup(ctx, "roleId", roleID, Directory.Role)
+	if err != nil {
+		return err
+	}
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := s.store.DeleteRoleWidgets(ctx, tx, sc.TenantID, roleID); err != nil {
+			return err
+		}
+		_, err := tx.EmitData(ctx, EventVisibilityUpdated, sc, VisibilityEvent{RoleID: roleID, WidgetIDs: []string{}})
+		return err
+	})
+}
+
+// ForgetRole removes the tenant's record of a role, in q (the transaction
+// that deletes the role). The Kit calls it from the identity service's
+// delete hook.
+func (s *Service) ForgetRole(ctx context.Context, q store.Querier, tenantID, roleID string) error {
+	return s.store.DeleteRoleWidgets(ctx, q, tenantID, roleID)
+}
+
+// ForgetUser removes the tenant's override record of a user, in q (the
+// transaction that deletes the user). The Kit calls it from the identity
+// service's delete hook.
+func (s *Service) ForgetUser(ctx context.Context, q store.Querier, tenantID, userID string) error {
+	return s.store.DeleteUserWidgets(ctx, q, tenantID, userID)
 }
 
 // UserWidgets returns a user's mode (ModeOverride when it has an override

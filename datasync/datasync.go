@@ -58,6 +58,10 @@ type Run struct {
 	BatchesCompleted int64   `json:"batchesCompleted"` // batches committed
 	LastError        *string `json:"lastError"`        // why the run failed; nil otherwise
 	TriggeredBy      *string `json:"-"`                // who or what started it, as given; nil when not given
+	// StartedBy is the caller who started the run (or asked for the
+	// retry): store.Scope.ActorID, a user id or "api_key:<id>"; "" when
+	// unknown. The Kit tells it when the run fails.
+	StartedBy string `json:"-"`
 	// RetryOf is the run this one retries, if any.
 	RetryOf *string `json:"-"`
 	// PageAttempts counts the attempts made at the source call of the

@@ -44,6 +44,11 @@
 //     does: every caller of the tenant with data_sync.view sees them.
 //     Records are written in the organization active when the run
 //     started.
+//   - A run records who started it (Run.StartedBy, the caller's
+//     store.Scope.ActorID; for a retry, who asked for the retry), apart
+//     from the free-text triggeredBy, so that the Kit can tell that
+//     caller when the run fails (package notifications). It is not shown
+//     by the routes.
 //   - A run reads only what the caller who started it may read: it keeps
 //     the caller's readable organizations (Run.OrganizationIDs, nil for
 //     every one) and its job, however often resumed or rescued, reads

@@ -251,7 +251,7 @@ func (s *Service) StartRun(ctx context.Context, in RunInput) (*Run, error) {
 	}
 	r := &Run{ID: store.NewID(), TenantID: c.sc.TenantID, OrganizationID: c.sc.OrganizationID, OrganizationIDs: slices.Clone(c.sc.OrganizationIDs),
 		IntegrationID: in.IntegrationID, EntityType: in.EntityType, Direction: in.Direction, Status: StatusPending, FullSync: in.FullSync,
-		BatchSize: batchSize}
+		BatchSize: batchSize, StartedBy: c.sc.ActorID}
 	if in.TriggeredBy != "" {
 		r.TriggeredBy = &in.TriggeredBy
 	}
@@ -398,7 +398,7 @@ func (s *Service) RetryRun(ctx context.Context, id string, fromBeginning bool) (
 	r := &Run{ID: store.NewID(), TenantID: old.TenantID, OrganizationID: old.OrganizationID,
 		OrganizationIDs: commonOrganizations(old.OrganizationIDs, sc.OrganizationIDs), IntegrationID: old.IntegrationID,
 		EntityType: old.EntityType, Direction: old.Direction, Status: StatusPending, FullSync: fromBeginning || old.FullSync,
-		BatchSize: old.BatchSize, RetryOf: &old.ID, TriggeredBy: old.TriggeredBy}
+		BatchSize: old.BatchSize, RetryOf: &old.ID, TriggeredBy: old.TriggeredBy, StartedBy: sc.ActorID}
 	if !fromBeginning {
 		r.Cursor = old.Cursor
 	}

@@ -19,7 +19,8 @@ var _ Store = (*SQLStore)(nil)
 
 const runColumns = `id, tenant_id, COALESCE(organization_id, ''), integration_id, entity_type, direction, status, cursor, full_sync,
 	batch_size, created_count, updated_count, skipped_count, failed_count, batches_completed, last_error, progress_job_id,
-	triggered_by, retry_of, cancel_requested, created_at, updated_at, organization_ids, page_attempts, seen_cursors`
+	triggered_by, retry_of, cancel_requested, created_at, updated_at, organization_ids, page_attempts, seen_cursors,
+	COALESCE(started_by, '')`
 
 func scanRun(s store.Scanner) (*Run, error) {
 	var r Run
@@ -28,7 +29,7 @@ func scanRun(s store.Scanner) (*Run, error) {
 	if err := s.Scan(&r.ID, &r.TenantID, &r.OrganizationID, &r.IntegrationID, &r.EntityType, &r.Direction, &r.Status, &r.Cursor,
 		&r.FullSync, &r.BatchSize, &r.CreatedCount, &r.UpdatedCount, &r.SkippedCount, &r.FailedCount, &r.BatchesCompleted,
 		&r.LastError, &r.ProgressJobID, &r.TriggeredBy, &r.RetryOf, &r.CancelRequested, &r.CreatedAt, &r.UpdatedAt,
-		&orgs, &r.PageAttempts, &seen); err != nil {
+		&orgs, &r.PageAttempts, &seen, &r.StartedBy); err != nil {
 		return nil, err
 	}
 	if orgs != nil {
@@ -78,11 +79,13 @@ func (*SQLStore) InsertRun(ctx context.Context, q store.Querier, r *Run) error {
 	}
 	_, err = q.Exec(ctx, `INSERT INTO data_sync_runs (id, tenant_id, organization_id, integration_id, entity_type, direction, status,
 			cursor, full_sync, batch_size, created_count, updated_count, skipped_count, failed_count, batches_completed, last_error,
-			progress_job_id, triggered_by, retry_of, cancel_requested, created_at, updated_at, organization_ids, page_attempts, seen_cursors)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
+			progress_job_id, triggered_by, retry_of, cancel_requested, created_at, updated_at, organization_ids, page_attempts, seen_cursors,
+			started_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`,
 		r.ID, r.TenantID, store.NullIfEmpty(r.OrganizationID), r.IntegrationID, r.EntityType, string(r.Direction), string(r.Status),
 		r.Cursor, r.FullSync, r.BatchSize, r.CreatedCount, r.UpdatedCount, r.SkippedCount, r.FailedCount, r.BatchesCompleted,
-		r.LastError, r.ProgressJobID, r.TriggeredBy, r.RetryOf, r.CancelRequested, r.CreatedAt, r.UpdatedAt, orgs, r.PageAttempts, seen)
+		r.LastError, r.ProgressJobID, r.TriggeredBy, r.RetryOf, r.CancelRequested, r.CreatedAt, r.UpdatedAt, orgs, r.PageAttempts, seen,
+		store.NullIfEmpty(r.StartedBy))
 	return err
 }
 

@@ -23,7 +23,7 @@ var badKeys = []string{"id", "name", "title", "key", "label", "kind", "code", "d
 	"definitions", "isPublic", "requiresOcr", "enabled", "isActive", "eventType", "entityType", "sequence",
 	"priority", "dryRun", "page", "pageSize", "configJson", "fieldKey", "widgets", "widgetIds", "mode", "userId",
 	"integrationId", "direction", "batchSize", "fullSync", "triggeredBy", "fromBeginning", "credentials", "apiVersion",
-	"isEnabled", "reauthRequired"}
+	"isEnabled", "reauthRequired", "notifyAdminsOnFailure"}
 
 // badBodies are the bodies every writing route must refuse (or take)
 // with a 4xx, never a 5xx.

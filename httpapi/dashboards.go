@@ -45,8 +45,11 @@ func (a *api) dashboardRoutes() []route {
 			Features: view, Response: json.RawMessage{}, Handler: h.data},
 		{Method: "GET", Path: base + "/roles/widgets", Summary: "The widgets a role makes available (?roleId)", Features: view,
 			Query: []Param{{Name: "roleId", Required: true, Description: "The role"}}, Response: widgetItems{}, Errors: lookup, Handler: h.roleWidgets},
-		{Method: "PUT", Path: base + "/roles/widgets", Summary: "Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)",
+		{Method: "PUT", Path: base + "/roles/widgets", Summary: "Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)",
 			Features: manage, TenantWide: true, Request: roleWidgetsInput{}, Response: roleWidgetsBody{}, Errors: lookup, Handler: h.setRoleWidgets},
+		{Method: "DELETE", Path: base + "/roles/widgets", Summary: "Remove a role's widget restriction (?roleId): it then restricts nothing",
+			Features: manage, TenantWide: true, Query: []Param{{Name: "roleId", Required: true, Description: "The role"}},
+			Response: okFlag{}, Errors: lookup, Handler: h.clearRoleWidgets},
 		{Method: "GET", Path: base + "/users/widgets", Summary: "The widgets a user sees and whether they override its roles' (?userId)",
 			Features: view, Query: []Param{{Name: "userId", Required: true, Description: "The user"}}, Response: userWidgetsBody{}, Errors: lookup, Handler: h.userWidgets},
 		{Method: "PUT", Path: base + "/users/widgets", Summary: "Set a user's widgets ({userId, mode: inherit|override, widgetIds})",
@@ -99,9 +102,9 @@ type widgetItems struct {
 // roleWidgetsInput is the body of PUT /dashboards/roles/widgets.
 type roleWidgetsInput struct {
 	RoleID string `json:"roleId" jsonschema:"required,minLength=1"`
-	// WidgetIDs are registered widget ids; empty (or absent) removes the
-	// role's restriction.
-	WidgetIDs []string `json:"widgetIds" jsonschema:"maxItems=1000"`
+	// WidgetIDs are registered widget ids; an empty list makes no widget
+	// available (DELETE removes the restriction).
+	WidgetIDs []string `json:"widgetIds" jsonschema:"required,maxItems=1000"`
 }
 
 // roleWidgetsBody answers PUT /dashboards/roles/widgets with the ids
@@ -261,6 +264,13 @@ func (h dashboardHandlers) setRoleWidgets(w http.ResponseWriter, r *http.Request
 		return dashboardError(err)
 	}
 	return encode(w, http.StatusOK, roleWidgetsBody{OK: true, WidgetIDs: ids})
+}
+
+func (h dashboardHandlers) clearRoleWidgets(w http.ResponseWriter, r *http.Request) error {
+	if err := h.svc.ClearRoleWidgets(r.Context(), r.URL.Query().Get("roleId")); err != nil {
+		return dashboardError(err)
+	}
+	return encode(w, http.StatusOK, okResponse)
 }
 
 func (h dashboardHandlers) userWidgets(w http.ResponseWriter, r *http.Request) error {

@@ -902,12 +902,23 @@ func TestDashboardRoleVisibility(t *testing.T) {
 		sameJSON(t, "other tenant's preview", dashReq(e, otherAdmin.as, "GET", "/roles/widgets?roleId="+otherRole, nil).expect(200).JSON(),
 			map[string]any{"items": dashItems(e, dashWH)})
 
-		// An empty list removes the record: the role restricts nothing.
+		// An empty list is a record of no widget: the role makes none
+		// available. An absent or null list is refused, naming it.
 		sameJSON(t, "PUT empty", put(map[string]any{"roleId": role, "widgetIds": []string{}}).expect(200).JSON(),
 			map[string]any{"ok": true, "widgetIds": []string{}})
+		sameJSON(t, "preview after emptying", get(role).expect(200).JSON(), map[string]any{"items": []any{}})
+		dashInvalid(t, "PUT absent list", put(map[string]any{"roleId": role}), "widgetIds")
+		dashInvalid(t, "PUT null list", put(map[string]any{"roleId": role, "widgetIds": nil}), "widgetIds")
+		sameJSON(t, "preview after refused PUTs", get(role).expect(200).JSON(), map[string]any{"items": []any{}})
+		// DELETE removes the record: the role restricts nothing again.
+		del := func(roleID string) *response {
+			return dashReq(e, admin.as, "DELETE", "/roles/widgets?roleId="+roleID, nil)
+		}
+		sameJSON(t, "DELETE", del(role).expect(200).JSON(), map[string]any{"ok": true})
 		sameJSON(t, "preview after clearing", get(role).expect(200).JSON(), map[string]any{"items": dashItems(e, dashWH, dashPayments)})
-		sameJSON(t, "PUT absent list", put(map[string]any{"roleId": role}).expect(200).JSON(),
-			map[string]any{"ok": true, "widgetIds": []string{}})
+		del(role).expect(200) // nothing to remove: still fine
+		dashInvalid(t, "DELETE without roleId", del(""), "roleId")
+		dashError(t, "DELETE of another tenant's role", del(otherRole), 404, "Role not found")
 	})
 }
 
@@ -1022,8 +1033,12 @@ func TestDashboardVisibilityEffect(t *testing.T) {
 			dashReq(e, k.as, "PUT", "/layout", map[string]any{"widgets": []any{ws[0], dashW(uuid.NewString(), dashStorage, 0, 0, 1, 1)}}),
 			"widgets[1].definitionId")
 
-		// Restored: the hidden widget comes back, as it was.
+		// An empty record hides every widget.
 		dashReq(e, k.as, "PUT", "/roles/widgets", map[string]any{"roleId": k.roleID, "widgetIds": []string{}}).expect(200)
+		is.Equal(catalog(), []string{})
+
+		// Restored: the hidden widget comes back, as it was.
+		dashReq(e, k.as, "DELETE", "/roles/widgets?roleId="+k.roleID, nil).expect(200)
 		is.Equal(catalog(), []string{dashWH, dashStorage})
 		back, _ := dashLayout(t, e, k.as)
 		sameJSON(t, "layout after restoring", back, ws)
@@ -1031,7 +1046,7 @@ func TestDashboardVisibilityEffect(t *testing.T) {
 		// A PUT of what GET returned while hidden drops the hidden widget.
 		dashReq(e, k.as, "PUT", "/roles/widgets", map[string]any{"roleId": k.roleID, "widgetIds": []string{dashWH}}).expect(200)
 		dashOK(t, "PUT what GET returned", dashReq(e, k.as.ifMatch(etag), "PUT", "/layout", map[string]any{"widgets": hidden}))
-		dashReq(e, k.as, "PUT", "/roles/widgets", map[string]any{"roleId": k.roleID, "widgetIds": []string{}}).expect(200)
+		dashReq(e, k.as, "DELETE", "/roles/widgets?roleId="+k.roleID, nil).expect(200)
 		after, _ := dashLayout(t, e, k.as)
 		sameJSON(t, "layout after the PUT", after, ws[:1])
 

@@ -151,6 +151,14 @@
 //     the same chain and documented like the built-in ones.
 //   - GET /docs/openapi, /docs/markdown and the explorer /docs/api are
 //     public unless Options.DocsRequireAuth.
+//   - GET /docs/openapi?tag=<area> answers the part of the document for one
+//     area, a tag (explorer.AreaDocument: its operations and the schemas
+//     they use), cached per area; an unknown area is 400 naming tag. The
+//     explorer shows the API one area at a time from these parts, with a
+//     picker: Swagger UI 5.35.0 renders no operation past the first tag of
+//     a document of more than explorer.MaxOperations operations, which the
+//     whole document passes. The whole document, without tag, is what
+//     clients are generated from and stays whole.
 //
 // The tests hold the document to the code: it validates as OpenAPI 3.1
 // (libopenapi-validator), it lists exactly the route table, and every

@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -93,7 +95,13 @@ type docs struct {
 	doc      *openAPI
 	openapi  []byte
 	markdown []byte
-	err      error
+	// areas are the document's areas (explorer.Areas): the explorer shows
+	// one at a time, from /docs/openapi?tag=<area>.
+	areas []string
+	err   error
+
+	mu       sync.Mutex
+	areaDocs map[string][]byte // area → its document, served without a mount prefix
 }
 
 // docsRoutes are the documentation endpoints; public unless
@@ -105,11 +113,14 @@ func (a *api) docsRoutes(d *docs) []route {
 	const area = "Documentation"
 	return []route{
 		{Method: "GET", Path: "/docs/openapi", Summary: "The OpenAPI 3.1 document of this API", Area: area, Public: public,
+			Description: "With tag, only the part of the document for that area (one of the document's tags): " +
+				"its operations and the schemas they use. The explorer shows the API one area at a time from these parts.",
+			Query:    []Param{textQuery("tag", "An area (a tag of the document): answer the part of the document for that area only")},
 			Response: map[string]any{}, Handler: d.serveOpenAPI},
 		{Method: "GET", Path: "/docs/markdown", Summary: "The same API description as Markdown", Area: area, Public: public,
 			ResponseContent: []string{"text/markdown"}, Handler: d.serveMarkdown},
 		{Method: "GET", Path: "/docs/api", Summary: "The interactive API explorer (Swagger UI); it loads nothing from any other host",
-			Area: area, Public: public, ResponseContent: []string{"text/html"}, Handler: a.serveExplorer},
+			Area: area, Public: public, ResponseContent: []string{"text/html"}, Handler: a.serveExplorer(d)},
 		// Public even with DocsRequireAuth: a <script src> cannot send an
 		// API key, and the files are Swagger UI's own.
 		{Method: "GET", Path: "/docs/api/assets/{name}", Summary: "A file of the API explorer (Swagger UI's script and style)",
@@ -130,6 +141,7 @@ func (d *docs) load() error {
 			var buf bytes.Buffer
 			writeDocMarkdown(&buf, doc)
 			d.markdown = buf.Bytes()
+			d.areas, d.err = explorer.Areas(d.openapi)
 		}
 	})
 	return d.err
@@ -153,7 +165,42 @@ func (d *docs) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	if q := r.URL.Query(); q.Has("tag") {
+		var err error
+		if body, err = d.areaDocument(body, q.Get("tag"), mountPrefix(r) == ""); err != nil {
+			return err
+		}
+	}
 	return writeDoc(w, "application/json; charset=utf-8", body)
+}
+
+// areaDocument returns the part of body (the document as served) for one
+// area; cache keeps it for the next request (body is d.openapi).
+func (d *docs) areaDocument(body []byte, area string, cache bool) ([]byte, error) {
+	if !slices.Contains(d.areas, area) {
+		return nil, store.Invalid("tag", fmt.Sprintf("no area %q in this API; the areas are %s", area, strings.Join(d.areas, ", ")))
+	}
+	if cache {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if part, ok := d.areaDocs[area]; ok {
+			return part, nil
+		}
+	}
+	part, ok, err := explorer.AreaDocument(body, area)
+	if err != nil {
+		return nil, err
+	}
+	if !ok { // Areas lists only areas with operations
+		return nil, fmt.Errorf("httpapi: the area %q of the document has no operation", area)
+	}
+	if cache {
+		if d.areaDocs == nil {
+			d.areaDocs = make(map[string][]byte, len(d.areas))
+		}
+		d.areaDocs[area] = part
+	}
+	return part, nil
 }
 
 // mountPrefix is the path prefix a host stripped from the request before
@@ -182,9 +229,22 @@ func (d *docs) serveMarkdown(w http.ResponseWriter, _ *http.Request) error {
 	return writeDoc(w, "text/markdown; charset=utf-8", d.markdown)
 }
 
-func (a *api) serveExplorer(w http.ResponseWriter, r *http.Request) error {
-	explorer.ServePage(w, r, a.base+"/docs/openapi", a.base+"/docs/api/assets/")
-	return nil
+// serveExplorer serves the explorer page, which shows the API one area at
+// a time (Swagger UI 5.35.0 renders no operation past the first tag of a
+// document of 137 or more operations).
+func (a *api) serveExplorer(d *docs) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := d.load(); err != nil {
+			return err
+		}
+		openapi := a.base + "/docs/openapi"
+		areas := make([]explorer.Area, len(d.areas))
+		for i, name := range d.areas {
+			areas[i] = explorer.Area{Name: name, URL: openapi + "?tag=" + url.QueryEscape(name)}
+		}
+		explorer.ServePage(w, r, openapi, a.base+"/docs/api/assets/", areas...)
+		return nil
+	}
 }
 
 func serveExplorerAsset(w http.ResponseWriter, r *http.Request) error {

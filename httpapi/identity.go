@@ -56,6 +56,19 @@ func identityRoutes(svc *identity.Service, limits *ratelimit.Policy) []route {
 			Request: roleACLInput{}, Response: okFlag{}, Errors: []int{notFound}, Handler: h.setACL},
 		{Method: "POST", Path: "/auth/users", Summary: "Create a user", Features: []string{identity.FeatureUsersManage},
 			Request: identity.UserInput{}, Status: http.StatusCreated, Response: idResponse{}, Errors: []int{conflict}, Handler: h.createUser},
+		{Method: "GET", Path: "/auth/users", Summary: "List users (?search= matches emails)", Features: []string{identity.FeatureUsersView},
+			Description: "The live users of the caller's tenant (or tenantId's, for super admins), by email; a caller limited to some organizations sees only their users. Password hashes are never listed.",
+			Query:       append([]Param{textQuery("search", "Only users whose email contains this text, ignoring case")}, inTenant("users")...),
+			Response:    pageResponse[*identity.User]{}, Handler: h.listUsers},
+		{Method: "PUT", Path: "/auth/users", Summary: "Change a user's roles or organization ({id, roles?, organizationId?})", Features: []string{identity.FeatureUsersManage},
+			Description: "Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.",
+			Request:     identity.UserUpdate{}, Response: userItem{}, Errors: []int{notFound}, Handler: h.updateUser},
+		{Method: "DELETE", Path: "/auth/users", Summary: "Delete a user (?id=); its sessions end at once", Features: []string{identity.FeatureUsersManage},
+			Description: "A soft delete: the user's sessions are refused by every server from the next request, and its dashboard visibility record is removed. A caller cannot delete itself (409).",
+			Query:       byID("user"), Response: okFlag{}, Errors: []int{notFound, conflict}, Handler: h.deleteUser},
+		{Method: "DELETE", Path: "/auth/roles", Summary: "Delete a role (?id=) no user or API key holds", Features: []string{identity.FeatureRolesManage},
+			Description: "409 while a live user or API key holds the role, and for a super-admin role. The role's dashboard visibility record is removed with it.",
+			Query:       byID("role"), Response: okFlag{}, Errors: []int{notFound, conflict}, Handler: h.deleteRole},
 		{Method: "GET", Path: "/auth/me", Summary: "The caller's identity", Response: meResponse{}, Handler: h.me},
 
 		// API keys
@@ -70,6 +83,9 @@ func identityRoutes(svc *identity.Service, limits *ratelimit.Policy) []route {
 		{Method: "POST", Path: "/login", Summary: "Sign in with email and password (a form-urlencoded, multipart or JSON body)", Public: true, NoStore: true, ErrorBody: okFalseBody,
 			Request: loginForm{}, FormBody: true, Response: loginBody{},
 			Errors: append([]int{http.StatusUnauthorized}, signIn...), Handler: h.login},
+		{Method: "POST", Path: "/logout", Summary: "End the caller's session token", NoStore: true,
+			Description: "The token is refused by every server from the next request; the user's other sessions and API keys keep working. An API key is not a session (400).",
+			Response:    okFlag{}, Errors: []int{http.StatusBadRequest}, Handler: h.logout},
 		{Method: "POST", Path: "/reset", Summary: "Request a password reset email (a form-urlencoded, multipart or JSON body)", Public: true, ErrorBody: okFalseBody,
 			Request: resetForm{}, FormBody: true, Response: okFlag{}, Errors: signIn, Handler: h.requestReset},
 		{Method: "POST", Path: "/reset/confirm", Summary: "Set a new password with a reset token (a form-urlencoded, multipart or JSON body)", Public: true, ErrorBody: okFalseBody,
@@ -326,6 +342,62 @@ func (h identityHandlers) createUser(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	return encode(w, http.StatusCreated, idResponse{u.ID})
+}
+
+// userItem answers PUT /auth/users with the changed user.
+type userItem struct {
+	Item *identity.User `json:"item"`
+}
+
+func (h identityHandlers) listUsers(w http.ResponseWriter, r *http.Request) error {
+	return pagedList(w, r, func(offset, limit int) ([]*identity.User, int, error) {
+		return h.svc.ListUsers(r.Context(), actor(r), r.URL.Query().Get("tenantId"), r.URL.Query().Get("search"), offset, limit)
+	})
+}
+
+func (h identityHandlers) updateUser(w http.ResponseWriter, r *http.Request) error {
+	in, err := decode[identity.UserUpdate](r)
+	if err != nil {
+		return err
+	}
+	u, err := h.svc.UpdateUser(r.Context(), actor(r), in)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, userItem{Item: u})
+}
+
+func (h identityHandlers) deleteUser(w http.ResponseWriter, r *http.Request) error {
+	id, err := requiredID(r)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.DeleteUser(r.Context(), actor(r), id); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, okResponse)
+}
+
+func (h identityHandlers) deleteRole(w http.ResponseWriter, r *http.Request) error {
+	id, err := requiredID(r)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.DeleteRole(r.Context(), actor(r), id); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, okResponse)
+}
+
+// logout ends the session token the request was authenticated with.
+func (h identityHandlers) logout(w http.ResponseWriter, r *http.Request) error {
+	if actor(r).UserID == "" {
+		return identity.ErrNotASession
+	}
+	if err := h.svc.Logout(r.Context(), credential(r).Secret); err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, okResponse)
 }
 
 // meResponse is GET /auth/me.

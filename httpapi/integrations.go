@@ -129,16 +129,19 @@ func (h integrationHandlers) setState(w http.ResponseWriter, r *http.Request) er
 		return integrationError(err)
 	}
 	return encode(w, http.StatusOK, integrationStateBody{IsEnabled: st.IsEnabled, ReauthRequired: st.ReauthRequired,
-		APIVersion: st.APIVersion, UpdatedAt: st.UpdatedAt})
+		NotifyAdminsOnFailure: st.NotifyAdminsOnFailure, APIVersion: st.APIVersion, UpdatedAt: st.UpdatedAt})
 }
 
 // integrationStateBody answers PUT /integrations/{id}/state: the tenant's
 // state after the change.
 type integrationStateBody struct {
-	IsEnabled      bool       `json:"isEnabled"`
-	ReauthRequired bool       `json:"reauthRequired"`
-	APIVersion     *string    `json:"apiVersion"`
-	UpdatedAt      *time.Time `json:"updatedAt"`
+	IsEnabled      bool `json:"isEnabled"`
+	ReauthRequired bool `json:"reauthRequired"`
+	// NotifyAdminsOnFailure: the tenant's admins hear of the
+	// integration's failures.
+	NotifyAdminsOnFailure bool       `json:"notifyAdminsOnFailure"`
+	APIVersion            *string    `json:"apiVersion"`
+	UpdatedAt             *time.Time `json:"updatedAt"`
 }
 
 // integrationVersionInput is the body of PUT /integrations/{id}/version.

@@ -35,11 +35,11 @@ var (
 	integItemKeys   = []string{"id", "title", "category", "hub", "providerKey", "bundleId", "hasCredentials", "isEnabled", "apiVersion"}
 	integDetailKeys = []string{"integration", "bundle", "bundleIntegrations", "state", "hasCredentials", "credentialsKeys"}
 	integStateKeys  = []string{"isEnabled", "apiVersion", "reauthRequired", "lastHealthStatus", "lastHealthCheckedAt", "lastHealthLatencyMs",
-		"enabledAt", "updatedAt"}
+		"enabledAt", "updatedAt", "notifyAdminsOnFailure"}
 	integDefKeys    = []string{"id", "title", "description", "category", "hub", "providerKey", "bundleId", "apiVersions", "credentials"}
 	integLogKeys    = []string{"id", "integrationId", "runId", "level", "message", "code", "payload", "entityType", "entityId", "createdAt"}
 	integPageKeys   = []string{"items", "total", "page", "pageSize", "totalPages"}
-	integSetKeys    = []string{"isEnabled", "reauthRequired", "apiVersion", "updatedAt"}
+	integSetKeys    = []string{"isEnabled", "reauthRequired", "notifyAdminsOnFailure", "apiVersion", "updatedAt"}
 	integVersionKey = []string{"apiVersion", "previousVersion"}
 )
 
@@ -310,7 +310,8 @@ func TestIntegrationDetail(t *testing.T) {
 			"credentials": []any{map[string]any{"key": "baseUrl", "label": "Base URL", "type": "url", "required": true},
 				map[string]any{"key": "token", "label": "Bearer token", "type": "secret", "required": false}}})
 		sameJSON(t, "sync_http_json's default state", d["state"], map[string]any{"isEnabled": true, "apiVersion": "v1", "reauthRequired": false,
-			"lastHealthStatus": nil, "lastHealthCheckedAt": nil, "lastHealthLatencyMs": nil, "enabledAt": nil, "updatedAt": nil})
+			"lastHealthStatus": nil, "lastHealthCheckedAt": nil, "lastHealthLatencyMs": nil, "enabledAt": nil, "updatedAt": nil,
+			"notifyAdminsOnFailure": false})
 		sameJSON(t, "sync_http_json's bundle and credentials", map[string]any{"bundle": d["bundle"], "bundleIntegrations": d["bundleIntegrations"],
 			"hasCredentials": d["hasCredentials"], "credentialsKeys": d["credentialsKeys"]},
 			map[string]any{"bundle": nil, "bundleIntegrations": []any{}, "hasCredentials": false, "credentialsKeys": []any{}})
@@ -391,7 +392,7 @@ func TestIntegrationStateAndVersion(t *testing.T) {
 
 		// Refusals.
 		integError(t, "PUT state {}", a.put("/gateway_mock/state", map[string]any{}), 422,
-			"Invalid state payload: give isEnabled or reauthRequired")
+			"Invalid state payload: give isEnabled, reauthRequired or notifyAdminsOnFailure")
 		integError(t, "PUT state of an unknown integration", a.put("/nope/state", map[string]any{"isEnabled": false}), 404, "Integration not found")
 		if len(e.events(a.tf.ID, "integrations.")) != 0 {
 			t.Fatal("a refused change emitted an event")
@@ -401,7 +402,7 @@ func TestIntegrationStateAndVersion(t *testing.T) {
 		r := a.put("/sync_http_json/state", map[string]any{"isEnabled": false}).expect(200).JSON()
 		expectKeys(t, "PUT state answer", r, integSetKeys...)
 		off := integTime(t, "updatedAt", r["updatedAt"])
-		sameJSON(t, "PUT state answer", r, map[string]any{"isEnabled": false, "reauthRequired": false, "apiVersion": "v1", "updatedAt": r["updatedAt"]})
+		sameJSON(t, "PUT state answer", r, map[string]any{"isEnabled": false, "reauthRequired": false, "notifyAdminsOnFailure": false, "apiVersion": "v1", "updatedAt": r["updatedAt"]})
 		st := a.detail("sync_http_json")["state"].(map[string]any)
 		if st["isEnabled"] != false || st["enabledAt"] != nil || st["updatedAt"] == nil || st["apiVersion"] != "v1" {
 			t.Errorf("state after disabling: %v", st)
@@ -416,7 +417,7 @@ func TestIntegrationStateAndVersion(t *testing.T) {
 			t.Errorf("?isEnabled=1 after disabling: %v", got)
 		}
 		r = a.put("/sync_http_json/state", map[string]any{"isEnabled": true}).expect(200).JSON()
-		sameJSON(t, "enabling answer", r, map[string]any{"isEnabled": true, "reauthRequired": false, "apiVersion": "v1", "updatedAt": r["updatedAt"]})
+		sameJSON(t, "enabling answer", r, map[string]any{"isEnabled": true, "reauthRequired": false, "notifyAdminsOnFailure": false, "apiVersion": "v1", "updatedAt": r["updatedAt"]})
 		on := integTime(t, "updatedAt", r["updatedAt"])
 		if on.Before(off) {
 			t.Errorf("updatedAt went back from %v to %v", off, on)
@@ -433,6 +434,16 @@ func TestIntegrationStateAndVersion(t *testing.T) {
 		if st := a.detail("sync_http_json")["state"].(map[string]any); st["enabledAt"] == nil || !integTime(t, "enabledAt", st["enabledAt"]).Equal(on) || st["reauthRequired"] != true {
 			t.Errorf("state after reauthRequired: %v", st)
 		}
+		// notifyAdminsOnFailure alone switches the admins' notifications
+		// on and leaves the rest.
+		r = a.put("/sync_http_json/state", map[string]any{"notifyAdminsOnFailure": true}).expect(200).JSON()
+		if r["notifyAdminsOnFailure"] != true || r["isEnabled"] != true || r["reauthRequired"] != true {
+			t.Errorf("notifyAdminsOnFailure alone: %v", r)
+		}
+		if st := a.detail("sync_http_json")["state"].(map[string]any); st["notifyAdminsOnFailure"] != true {
+			t.Errorf("state after notifyAdminsOnFailure: %v", st)
+		}
+		a.put("/sync_http_json/state", map[string]any{"notifyAdminsOnFailure": "yes"}).expect(422)
 		// An unversioned integration answers apiVersion null.
 		sameJSON(t, "gateway_mock disabled", a.put("/gateway_mock/state", map[string]any{"isEnabled": false}).expect(200).JSON()["apiVersion"], nil)
 
@@ -455,7 +466,7 @@ func TestIntegrationStateAndVersion(t *testing.T) {
 			types = append(types, ev.Type)
 		}
 		want := []string{integrations.EventStateUpdated, integrations.EventStateUpdated, integrations.EventStateUpdated,
-			integrations.EventStateUpdated, integrations.EventVersionUpdated}
+			integrations.EventStateUpdated, integrations.EventStateUpdated, integrations.EventVersionUpdated}
 		if !slices.Equal(types, want) {
 			t.Fatalf("events %v, want %v", types, want)
 		}
@@ -467,8 +478,8 @@ func TestIntegrationStateAndVersion(t *testing.T) {
 		if data["integrationId"] != "sync_http_json" || data["isEnabled"] != false || data["apiVersion"] != "v1" {
 			t.Errorf("first state event %s", evs[0].Data)
 		}
-		if err := json.Unmarshal(evs[4].Data, &data); err != nil || data["integrationId"] != "sync_http_json" || data["apiVersion"] != "v1" {
-			t.Errorf("version event %s", evs[4].Data)
+		if err := json.Unmarshal(evs[5].Data, &data); err != nil || data["integrationId"] != "sync_http_json" || data["apiVersion"] != "v1" {
+			t.Errorf("version event %s", evs[5].Data)
 		}
 
 		// The other tenant is untouched.

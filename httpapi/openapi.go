@@ -193,6 +193,7 @@ var areaDescriptions = map[string]string{
 	"Progress":         "Progress of long-running jobs.",
 	"Integrations":     "The integration catalogue, per-tenant state, credentials and logs.",
 	"Data sync":        "Import and export runs of the sync integrations.",
+	"Notifications":    "Each caller's own inbox of notifications.",
 	"Documentation":    "This document, as OpenAPI, Markdown and an explorer.",
 	"Custom":           "Routes added by the host application.",
 }

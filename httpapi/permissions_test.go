@@ -97,7 +97,9 @@ var permWriteScopes = []struct {
 	{"/dashboards/layout", false, "the caller's own layout"},
 	{"/dashboards/users/widgets", false, "a user of the caller's organizations (others answer 404)"},
 	{"/data_sync/", false, "a run reads and writes only the organizations of the caller who started it"},
+	{"/notifications", false, "a user's own inbox"},
 	{"/login", false, "public sign-in"},
+	{"/logout", false, "ends the caller's own session"},
 	{"/reset", false, "public password reset"},
 }
 
@@ -109,6 +111,7 @@ var permTenantLevel = []struct{ prefix, why string }{
 	{"/integrations/", "an integration's state, version and credentials belong to the tenant (integrations/doc.go)"},
 	{"/data_sync/", "sync runs belong to the tenant, like the integration state they run under (datasync/doc.go)"},
 	{"/dashboards/", "a layout belongs to its owner (user or API key) in the tenant, widget definitions are global, visibility records belong to the tenant's roles and users"},
+	{"/notifications/", "a notification belongs to its recipient (a user or an API key) in the tenant, whatever the organization; TestNotificationRoutes checks that another user's and another tenant's id answer 404"},
 	{"/progress/", "jobs are organization scoped, but only the Go API (Kit.Progress) creates them, so this matrix cannot make one in org2; TestProgressRoutes checks their organization scope over HTTP"},
 }
 

@@ -143,20 +143,18 @@ type sessionClaims struct {
 
 // AuthenticateToken verifies a session token from Login. Tokens expire
 // after Config.SessionTTL and stop working when the user's password
-// changes or the user, tenant or organization is deleted.
+// changes, the token is logged out (Logout) or the user, tenant or
+// organization is deleted.
 func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identity, error) {
 	ck := keyOf('t', token)
 	if id, ok, err := s.fromCache(ctx, ck); ok {
 		return id, err
 	}
-	var claims sessionClaims
-	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return s.cfg.SecretKey, nil },
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(),
-		jwt.WithTimeFunc(s.db.Now), jwt.WithStrictDecoding())
+	claims, err := s.parseToken(token)
 	if err != nil {
-		return nil, ErrUnauthenticated
+		return nil, err
 	}
-	return s.verify(ctx, ck, func(q store.Querier) (*Identity, error) { return s.tokenIdentity(ctx, q, &claims) })
+	return s.verify(ctx, ck, func(q store.Querier) (*Identity, error) { return s.tokenIdentity(ctx, q, claims) })
 }
 
 // tokenIdentity checks a signed session token's claims against the
@@ -170,6 +168,11 @@ func (s *Service) tokenIdentity(ctx context.Context, q store.Querier, claims *se
 		return nil, err
 	}
 	if claims.PasswordVersion != u.PasswordChangedAt.UnixMicro() || u.TenantID != claims.TenantID {
+		return nil, ErrUnauthenticated
+	}
+	if revoked, err := s.store.SessionRevoked(ctx, q, claims.ID); err != nil {
+		return nil, err
+	} else if revoked {
 		return nil, ErrUnauthenticated
 	}
 	if t, err := s.store.GetTenant(ctx, q, u.TenantID); err != nil || !t.IsActive {
@@ -215,6 +218,9 @@ func (s *Service) Login(ctx context.Context, email, password, tenantID string) (
 	}
 	u := users[0]
 	now := s.db.Now()
+	if err := s.recordLogin(ctx, u, now); err != nil {
+		return "", nil, err
+	}
 	claims := sessionClaims{TenantID: u.TenantID, OrgID: u.OrganizationID, PasswordVersion: u.PasswordChangedAt.UnixMicro(), RegisteredClaims: jwt.RegisteredClaims{
 		Subject:   u.ID,
 		IssuedAt:  jwt.NewNumericDate(now),

@@ -9,13 +9,15 @@
 //
 // identity.go holds the domain types, limits, features, events and
 // errors; the Service (service.go, with directory.go, roles.go, keys.go,
-// authn.go, credentials.go (the credential cache), bootstrap.go, grant.go
+// authn.go, credentials.go (the credential cache), users.go (the user
+// lifecycle, role deletion, logout, delete hooks), bootstrap.go, grant.go
 // and password.go) validates, decides, owns transactions and emits
 // events, and runs no SQL; store.go is the
 // Store interface, the storage operations the Service needs in domain
 // terms, each on the store.Querier (database or transaction) the Service
 // passes; sql.go is its implementation over both engines (NewSQLStore,
-// the default; Config.Store replaces it); migrations/ holds its tables.
+// the default, with sql_lifecycle.go; Config.Store replaces it);
+// migrations/ holds its tables.
 // identitytest.Run is the conformance suite any Store runs. area.go is
 // the Service's part in a Kit's lifecycle.
 //
@@ -58,7 +60,8 @@
 //
 //   - Every Service write that may change what an existing credential
 //     grants (DeleteAPIKey, SetRoleACL, DeleteTenant, DeleteOrganization,
-//     ConfirmPasswordReset, Bootstrap) bumps the version counter
+//     ConfirmPasswordReset, Bootstrap, UpdateUser, DeleteUser, DeleteRole,
+//     Logout) bumps the version counter
 //     "identity.credentials" in its transaction (CredentialsChanged). The
 //     writes that only add rows (Create*) do not: a new row changes no
 //     verified credential, and other processes keep their caches.
@@ -88,6 +91,35 @@
 //   - A miss is verified in a read transaction that reads the counter
 //     first, and is cached only if no newer version was seen meanwhile,
 //     so a verification racing a revocation is not remembered past it.
+//
+// # Users, roles and logout
+//
+//   - Users are soft-deleted (DeleteUser): not found, listed or signed in
+//     again; their sessions end as any revocation does. A caller cannot
+//     delete itself (a conflict), so a tenant is not left without its
+//     admin by accident.
+//   - Roles are deleted for good (DeleteRole), only while no live user or
+//     key holds them (a conflict naming how many do): the caller takes the
+//     role from its holders first, and nobody loses access as a side
+//     effect. Links from deleted users and keys go with the role. A
+//     super-admin role is never deleted.
+//   - Other areas keep data about users and roles (the dashboards'
+//     visibility records). DeleteUser and DeleteRole run the OnDelete
+//     hooks in their transaction, so that such data goes with the row or
+//     the deletion fails as a whole; the Kit hooks the dashboards in
+//     when it opens with both areas. A hook is told the kind, tenant and id.
+//   - Session tokens are stateless signed tokens, each with its own id
+//     (jti). Logout records the id in auth_revoked_sessions until the
+//     token's own expiry and bumps the credentials' version in the same
+//     transaction; verifying a session reads that table (on a cache miss
+//     only), so the token is refused everywhere from the next request,
+//     and the user's other sessions go on. Rows past their expiry are
+//     removed by the next Logout. (A per-user "issued before" time would
+//     have ended every session of the user; a sessions table would have
+//     made every sign-in a write of a row per session.) API keys are not
+//     sessions: Logout of one is refused and they end only when deleted.
+//   - Login records the user's LastLoginAt, in a write of its own that
+//     leaves the credentials' version alone.
 //
 // # Authorization
 //
@@ -119,7 +151,12 @@
 //     limited to its organizations. Organizations, keys and roles outside them
 //     are not found (404) to its writes; an organizationId or parentId in its
 //     own request body that is outside them is 403. Deleting an organization
-//     needs access to it and to every organization under it. Its key list
+//     needs access to it and to every organization under it. Users are
+//     listed, changed and deleted only in its organizations (others are
+//     not found), only when it could grant every role they hold
+//     (ErrEscalation otherwise: nobody changes a user above its own
+//     access), and moved only to an organization it manages (403 naming
+//     organizationId). Its key list
 //     shows the tenant-level keys and those of its organizations.
 //
 // # Sign-in and reset

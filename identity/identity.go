@@ -29,6 +29,9 @@ const (
 	EventRoleUpdated         = "auth.role.updated"
 	EventUserCreated         = "auth.user.created"
 	EventUserPasswordReset   = "auth.user.password_reset"
+	EventUserUpdated         = "auth.user.updated"
+	EventUserDeleted         = "auth.user.deleted"
+	EventRoleDeleted         = "auth.role.deleted"
 	EventAPIKeyCreated       = "api_keys.key.created"
 	EventAPIKeyDeleted       = "api_keys.key.deleted"
 )
@@ -42,6 +45,9 @@ var EventTypes = []store.EventType{
 	{ID: EventRoleCreated, Label: "Role created", Description: "A role was created."},
 	{ID: EventRoleUpdated, Label: "Role updated", Description: "A role's name or features changed."},
 	{ID: EventUserCreated, Label: "User created", Description: "A user was created."},
+	{ID: EventUserUpdated, Label: "User updated", Description: "A user's roles or organization changed."},
+	{ID: EventUserDeleted, Label: "User deleted", Description: "A user was deleted; its sessions ended."},
+	{ID: EventRoleDeleted, Label: "Role deleted", Description: "A role no user or API key held was deleted."},
 	{ID: EventUserPasswordReset, Label: "Password reset", Description: "A user's password was reset."},
 	{ID: EventAPIKeyCreated, Label: "API key created", Description: "An API key was created (never its secret)."},
 	{ID: EventAPIKeyDeleted, Label: "API key deleted", Description: "An API key was deleted."},
@@ -54,6 +60,7 @@ const (
 	FeatureOrganizationsManage = "directory.organizations.manage"
 	FeatureRolesView           = "auth.roles.view"
 	FeatureRolesManage         = "auth.roles.manage"
+	FeatureUsersView           = "auth.users.view"
 	FeatureUsersManage         = "auth.users.manage"
 	FeatureAPIKeysView         = "api_keys.view"
 	FeatureAPIKeysManage       = "api_keys.manage"
@@ -114,9 +121,12 @@ type User struct {
 	OrganizationID string `json:"organizationId"`
 	// Email is stored trimmed and lower-cased; unique within the tenant.
 	Email string `json:"email"`
-	// Roles are filled when the user is created; lookups leave them nil.
+	// Roles are filled when the user is created and in lists; single
+	// lookups leave them nil.
 	Roles     []RoleRef `json:"roles"`
 	CreatedAt time.Time `json:"createdAt"`
+	// LastLoginAt is when the user last signed in; nil never.
+	LastLoginAt *time.Time `json:"lastLoginAt"`
 }
 
 // APIKey is a machine credential. Its secret is shown once, at creation,

@@ -2,6 +2,11 @@ package identity
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/tenantkit/tenantkit/store"
 )
 
 // RoleAccess returns what the tenant's role grants, as the Identity of a
@@ -34,4 +39,106 @@ func (s *Service) UserAccess(ctx context.Context, tenantID, userID string) (*Ide
 	id := identityFromRoles(roles)
 	id.TenantID, id.UserID, id.OrganizationID = tenantID, u.ID, u.OrganizationID
 	return id, nil
+}
+
+// MaxRecipients bounds how many users RecipientUsers and UsersHolding
+// return.
+const MaxRecipients = 1000
+
+// RecipientUsers returns the ids of the tenant's live users that refs
+// name, each once, in the order found: a ref is a user id, an email (any
+// case; a ref holding '@') or the exact name of one of the tenant's roles
+// (every user holding it). A ref naming none of these is skipped. Other
+// areas use it to address people (a business rule's NOTIFY action).
+func (s *Service) RecipientUsers(ctx context.Context, tenantID string, refs []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(users []*UserRecord) {
+		for _, u := range users {
+			if !seen[u.ID] && len(out) < MaxRecipients {
+				seen[u.ID] = true
+				out = append(out, u.ID)
+			}
+		}
+	}
+	for _, ref := range refs {
+		ref = strings.TrimSpace(ref)
+		if ref == "" {
+			continue
+		}
+		if strings.Contains(ref, "@") {
+			users, err := s.store.UsersByEmail(ctx, s.db, normalizeEmail(ref), tenantID, 1)
+			if err != nil {
+				return nil, err
+			}
+			add(users)
+			continue
+		}
+		u, err := s.store.GetUser(ctx, s.db, tenantID, ref)
+		switch {
+		case err == nil:
+			add([]*UserRecord{u})
+			continue
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+		r, err := s.store.GetRoleByName(ctx, s.db, tenantID, ref)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		users, err := s.store.UsersWithRoles(ctx, s.db, tenantID, []string{r.ID}, MaxRecipients)
+		if err != nil {
+			return nil, err
+		}
+		add(users)
+	}
+	return out, nil
+}
+
+// UsersHolding returns the ids of the tenant's live users whose roles
+// grant feature (a super-admin role grants every feature) and who may
+// read organization organizationID ("" for any user, whatever
+// organizations their roles allow), each once, oldest first; at most
+// MaxRecipients. Other areas use it to tell the people in charge
+// (webhook failures to those holding webhooks.manage over the webhook's
+// organization).
+func (s *Service) UsersHolding(ctx context.Context, tenantID, organizationID, feature string) ([]string, error) {
+	var roleIDs []string
+	const page = 200
+	for offset := 0; ; offset += page {
+		roles, total, err := s.store.ListRoles(ctx, s.db, tenantID, offset, page)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range roles {
+			if identityFromRoles([]*Role{r}).HasFeature(feature) {
+				roleIDs = append(roleIDs, r.ID)
+			}
+		}
+		if len(roles) == 0 || offset+len(roles) >= total {
+			break
+		}
+	}
+	users, err := s.store.UsersWithRoles(ctx, s.db, tenantID, roleIDs, MaxRecipients)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(users))
+	for _, u := range users {
+		if organizationID != "" {
+			// The user's roles together: the organizations they may read.
+			roles, err := s.store.UserRoles(ctx, s.db, u.ID)
+			if err != nil {
+				return nil, err
+			}
+			if id := identityFromRoles(roles); !id.CoversTenant() && !slices.Contains(id.OrganizationIDs, organizationID) {
+				continue
+			}
+		}
+		out = append(out, u.ID)
+	}
+	return out, nil
 }

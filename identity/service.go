@@ -88,6 +88,10 @@ type Service struct {
 	// credentials' version counter (credentials.go); nil when
 	// Config.CacheTTL is negative.
 	creds *vcache.Cache[cacheKey, *cached]
+
+	// deleteHooks run in the transaction of DeleteUser and DeleteRole
+	// (OnDelete).
+	deleteHooks []DeleteHook
 }
 
 // cacheKey identifies a credential in the cache by its kind ('k' API key,

@@ -268,11 +268,11 @@ func (SQLStore) APIKeyRoleRefs(ctx context.Context, q store.Querier, keyIDs []st
 	return out, rows.Err()
 }
 
-const userColumns = `id, tenant_id, organization_id, email, password_hash, password_changed_at, created_at`
+const userColumns = `id, tenant_id, organization_id, email, password_hash, password_changed_at, created_at, last_login_at`
 
 func scanUser(s store.Scanner) (*UserRecord, error) {
 	var u UserRecord
-	return &u, s.Scan(&u.ID, &u.TenantID, &u.OrganizationID, &u.Email, &u.PasswordHash, &u.PasswordChangedAt, &u.CreatedAt)
+	return &u, s.Scan(&u.ID, &u.TenantID, &u.OrganizationID, &u.Email, &u.PasswordHash, &u.PasswordChangedAt, &u.CreatedAt, &u.LastLoginAt)
 }
 
 // CreateUser inserts u, with its password hash, into auth_users as
@@ -300,8 +300,25 @@ func (SQLStore) UsersByEmail(ctx context.Context, q store.Querier, email, tenant
 	}
 	where := w.SQL()
 	limitArg := w.Add(limit)
-	return store.Many(ctx, q, scanUser, `SELECT u.id, u.tenant_id, u.organization_id, u.email, u.password_hash, u.password_changed_at, u.created_at
+	return store.Many(ctx, q, scanUser, `SELECT u.id, u.tenant_id, u.organization_id, u.email, u.password_hash, u.password_changed_at, u.created_at, u.last_login_at
 		FROM auth_users u JOIN auth_tenants t ON t.id = u.tenant_id WHERE `+where+` ORDER BY u.created_at, u.id LIMIT `+limitArg, w.Values()...)
+}
+
+// UsersWithRoles returns up to limit live users of tenantID linked in
+// auth_user_roles to any of roleIDs, each once, oldest first.
+func (SQLStore) UsersWithRoles(ctx context.Context, q store.Querier, tenantID string, roleIDs []string, limit int) ([]*UserRecord, error) {
+	if len(roleIDs) == 0 {
+		return nil, nil
+	}
+	w := store.Where("tenant_id = ?", tenantID).And("deleted_at IS NULL")
+	placeholders := make([]string, len(roleIDs))
+	for i, id := range roleIDs {
+		placeholders[i] = w.Add(id)
+	}
+	w.And("EXISTS (SELECT 1 FROM auth_user_roles j WHERE j.user_id = auth_users.id AND j.role_id IN (" + strings.Join(placeholders, ", ") + "))")
+	where := w.SQL()
+	limitArg := w.Add(limit)
+	return store.Many(ctx, q, scanUser, `SELECT `+userColumns+` FROM auth_users WHERE `+where+` ORDER BY created_at, id LIMIT `+limitArg, w.Values()...)
 }
 
 // SetUserPassword writes hash and changedAt to the user userID of

@@ -86,6 +86,44 @@ type Store interface {
 	LinkUserRoles(ctx context.Context, q store.Querier, userID string, roleIDs []string) error
 	// UserRoles returns a user's roles by name.
 	UserRoles(ctx context.Context, q store.Querier, userID string) ([]*Role, error)
+	// UserTenant returns the tenant of a live user, for callers (super
+	// admins) that name a user of any tenant.
+	UserTenant(ctx context.Context, q store.Querier, id string) (string, error)
+	// ListUsers pages the live users of sc.TenantID by email, then id, and
+	// counts them all; with sc.OrganizationIDs not nil only the users of
+	// those organizations; with search not "", only those whose email
+	// contains it, ignoring case. Roles are not filled.
+	ListUsers(ctx context.Context, q store.Querier, sc store.Scope, search string, offset, limit int) ([]*UserRecord, int, error)
+	// UserRoleRefs returns the roles of several users, by user id, each
+	// user's by name; users without roles are absent.
+	UserRoleRefs(ctx context.Context, q store.Querier, userIDs []string) (map[string][]RoleRef, error)
+	// SetUserOrganization moves a live user of the tenant to another
+	// organization.
+	SetUserOrganization(ctx context.Context, q store.Querier, tenantID, userID, orgID string) error
+	// ReplaceUserRoles replaces every role link of a user with roleIDs.
+	ReplaceUserRoles(ctx context.Context, q store.Querier, userID string, roleIDs []string) error
+	// DeleteUser soft-deletes a live user of the tenant at now.
+	DeleteUser(ctx context.Context, q store.Querier, tenantID, userID string, now time.Time) error
+	// RecordLogin stores when a user signed in.
+	RecordLogin(ctx context.Context, q store.Querier, tenantID, userID string, at time.Time) error
+
+	// RoleHolders counts the live users and live API keys holding a role.
+	RoleHolders(ctx context.Context, q store.Querier, roleID string) (users, keys int, err error)
+	// DeleteRole deletes a role of the tenant and its links to deleted
+	// users and keys (the Service checks that no live one holds it).
+	DeleteRole(ctx context.Context, q store.Querier, tenantID, roleID string) error
+
+	// RevokeSession records that the session token with this id (its jti)
+	// is ended, until expiresAt, when it would have expired anyway; rows
+	// past their expiry at now may be removed.
+	RevokeSession(ctx context.Context, q store.Querier, tokenID, userID string, expiresAt, now time.Time) error
+	// SessionRevoked reports whether the session token with this id was
+	// ended by RevokeSession.
+	SessionRevoked(ctx context.Context, q store.Querier, tokenID string) (bool, error)
+	// UsersWithRoles returns up to limit live users of the tenant linked
+	// to any of roleIDs, each once, oldest first (then by id); no roleIDs
+	// is an empty list.
+	UsersWithRoles(ctx context.Context, q store.Querier, tenantID string, roleIDs []string, limit int) ([]*UserRecord, error)
 
 	// CreateAPIKey inserts k as given; a KeyPrefix in use by any key,
 	// deleted or not, of any tenant is store.ErrConflict.

@@ -38,10 +38,15 @@
 //   - State: a tenant that never changed an integration has the defaults:
 //     enabled, the default API version (the one marked Default, else the
 //     first; null when unversioned), no re-authentication, no health
-//     check. The first change stores a row. Enabling a disabled
-//     integration stamps enabledAt. PUT /state needs isEnabled or
-//     reauthRequired (else 422) and answers {isEnabled, reauthRequired,
+//     check, no notifications to admins. The first change stores a row.
+//     Enabling a disabled integration stamps enabledAt. PUT /state needs
+//     isEnabled, reauthRequired or notifyAdminsOnFailure (else 422) and
+//     answers {isEnabled, reauthRequired, notifyAdminsOnFailure,
 //     apiVersion, updatedAt}.
+//   - notifyAdminsOnFailure (default false, a column added by migration
+//     0002): the Kit's notification feeds tell the tenant's admins of the
+//     integration's failures while it is on (the custom webhooks
+//     integration: an endpoint disabled, a delivery failed for good).
 //   - Health: RecordHealth keeps the last connection check's outcome
 //     (lastHealthStatus healthy or unhealthy, lastHealthCheckedAt,
 //     lastHealthLatencyMs) in the tenant's state, with the state event.

@@ -90,6 +90,10 @@ type State struct {
 	// integration.
 	APIVersion     *string `json:"apiVersion"`
 	ReauthRequired bool    `json:"reauthRequired"` // the tenant must enter its credentials again; a flag the host sets
+	// NotifyAdminsOnFailure has the tenant's admins notified of the
+	// integration's failures (for the custom webhooks integration: an
+	// endpoint disabled, a delivery that failed for good). Default false.
+	NotifyAdminsOnFailure bool `json:"notifyAdminsOnFailure"`
 	// Health fields: the last health check's status (healthy or
 	// unhealthy), when it ran and how long it took; nil until one runs
 	// (POST /data_sync/validate runs one for a sync integration whose

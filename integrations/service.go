@@ -60,7 +60,7 @@ var (
 	// ErrUnknownVersion: the integration has no API version with the id.
 	ErrUnknownVersion = store.Errorf(store.ErrInvalid, "Unknown integration version")
 	// ErrNoStateChange: a state change named neither field.
-	ErrNoStateChange = store.Errorf(store.ErrInvalid, "Invalid state payload: give isEnabled or reauthRequired")
+	ErrNoStateChange = store.Errorf(store.ErrInvalid, "Invalid state payload: give isEnabled, reauthRequired or notifyAdminsOnFailure")
 )
 
 // ListFilter selects catalogue rows; zero fields select all.
@@ -201,13 +201,15 @@ func (s *Service) Get(ctx context.Context, id string) (*Detail, error) {
 type StateInput struct {
 	IsEnabled      *bool `json:"isEnabled" jsonschema:"anyof_required=isEnabled"`           // nil keeps it; at least one field is required
 	ReauthRequired *bool `json:"reauthRequired" jsonschema:"anyof_required=reauthRequired"` // nil keeps it
+	// NotifyAdminsOnFailure sets State.NotifyAdminsOnFailure; nil keeps it.
+	NotifyAdminsOnFailure *bool `json:"notifyAdminsOnFailure" jsonschema:"anyof_required=notifyAdminsOnFailure"`
 }
 
 // SetState changes the caller's tenant's state of the integration and
 // returns it. Enabling a disabled integration stamps EnabledAt. Neither
 // field is ErrNoStateChange.
 func (s *Service) SetState(ctx context.Context, id string, in StateInput) (*State, error) {
-	if in.IsEnabled == nil && in.ReauthRequired == nil {
+	if in.IsEnabled == nil && in.ReauthRequired == nil && in.NotifyAdminsOnFailure == nil {
 		return nil, ErrNoStateChange
 	}
 	return s.changeState(ctx, id, EventStateUpdated, func(d Definition, st *State, tx *store.Tx) error {
@@ -220,6 +222,9 @@ func (s *Service) SetState(ctx context.Context, id string, in StateInput) (*Stat
 		}
 		if in.ReauthRequired != nil {
 			st.ReauthRequired = *in.ReauthRequired
+		}
+		if in.NotifyAdminsOnFailure != nil {
+			st.NotifyAdminsOnFailure = *in.NotifyAdminsOnFailure
 		}
 		return nil
 	})

@@ -342,7 +342,7 @@ func TestStateChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantKeys := []string{"apiVersion", "enabledAt", "integrationId", "isEnabled", "lastHealthCheckedAt", "lastHealthLatencyMs",
-			"lastHealthStatus", "reauthRequired", "updatedAt"}
+			"lastHealthStatus", "notifyAdminsOnFailure", "reauthRequired", "updatedAt"}
 		if got := slices.Sorted(maps.Keys(data)); !slices.Equal(got, wantKeys) {
 			t.Errorf("state event keys %v, want %v", got, wantKeys)
 		}

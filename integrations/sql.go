@@ -18,13 +18,13 @@ func NewSQLStore() *SQLStore { return &SQLStore{} }
 var _ Store = (*SQLStore)(nil)
 
 const stateColumns = `integration_id, is_enabled, api_version, reauth_required, last_health_status, last_health_checked_at,
-	last_health_latency_ms, enabled_at, updated_at`
+	last_health_latency_ms, enabled_at, updated_at, notify_admins_on_failure`
 
 func scanState(s store.Scanner) (*State, error) {
 	var st State
 	var updated time.Time
 	if err := s.Scan(&st.IntegrationID, &st.IsEnabled, &st.APIVersion, &st.ReauthRequired, &st.LastHealthStatus,
-		&st.LastHealthCheckedAt, &st.LastHealthLatencyMs, &st.EnabledAt, &updated); err != nil {
+		&st.LastHealthCheckedAt, &st.LastHealthLatencyMs, &st.EnabledAt, &updated, &st.NotifyAdminsOnFailure); err != nil {
 		return nil, err
 	}
 	updated = updated.UTC()
@@ -51,14 +51,15 @@ func (*SQLStore) ListStates(ctx context.Context, q store.Querier, tenantID strin
 // PutState implements Store.
 func (*SQLStore) PutState(ctx context.Context, q store.Querier, tenantID string, s *State) error {
 	_, err := q.Exec(ctx, `INSERT INTO integration_states (tenant_id, integration_id, is_enabled, api_version, reauth_required,
-			last_health_status, last_health_checked_at, last_health_latency_ms, enabled_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			last_health_status, last_health_checked_at, last_health_latency_ms, enabled_at, updated_at, notify_admins_on_failure)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (tenant_id, integration_id) DO UPDATE SET is_enabled = excluded.is_enabled, api_version = excluded.api_version,
 			reauth_required = excluded.reauth_required, last_health_status = excluded.last_health_status,
 			last_health_checked_at = excluded.last_health_checked_at, last_health_latency_ms = excluded.last_health_latency_ms,
-			enabled_at = excluded.enabled_at, updated_at = excluded.updated_at`,
+			enabled_at = excluded.enabled_at, updated_at = excluded.updated_at,
+			notify_admins_on_failure = excluded.notify_admins_on_failure`,
 		tenantID, s.IntegrationID, s.IsEnabled, s.APIVersion, s.ReauthRequired, s.LastHealthStatus, s.LastHealthCheckedAt,
-		s.LastHealthLatencyMs, s.EnabledAt, s.UpdatedAt)
+		s.LastHealthLatencyMs, s.EnabledAt, s.UpdatedAt, s.NotifyAdminsOnFailure)
 	return err
 }
 

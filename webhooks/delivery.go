@@ -69,6 +69,24 @@ type Delivery struct {
 // answer, or consecutive failures reaching its autoDisableThreshold.
 const EventWebhookDisabled = "webhooks.webhook.disabled"
 
+// EventDeliveryFailed is a delivery of a domain event that failed for
+// good: its last attempt failed (or got an answer that is not retried).
+// Test sends and manual retries sent once are not counted. Its data is
+// DeliveryFailed.
+const EventDeliveryFailed = "webhooks.delivery.failed"
+
+// DeliveryFailed is the data of webhooks.delivery.failed.
+type DeliveryFailed struct {
+	DeliveryID     string `json:"deliveryId"`
+	WebhookID      string `json:"webhookId"`
+	WebhookName    string `json:"webhookName"`
+	EventID        string `json:"eventId"`                // the domain event the delivery carried
+	EventType      string `json:"eventType"`              // its type
+	Attempts       int    `json:"attempts"`               // the attempts made
+	ResponseStatus *int   `json:"responseStatus"`         // the last attempt's HTTP status; nil when none came
+	ErrorMessage   string `json:"errorMessage,omitempty"` // why the last attempt failed
+}
+
 // TestEventType is the event type of a test send.
 const TestEventType = "webhooks.test.ping"
 

@@ -38,6 +38,14 @@
 //     next, not skipped.
 //   - A delivery waiting for a retry does not hold back the webhook's
 //     later deliveries: order holds "as far as retries allow".
+//   - A delivery of a domain event whose last attempt failed (or whose
+//     answer is not retried) emits webhooks.delivery.failed
+//     (DeliveryFailed), in the transaction that records the failure, as a
+//     webhook disabled by its deliveries emits webhooks.webhook.disabled;
+//     the Kit tells the tenant's webhooks.manage holders of both when
+//     the custom webhooks integration's notifyAdminsOnFailure is on.
+//     Test sends emit neither. Like every webhooks.* event, neither is
+//     delivered to webhooks.
 //   - Different webhooks drain on different workers: a slow target holds
 //     only its own queue. A drain yields its worker after 10 s of sends
 //     (queuing a follow-up behind the other webhooks' drains).

@@ -354,6 +354,13 @@ func (s *Service) record(ctx context.Context, tx *store.Tx, w *Webhook, batch []
 		if err := s.store.UpdateDelivery(ctx, tx, x.d); err != nil {
 			return stored, err
 		}
+		if x.d.Status == StatusFailed && x.d.EventID != "" {
+			if _, err := tx.EmitData(ctx, EventDeliveryFailed, store.Scope{TenantID: w.TenantID, OrganizationID: w.OrganizationID},
+				DeliveryFailed{DeliveryID: x.d.ID, WebhookID: w.ID, WebhookName: x.d.WebhookName, EventID: x.d.EventID,
+					EventType: x.d.EventType, Attempts: x.d.Attempt, ResponseStatus: x.d.ResponseStatus, ErrorMessage: x.d.ErrorMessage}); err != nil {
+				return stored, err
+			}
+		}
 		if x.out.delivered() {
 			failures, lastSuccess = 0, &now
 			continue

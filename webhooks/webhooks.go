@@ -102,7 +102,7 @@ const (
 	EventWebhookUpdated       = "webhooks.webhook.updated"
 	EventWebhookDeleted       = "webhooks.webhook.deleted"
 	EventWebhookSecretRotated = "webhooks.webhook.secret_rotated"
-	// EventWebhookDisabled (delivery.go)
+	// EventWebhookDisabled and EventDeliveryFailed (delivery.go)
 )
 
 // EventTypes describes every event the area emits, for catalogues.
@@ -112,5 +112,6 @@ var EventTypes = []store.EventType{
 	{ID: EventWebhookDeleted, Label: "Webhook deleted", Description: "An outbound webhook was deleted."},
 	{ID: EventWebhookSecretRotated, Label: "Webhook secret rotated", Description: "An outbound webhook's signing secret was rotated."},
 	{ID: EventWebhookDisabled, Label: "Webhook disabled", Description: "An outbound webhook was disabled by its deliveries (a 410 answer, or too many failures in a row)."},
+	{ID: EventDeliveryFailed, Label: "Webhook delivery failed", Description: "A delivery of a domain event to an outbound webhook failed for good (its last attempt failed)."},
 	{ID: EventInboundReceived, Label: "Inbound webhook received", Description: "An inbound endpoint accepted and processed a message (endpointId, messageId, type, payload)."},
 }

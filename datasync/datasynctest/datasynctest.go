@@ -73,7 +73,7 @@ func run(tenantID, integrationID, entityType string, d datasync.Direction, minut
 	return &datasync.Run{ID: store.NewID(), TenantID: tenantID, OrganizationID: "org-" + tenantID,
 		OrganizationIDs: []string{"org-" + tenantID, "org-b"}, ProgressJobID: ptr("pj-" + store.NewID()),
 		IntegrationID: integrationID, EntityType: entityType, Direction: d, Status: datasync.StatusPending, Cursor: "",
-		FullSync: true, BatchSize: 250, TriggeredBy: ptr("user:u1"), CreatedAt: when, UpdatedAt: when}
+		FullSync: true, BatchSize: 250, TriggeredBy: ptr("user:u1"), StartedBy: "api_key:k-" + tenantID, CreatedAt: when, UpdatedAt: when}
 }
 
 // insert stores r in a committed transaction, failing the test on error.
@@ -116,12 +116,13 @@ func sameRun(t *testing.T, what string, got, want *datasync.Run) {
 		BatchSize, PageAttempts   int
 		Cursors                   datasync.CursorHistory
 		TriggeredBy, RetryOf      *string
+		StartedBy                 string
 		CreatedAt, UpdatedAt      string
 	}
 	flat := func(r *datasync.Run) string {
 		b, _ := json.Marshal(full{Run: *r, TenantID: r.TenantID, OrganizationID: r.OrganizationID, Cursor: r.Cursor,
 			OrganizationIDs: r.OrganizationIDs, FullSync: r.FullSync, CancelRequested: r.CancelRequested, BatchSize: r.BatchSize,
-			PageAttempts: r.PageAttempts, Cursors: r.Cursors, TriggeredBy: r.TriggeredBy, RetryOf: r.RetryOf,
+			PageAttempts: r.PageAttempts, Cursors: r.Cursors, TriggeredBy: r.TriggeredBy, RetryOf: r.RetryOf, StartedBy: r.StartedBy,
 			CreatedAt: r.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: r.UpdatedAt.UTC().Format(time.RFC3339Nano)})
 		return string(b)
 	}

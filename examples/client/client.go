@@ -559,6 +559,27 @@ func (e IntegrationsLogEntryLevel) Valid() bool {
 	}
 }
 
+// Defines values for NotificationItemSeverity.
+const (
+	NotificationItemSeverityError   NotificationItemSeverity = "error"
+	NotificationItemSeverityInfo    NotificationItemSeverity = "info"
+	NotificationItemSeverityWarning NotificationItemSeverity = "warning"
+)
+
+// Valid indicates whether the value is a known member of the NotificationItemSeverity enum.
+func (e NotificationItemSeverity) Valid() bool {
+	switch e {
+	case NotificationItemSeverityError:
+		return true
+	case NotificationItemSeverityInfo:
+		return true
+	case NotificationItemSeverityWarning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OverrideBodyToggleType.
 const (
 	OverrideBodyToggleTypeBoolean OverrideBodyToggleType = "boolean"
@@ -2718,11 +2739,38 @@ type IdentityTenantPageResponse struct {
 	TotalPages int              `json:"totalPages"`
 }
 
+// IdentityUser defines model for IdentityUser.
+type IdentityUser struct {
+	CreatedAt      time.Time         `json:"createdAt"`
+	Email          string            `json:"email"`
+	Id             string            `json:"id"`
+	LastLoginAt    *time.Time        `json:"lastLoginAt"`
+	OrganizationId string            `json:"organizationId"`
+	Roles          []IdentityRoleRef `json:"roles"`
+	TenantId       string            `json:"tenantId"`
+}
+
 // IdentityUserInput defines model for IdentityUserInput.
 type IdentityUserInput struct {
 	Email          string    `json:"email"`
 	OrganizationId string    `json:"organizationId"`
 	Password       string    `json:"password"`
+	Roles          *[]string `json:"roles,omitempty"`
+}
+
+// IdentityUserPageResponse defines model for IdentityUserPageResponse.
+type IdentityUserPageResponse struct {
+	Items      []IdentityUser `json:"items"`
+	Page       int            `json:"page"`
+	PageSize   int            `json:"pageSize"`
+	Total      int            `json:"total"`
+	TotalPages int            `json:"totalPages"`
+}
+
+// IdentityUserUpdateRequest defines model for IdentityUserUpdateRequest.
+type IdentityUserUpdateRequest struct {
+	Id             string    `json:"id"`
+	OrganizationId *string   `json:"organizationId,omitempty"`
 	Roles          *[]string `json:"roles,omitempty"`
 }
 
@@ -2746,10 +2794,11 @@ type IntegrationCredentialsInput struct {
 
 // IntegrationStateBody defines model for IntegrationStateBody.
 type IntegrationStateBody struct {
-	ApiVersion     *string    `json:"apiVersion"`
-	IsEnabled      bool       `json:"isEnabled"`
-	ReauthRequired bool       `json:"reauthRequired"`
-	UpdatedAt      *time.Time `json:"updatedAt"`
+	ApiVersion            *string    `json:"apiVersion"`
+	IsEnabled             bool       `json:"isEnabled"`
+	NotifyAdminsOnFailure bool       `json:"notifyAdminsOnFailure"`
+	ReauthRequired        bool       `json:"reauthRequired"`
+	UpdatedAt             *time.Time `json:"updatedAt"`
 }
 
 // IntegrationVersionBody defines model for IntegrationVersionBody.
@@ -2885,20 +2934,22 @@ type IntegrationsOption struct {
 
 // IntegrationsState defines model for IntegrationsState.
 type IntegrationsState struct {
-	ApiVersion          *string    `json:"apiVersion"`
-	EnabledAt           *time.Time `json:"enabledAt"`
-	IsEnabled           bool       `json:"isEnabled"`
-	LastHealthCheckedAt *time.Time `json:"lastHealthCheckedAt"`
-	LastHealthLatencyMs *int       `json:"lastHealthLatencyMs"`
-	LastHealthStatus    *string    `json:"lastHealthStatus"`
-	ReauthRequired      bool       `json:"reauthRequired"`
-	UpdatedAt           *time.Time `json:"updatedAt"`
+	ApiVersion            *string    `json:"apiVersion"`
+	EnabledAt             *time.Time `json:"enabledAt"`
+	IsEnabled             bool       `json:"isEnabled"`
+	LastHealthCheckedAt   *time.Time `json:"lastHealthCheckedAt"`
+	LastHealthLatencyMs   *int       `json:"lastHealthLatencyMs"`
+	LastHealthStatus      *string    `json:"lastHealthStatus"`
+	NotifyAdminsOnFailure bool       `json:"notifyAdminsOnFailure"`
+	ReauthRequired        bool       `json:"reauthRequired"`
+	UpdatedAt             *time.Time `json:"updatedAt"`
 }
 
-// IntegrationsStateInput Give at least one of isEnabled, reauthRequired.
+// IntegrationsStateInput Give at least one of isEnabled, notifyAdminsOnFailure, reauthRequired.
 type IntegrationsStateInput struct {
-	IsEnabled      *bool `json:"isEnabled,omitempty"`
-	ReauthRequired *bool `json:"reauthRequired,omitempty"`
+	IsEnabled             *bool `json:"isEnabled,omitempty"`
+	NotifyAdminsOnFailure *bool `json:"notifyAdminsOnFailure,omitempty"`
+	ReauthRequired        *bool `json:"reauthRequired,omitempty"`
 }
 
 // LayoutBody defines model for LayoutBody.
@@ -2951,6 +3002,31 @@ type MeResponse struct {
 	Roles          []string `json:"roles"`
 	TenantId       string   `json:"tenantId"`
 	UserId         *string  `json:"userId,omitempty"`
+}
+
+// NotificationItem defines model for NotificationItem.
+type NotificationItem struct {
+	Body      string                   `json:"body"`
+	CreatedAt time.Time                `json:"createdAt"`
+	Id        string                   `json:"id"`
+	Link      *string                  `json:"link"`
+	ReadAt    *time.Time               `json:"readAt"`
+	Severity  NotificationItemSeverity `json:"severity"`
+	Title     string                   `json:"title"`
+	Type      string                   `json:"type"`
+}
+
+// NotificationItemSeverity defines model for NotificationItem.Severity.
+type NotificationItemSeverity string
+
+// NotificationPage defines model for NotificationPage.
+type NotificationPage struct {
+	Items       []NotificationItem `json:"items"`
+	Page        int                `json:"page"`
+	PageSize    int                `json:"pageSize"`
+	Total       int                `json:"total"`
+	TotalPages  int                `json:"totalPages"`
+	UnreadCount int                `json:"unreadCount"`
 }
 
 // OkFlag defines model for OkFlag.
@@ -3376,8 +3452,8 @@ type RoleWidgetsBody struct {
 
 // RoleWidgetsInput defines model for RoleWidgetsInput.
 type RoleWidgetsInput struct {
-	RoleId    string    `json:"roleId"`
-	WidgetIds *[]string `json:"widgetIds,omitempty"`
+	RoleId    string   `json:"roleId"`
+	WidgetIds []string `json:"widgetIds"`
 }
 
 // RuleSetDetail defines model for RuleSetDetail.
@@ -3760,6 +3836,11 @@ type UploadFieldsRequest struct {
 	TenantId       *string             `json:"tenantId,omitempty"`
 }
 
+// UserItem defines model for UserItem.
+type UserItem struct {
+	Item *IdentityUser `json:"item"`
+}
+
 // UserWidgetsBody defines model for UserWidgetsBody.
 type UserWidgetsBody struct {
 	Items []DashboardsWidgetItem `json:"items"`
@@ -4058,9 +4139,36 @@ type DeleteAttachmentsPartitionsParams struct {
 	Id string `form:"id" json:"id"`
 }
 
+// DeleteAuthRolesParams defines parameters for DeleteAuthRoles.
+type DeleteAuthRolesParams struct {
+	// Id The role's id
+	Id string `form:"id" json:"id"`
+}
+
 // GetAuthRolesParams defines parameters for GetAuthRoles.
 type GetAuthRolesParams struct {
 	// TenantId The tenant whose roles to list (default the caller's; another tenant is for super admins)
+	TenantId *string `form:"tenantId,omitempty" json:"tenantId,omitempty"`
+
+	// Page Page number, from 1 (default 1)
+	Page *int `form:"page,omitempty" json:"page,omitempty"`
+
+	// PageSize Items per page (default 50; larger values are reduced to 200)
+	PageSize *int `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+}
+
+// DeleteAuthUsersParams defines parameters for DeleteAuthUsers.
+type DeleteAuthUsersParams struct {
+	// Id The user's id
+	Id string `form:"id" json:"id"`
+}
+
+// GetAuthUsersParams defines parameters for GetAuthUsers.
+type GetAuthUsersParams struct {
+	// Search Only users whose email contains this text, ignoring case
+	Search *string `form:"search,omitempty" json:"search,omitempty"`
+
+	// TenantId The tenant whose users to list (default the caller's; another tenant is for super admins)
 	TenantId *string `form:"tenantId,omitempty" json:"tenantId,omitempty"`
 
 	// Page Page number, from 1 (default 1)
@@ -4178,6 +4286,12 @@ type DeleteDashboardsLayoutByItemIdParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// DeleteDashboardsRolesWidgetsParams defines parameters for DeleteDashboardsRolesWidgets.
+type DeleteDashboardsRolesWidgetsParams struct {
+	// RoleId The role
+	RoleId string `form:"roleId" json:"roleId"`
+}
+
 // GetDashboardsRolesWidgetsParams defines parameters for GetDashboardsRolesWidgets.
 type GetDashboardsRolesWidgetsParams struct {
 	// RoleId The role
@@ -4248,6 +4362,12 @@ type GetDirectoryTenantsParams struct {
 
 	// PageSize Items per page (default 50; larger values are reduced to 200)
 	PageSize *int `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+}
+
+// GetDocsOpenapiParams defines parameters for GetDocsOpenapi.
+type GetDocsOpenapiParams struct {
+	// Tag An area (a tag of the document): answer the part of the document for that area only
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
 }
 
 // GetEntitiesDefinitionsParams defines parameters for GetEntitiesDefinitions.
@@ -4475,6 +4595,18 @@ type GetIntegrationsLogsParams struct {
 // GetIntegrationsLogsParamsLevel defines parameters for GetIntegrationsLogs.
 type GetIntegrationsLogsParamsLevel string
 
+// GetNotificationsParams defines parameters for GetNotifications.
+type GetNotificationsParams struct {
+	// Unread true: only the unread notifications
+	Unread *string `form:"unread,omitempty" json:"unread,omitempty"`
+
+	// Page Page number, from 1 (default 1)
+	Page *int `form:"page,omitempty" json:"page,omitempty"`
+
+	// PageSize Items per page (default 20; larger values are reduced to 100)
+	PageSize *int `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+}
+
 // GetPaymentGatewaysStatusParams defines parameters for GetPaymentGatewaysStatus.
 type GetPaymentGatewaysStatusParams struct {
 	// TransactionId The payment's transactionId
@@ -4573,6 +4705,9 @@ type PutAuthRolesAclJSONRequestBody = RoleACLInput
 
 // PostAuthUsersJSONRequestBody defines body for PostAuthUsers for application/json ContentType.
 type PostAuthUsersJSONRequestBody = IdentityUserInput
+
+// PutAuthUsersJSONRequestBody defines body for PutAuthUsers for application/json ContentType.
+type PutAuthUsersJSONRequestBody = IdentityUserUpdateRequest
 
 // PostBusinessRulesExecuteJSONRequestBody defines body for PostBusinessRulesExecute for application/json ContentType.
 type PostBusinessRulesExecuteJSONRequestBody = ExecuteInput
@@ -5502,6 +5637,24 @@ type ClientInterface interface {
 	// Corresponds with GET /auth/me (the `GetAuthMe` operationId).
 	GetAuthMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteAuthRoles Delete a role (?id=) no user or API key holds
+	//
+	// 409 while a live user or API key holds the role, and for a super-admin role. The role's dashboard visibility record is removed with it.
+	//
+	// Needs a credential holding the features auth.roles.manage.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.roles.manage)
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 409: Conflict
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with DELETE /auth/roles (the `DeleteAuthRoles` operationId).
+	DeleteAuthRoles(ctx context.Context, params *DeleteAuthRolesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetAuthRoles List roles
 	//
 	// List roles.
@@ -5598,6 +5751,40 @@ type ClientInterface interface {
 	// Corresponds with PUT /auth/roles/acl (the `PutAuthRolesAcl` operationId).
 	PutAuthRolesAcl(ctx context.Context, body PutAuthRolesAclJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteAuthUsers Delete a user (?id=); its sessions end at once
+	//
+	// A soft delete: the user's sessions are refused by every server from the next request, and its dashboard visibility record is removed. A caller cannot delete itself (409).
+	//
+	// Needs a credential holding the features auth.users.manage.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 409: Conflict
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with DELETE /auth/users (the `DeleteAuthUsers` operationId).
+	DeleteAuthUsers(ctx context.Context, params *DeleteAuthUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAuthUsers List users (?search= matches emails)
+	//
+	// The live users of the caller's tenant (or tenantId's, for super admins), by email; a caller limited to some organizations sees only their users. Password hashes are never listed.
+	//
+	// Needs a credential holding the features auth.users.view.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.view)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with GET /auth/users (the `GetAuthUsers` operationId).
+	GetAuthUsers(ctx context.Context, params *GetAuthUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostAuthUsersWithBody Create a user
 	//
 	// Create a user.
@@ -5637,6 +5824,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /auth/users (the `PostAuthUsers` operationId).
 	PostAuthUsers(ctx context.Context, body PostAuthUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutAuthUsersWithBody Change a user's roles or organization ({id, roles?, organizationId?})
+	//
+	// Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.
+	//
+	// Needs a credential holding the features auth.users.manage.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 413: The request body is over the route's limit
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /auth/users (the `PutAuthUsers` operationId).
+	PutAuthUsersWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutAuthUsers Change a user's roles or organization ({id, roles?, organizationId?})
+	//
+	// Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.
+	//
+	// Needs a credential holding the features auth.users.manage.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 413: The request body is over the route's limit
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /auth/users (the `PutAuthUsers` operationId).
+	PutAuthUsers(ctx context.Context, body PutAuthUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostBusinessRulesExecuteWithBody Execute the rules of an entity type and event (entityType and data are required)
 	//
@@ -6260,6 +6487,24 @@ type ClientInterface interface {
 	// Corresponds with GET /dashboards/layout/{itemId} (the `GetDashboardsLayoutByItemId` operationId).
 	GetDashboardsLayoutByItemId(ctx context.Context, itemId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteDashboardsRolesWidgets Remove a role's widget restriction (?roleId): it then restricts nothing
+	//
+	// Remove a role's widget restriction (?roleId): it then restricts nothing.
+	//
+	// Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs dashboard.widgets.manage)
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 501: Not Implemented
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with DELETE /dashboards/roles/widgets (the `DeleteDashboardsRolesWidgets` operationId).
+	DeleteDashboardsRolesWidgets(ctx context.Context, params *DeleteDashboardsRolesWidgetsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDashboardsRolesWidgets The widgets a role makes available (?roleId)
 	//
 	// The widgets a role makes available (?roleId).
@@ -6278,9 +6523,9 @@ type ClientInterface interface {
 	// Corresponds with GET /dashboards/roles/widgets (the `GetDashboardsRolesWidgets` operationId).
 	GetDashboardsRolesWidgets(ctx context.Context, params *GetDashboardsRolesWidgetsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutDashboardsRolesWidgetsWithBody Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)
+	// PutDashboardsRolesWidgetsWithBody Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)
 	//
-	// Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction).
+	// Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available).
 	//
 	// Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
 	//
@@ -6299,9 +6544,9 @@ type ClientInterface interface {
 	// Corresponds with PUT /dashboards/roles/widgets (the `PutDashboardsRolesWidgets` operationId).
 	PutDashboardsRolesWidgetsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutDashboardsRolesWidgets Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)
+	// PutDashboardsRolesWidgets Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)
 	//
-	// Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction).
+	// Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available).
 	//
 	// Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
 	//
@@ -6785,12 +7030,17 @@ type ClientInterface interface {
 
 	// GetDocsOpenapi The OpenAPI 3.1 document of this API
 	//
-	// The OpenAPI 3.1 document of this API.
+	// With tag, only the part of the document for that area (one of the document's tags): its operations and the schemas they use. The explorer shows the API one area at a time from these parts.
 	//
 	// Needs no credential.
 	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 5XX: internal error (the body never carries internals)
+	//
 	// Corresponds with GET /docs/openapi (the `GetDocsOpenapi` operationId).
-	GetDocsOpenapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetDocsOpenapi(ctx context.Context, params *GetDocsOpenapiParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteEntitiesDefinitionsWithBody Delete (tombstone) a field at the caller's scope ({entityId, key})
 	//
@@ -7800,6 +8050,104 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /login (the `PostLogin` operationId).
 	PostLoginWithFormdataBody(ctx context.Context, body PostLoginFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostLogout End the caller's session token
+	//
+	// The token is refused by every server from the next request; the user's other sessions and API keys keep working. An API key is not a session (400).
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with POST /logout (the `PostLogout` operationId).
+	PostLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetNotifications The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. unreadCount counts every unread notification of the inbox, whatever the unread filter.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with GET /notifications (the `GetNotifications` operationId).
+	GetNotifications(ctx context.Context, params *GetNotificationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostNotificationsReadAll Mark every unread notification of the caller's inbox read
+	//
+	// The caller's inbox only; notifications already read keep the time they were read.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with POST /notifications/read-all (the `PostNotificationsReadAll` operationId).
+	PostNotificationsReadAll(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteNotificationsById Delete one of the caller's notifications
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with DELETE /notifications/{id} (the `DeleteNotificationsById` operationId).
+	DeleteNotificationsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostNotificationsByIdRead Mark one of the caller's notifications read
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. A notification already read keeps the time it was first read.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with POST /notifications/{id}/read (the `PostNotificationsByIdRead` operationId).
+	PostNotificationsByIdRead(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostNotificationsByIdUnread Mark one of the caller's notifications unread
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with POST /notifications/{id}/unread (the `PostNotificationsByIdUnread` operationId).
+	PostNotificationsByIdUnread(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostPaymentGatewaysCancelWithBody Cancel a payment before capture
 	//
@@ -9249,6 +9597,34 @@ func (c *Client) GetAuthMe(ctx context.Context, reqEditors ...RequestEditorFn) (
 	return c.Client.Do(req)
 }
 
+// DeleteAuthRoles Delete a role (?id=) no user or API key holds
+//
+// 409 while a live user or API key holds the role, and for a super-admin role. The role's dashboard visibility record is removed with it.
+//
+// Needs a credential holding the features auth.roles.manage.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.roles.manage)
+// - 404: Not found (or not visible to the caller's tenant)
+// - 409: Conflict
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with DELETE /auth/roles (the `DeleteAuthRoles` operationId).
+func (c *Client) DeleteAuthRoles(ctx context.Context, params *DeleteAuthRolesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAuthRolesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetAuthRoles List roles
 //
 // List roles.
@@ -9395,6 +9771,60 @@ func (c *Client) PutAuthRolesAcl(ctx context.Context, body PutAuthRolesAclJSONRe
 	return c.Client.Do(req)
 }
 
+// DeleteAuthUsers Delete a user (?id=); its sessions end at once
+//
+// A soft delete: the user's sessions are refused by every server from the next request, and its dashboard visibility record is removed. A caller cannot delete itself (409).
+//
+// Needs a credential holding the features auth.users.manage.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+// - 404: Not found (or not visible to the caller's tenant)
+// - 409: Conflict
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with DELETE /auth/users (the `DeleteAuthUsers` operationId).
+func (c *Client) DeleteAuthUsers(ctx context.Context, params *DeleteAuthUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAuthUsersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAuthUsers List users (?search= matches emails)
+//
+// The live users of the caller's tenant (or tenantId's, for super admins), by email; a caller limited to some organizations sees only their users. Password hashes are never listed.
+//
+// Needs a credential holding the features auth.users.view.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.view)
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with GET /auth/users (the `GetAuthUsers` operationId).
+func (c *Client) GetAuthUsers(ctx context.Context, params *GetAuthUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAuthUsersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostAuthUsersWithBody Create a user
 //
 // Create a user.
@@ -9445,6 +9875,66 @@ func (c *Client) PostAuthUsersWithBody(ctx context.Context, contentType string, 
 // Corresponds with POST /auth/users (the `PostAuthUsers` operationId).
 func (c *Client) PostAuthUsers(ctx context.Context, body PostAuthUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAuthUsersRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutAuthUsersWithBody Change a user's roles or organization ({id, roles?, organizationId?})
+//
+// Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.
+//
+// Needs a credential holding the features auth.users.manage.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+// - 404: Not found (or not visible to the caller's tenant)
+// - 413: The request body is over the route's limit
+// - 5XX: internal error (the body never carries internals)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /auth/users (the `PutAuthUsers` operationId).
+func (c *Client) PutAuthUsersWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutAuthUsersRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutAuthUsers Change a user's roles or organization ({id, roles?, organizationId?})
+//
+// Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.
+//
+// Needs a credential holding the features auth.users.manage.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+// - 404: Not found (or not visible to the caller's tenant)
+// - 413: The request body is over the route's limit
+// - 5XX: internal error (the body never carries internals)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /auth/users (the `PutAuthUsers` operationId).
+func (c *Client) PutAuthUsers(ctx context.Context, body PutAuthUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutAuthUsersRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10397,6 +10887,34 @@ func (c *Client) GetDashboardsLayoutByItemId(ctx context.Context, itemId string,
 	return c.Client.Do(req)
 }
 
+// DeleteDashboardsRolesWidgets Remove a role's widget restriction (?roleId): it then restricts nothing
+//
+// Remove a role's widget restriction (?roleId): it then restricts nothing.
+//
+// Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs dashboard.widgets.manage)
+// - 404: Not found (or not visible to the caller's tenant)
+// - 501: Not Implemented
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with DELETE /dashboards/roles/widgets (the `DeleteDashboardsRolesWidgets` operationId).
+func (c *Client) DeleteDashboardsRolesWidgets(ctx context.Context, params *DeleteDashboardsRolesWidgetsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteDashboardsRolesWidgetsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetDashboardsRolesWidgets The widgets a role makes available (?roleId)
 //
 // The widgets a role makes available (?roleId).
@@ -10425,9 +10943,9 @@ func (c *Client) GetDashboardsRolesWidgets(ctx context.Context, params *GetDashb
 	return c.Client.Do(req)
 }
 
-// PutDashboardsRolesWidgetsWithBody Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)
+// PutDashboardsRolesWidgetsWithBody Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)
 //
-// Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction).
+// Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available).
 //
 // Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
 //
@@ -10456,9 +10974,9 @@ func (c *Client) PutDashboardsRolesWidgetsWithBody(ctx context.Context, contentT
 	return c.Client.Do(req)
 }
 
-// PutDashboardsRolesWidgets Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)
+// PutDashboardsRolesWidgets Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)
 //
-// Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction).
+// Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available).
 //
 // Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
 //
@@ -11212,13 +11730,18 @@ func (c *Client) GetDocsMarkdown(ctx context.Context, reqEditors ...RequestEdito
 
 // GetDocsOpenapi The OpenAPI 3.1 document of this API
 //
-// The OpenAPI 3.1 document of this API.
+// With tag, only the part of the document for that area (one of the document's tags): its operations and the schemas they use. The explorer shows the API one area at a time from these parts.
 //
 // Needs no credential.
 //
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 5XX: internal error (the body never carries internals)
+//
 // Corresponds with GET /docs/openapi (the `GetDocsOpenapi` operationId).
-func (c *Client) GetDocsOpenapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetDocsOpenapiRequest(c.Server)
+func (c *Client) GetDocsOpenapi(ctx context.Context, params *GetDocsOpenapiParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDocsOpenapiRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12768,6 +13291,164 @@ func (c *Client) PostLogin(ctx context.Context, body PostLoginJSONRequestBody, r
 // Corresponds with POST /login (the `PostLogin` operationId).
 func (c *Client) PostLoginWithFormdataBody(ctx context.Context, body PostLoginFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostLoginRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostLogout End the caller's session token
+//
+// The token is refused by every server from the next request; the user's other sessions and API keys keep working. An API key is not a session (400).
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with POST /logout (the `PostLogout` operationId).
+func (c *Client) PostLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostLogoutRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetNotifications The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. unreadCount counts every unread notification of the inbox, whatever the unread filter.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with GET /notifications (the `GetNotifications` operationId).
+func (c *Client) GetNotifications(ctx context.Context, params *GetNotificationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetNotificationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostNotificationsReadAll Mark every unread notification of the caller's inbox read
+//
+// The caller's inbox only; notifications already read keep the time they were read.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with POST /notifications/read-all (the `PostNotificationsReadAll` operationId).
+func (c *Client) PostNotificationsReadAll(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostNotificationsReadAllRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteNotificationsById Delete one of the caller's notifications
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with DELETE /notifications/{id} (the `DeleteNotificationsById` operationId).
+func (c *Client) DeleteNotificationsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteNotificationsByIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostNotificationsByIdRead Mark one of the caller's notifications read
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. A notification already read keeps the time it was first read.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with POST /notifications/{id}/read (the `PostNotificationsByIdRead` operationId).
+func (c *Client) PostNotificationsByIdRead(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostNotificationsByIdReadRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostNotificationsByIdUnread Mark one of the caller's notifications unread
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with POST /notifications/{id}/unread (the `PostNotificationsByIdUnread` operationId).
+func (c *Client) PostNotificationsByIdUnread(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostNotificationsByIdUnreadRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -14969,6 +15650,56 @@ func NewGetAuthMeRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewDeleteAuthRolesRequest constructs an http.Request for the DeleteAuthRoles method
+func NewDeleteAuthRolesRequest(server string, params *DeleteAuthRolesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/roles")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "id", params.Id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetAuthRolesRequest constructs an http.Request for the GetAuthRoles method
 func NewGetAuthRolesRequest(server string, params *GetAuthRolesParams) (*http.Request, error) {
 	var err error
@@ -15127,6 +15858,146 @@ func NewPutAuthRolesAclRequestWithBody(server string, contentType string, body i
 	return req, nil
 }
 
+// NewDeleteAuthUsersRequest constructs an http.Request for the DeleteAuthUsers method
+func NewDeleteAuthUsersRequest(server string, params *DeleteAuthUsersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/users")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "id", params.Id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAuthUsersRequest constructs an http.Request for the GetAuthUsers method
+func NewGetAuthUsersRequest(server string, params *GetAuthUsersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/users")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Search != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.TenantId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tenantId", *params.TenantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostAuthUsersRequest calls the generic PostAuthUsers builder with application/json body
 func NewPostAuthUsersRequest(server string, body PostAuthUsersJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -15158,6 +16029,46 @@ func NewPostAuthUsersRequestWithBody(server string, contentType string, body io.
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPutAuthUsersRequest calls the generic PutAuthUsers builder with application/json body
+func NewPutAuthUsersRequest(server string, body PutAuthUsersJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutAuthUsersRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutAuthUsersRequestWithBody constructs an http.Request for the PutAuthUsers method, with any body, and a specified content type
+func NewPutAuthUsersRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/users")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -16390,6 +17301,56 @@ func NewGetDashboardsLayoutByItemIdRequest(server string, itemId string) (*http.
 	return req, nil
 }
 
+// NewDeleteDashboardsRolesWidgetsRequest constructs an http.Request for the DeleteDashboardsRolesWidgets method
+func NewDeleteDashboardsRolesWidgetsRequest(server string, params *DeleteDashboardsRolesWidgetsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dashboards/roles/widgets")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "roleId", params.RoleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetDashboardsRolesWidgetsRequest constructs an http.Request for the GetDashboardsRolesWidgets method
 func NewGetDashboardsRolesWidgetsRequest(server string, params *GetDashboardsRolesWidgetsParams) (*http.Request, error) {
 	var err error
@@ -17380,7 +18341,7 @@ func NewGetDocsMarkdownRequest(server string) (*http.Request, error) {
 }
 
 // NewGetDocsOpenapiRequest constructs an http.Request for the GetDocsOpenapi method
-func NewGetDocsOpenapiRequest(server string) (*http.Request, error) {
+func NewGetDocsOpenapiRequest(server string, params *GetDocsOpenapiParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -17396,6 +18357,33 @@ func NewGetDocsOpenapiRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Tag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -19517,6 +20505,240 @@ func NewPostLoginRequestWithBody(server string, contentType string, body io.Read
 	return req, nil
 }
 
+// NewPostLogoutRequest constructs an http.Request for the PostLogout method
+func NewPostLogoutRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/logout")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetNotificationsRequest constructs an http.Request for the GetNotifications method
+func NewGetNotificationsRequest(server string, params *GetNotificationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notifications")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Unread != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unread", *params.Unread, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostNotificationsReadAllRequest constructs an http.Request for the PostNotificationsReadAll method
+func NewPostNotificationsReadAllRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notifications/read-all")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteNotificationsByIdRequest constructs an http.Request for the DeleteNotificationsById method
+func NewDeleteNotificationsByIdRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notifications/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostNotificationsByIdReadRequest constructs an http.Request for the PostNotificationsByIdRead method
+func NewPostNotificationsByIdReadRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notifications/%s/read", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostNotificationsByIdUnreadRequest constructs an http.Request for the PostNotificationsByIdUnread method
+func NewPostNotificationsByIdUnreadRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notifications/%s/unread", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostPaymentGatewaysCancelRequest calls the generic PostPaymentGatewaysCancel builder with application/json body
 func NewPostPaymentGatewaysCancelRequest(server string, body PostPaymentGatewaysCancelJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -21270,6 +22492,26 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /auth/me (the `GetAuthMe` operationId).
 	GetAuthMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAuthMeResponse, error)
 
+	// DeleteAuthRolesWithResponse Delete a role (?id=) no user or API key holds
+	//
+	// 409 while a live user or API key holds the role, and for a super-admin role. The role's dashboard visibility record is removed with it.
+	//
+	// Needs a credential holding the features auth.roles.manage.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.roles.manage)
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 409: Conflict
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /auth/roles (the `DeleteAuthRoles` operationId).
+	DeleteAuthRolesWithResponse(ctx context.Context, params *DeleteAuthRolesParams, reqEditors ...RequestEditorFn) (*DeleteAuthRolesResponse, error)
+
 	// GetAuthRolesWithResponse List roles
 	//
 	// List roles.
@@ -21368,6 +22610,44 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /auth/roles/acl (the `PutAuthRolesAcl` operationId).
 	PutAuthRolesAclWithResponse(ctx context.Context, body PutAuthRolesAclJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAuthRolesAclResponse, error)
 
+	// DeleteAuthUsersWithResponse Delete a user (?id=); its sessions end at once
+	//
+	// A soft delete: the user's sessions are refused by every server from the next request, and its dashboard visibility record is removed. A caller cannot delete itself (409).
+	//
+	// Needs a credential holding the features auth.users.manage.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 409: Conflict
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /auth/users (the `DeleteAuthUsers` operationId).
+	DeleteAuthUsersWithResponse(ctx context.Context, params *DeleteAuthUsersParams, reqEditors ...RequestEditorFn) (*DeleteAuthUsersResponse, error)
+
+	// GetAuthUsersWithResponse List users (?search= matches emails)
+	//
+	// The live users of the caller's tenant (or tenantId's, for super admins), by email; a caller limited to some organizations sees only their users. Password hashes are never listed.
+	//
+	// Needs a credential holding the features auth.users.view.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.view)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/users (the `GetAuthUsers` operationId).
+	GetAuthUsersWithResponse(ctx context.Context, params *GetAuthUsersParams, reqEditors ...RequestEditorFn) (*GetAuthUsersResponse, error)
+
 	// PostAuthUsersWithBodyWithResponse Create a user
 	//
 	// Create a user.
@@ -21407,6 +22687,46 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /auth/users (the `PostAuthUsers` operationId).
 	PostAuthUsersWithResponse(ctx context.Context, body PostAuthUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAuthUsersResponse, error)
+
+	// PutAuthUsersWithBodyWithResponse Change a user's roles or organization ({id, roles?, organizationId?})
+	//
+	// Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.
+	//
+	// Needs a credential holding the features auth.users.manage.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 413: The request body is over the route's limit
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /auth/users (the `PutAuthUsers` operationId).
+	PutAuthUsersWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAuthUsersResponse, error)
+
+	// PutAuthUsersWithResponse Change a user's roles or organization ({id, roles?, organizationId?})
+	//
+	// Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.
+	//
+	// Needs a credential holding the features auth.users.manage.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 413: The request body is over the route's limit
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /auth/users (the `PutAuthUsers` operationId).
+	PutAuthUsersWithResponse(ctx context.Context, body PutAuthUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAuthUsersResponse, error)
 
 	// PostBusinessRulesExecuteWithBodyWithResponse Execute the rules of an entity type and event (entityType and data are required)
 	//
@@ -22054,6 +23374,26 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /dashboards/layout/{itemId} (the `GetDashboardsLayoutByItemId` operationId).
 	GetDashboardsLayoutByItemIdWithResponse(ctx context.Context, itemId string, reqEditors ...RequestEditorFn) (*GetDashboardsLayoutByItemIdResponse, error)
 
+	// DeleteDashboardsRolesWidgetsWithResponse Remove a role's widget restriction (?roleId): it then restricts nothing
+	//
+	// Remove a role's widget restriction (?roleId): it then restricts nothing.
+	//
+	// Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope (needs dashboard.widgets.manage)
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 501: Not Implemented
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /dashboards/roles/widgets (the `DeleteDashboardsRolesWidgets` operationId).
+	DeleteDashboardsRolesWidgetsWithResponse(ctx context.Context, params *DeleteDashboardsRolesWidgetsParams, reqEditors ...RequestEditorFn) (*DeleteDashboardsRolesWidgetsResponse, error)
+
 	// GetDashboardsRolesWidgetsWithResponse The widgets a role makes available (?roleId)
 	//
 	// The widgets a role makes available (?roleId).
@@ -22074,9 +23414,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /dashboards/roles/widgets (the `GetDashboardsRolesWidgets` operationId).
 	GetDashboardsRolesWidgetsWithResponse(ctx context.Context, params *GetDashboardsRolesWidgetsParams, reqEditors ...RequestEditorFn) (*GetDashboardsRolesWidgetsResponse, error)
 
-	// PutDashboardsRolesWidgetsWithBodyWithResponse Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)
+	// PutDashboardsRolesWidgetsWithBodyWithResponse Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)
 	//
-	// Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction).
+	// Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available).
 	//
 	// Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
 	//
@@ -22095,9 +23435,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /dashboards/roles/widgets (the `PutDashboardsRolesWidgets` operationId).
 	PutDashboardsRolesWidgetsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutDashboardsRolesWidgetsResponse, error)
 
-	// PutDashboardsRolesWidgetsWithResponse Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)
+	// PutDashboardsRolesWidgetsWithResponse Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)
 	//
-	// Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction).
+	// Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available).
 	//
 	// Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
 	//
@@ -22609,14 +23949,19 @@ type ClientWithResponsesInterface interface {
 
 	// GetDocsOpenapiWithResponse The OpenAPI 3.1 document of this API
 	//
-	// The OpenAPI 3.1 document of this API.
+	// With tag, only the part of the document for that area (one of the document's tags): its operations and the schemas they use. The explorer shows the API one area at a time from these parts.
 	//
 	// Needs no credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 5XX: internal error (the body never carries internals)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /docs/openapi (the `GetDocsOpenapi` operationId).
-	GetDocsOpenapiWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDocsOpenapiResponse, error)
+	GetDocsOpenapiWithResponse(ctx context.Context, params *GetDocsOpenapiParams, reqEditors ...RequestEditorFn) (*GetDocsOpenapiResponse, error)
 
 	// DeleteEntitiesDefinitionsWithBodyWithResponse Delete (tombstone) a field at the caller's scope ({entityId, key})
 	//
@@ -23664,6 +25009,116 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /login (the `PostLogin` operationId).
 	PostLoginWithFormdataBodyWithResponse(ctx context.Context, body PostLoginFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostLoginResponse, error)
+
+	// PostLogoutWithResponse End the caller's session token
+	//
+	// The token is refused by every server from the next request; the user's other sessions and API keys keep working. An API key is not a session (400).
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /logout (the `PostLogout` operationId).
+	PostLogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostLogoutResponse, error)
+
+	// GetNotificationsWithResponse The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. unreadCount counts every unread notification of the inbox, whatever the unread filter.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /notifications (the `GetNotifications` operationId).
+	GetNotificationsWithResponse(ctx context.Context, params *GetNotificationsParams, reqEditors ...RequestEditorFn) (*GetNotificationsResponse, error)
+
+	// PostNotificationsReadAllWithResponse Mark every unread notification of the caller's inbox read
+	//
+	// The caller's inbox only; notifications already read keep the time they were read.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /notifications/read-all (the `PostNotificationsReadAll` operationId).
+	PostNotificationsReadAllWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostNotificationsReadAllResponse, error)
+
+	// DeleteNotificationsByIdWithResponse Delete one of the caller's notifications
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /notifications/{id} (the `DeleteNotificationsById` operationId).
+	DeleteNotificationsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteNotificationsByIdResponse, error)
+
+	// PostNotificationsByIdReadWithResponse Mark one of the caller's notifications read
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. A notification already read keeps the time it was first read.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /notifications/{id}/read (the `PostNotificationsByIdRead` operationId).
+	PostNotificationsByIdReadWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostNotificationsByIdReadResponse, error)
+
+	// PostNotificationsByIdUnreadWithResponse Mark one of the caller's notifications unread
+	//
+	// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 404: Not found (or not visible to the caller's tenant)
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /notifications/{id}/unread (the `PostNotificationsByIdUnread` operationId).
+	PostNotificationsByIdUnreadWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostNotificationsByIdUnreadResponse, error)
 
 	// PostPaymentGatewaysCancelWithBodyWithResponse Cancel a payment before capture
 	//
@@ -25910,6 +27365,89 @@ func (r GetAuthMeResponse) ContentType() string {
 	return ""
 }
 
+type DeleteAuthRolesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteAuthRolesResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteAuthRolesResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteAuthRolesResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteAuthRolesResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteAuthRolesResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteAuthRolesResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r DeleteAuthRolesResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAuthRolesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAuthRolesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAuthRolesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAuthRolesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetAuthRolesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26145,6 +27683,158 @@ func (r PutAuthRolesAclResponse) ContentType() string {
 	return ""
 }
 
+type DeleteAuthUsersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteAuthUsersResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteAuthUsersResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteAuthUsersResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteAuthUsersResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteAuthUsersResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteAuthUsersResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r DeleteAuthUsersResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAuthUsersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAuthUsersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAuthUsersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAuthUsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAuthUsersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *IdentityUserPageResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAuthUsersResponse) GetJSON200() *IdentityUserPageResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAuthUsersResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAuthUsersResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAuthUsersResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r GetAuthUsersResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAuthUsersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAuthUsersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAuthUsersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAuthUsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostAuthUsersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26222,6 +27912,89 @@ func (r PostAuthUsersResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostAuthUsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutAuthUsersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UserItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutAuthUsersResponse) GetJSON200() *UserItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutAuthUsersResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutAuthUsersResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutAuthUsersResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutAuthUsersResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutAuthUsersResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r PutAuthUsersResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r PutAuthUsersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutAuthUsersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutAuthUsersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutAuthUsersResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28103,6 +29876,89 @@ func (r GetDashboardsLayoutByItemIdResponse) ContentType() string {
 	return ""
 }
 
+type DeleteDashboardsRolesWidgetsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteDashboardsRolesWidgetsResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteDashboardsRolesWidgetsResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteDashboardsRolesWidgetsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteDashboardsRolesWidgetsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteDashboardsRolesWidgetsResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DeleteDashboardsRolesWidgetsResponse) GetJSON501() *ErrorBody {
+	return r.JSON501
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r DeleteDashboardsRolesWidgetsResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteDashboardsRolesWidgetsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteDashboardsRolesWidgetsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteDashboardsRolesWidgetsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteDashboardsRolesWidgetsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetDashboardsRolesWidgetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29752,6 +31608,8 @@ type GetDocsOpenapiResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
 	// JSON5XX the response for an HTTP 5XX `application/json` response
 	JSON5XX *ErrorBody
 }
@@ -29759,6 +31617,11 @@ type GetDocsOpenapiResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetDocsOpenapiResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDocsOpenapiResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
 }
 
 // GetJSON5XX returns the response for an HTTP 5XX `application/json` response
@@ -32567,6 +34430,434 @@ func (r PostLoginResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostLoginResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostLogoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostLogoutResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostLogoutResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostLogoutResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostLogoutResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r PostLogoutResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r PostLogoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostLogoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostLogoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostLogoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetNotificationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NotificationPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetNotificationsResponse) GetJSON200() *NotificationPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetNotificationsResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetNotificationsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetNotificationsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r GetNotificationsResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r GetNotificationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetNotificationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetNotificationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetNotificationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostNotificationsReadAllResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostNotificationsReadAllResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostNotificationsReadAllResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostNotificationsReadAllResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r PostNotificationsReadAllResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r PostNotificationsReadAllResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostNotificationsReadAllResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostNotificationsReadAllResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostNotificationsReadAllResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteNotificationsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r DeleteNotificationsByIdResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteNotificationsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteNotificationsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteNotificationsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteNotificationsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostNotificationsByIdReadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r PostNotificationsByIdReadResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r PostNotificationsByIdReadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostNotificationsByIdReadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostNotificationsByIdReadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostNotificationsByIdReadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostNotificationsByIdUnreadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OkFlag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON200() *OkFlag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r PostNotificationsByIdUnreadResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r PostNotificationsByIdUnreadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostNotificationsByIdUnreadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostNotificationsByIdUnreadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostNotificationsByIdUnreadResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -35396,6 +37687,32 @@ func (c *ClientWithResponses) GetAuthMeWithResponse(ctx context.Context, reqEdit
 	return ParseGetAuthMeResponse(rsp)
 }
 
+// DeleteAuthRolesWithResponse Delete a role (?id=) no user or API key holds
+//
+// 409 while a live user or API key holds the role, and for a super-admin role. The role's dashboard visibility record is removed with it.
+//
+// Needs a credential holding the features auth.roles.manage.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.roles.manage)
+// - 404: Not found (or not visible to the caller's tenant)
+// - 409: Conflict
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /auth/roles (the `DeleteAuthRoles` operationId).
+func (c *ClientWithResponses) DeleteAuthRolesWithResponse(ctx context.Context, params *DeleteAuthRolesParams, reqEditors ...RequestEditorFn) (*DeleteAuthRolesResponse, error) {
+	rsp, err := c.DeleteAuthRoles(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAuthRolesResponse(rsp)
+}
+
 // GetAuthRolesWithResponse List roles
 //
 // List roles.
@@ -35524,6 +37841,56 @@ func (c *ClientWithResponses) PutAuthRolesAclWithResponse(ctx context.Context, b
 	return ParsePutAuthRolesAclResponse(rsp)
 }
 
+// DeleteAuthUsersWithResponse Delete a user (?id=); its sessions end at once
+//
+// A soft delete: the user's sessions are refused by every server from the next request, and its dashboard visibility record is removed. A caller cannot delete itself (409).
+//
+// Needs a credential holding the features auth.users.manage.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+// - 404: Not found (or not visible to the caller's tenant)
+// - 409: Conflict
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /auth/users (the `DeleteAuthUsers` operationId).
+func (c *ClientWithResponses) DeleteAuthUsersWithResponse(ctx context.Context, params *DeleteAuthUsersParams, reqEditors ...RequestEditorFn) (*DeleteAuthUsersResponse, error) {
+	rsp, err := c.DeleteAuthUsers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAuthUsersResponse(rsp)
+}
+
+// GetAuthUsersWithResponse List users (?search= matches emails)
+//
+// The live users of the caller's tenant (or tenantId's, for super admins), by email; a caller limited to some organizations sees only their users. Password hashes are never listed.
+//
+// Needs a credential holding the features auth.users.view.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.view)
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/users (the `GetAuthUsers` operationId).
+func (c *ClientWithResponses) GetAuthUsersWithResponse(ctx context.Context, params *GetAuthUsersParams, reqEditors ...RequestEditorFn) (*GetAuthUsersResponse, error) {
+	rsp, err := c.GetAuthUsers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAuthUsersResponse(rsp)
+}
+
 // PostAuthUsersWithBodyWithResponse Create a user
 //
 // Create a user.
@@ -35574,6 +37941,58 @@ func (c *ClientWithResponses) PostAuthUsersWithResponse(ctx context.Context, bod
 		return nil, err
 	}
 	return ParsePostAuthUsersResponse(rsp)
+}
+
+// PutAuthUsersWithBodyWithResponse Change a user's roles or organization ({id, roles?, organizationId?})
+//
+// Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.
+//
+// Needs a credential holding the features auth.users.manage.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+// - 404: Not found (or not visible to the caller's tenant)
+// - 413: The request body is over the route's limit
+// - 5XX: internal error (the body never carries internals)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /auth/users (the `PutAuthUsers` operationId).
+func (c *ClientWithResponses) PutAuthUsersWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAuthUsersResponse, error) {
+	rsp, err := c.PutAuthUsersWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutAuthUsersResponse(rsp)
+}
+
+// PutAuthUsersWithResponse Change a user's roles or organization ({id, roles?, organizationId?})
+//
+// Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.
+//
+// Needs a credential holding the features auth.users.manage.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs auth.users.manage)
+// - 404: Not found (or not visible to the caller's tenant)
+// - 413: The request body is over the route's limit
+// - 5XX: internal error (the body never carries internals)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /auth/users (the `PutAuthUsers` operationId).
+func (c *ClientWithResponses) PutAuthUsersWithResponse(ctx context.Context, body PutAuthUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAuthUsersResponse, error) {
+	rsp, err := c.PutAuthUsers(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutAuthUsersResponse(rsp)
 }
 
 // PostBusinessRulesExecuteWithBodyWithResponse Execute the rules of an entity type and event (entityType and data are required)
@@ -36414,6 +38833,32 @@ func (c *ClientWithResponses) GetDashboardsLayoutByItemIdWithResponse(ctx contex
 	return ParseGetDashboardsLayoutByItemIdResponse(rsp)
 }
 
+// DeleteDashboardsRolesWidgetsWithResponse Remove a role's widget restriction (?roleId): it then restricts nothing
+//
+// Remove a role's widget restriction (?roleId): it then restricts nothing.
+//
+// Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope (needs dashboard.widgets.manage)
+// - 404: Not found (or not visible to the caller's tenant)
+// - 501: Not Implemented
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /dashboards/roles/widgets (the `DeleteDashboardsRolesWidgets` operationId).
+func (c *ClientWithResponses) DeleteDashboardsRolesWidgetsWithResponse(ctx context.Context, params *DeleteDashboardsRolesWidgetsParams, reqEditors ...RequestEditorFn) (*DeleteDashboardsRolesWidgetsResponse, error) {
+	rsp, err := c.DeleteDashboardsRolesWidgets(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteDashboardsRolesWidgetsResponse(rsp)
+}
+
 // GetDashboardsRolesWidgetsWithResponse The widgets a role makes available (?roleId)
 //
 // The widgets a role makes available (?roleId).
@@ -36440,9 +38885,9 @@ func (c *ClientWithResponses) GetDashboardsRolesWidgetsWithResponse(ctx context.
 	return ParseGetDashboardsRolesWidgetsResponse(rsp)
 }
 
-// PutDashboardsRolesWidgetsWithBodyWithResponse Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)
+// PutDashboardsRolesWidgetsWithBodyWithResponse Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)
 //
-// Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction).
+// Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available).
 //
 // Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
 //
@@ -36467,9 +38912,9 @@ func (c *ClientWithResponses) PutDashboardsRolesWidgetsWithBodyWithResponse(ctx 
 	return ParsePutDashboardsRolesWidgetsResponse(rsp)
 }
 
-// PutDashboardsRolesWidgetsWithResponse Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction)
+// PutDashboardsRolesWidgetsWithResponse Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)
 //
-// Set the widgets a role makes available ({roleId, widgetIds}; empty removes the restriction).
+// Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available).
 //
 // Needs a credential holding the features dashboard.widgets.manage. Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.
 //
@@ -37143,15 +39588,20 @@ func (c *ClientWithResponses) GetDocsMarkdownWithResponse(ctx context.Context, r
 
 // GetDocsOpenapiWithResponse The OpenAPI 3.1 document of this API
 //
-// The OpenAPI 3.1 document of this API.
+// With tag, only the part of the document for that area (one of the document's tags): its operations and the schemas they use. The explorer shows the API one area at a time from these parts.
 //
 // Needs no credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 5XX: internal error (the body never carries internals)
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /docs/openapi (the `GetDocsOpenapi` operationId).
-func (c *ClientWithResponses) GetDocsOpenapiWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDocsOpenapiResponse, error) {
-	rsp, err := c.GetDocsOpenapi(ctx, reqEditors...)
+func (c *ClientWithResponses) GetDocsOpenapiWithResponse(ctx context.Context, params *GetDocsOpenapiParams, reqEditors ...RequestEditorFn) (*GetDocsOpenapiResponse, error) {
+	rsp, err := c.GetDocsOpenapi(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -38527,6 +40977,152 @@ func (c *ClientWithResponses) PostLoginWithFormdataBodyWithResponse(ctx context.
 		return nil, err
 	}
 	return ParsePostLoginResponse(rsp)
+}
+
+// PostLogoutWithResponse End the caller's session token
+//
+// The token is refused by every server from the next request; the user's other sessions and API keys keep working. An API key is not a session (400).
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /logout (the `PostLogout` operationId).
+func (c *ClientWithResponses) PostLogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostLogoutResponse, error) {
+	rsp, err := c.PostLogout(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostLogoutResponse(rsp)
+}
+
+// GetNotificationsWithResponse The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. unreadCount counts every unread notification of the inbox, whatever the unread filter.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /notifications (the `GetNotifications` operationId).
+func (c *ClientWithResponses) GetNotificationsWithResponse(ctx context.Context, params *GetNotificationsParams, reqEditors ...RequestEditorFn) (*GetNotificationsResponse, error) {
+	rsp, err := c.GetNotifications(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetNotificationsResponse(rsp)
+}
+
+// PostNotificationsReadAllWithResponse Mark every unread notification of the caller's inbox read
+//
+// The caller's inbox only; notifications already read keep the time they were read.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /notifications/read-all (the `PostNotificationsReadAll` operationId).
+func (c *ClientWithResponses) PostNotificationsReadAllWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostNotificationsReadAllResponse, error) {
+	rsp, err := c.PostNotificationsReadAll(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostNotificationsReadAllResponse(rsp)
+}
+
+// DeleteNotificationsByIdWithResponse Delete one of the caller's notifications
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /notifications/{id} (the `DeleteNotificationsById` operationId).
+func (c *ClientWithResponses) DeleteNotificationsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteNotificationsByIdResponse, error) {
+	rsp, err := c.DeleteNotificationsById(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteNotificationsByIdResponse(rsp)
+}
+
+// PostNotificationsByIdReadWithResponse Mark one of the caller's notifications read
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one. A notification already read keeps the time it was first read.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /notifications/{id}/read (the `PostNotificationsByIdRead` operationId).
+func (c *ClientWithResponses) PostNotificationsByIdReadWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostNotificationsByIdReadResponse, error) {
+	rsp, err := c.PostNotificationsByIdRead(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostNotificationsByIdReadResponse(rsp)
+}
+
+// PostNotificationsByIdUnreadWithResponse Mark one of the caller's notifications unread
+//
+// The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). Another user's or tenant's notification id answers 404, like an unknown one.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 404: Not found (or not visible to the caller's tenant)
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /notifications/{id}/unread (the `PostNotificationsByIdUnread` operationId).
+func (c *ClientWithResponses) PostNotificationsByIdUnreadWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostNotificationsByIdUnreadResponse, error) {
+	rsp, err := c.PostNotificationsByIdUnread(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostNotificationsByIdUnreadResponse(rsp)
 }
 
 // PostPaymentGatewaysCancelWithBodyWithResponse Cancel a payment before capture
@@ -40770,6 +43366,74 @@ func ParseGetAuthMeResponse(rsp *http.Response) (*GetAuthMeResponse, error) {
 	return response, nil
 }
 
+// ParseDeleteAuthRolesResponse parses an HTTP response from a DeleteAuthRolesWithResponse call
+func ParseDeleteAuthRolesResponse(rsp *http.Response) (*DeleteAuthRolesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAuthRolesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetAuthRolesResponse parses an HTTP response from a GetAuthRolesWithResponse call
 func ParseGetAuthRolesResponse(rsp *http.Response) (*GetAuthRolesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -40960,6 +43624,128 @@ func ParsePutAuthRolesAclResponse(rsp *http.Response) (*PutAuthRolesAclResponse,
 	return response, nil
 }
 
+// ParseDeleteAuthUsersResponse parses an HTTP response from a DeleteAuthUsersWithResponse call
+func ParseDeleteAuthUsersResponse(rsp *http.Response) (*DeleteAuthUsersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAuthUsersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAuthUsersResponse parses an HTTP response from a GetAuthUsersWithResponse call
+func ParseGetAuthUsersResponse(rsp *http.Response) (*GetAuthUsersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAuthUsersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest IdentityUserPageResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostAuthUsersResponse parses an HTTP response from a PostAuthUsersWithResponse call
 func ParsePostAuthUsersResponse(rsp *http.Response) (*PostAuthUsersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41008,6 +43794,74 @@ func ParsePostAuthUsersResponse(rsp *http.Response) (*PostAuthUsersResponse, err
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutAuthUsersResponse parses an HTTP response from a PutAuthUsersWithResponse call
+func ParsePutAuthUsersResponse(rsp *http.Response) (*PutAuthUsersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutAuthUsersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UserItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ErrorBody
@@ -42654,6 +45508,74 @@ func ParseGetDashboardsLayoutByItemIdResponse(rsp *http.Response) (*GetDashboard
 	return response, nil
 }
 
+// ParseDeleteDashboardsRolesWidgetsResponse parses an HTTP response from a DeleteDashboardsRolesWidgetsWithResponse call
+func ParseDeleteDashboardsRolesWidgetsResponse(rsp *http.Response) (*DeleteDashboardsRolesWidgetsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteDashboardsRolesWidgetsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetDashboardsRolesWidgetsResponse parses an HTTP response from a GetDashboardsRolesWidgetsWithResponse call
 func ParseGetDashboardsRolesWidgetsResponse(rsp *http.Response) (*GetDashboardsRolesWidgetsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -43988,6 +46910,13 @@ func ParseGetDocsOpenapiResponse(rsp *http.Response) (*GetDocsOpenapiResponse, e
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
 		var dest ErrorBody
@@ -46249,6 +49178,344 @@ func ParsePostLoginResponse(rsp *http.Response) (*PostLoginResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostLogoutResponse parses an HTTP response from a PostLogoutWithResponse call
+func ParsePostLogoutResponse(rsp *http.Response) (*PostLogoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostLogoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetNotificationsResponse parses an HTTP response from a GetNotificationsWithResponse call
+func ParseGetNotificationsResponse(rsp *http.Response) (*GetNotificationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetNotificationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NotificationPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostNotificationsReadAllResponse parses an HTTP response from a PostNotificationsReadAllWithResponse call
+func ParsePostNotificationsReadAllResponse(rsp *http.Response) (*PostNotificationsReadAllResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostNotificationsReadAllResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteNotificationsByIdResponse parses an HTTP response from a DeleteNotificationsByIdWithResponse call
+func ParseDeleteNotificationsByIdResponse(rsp *http.Response) (*DeleteNotificationsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteNotificationsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostNotificationsByIdReadResponse parses an HTTP response from a PostNotificationsByIdReadWithResponse call
+func ParsePostNotificationsByIdReadResponse(rsp *http.Response) (*PostNotificationsByIdReadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostNotificationsByIdReadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostNotificationsByIdUnreadResponse parses an HTTP response from a PostNotificationsByIdUnreadWithResponse call
+func ParsePostNotificationsByIdUnreadResponse(rsp *http.Response) (*PostNotificationsByIdUnreadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostNotificationsByIdUnreadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OkFlag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
 	}
 
 	return response, nil

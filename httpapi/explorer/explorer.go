@@ -222,39 +222,58 @@ var page = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 </head>
 <body>
 <noscript><p>The API explorer needs JavaScript. The OpenAPI document is at <a href="{{.OpenAPI}}">{{.OpenAPI}}</a>.</p></noscript>
-<div id="swagger-ui" data-openapi-url="{{.OpenAPI}}"></div>
+{{if .Areas}}<div class="swagger-ui"><div class="topbar"><div class="wrapper"><div class="topbar-wrapper"><div class="download-url-wrapper"><label class="select-label" for="explorer-area"><span>Area of the API</span><select id="explorer-area">
+{{range .Areas}}<option value="{{.URL}}" data-area="{{.Name}}">{{.Name}}</option>
+{{end}}</select></label></div></div></div></div></div>
+{{end}}<div id="swagger-ui" data-openapi-url="{{.OpenAPI}}"></div>
 <script src="{{.Assets}}swagger-ui-bundle.js?v={{.Bundle}}"></script>
 <script src="{{.Assets}}init.js?v={{.Init}}"></script>
 </body>
 </html>
 `))
 
+// Area is one part of the API that the explorer shows on its own: Name is
+// what the page's picker says (a tag of the document, see Areas), URL the
+// path (or URL) of the document of that part (AreaDocument), such as
+// "/api/docs/openapi?tag=Identity".
+type Area struct {
+	// Name is what the picker says: a tag of the document.
+	Name string
+	// URL is where the area's document is: a path or a URL of this origin.
+	URL string
+}
+
 // Page returns the explorer's HTML page. openapiURL is the path (or URL)
 // of the OpenAPI document, "/api/docs/openapi"; assetsURL is the prefix
 // under which ServeAsset serves the assets, ending in a slash,
-// "/api/docs/api/assets/". Both are escaped for HTML. The page has no
-// inline script; it asks for each asset with its version (?v=, a prefix of
-// its sha256), so that the assets can be cached for good. Serve it with
-// ContentSecurityPolicy, or use ServePage.
-func Page(openapiURL, assetsURL string) []byte {
+// "/api/docs/api/assets/". Without areas the page shows the whole
+// document; with areas it has a picker (a <select> in Swagger UI's top
+// bar) and shows one area's document at a time, the first one, or the
+// one whose tag the address's fragment names (a deep link,
+// #/Identity/listUsers). Every URL and name is escaped for HTML. The page
+// has no inline script; it asks for each asset with its version (?v=, a
+// prefix of its sha256), so that the assets can be cached for good. Serve
+// it with ContentSecurityPolicy, or use ServePage.
+func Page(openapiURL, assetsURL string, areas ...Area) []byte {
 	var buf bytes.Buffer
 	err := page.Execute(&buf, struct {
 		OpenAPI, Assets, CSS, Bundle, Init string
+		Areas                              []Area
 	}{openapiURL, assetsURL, assets["swagger-ui.css"].version,
-		assets["swagger-ui-bundle.js"].version, assets["init.js"].version})
+		assets["swagger-ui-bundle.js"].version, assets["init.js"].version, areas})
 	if err != nil {
 		panic("explorer: " + err.Error()) // strings into a fixed template cannot fail
 	}
 	return buf.Bytes()
 }
 
-// ServePage answers a GET or HEAD request with Page(openapiURL, assetsURL)
-// and the headers it needs: Content-Type text/html, Content-Security-Policy
+// ServePage answers a GET or HEAD request with Page(openapiURL, assetsURL,
+// areas...) and the headers it needs: Content-Type text/html, Content-Security-Policy
 // (ContentSecurityPolicy), Cache-Control: no-cache (the page names the
 // assets' versions, which change with the binary), Referrer-Policy:
 // no-referrer and X-Content-Type-Options: nosniff.
-func ServePage(w http.ResponseWriter, r *http.Request, openapiURL, assetsURL string) {
-	body := Page(openapiURL, assetsURL)
+func ServePage(w http.ResponseWriter, r *http.Request, openapiURL, assetsURL string, areas ...Area) {
+	body := Page(openapiURL, assetsURL, areas...)
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", ContentSecurityPolicy)

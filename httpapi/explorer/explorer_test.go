@@ -301,3 +301,27 @@ func serveAsset(t *testing.T, method, url, name string, h http.Header) *httptest
 	}
 	return rec
 }
+
+// TestPageAreas: with areas the page has a picker with one option per area
+// (the first selected), names and URLs escaped; without, none.
+func TestPageAreas(t *testing.T) {
+	page := string(explorer.Page(openapiURL, assetsURL,
+		explorer.Area{Name: "Identity", URL: openapiURL + "?tag=Identity"},
+		explorer.Area{Name: `Feature "toggles" & <b>`, URL: openapiURL + "?tag=Feature+%22toggles%22+%26+%3Cb%3E"}))
+	for _, want := range []string{
+		`<select id="explorer-area">`,
+		`<option value="/api/docs/openapi?tag=Identity" data-area="Identity">Identity</option>`,
+		`<option value="/api/docs/openapi?tag=Feature&#43;%22toggles%22&#43;%26&#43;%3Cb%3E" data-area="Feature &#34;toggles&#34; &amp; &lt;b&gt;">Feature &#34;toggles&#34; &amp; &lt;b&gt;</option>`,
+		`<div id="swagger-ui" data-openapi-url="/api/docs/openapi"></div>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "<b>") {
+		t.Errorf("an area's name is not escaped:\n%s", page)
+	}
+	if strings.Contains(string(explorer.Page(openapiURL, assetsURL)), "<select") {
+		t.Error("the page without areas has a picker")
+	}
+}

@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, identity.Store)) 
 		{"UsersByEmail", testUsersByEmail},
 		{"UserPassword", testUserPassword},
 		{"RoleLinks", testRoleLinks},
+		{"UsersWithRoles", testUsersWithRoles},
 		{"APIKeyRoundTrip", testAPIKeyRoundTrip},
 		{"APIKeyPrefixUnique", testAPIKeyPrefixUnique},
 		{"APIKeyLive", testAPIKeyLive},
@@ -54,6 +55,9 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, identity.Store)) 
 		{"APIKeyList", testAPIKeyList},
 		{"PasswordResetSingleUse", testResetSingleUse},
 		{"PasswordResetExpiry", testResetExpiry},
+		{"UserList", testUserList},
+		{"RoleDelete", testRoleDelete},
+		{"RevokedSessions", testRevokedSessions},
 		{"Transaction", testTransaction},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -472,6 +476,40 @@ func testUsersByEmail(t *testing.T, f *fixture) {
 	users, err = f.st.UsersByEmail(ctx, f.db, "nobody@example.test", "", 2)
 	f.must(err, "UsersByEmail(unknown)")
 	f.equal(len(users), 0, "UsersByEmail of an unknown email")
+}
+
+func testUsersWithRoles(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	a, b := f.tenant(), f.tenant()
+	o := f.org(a.ID)
+	admins := f.roleNamed(a.ID, "admins", []string{"x.manage"}, nil)
+	viewers := f.roleNamed(a.ID, "viewers", []string{"x.view"}, nil)
+	other := f.roleNamed(b.ID, "admins", []string{"x.manage"}, nil)
+	ann := f.user(a.ID, o.ID, "ann@example.test")
+	bob := f.user(a.ID, o.ID, "bob@example.test")
+	cid := f.user(a.ID, o.ID, "cid@example.test")
+	f.user(a.ID, o.ID, "dan@example.test") // no role
+	eve := f.user(b.ID, f.org(b.ID).ID, "eve@example.test")
+	f.must(f.st.LinkUserRoles(ctx, f.db, ann.ID, []string{admins.ID, viewers.ID}), "LinkUserRoles")
+	f.must(f.st.LinkUserRoles(ctx, f.db, bob.ID, []string{viewers.ID}), "LinkUserRoles")
+	f.must(f.st.LinkUserRoles(ctx, f.db, cid.ID, []string{admins.ID}), "LinkUserRoles")
+	f.must(f.st.LinkUserRoles(ctx, f.db, eve.ID, []string{other.ID}), "LinkUserRoles")
+
+	users, err := f.st.UsersWithRoles(ctx, f.db, a.ID, []string{admins.ID}, 10)
+	f.must(err, "UsersWithRoles")
+	f.equal(userIDs(users), []string{ann.ID, cid.ID}, "UsersWithRoles(admins)")
+	users, err = f.st.UsersWithRoles(ctx, f.db, a.ID, []string{admins.ID, viewers.ID}, 10)
+	f.must(err, "UsersWithRoles")
+	f.equal(userIDs(users), []string{ann.ID, bob.ID, cid.ID}, "UsersWithRoles(admins, viewers), each user once")
+	users, err = f.st.UsersWithRoles(ctx, f.db, a.ID, []string{admins.ID, viewers.ID}, 2)
+	f.must(err, "UsersWithRoles")
+	f.equal(userIDs(users), []string{ann.ID, bob.ID}, "UsersWithRoles honours the limit")
+	users, err = f.st.UsersWithRoles(ctx, f.db, a.ID, []string{other.ID}, 10)
+	f.must(err, "UsersWithRoles")
+	f.equal(len(users), 0, "UsersWithRoles of another tenant's role")
+	users, err = f.st.UsersWithRoles(ctx, f.db, a.ID, nil, 10)
+	f.must(err, "UsersWithRoles")
+	f.equal(len(users), 0, "UsersWithRoles of no role")
 }
 
 func testUserPassword(t *testing.T, f *fixture) {

@@ -144,9 +144,9 @@ func describeState(s *integrations.State) string {
 	if s.LastHealthLatencyMs != nil {
 		n = fmt.Sprint(*s.LastHealthLatencyMs)
 	}
-	return fmt.Sprintf("{id %s enabled %v version %s reauth %v health %s checked %s latency %s enabledAt %s updatedAt %s}",
+	return fmt.Sprintf("{id %s enabled %v version %s reauth %v health %s checked %s latency %s enabledAt %s updatedAt %s notifyAdmins %v}",
 		s.IntegrationID, s.IsEnabled, str(s.APIVersion), s.ReauthRequired, str(s.LastHealthStatus), tm(s.LastHealthCheckedAt), n,
-		tm(s.EnabledAt), tm(s.UpdatedAt))
+		tm(s.EnabledAt), tm(s.UpdatedAt), s.NotifyAdminsOnFailure)
 }
 
 // sameState fails unless got holds exactly want's values (times equal
@@ -209,7 +209,7 @@ func testStates(t *testing.T, e *env) {
 	}
 	full := &integrations.State{IntegrationID: "crm", IsEnabled: false, APIVersion: ptr("2024-01"), ReauthRequired: true,
 		LastHealthStatus: ptr("degraded"), LastHealthCheckedAt: ptr(at.Add(-time.Minute)), LastHealthLatencyMs: ptr[int64](1234),
-		EnabledAt: ptr(at.Add(-time.Hour)), UpdatedAt: ptr(at)}
+		EnabledAt: ptr(at.Add(-time.Hour)), UpdatedAt: ptr(at), NotifyAdminsOnFailure: true}
 	// Times given in another zone are the same instants, read back in UTC.
 	zone := time.FixedZone("UTC+5", 5*3600)
 	stored := *full
@@ -241,7 +241,8 @@ func testStates(t *testing.T, e *env) {
 func testStateReplaces(t *testing.T, e *env) {
 	tn := tenant()
 	first := &integrations.State{IntegrationID: "crm", IsEnabled: true, APIVersion: ptr("v1"), ReauthRequired: true,
-		LastHealthStatus: ptr("ok"), LastHealthCheckedAt: ptr(at), LastHealthLatencyMs: ptr[int64](5), EnabledAt: ptr(at), UpdatedAt: ptr(at)}
+		LastHealthStatus: ptr("ok"), LastHealthCheckedAt: ptr(at), LastHealthLatencyMs: ptr[int64](5), EnabledAt: ptr(at), UpdatedAt: ptr(at),
+		NotifyAdminsOnFailure: true}
 	e.putState(tn, first)
 	second := &integrations.State{IntegrationID: "crm", IsEnabled: false, APIVersion: ptr("v2"), UpdatedAt: ptr(at.Add(time.Hour))}
 	e.putState(tn, second)

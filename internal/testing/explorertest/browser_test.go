@@ -14,38 +14,15 @@ import (
 	"github.com/tenantkit/tenantkit/internal/testing/explorertest"
 )
 
-// newDocsServer serves the explorer as the API does: the page at
-// /api/docs/api, its assets under /api/docs/api/assets/, and a sample
-// OpenAPI 3.1 document (testdata/openapi.json) at /api/docs/openapi.
-func newDocsServer(t *testing.T) *httptest.Server {
-	t.Helper()
-	doc, err := os.ReadFile("testdata/openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/docs/api", func(w http.ResponseWriter, r *http.Request) {
-		explorer.ServePage(w, r, "/api/docs/openapi", "/api/docs/api/assets/")
-	})
-	mux.HandleFunc("GET /api/docs/api/assets/{name}", func(w http.ResponseWriter, r *http.Request) {
-		if !explorer.ServeAsset(w, r, r.PathValue("name")) {
-			http.NotFound(w, r)
-		}
-	})
-	mux.HandleFunc("GET /api/docs/openapi", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		_, _ = w.Write(doc)
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // TestBrowserExplorer renders the explorer in headless Chromium: the five
 // operations of the sample document appear, and the page asks nothing of
 // any host but the test server.
 func TestBrowserExplorer(t *testing.T) {
-	srv := newDocsServer(t)
+	doc, err := os.ReadFile("testdata/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newDocsServer(t, doc, false)
 	explorertest.CheckPage(t, srv.URL+"/api/docs/api", 5, "List the tenant's feature toggles")
 }
 

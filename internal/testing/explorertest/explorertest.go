@@ -2,7 +2,10 @@
 // real browser: headless Chromium, driven with chromedp, renders the page,
 // and the check fails on anything the page asks of a host other than its
 // own, on a failed or refused request, on a script error or a
-// Content-Security-Policy violation, and when the operations do not render.
+// Content-Security-Policy violation, and when the operations do not render:
+// CheckEveryOperation picks each area of a page that shows the API one
+// area at a time and checks that every operation of the whole document is
+// shown.
 //
 // It needs Debian's chromium (apt-get install chromium), found on PATH as
 // chromium or chromium-browser, or at the path in $TENANTKIT_CHROMIUM;
@@ -18,8 +21,9 @@
 // chromedp is a requirement of these tests only and a host that requires
 // tenantkit never downloads it. Its tests render the explorer against a
 // sample document (browser_test.go, which also shows that the check fails
-// a page that breaks its rules) and the API's own explorer through httpapi
-// (api_test.go). Run them here with go test ./...; go test ./... from the
+// a page that breaks its rules), a sample of 240 operations in 8 areas
+// (large_test.go, which also shows that the same document whole does not
+// render) and the API's own explorer through httpapi (api_test.go). Run them here with go test ./...; go test ./... from the
 // repository root does not enter this module, .ci/run runs it explicitly.
 // After a change to the root go.mod, run go mod tidy here too.
 package explorertest
@@ -82,6 +86,36 @@ func ChromiumPath() string {
 // fails it when the page does not render within Timeout. Set
 // $EXPLORERTEST_SCREENSHOT to a file name to get a PNG of the page.
 func CheckPage(t testing.TB, pageURL string, minOperations int, mustContain string) {
+	t.Helper()
+	checkPage(t, pageURL, minOperations, mustContain, nil)
+}
+
+// CheckEveryOperation makes CheckPage's checks and then checks that every
+// operation of the OpenAPI document at documentURL (the whole document the
+// page shows, such as /api/docs/openapi) is shown: on a page with an area
+// picker (#explorer-area, see explorer.Page) it picks each area in turn
+// and waits until the page shows exactly the operations of that area's
+// document (the option's URL), then checks that the areas together hold
+// every operation of the whole document; on a page without one, it waits
+// until the page shows every operation. An operation is shown when an
+// .opblock renders its method and path. mustContain must be in the text
+// of some area.
+func CheckEveryOperation(t testing.TB, pageURL, documentURL, mustContain string) {
+	t.Helper()
+	whole, err := documentOperations(documentURL)
+	if err != nil {
+		t.Fatalf("explorertest: %v", err)
+	}
+	checkPage(t, pageURL, 1, "", func(ctx context.Context) {
+		t.Helper()
+		walkAreas(ctx, t, pageURL, documentURL, whole, mustContain)
+	})
+}
+
+// checkPage is CheckPage; walk, when not nil, runs once the page has
+// rendered and its first operation and schemas are open, before the
+// requests are checked.
+func checkPage(t testing.TB, pageURL string, minOperations int, mustContain string, walk func(context.Context)) {
 	t.Helper()
 	chromium := ChromiumPath()
 	if chromium == "" {
@@ -180,6 +214,10 @@ func CheckPage(t testing.TB, pageURL string, minOperations int, mustContain stri
 	// none started for a moment.
 	rec.waitQuiet(bctx, 300*time.Millisecond, 5*time.Second)
 
+	if walk != nil {
+		walk(bctx)
+		rec.waitQuiet(bctx, 300*time.Millisecond, 5*time.Second)
+	}
 	if mustContain != "" {
 		text, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body.innerText`))
 		if err != nil {

@@ -2,6 +2,7 @@ package multiproc_test
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -74,4 +75,66 @@ func TestRevokedAcrossServers(t *testing.T) {
 	}
 	t.Logf("feature removal: %d tries in %v", tries, time.Since(start).Round(time.Millisecond))
 	stale.check(t, "a feature removed through A honoured by B's next request")
+}
+
+// sessionTries is how often the session revocations are tried: each try
+// creates a user or signs in (an Argon2id hash), so fewer than tries.
+const sessionTries = 20
+
+// TestSessionsEndedAcrossServers: a session token cached by server B
+// (it served the request just before) is refused by B's first request
+// after the user is deleted through A (0 accepted in 20 tries), and after
+// the token is logged out through A (0 accepted in 20 tries), while the
+// user's other session keeps working on B.
+func TestSessionsEndedAcrossServers(t *testing.T) {
+	c := multiproc.Start(t, multiproc.Options{})
+	a, b := c.Servers[0], c.Servers[1]
+	tn := c.NewTenant(t, "Sessions "+multiproc.RandomHex(3))
+	form := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	newUser := func() (id, email string) {
+		email = "mp-" + multiproc.RandomHex(6) + "@sessions.test"
+		id = a.Do(t, "POST", "/api/auth/users", c.SuperKey, map[string]any{"email": email, "password": "sessions-password",
+			"organizationId": tn.OrgID}).Expect(t, 201).JSON(t)["id"].(string)
+		return id, email
+	}
+	login := func(s *multiproc.Server, email string) http.Header {
+		tok := s.DoWith(t, "POST", "/api/login", "", "email="+multiproc.Query(email)+"&password=sessions-password", form).
+			Expect(t, 200).JSON(t)["token"].(string)
+		return http.Header{"Authorization": {"Bearer " + tok}}
+	}
+	me := func(s *multiproc.Server, session http.Header) int {
+		return s.DoWith(t, "GET", "/api/auth/me", "", nil, session).Status
+	}
+
+	deleted := staleCount{of: sessionTries}
+	for i := range sessionTries {
+		id, email := newUser()
+		session := login(a, email)
+		if st := me(b, session); st != 200 { // B caches the session
+			t.Fatalf("try %d: B answered %d before the deletion", i, st)
+		}
+		a.Do(t, "DELETE", "/api/auth/users?id="+id, c.SuperKey, nil).Expect(t, 200)
+		if st := me(b, session); st != 401 {
+			deleted.add("try %d: %d", i, st)
+		}
+	}
+	deleted.check(t, "a session of a user deleted through A accepted by B's next request")
+
+	_, email := newUser()
+	other := login(b, email)
+	loggedOut := staleCount{of: sessionTries}
+	for i := range sessionTries {
+		session := login(a, email)
+		if st := me(b, session); st != 200 {
+			t.Fatalf("try %d: B answered %d before the logout", i, st)
+		}
+		a.DoWith(t, "POST", "/api/logout", "", nil, session).Expect(t, 200)
+		if st := me(b, session); st != 401 {
+			loggedOut.add("try %d: %d", i, st)
+		}
+	}
+	loggedOut.check(t, "a session logged out through A accepted by B's next request")
+	if st := me(b, other); st != 200 {
+		t.Fatalf("the user's other session: %d after the logouts, want 200", st)
+	}
 }

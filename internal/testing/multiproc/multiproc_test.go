@@ -2,6 +2,7 @@ package multiproc_test
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -55,6 +56,7 @@ func TestAcrossServers(t *testing.T) {
 type staleCount struct {
 	n    int
 	seen []string
+	of   int // the number of tries; 0 is tries
 }
 
 func (s *staleCount) add(format string, args ...any) {
@@ -66,9 +68,10 @@ func (s *staleCount) add(format string, args ...any) {
 
 func (s *staleCount) check(t *testing.T, what string) {
 	t.Helper()
-	t.Logf("%s: %d stale of %d", what, s.n, tries)
+	of := cmp.Or(s.of, tries)
+	t.Logf("%s: %d stale of %d", what, s.n, of)
 	if s.n != 0 {
-		t.Errorf("%s: %d stale of %d; first: %s", what, s.n, tries, strings.Join(s.seen, "; "))
+		t.Errorf("%s: %d stale of %d; first: %s", what, s.n, of, strings.Join(s.seen, "; "))
 	}
 }
 
