@@ -2,10 +2,6 @@ package rules_test
 
 import (
 	"fmt"
-	"os"
-	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,37 +22,9 @@ import (
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./rules -run TestListLogsAtScale -v -timeout 2h
 func TestListLogsAtScale(t *testing.T) {
-	env := os.Getenv("TENANTKIT_BENCH_LIST_ROWS")
-	if env == "" {
-		t.Skip("set TENANTKIT_BENCH_LIST_ROWS (for example 100000,1000000) to measure")
-	}
-	var sizes []int
-	for _, s := range strings.Split(env, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1000 {
-			t.Fatalf("TENANTKIT_BENCH_LIST_ROWS: %q is not a row count of at least 1000", s)
-		}
-		sizes = append(sizes, n)
-	}
-	calls := 200
-	if s := os.Getenv("TENANTKIT_BENCH_LIST_CALLS"); s != "" {
-		var err error
-		if calls, err = strconv.Atoi(s); err != nil || calls < 1 {
-			t.Fatalf("TENANTKIT_BENCH_LIST_CALLS: %q is not a positive count", s)
-		}
-	}
-	t.Run("sqlite", func(t *testing.T) { scaleListLogs(t, storetest.SQLite(t, rules.Migrations), "SQLite", sizes, calls) })
-	t.Run("postgres", func(t *testing.T) {
-		db, err := store.Open(t.Context(), storetest.IsolatedPostgresURL(t), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		if err := db.Migrate(t.Context(), rules.Migrations); err != nil {
-			t.Fatal(err)
-		}
-		scaleListLogs(t, db, "PostgreSQL", sizes, calls)
-	})
+	sizes, calls := storetest.ScaleSizes(t)
+	storetest.EachFresh(t, func(t *testing.T, db *store.DB, engine string) { scaleListLogs(t, db, engine, sizes, calls) },
+		rules.Migrations)
 }
 
 func scaleListLogs(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
@@ -119,22 +87,15 @@ func scaleListLogs(t *testing.T, db *store.DB, engine string, sizes []int, calls
 		} {
 			f := c.filter
 			f.Limit = 20
-			times := make([]time.Duration, 0, calls)
-			for i := range calls + 3 {
-				began := time.Now()
+			p50, p95 := storetest.Percentiles(t, calls, func() error {
 				items, total, err := st.ListLogs(ctx, db, sc, f)
-				if err != nil || len(items) != 20 || total != c.total {
-					t.Fatalf("%s: %d rows of %d, want 20 of %d: %v", c.name, len(items), total, c.total, err)
+				if err == nil && (len(items) != 20 || total != c.total) {
+					err = fmt.Errorf("%s: %d rows of %d, want 20 of %d", c.name, len(items), total, c.total)
 				}
-				if i >= 3 {
-					times = append(times, time.Since(began))
-				}
-			}
-			slices.Sort(times)
+				return err
+			})
 			t.Logf("| rule execution logs, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, executions*perExecution,
-				ms(times[len(times)/2]), ms(times[len(times)*95/100]))
+				storetest.Milliseconds(p50), storetest.Milliseconds(p95))
 		}
 	}
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
