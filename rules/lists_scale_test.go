@@ -16,7 +16,8 @@ import (
 // not a test, and runs only when TENANTKIT_BENCH_LIST_ROWS lists the rule
 // row counts to measure at (for example "100000,1000000"); the rows are
 // inserted through the Store (multi-row INSERTs of executions of ten
-// rules each) into a fresh database, grown from one count to the next.
+// rules each) into a fresh database, grown from one count to the next
+// (statistics gathered after each, storetest.Analyze).
 // TENANTKIT_BENCH_LIST_CALLS is the number of timed calls per case (200
 // when unset). Each line it logs is a row of BENCHMARKS.md's tables.
 //
@@ -67,6 +68,7 @@ func scaleListLogs(t *testing.T, db *store.DB, engine string, sizes []int, calls
 		if len(batch) > 0 {
 			flush()
 		}
+		storetest.Analyze(t, db)
 		t.Logf("seeded %d rule rows in %s", executions*perExecution, time.Since(start).Round(time.Second))
 		failures := 0
 		for i := range executions {
