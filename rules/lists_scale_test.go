@@ -17,7 +17,7 @@ import (
 // row counts to measure at (for example "100000,1000000"); the rows are
 // inserted through the Store (multi-row INSERTs of executions of ten
 // rules each) into a fresh database, grown from one count to the next
-// (statistics gathered after each, storetest.Analyze).
+// (PostgreSQL's statistics gathered after each, storetest.Analyze).
 // TENANTKIT_BENCH_LIST_CALLS is the number of timed calls per case (200
 // when unset). Each line it logs is a row of BENCHMARKS.md's tables.
 //

@@ -16,8 +16,8 @@ import (
 // measurement, not a test, and runs only when TENANTKIT_BENCH_LIST_ROWS
 // lists the delivery counts to measure at (for example "100000,1000000");
 // the rows are inserted through the Store (multi-row INSERTs) into a
-// fresh database, grown from one count to the next (statistics gathered
-// after each, storetest.Analyze), over two webhooks,
+// fresh database, grown from one count to the next (PostgreSQL's statistics
+// gathered after each, storetest.Analyze), over two webhooks,
 // 80% delivered, 15% failed, 5% pending. TENANTKIT_BENCH_LIST_CALLS is
 // the number of timed calls per case (200 when unset). Each line it logs
 // is a row of BENCHMARKS.md's tables.
