@@ -79,9 +79,18 @@
 // (a larger set is refused, store.ErrInvalid). Decision: one row per
 // execution rather than one per rule. Ten rule rows were most of what a
 // logged execution cost the single SQLite writer (BENCHMARKS.md); the
-// price is that a list filtered by rule id or result expands the
-// tenant's executions' arrays instead of reading an index, and the
-// totals without those filters are kept counts. Rows are readable by
+// price is that a page filtered by rule id or result expands the
+// newest executions' arrays instead of reading an index. Totals are kept
+// counts: per tenant, organization, rule id and result
+// (business_rule_log_counts, migration 0005), added to by
+// InsertExecutions and subtracted from by DeleteLogsBefore in their
+// transactions, so the total of the unfiltered list or of one filtered
+// by rule id and/or result reads a few rows however long the log is
+// (BENCHMARKS.md); with an entity or time filter the total counts the
+// matching executions' kept rule_count, or their matching elements.
+// Decision: counts per rule and result rather than an index over the
+// arrays, which neither engine has for a JSON text column without a
+// second copy of each rule row. Rows are readable by
 // scopes that may read the organization they were written in. An hourly
 // job deletes rows older than Options.LogRetention (90 days by default).
 //

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io/fs"
 	"reflect"
-	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -19,7 +18,7 @@ func migrationsBefore(t *testing.T, first string) store.Migrations {
 	t.Helper()
 	files := fstest.MapFS{}
 	err := fs.WalkDir(rules.Migrations.FS, "migrations", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), first) {
+		if err != nil || d.IsDir() || d.Name() >= first {
 			return err
 		}
 		b, err := fs.ReadFile(rules.Migrations.FS, path)
@@ -111,6 +110,10 @@ func TestLogMigrationKeepsRuleRows(t *testing.T) {
 		if err != nil || total != 1 {
 			t.Errorf("ListLogs of failures: total %d, %v", total, err)
 		}
+		_, total, err = st.ListLogs(ctx, db, sc, rules.LogFilter{RuleID: "R1", Limit: 50})
+		if err != nil || total != 1 {
+			t.Errorf("ListLogs of R1: total %d, %v", total, err)
+		}
 		sums, err := st.ExecutionSummary(ctx, db, sc, at.Add(-time.Minute))
 		if err != nil || !reflect.DeepEqual(sums, []rules.SetExecutions{{RuleSetID: set, Executions: 3, Failures: 2}}) {
 			t.Errorf("ExecutionSummary: %+v, %v", sums, err)
@@ -118,6 +121,10 @@ func TestLogMigrationKeepsRuleRows(t *testing.T) {
 		n, err := st.DeleteLogsBefore(ctx, db, time.Now())
 		if err != nil || n != 4 {
 			t.Errorf("DeleteLogsBefore: %d rule rows, %v; want 4", n, err)
+		}
+		_, total, err = st.ListLogs(ctx, db, sc, rules.LogFilter{RuleID: "R1", Limit: 50})
+		if err != nil || total != 0 {
+			t.Errorf("ListLogs of R1 after retention: total %d, %v", total, err)
 		}
 	})
 }

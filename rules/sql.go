@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -455,10 +456,28 @@ func (SQLStore) ListLogs(ctx context.Context, q store.Querier, sc store.Scope, f
 		c.And("x.id < ?", store.IDTimeBound(f.To.Add(idMargin)))
 		c.And("x.executed_at <= ?", f.To.UTC())
 	}
-	// The total: the kept rule counts, or, filtered by rule or result,
-	// the matching elements.
+	// The total: without entity or time filters, the kept counts per
+	// rule and result; otherwise the executions' kept rule counts, or,
+	// filtered by rule or result, the matching elements.
 	var total int
-	if f.RuleID == "" && f.Result == "" {
+	if f.EntityType == "" && f.EntityID == "" && f.From == nil && f.To == nil {
+		k := sc.Readable("tenant_id", "NULLIF(organization_id, '')")
+		if f.RuleID != "" {
+			k.And("rule_id = ?", f.RuleID)
+		}
+		if f.Result != "" {
+			k.And("result = ?", string(f.Result))
+		}
+		if err := q.QueryRow(ctx, `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM business_rule_log_counts WHERE `+k.SQL(),
+			k.Values()...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+		for col, v := range map[string]string{"r.value ->> 1": f.RuleID, "r.value ->> 4": string(f.Result)} {
+			if v != "" {
+				c.And(col+" = ?", v)
+			}
+		}
+	} else if f.RuleID == "" && f.Result == "" {
 		if err := q.QueryRow(ctx, `SELECT COALESCE(sum(x.rule_count), 0) FROM business_rule_executions x WHERE `+c.SQL(),
 			c.Values()...).Scan(&total); err != nil {
 			return nil, 0, err
@@ -511,6 +530,35 @@ func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Ti
 	if err := q.QueryRow(ctx, `SELECT COALESCE(sum(rule_count), 0) FROM business_rule_executions WHERE id < $1`, bound).Scan(&n); err != nil {
 		return 0, err
 	}
+	if n == 0 {
+		return 0, nil
+	}
+	// The kept counts lose the rows that go: one UPDATE per tenant,
+	// organization, rule and result among them, then the counts that
+	// reached zero.
+	type gone struct {
+		key logCountKey
+		n   int64
+	}
+	goes, err := store.Many(ctx, q, func(s store.Scanner) (gone, error) {
+		var g gone
+		return g, s.Scan(&g.key.tenant, &g.key.org, &g.key.rule, &g.key.result, &g.n)
+	}, `SELECT x.tenant_id, COALESCE(x.organization_id, ''), r.value ->> 1, r.value ->> 4, count(*)`+logRows(q)+`x.id < $1
+		GROUP BY x.tenant_id, COALESCE(x.organization_id, ''), r.value ->> 1, r.value ->> 4`, bound)
+	if err != nil {
+		return 0, err
+	}
+	slices.SortFunc(goes, func(a, b gone) int { return a.key.compare(b.key) }) // one lock order for every writer
+	for _, g := range goes {
+		if _, err := q.Exec(ctx, `UPDATE business_rule_log_counts SET n = n - $5
+			WHERE tenant_id = $1 AND organization_id = $2 AND rule_id = $3 AND result = $4`,
+			g.key.tenant, g.key.org, g.key.rule, g.key.result, g.n); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := q.Exec(ctx, `DELETE FROM business_rule_log_counts WHERE n <= 0`); err != nil {
+		return 0, err
+	}
 	if _, err := q.Exec(ctx, `DELETE FROM business_rule_executions WHERE id < $1`, bound); err != nil {
 		return 0, err
 	}
@@ -526,6 +574,7 @@ var executionInserts = store.NewBatchInsert("business_rule_executions",
 // prepared (store.BatchInsert.Prepare).
 func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 	executionInserts.Prepare(ctx, db)
+	logCountUpserts.Prepare(ctx, db)
 }
 
 // InsertExecutions implements Store, with multi-row INSERTs of a row per
@@ -546,7 +595,41 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),
 			string(appendRuleRows(nil, x.Rules)), len(x.Rules), failures)
 	}
-	_, err := executionInserts.InsertValues(ctx, q, values)
+	if _, err := executionInserts.InsertValues(ctx, q, values); err != nil {
+		return err
+	}
+	return addLogCounts(ctx, q, xs)
+}
+
+// logCountKey is a row of business_rule_log_counts.
+type logCountKey struct{ tenant, org, rule, result string }
+
+func (k logCountKey) compare(o logCountKey) int {
+	return cmp.Or(strings.Compare(k.tenant, o.tenant), strings.Compare(k.org, o.org),
+		strings.Compare(k.rule, o.rule), strings.Compare(k.result, o.result))
+}
+
+// logCountUpserts adds to the kept counts per rule and result.
+var logCountUpserts = store.NewBatchInsert("business_rule_log_counts", "tenant_id, organization_id, rule_id, result, n",
+	"ON CONFLICT (tenant_id, organization_id, rule_id, result) DO UPDATE SET n = business_rule_log_counts.n + excluded.n")
+
+// addLogCounts adds the rule rows of xs to the kept counts, in the
+// transaction that inserts them: one row per tenant, organization, rule
+// and result, in one order for every writer (so that two never wait on
+// each other's rows crosswise).
+func addLogCounts(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
+	counts := map[logCountKey]int64{}
+	for _, x := range xs {
+		for i := range x.Rules {
+			counts[logCountKey{x.TenantID, x.OrganizationID, x.Rules[i].RuleID, string(x.Rules[i].Result)}]++
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(counts), logCountKey.compare)
+	values := make([]any, 0, len(keys)*logCountUpserts.Columns())
+	for _, k := range keys {
+		values = append(values, k.tenant, k.org, k.rule, k.result, counts[k])
+	}
+	_, err := logCountUpserts.InsertValues(ctx, q, values)
 	return err
 }
 

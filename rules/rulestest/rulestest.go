@@ -834,9 +834,12 @@ func testLogScoped(t *testing.T, f *fixture) {
 			if see {
 				want = append(want, inO1.Rules[0].ID)
 			}
-			ids, total := f.listLogIDs(sc, rules.LogFilter{})
-			f.equal("ListLogs", ids, want)
-			f.equal("ListLogs total", total, len(want))
+			for name, filter := range map[string]rules.LogFilter{"": {}, " by ruleId": {RuleID: "R0"},
+				" by result": {Result: rules.StatusSuccess}, " by ruleId and result": {RuleID: "R0", Result: rules.StatusSuccess}} {
+				ids, total := f.listLogIDs(sc, filter)
+				f.equal("ListLogs"+name, ids, want)
+				f.equal("ListLogs total"+name, total, len(want))
+			}
 		}
 	}
 	grid.RunBlind(t, check(false))
@@ -862,6 +865,10 @@ func testLogListFilters(t *testing.T, f *fixture) {
 		{"entityType", rules.LogFilter{EntityType: "invoice"}, []string{id(b, 1), id(b, 0)}},
 		{"entityId", rules.LogFilter{EntityID: "o-1"}, []string{id(c, 0), id(a, 2), id(a, 1), id(a, 0)}},
 		{"result", rules.LogFilter{Result: rules.StatusFailure}, []string{id(a, 2)}},
+		{"ruleId and result", rules.LogFilter{RuleID: "R2", Result: rules.StatusFailure}, []string{id(a, 2)}},
+		{"ruleId and another result", rules.LogFilter{RuleID: "R1", Result: rules.StatusFailure}, []string{}},
+		{"ruleId and entityType", rules.LogFilter{RuleID: "R1", EntityType: "invoice"}, []string{id(b, 1)}},
+		{"a rule never run", rules.LogFilter{RuleID: "R9"}, []string{}},
 		{"from, inclusive", rules.LogFilter{From: &from}, []string{id(c, 0), id(b, 1), id(b, 0)}},
 		{"to, inclusive", rules.LogFilter{To: &from}, []string{id(b, 1), id(b, 0), id(a, 2), id(a, 1), id(a, 0)}},
 		{"from and to", rules.LogFilter{From: &from, To: &to}, []string{id(c, 0), id(b, 1), id(b, 0)}},
@@ -895,13 +902,33 @@ func testLogPrune(t *testing.T, f *fixture) {
 	if n < 3 {
 		t.Errorf("DeleteLogsBefore reported %d rule rows, want at least 3 (this test's)", n)
 	}
-	ids, _ := f.listLogIDs(f.scope(), rules.LogFilter{})
+	ids, total := f.listLogIDs(f.scope(), rules.LogFilter{})
 	f.equal("rows left", ids, []string{recent.Rules[0].ID, atCut.Rules[0].ID})
-	ids, _ = f.listLogIDs(store.Scope{TenantID: other}, rules.LogFilter{})
-	f.equal("another tenant's old rows left", ids, []string{})
+	f.equal("total left", total, 2)
+	// The totals filtered by rule and result lose the old rows too.
+	for _, c := range []struct {
+		sc     store.Scope
+		filter rules.LogFilter
+		want   int
+	}{
+		{f.scope(), rules.LogFilter{RuleID: "R0"}, 2},
+		{f.scope(), rules.LogFilter{RuleID: "R1"}, 0},
+		{f.scope(), rules.LogFilter{Result: rules.StatusSuccess}, 2},
+		{f.scope(), rules.LogFilter{RuleID: "R0", Result: rules.StatusSuccess}, 2},
+		{store.Scope{TenantID: other}, rules.LogFilter{}, 0},
+		{store.Scope{TenantID: other}, rules.LogFilter{RuleID: "R0"}, 0},
+		{store.Scope{TenantID: other}, rules.LogFilter{Result: rules.StatusSuccess}, 0},
+	} {
+		ids, total := f.listLogIDs(c.sc, c.filter)
+		f.equal(fmt.Sprintf("total after the prune of %+v", c.filter), []any{len(ids), total}, []any{c.want, c.want})
+	}
 	// The old executions went with their rows: their ids can be written
-	// again.
+	// again, and count again.
 	f.insertExecutions(old)
+	_, total = f.listLogIDs(f.scope(), rules.LogFilter{RuleID: "R1"})
+	f.equal("total of a rule written again", total, 1)
+	_, total = f.listLogIDs(f.scope(), rules.LogFilter{Result: rules.StatusSuccess})
+	f.equal("total of a result written again", total, 4)
 }
 
 func testExecutionSummary(t *testing.T, f *fixture) {

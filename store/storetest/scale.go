@@ -1,0 +1,101 @@
+package storetest
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// ScaleRowsEnv lists the table sizes (comma-separated row counts, for
+// example "100000,1000000") the list-at-scale measurements grow a table
+// to; they are skipped when it is unset. ScaleCallsEnv is the number of
+// timed calls per case (200 when unset).
+const (
+	ScaleRowsEnv  = "TENANTKIT_BENCH_LIST_ROWS"
+	ScaleCallsEnv = "TENANTKIT_BENCH_LIST_CALLS"
+)
+
+// ScaleSizes returns the row counts of ScaleRowsEnv and the calls of
+// ScaleCallsEnv, or skips the test when ScaleRowsEnv is unset. A
+// measurement at scale is not a test: plain go test runs skip it.
+func ScaleSizes(t testing.TB) (sizes []int, calls int) {
+	t.Helper()
+	env := os.Getenv(ScaleRowsEnv)
+	if env == "" {
+		t.Skipf("set %s (for example 100000,1000000) to measure", ScaleRowsEnv)
+	}
+	for _, s := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1000 {
+			t.Fatalf("%s: %q is not a row count of at least 1000", ScaleRowsEnv, s)
+		}
+		sizes = append(sizes, n)
+	}
+	calls = 200
+	if s := os.Getenv(ScaleCallsEnv); s != "" {
+		var err error
+		if calls, err = strconv.Atoi(s); err != nil || calls < 1 {
+			t.Fatalf("%s: %q is not a positive count", ScaleCallsEnv, s)
+		}
+	}
+	return sizes, calls
+}
+
+// EachFresh runs fn on each engine with a migrated database of its own:
+// a SQLite file in a temporary directory, and a PostgreSQL schema made
+// for the test and dropped when it ends (skipped when PostgresEnv is
+// unset). engine is the engine's name for reports ("SQLite",
+// "PostgreSQL").
+func EachFresh(t *testing.T, fn func(t *testing.T, db *store.DB, engine string), lines ...store.Migrations) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t, lines...), "SQLite") })
+	t.Run("postgres", func(t *testing.T) {
+		db := open(t, IsolatedPostgresURL(t))
+		migrate(t, db, lines)
+		fn(t, db, "PostgreSQL")
+	})
+}
+
+// Percentiles calls fn three times to warm up, then calls times, and
+// returns the median and the 95th percentile of those calls' durations.
+// It stops the test at fn's first error.
+func Percentiles(t testing.TB, calls int, fn func() error) (p50, p95 time.Duration) {
+	t.Helper()
+	times := make([]time.Duration, 0, calls)
+	for i := range calls + 3 {
+		began := time.Now()
+		if err := fn(); err != nil {
+			t.Fatal(err)
+		}
+		if i >= 3 {
+			times = append(times, time.Since(began))
+		}
+	}
+	slices.Sort(times)
+	return times[len(times)/2], times[len(times)*95/100]
+}
+
+// Milliseconds is d in milliseconds, to the microsecond, for reports.
+func Milliseconds(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Analyze gathers the planner's statistics where a live database has
+// them: on PostgreSQL (ANALYZE), whose autovacuum gathers them on its own
+// a while after a bulk load, so that a measurement right after seeding
+// does not time plans made for an empty table. On SQLite it does nothing:
+// SQLite gathers none unless told, and the store never tells it (a
+// single-tenant benchmark database's statistics would mislead its
+// planner about many-tenant ones).
+func Analyze(t testing.TB, db *store.DB) {
+	t.Helper()
+	if db.Dialect().Name() != "postgres" {
+		return
+	}
+	if _, err := db.Exec(t.Context(), "ANALYZE"); err != nil {
+		t.Fatalf("storetest: analyze: %v", err)
+	}
+}
