@@ -27,6 +27,43 @@
 // it starts over). Durability is unchanged: a commit is in the log when it
 // returns; a checkpoint syncs the log before it copies it.
 //
+// # Connections
+//
+// On PostgreSQL a DB holds two pgx pools, sized by default from what the
+// process runs, so that no setting is needed for a loaded server:
+//
+//   - The request pool: request handlers, and the queries of job workers'
+//     own work (an area's service called from a job). DefaultMaxConns:
+//     four connections per CPU this process may use (GOMAXPROCS), at
+//     least 8. A query holds its connection for a round trip, most of
+//     which this process's CPU spends on other requests; beyond a few per
+//     CPU, connections add PostgreSQL backends (a process each, competing
+//     for the same cores) without adding throughput, and requests over
+//     the pool wait in Go, which costs nothing. Neither requests nor
+//     workers (58 in the Kit) are bounded in number otherwise, so the pool
+//     is what bounds them. Options.MaxReaders, or pool_max_conns in the
+//     URL, overrides it: for a server whose max_connections, summed over
+//     the processes, is lower, or whose requests spend long in the
+//     database.
+//   - The background pool (DB.Background, DefaultBackgroundConns, 12,
+//     opened as used): the job engine's own work, River's listener (which
+//     holds one), leader election, the queues' fetches (six in the Kit),
+//     completions, and the lease renewals and sweeps of package jobs.
+//     They run on a deadline (River's leader election gives up after 5 s,
+//     a lease after LeaseTTL), so they must never wait behind requests:
+//     with one shared pool, requests queueing for it made a soak log 72
+//     leader-election timeouts in 30 minutes, and jobs' leases lapse
+//     (jobs' TestJobsUnderRequestLoad: 256 requests on a pool of 4 for
+//     20 s, a dozen errors with one pool, none with two).
+//     Options.BackgroundConns overrides it; -1 (FromPool) shares the
+//     host's pool.
+//
+// Two more connections live outside the pools, one each: the version
+// listener (WatchVersions) and a Claim, both held for the process's life.
+// So a process uses at most MaxReaders + BackgroundConns + 2 connections
+// of the server's max_connections. SQLite has one writer connection and
+// a reader pool (Options.MaxReaders, 8); its Background is the DB itself.
+//
 // # Queries
 //
 // Store code receives a Querier (*DB or *Tx) and writes each query once,
