@@ -88,6 +88,10 @@ type Service struct {
 	// credentials' version counter (credentials.go); nil when
 	// Config.CacheTTL is negative.
 	creds *vcache.Cache[cacheKey, *cached]
+	// acks registers this Service among the processes a revocation
+	// waits for (acks.go); nil unless it caches credentials on a database
+	// other processes may share.
+	acks *acks
 }
 
 // cacheKey identifies a credential in the cache by its kind ('k' API key,
@@ -143,6 +147,9 @@ func New(db *store.DB, cfg Config) (*Service, error) {
 	s := &Service{db: db, store: cfg.Store, cfg: cfg, logger: cfg.Logger}
 	if cfg.CacheTTL > 0 {
 		s.creds = vcache.New[cacheKey, *cached](db, credentialsCounter, credentialsCheck, maxCached)
+		if db.Dialect().Notifies() {
+			s.acks = newAcks(s)
+		}
 	}
 	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,7 @@ type dbShared struct {
 	mu        sync.RWMutex
 	emitHooks []EmitHook
 	afterTx   []func(context.Context, []Event)
+	onClose   []func()
 
 	watch watchers // WatchVersions's listener
 }
@@ -151,6 +153,13 @@ func redact(url string) string {
 func (db *DB) Close() error {
 	if db.view {
 		return nil // the DB it was made from closes it
+	}
+	db.mu.Lock()
+	onClose := db.onClose
+	db.onClose = nil
+	db.mu.Unlock()
+	for _, f := range slices.Backward(onClose) {
+		f()
 	}
 	db.stopWatching()
 	return db.eng.close()
@@ -323,6 +332,15 @@ func (db *DB) OnCommit(l func(ctx context.Context, events []Event)) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.afterTx = append(db.afterTx, l)
+}
+
+// OnClose registers f to run when Close begins, while the database is still
+// open (a process removing its row from a table of live processes). The
+// functions run in reverse order of registration, once.
+func (db *DB) OnClose(f func()) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.onClose = append(db.onClose, f)
 }
 
 // WithLock runs fn while holding a database-wide lock identified by name:
