@@ -62,8 +62,8 @@ type Options struct {
 	// engine's own work (Background): its listener, leader election,
 	// fetches, completions, lease renewals and sweeps. Defaults to
 	// DefaultBackgroundConns. Ignored on SQLite, whose background work
-	// shares the single writer. With FromPool, -1 shares the host's pool
-	// instead of opening a second one.
+	// shares the single writer. -1 shares the request pool (with
+	// FromPool, the host's) instead of opening a second one.
 	BackgroundConns int
 }
 

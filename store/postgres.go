@@ -24,17 +24,17 @@ func init() {
 }
 
 // DefaultMaxConns is the size of the PostgreSQL request pool when neither
-// Options.MaxReaders nor the URL's pool_max_conns sets it: four
-// connections per CPU this process may use (GOMAXPROCS), at least 8 (see
+// Options.MaxReaders nor the URL's pool_max_conns sets it: two
+// connections per CPU this process may use (GOMAXPROCS), at least 4 (see
 // the package documentation, "Connections").
-func DefaultMaxConns() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
+func DefaultMaxConns() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
 // DefaultBackgroundConns is the size of the PostgreSQL pool reserved for
-// the job engine's own work (Options.BackgroundConns): one connection
-// its listener holds, one per queue fetching at once (tenantkit runs
-// six), one for completions and one for leader election, lease renewals
-// and sweeps, with room for a host's own queues.
-const DefaultBackgroundConns = 12
+// the job engine's own work (Options.BackgroundConns): one connection its
+// listener holds, and three for its short queries (the queues' fetches,
+// completions, leader election, lease renewals and sweeps), which wait
+// for each other for a millisecond or so, never behind requests.
+const DefaultBackgroundConns = 4
 
 // openPostgres opens a pgx pool on a postgres:// URL, and a second one
 // for background work. Extra URL parameters are passed to the server
