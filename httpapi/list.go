@@ -178,3 +178,29 @@ func checkText(q url.Values, names ...string) error {
 	}
 	return v.Err()
 }
+
+// queryParam is u.Query().Get(name), the first value of name, without
+// building the map of every parameter: a hot route reading one parameter
+// (a toggle check: Query was 8% of its CPU). Like url.ParseQuery it skips
+// pairs holding a semicolon or a bad escape.
+func queryParam(u *url.URL, name string) string {
+	q := u.RawQuery
+	for q != "" {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		if k != name { // the common case: no escape in the key
+			var err error
+			if k, err = url.QueryUnescape(k); err != nil || k != name {
+				continue
+			}
+		}
+		if v, err := url.QueryUnescape(v); err == nil {
+			return v
+		}
+	}
+	return ""
+}

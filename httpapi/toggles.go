@@ -312,7 +312,7 @@ func (h toggleHandlers) setOverride(w http.ResponseWriter, r *http.Request) erro
 // check answers GET /feature_toggles/check/<type>.
 func (h toggleHandlers) check(want toggles.Type) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		identifier := r.URL.Query().Get("identifier")
+		identifier := queryParam(r.URL, "identifier")
 		if identifier == "" {
 			return store.Errorf(store.ErrInvalid, "Missing required parameter: identifier")
 		}

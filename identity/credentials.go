@@ -10,13 +10,16 @@ import (
 // The credential cache (see the package doc, "Revocation"): verified
 // credentials by digest in a vcache.Cache over one version counter, which
 // every change that may alter what an existing credential grants bumps in
-// its transaction (Service.tx, CredentialsChanged). Before it serves a
-// cached identity, a request makes the cache as new as the counter
-// (vcache.Cache.Sync): on PostgreSQL that reads the counter, one
-// single-row query, shared by concurrent requests; on SQLite, whose
-// database one process owns, a change made through this process has
-// already dropped the cache when it committed, and the cache reads the
-// counter every credentialsCheck for the changes of other processes.
+// its transaction (Service.tx, CredentialsChanged), then waits until
+// every live process has acknowledged the new version (acks.go). Before it
+// serves a cached identity, a request makes sure the cache is as new as
+// the counter: on PostgreSQL, while the process's lease holds, the
+// acknowledgements guarantee it; otherwise it reads the counter
+// (vcache.Cache.Sync), one single-row query, shared by concurrent
+// requests. On SQLite, whose database one process owns, a change made
+// through this process has already dropped the cache when it committed,
+// and the cache reads the counter every credentialsCheck for the changes
+// of other processes.
 
 // credentialsCounter is the store version counter of what credentials
 // grant.
@@ -30,24 +33,39 @@ const credentialsCheck = 250 * time.Millisecond
 // CredentialsChanged records, in tx, a change to identity data that may
 // alter what existing credentials grant, made outside the Service's
 // methods: a user soft-deleted or given other roles directly in the
-// database, a change in a host's own Store. Once tx commits, every
+// database, a change in a host's own Store. Once tx commits, and before
+// the store's Tx returns, the commit is acknowledged by every live process
+// (on PostgreSQL: see the package doc, "Revocation"; milliseconds while the
+// processes' listeners are up, up to a second for one whose listener is
+// down, 5 s for one cut off from the database), so every
 // process (every Service on the database) honours it for every request
-// that starts afterwards, as it does the Service's own changes, which call
-// it themselves. Without it, such a change reaches a process that has the
+// that starts after Tx returns, as it does the Service's own changes,
+// which call it themselves. Without it, such a change reaches a process that has the
 // credential cached within Config.CacheTTL.
 func (s *Service) CredentialsChanged(ctx context.Context, tx *store.Tx) error {
+	var v int64
 	var err error
 	if s.creds != nil {
-		_, err = s.creds.Changed(ctx, tx)
+		v, err = s.creds.Changed(ctx, tx)
 	} else {
-		_, err = tx.BumpVersion(ctx, credentialsCounter) // for the caches of other Services
+		v, err = tx.BumpVersion(ctx, credentialsCounter) // for the caches of other Services
 	}
-	return err
+	if err != nil || !s.db.Dialect().Notifies() {
+		return err
+	}
+	// After the commit (and after the cache's own hook, registered
+	// first), wait for every live process to acknowledge v.
+	tx.AfterCommit(func() {
+		if err := await(ctx, s.db, s.acks, v); err != nil {
+			s.logger.ErrorContext(ctx, "identity: waiting for processes to acknowledge a revocation failed", "version", v, "err", err)
+		}
+	})
+	return nil
 }
 
 // fromCache returns the cached identity of credential ck (ok), after
-// making the cache honour every change committed before this call, by any
-// process. A cached credential past its own expiry is ErrUnauthenticated
+// making sure the cache honours every revocation that returned before
+// this call, through any process: the lease, or a read of the counter. A cached credential past its own expiry is ErrUnauthenticated
 // (ok, with the error); one remembered longer than Config.CacheTTL is
 // dropped and reported missing, to be verified again. An error reading
 // the counter is returned (ok): the cache may be stale, and the request
@@ -56,8 +74,10 @@ func (s *Service) fromCache(ctx context.Context, ck cacheKey) (id *Identity, ok 
 	if s.creds == nil {
 		return nil, false, nil
 	}
-	if err := s.creds.Sync(ctx); err != nil {
-		return nil, true, err
+	if s.acks == nil || !s.acks.trusted() {
+		if err := s.creds.Sync(ctx); err != nil {
+			return nil, true, err
+		}
 	}
 	c, hit := s.creds.Peek(ctx, ck)
 	if !hit {

@@ -56,7 +56,8 @@
 // never outlive a revocation: a deleted or expired API key, a deleted
 // tenant or organization, a role whose features or organizations changed,
 // a password changed by reset is refused by every process sharing the
-// database for every request that starts after the change commits. How:
+// database for every request that starts after the change returns (its
+// commit, then the acknowledgements below). How:
 //
 //   - Every Service write that may change what an existing credential
 //     grants (DeleteAPIKey, SetRoleACL, DeleteTenant, DeleteOrganization,
@@ -65,22 +66,52 @@
 //     "identity.credentials" in its transaction (CredentialsChanged). The
 //     writes that only add rows (Create*) do not: a new row changes no
 //     verified credential, and other processes keep their caches.
-//   - The cache is a vcache.Cache on that counter. Before serving a
-//     cached identity, a request makes the cache as new as the counter
-//     (vcache's Sync): on PostgreSQL, where several processes share the
-//     database, that is one single-row read of the counter per request
-//     (shared by concurrent requests; BENCHMARKS.md "Credentials revoked
-//     everywhere at once" has its cost), and a newer version drops the
-//     cache. It does not wait for the version listener: a notification
-//     arrives a millisecond or so after the commit, and a request that
-//     starts within it would be served stale. So the listener's state does
-//     not matter to credentials: while it is down, revocation is as
-//     immediate as while it is up. A failed read of the counter fails the
-//     request (an error, not a stale identity).
+//   - The cache is a vcache.Cache on that counter; a newer version drops
+//     it. A process learns of a version three ways: its own commits, the
+//     version listener's notification (milliseconds after another
+//     process's commit), and reading the counter.
+//   - Acknowledgements, where several processes share the database
+//     (PostgreSQL). Each Service that caches credentials registers in
+//     auth_servers (on its first authentication) and beats there every
+//     second from the store's background pool: it reads the counter, has
+//     its cache drop what is older, and writes that version as seen, with
+//     the database's time. A notified version is applied to the cache and
+//     then written as seen at once. A revocation, once committed, waits
+//     (CredentialsChanged, through the transaction's AfterCommit, so Tx
+//     returns after it) until every live row has seen its version: a
+//     millisecond or two while the listeners are up, up to a beat (1 s)
+//     for a process whose listener is cut off. A process writes a version
+//     as seen only after its cache dropped everything older, so when the
+//     revocation returns no process holds what it revoked.
+//   - Leases. A process serves cached credentials without reading the
+//     counter only while its lease holds: 2.5 s from the moment it sent its
+//     last beat that got through. A revocation counts a row whose last
+//     beat is older than 5 s (the database's clock) as dead and stops
+//     waiting for it; by then that process's lease has lapsed (it sent the
+//     beat before the database stamped it; clocks may run apart by a factor
+//     of two), so it reads the counter for every request, as before it
+//     first beat, until a beat gets through, and a beat applies the counter
+//     before it renews the lease. A failed read of the counter fails the
+//     request (an error, not a stale identity). So a process cut off from
+//     the database delays a revocation by at most 5 s and never serves it
+//     stale; a killed process's row is dead 5 s after its last beat and
+//     removed within the hour; a closed DB removes its row. A row is
+//     written before the process first reads the counter, so a revocation
+//     either sees the row and waits for it, or committed before that read.
+//     Should a wait pass 7 s (clocks that disagree more than the lease
+//     allows) it is logged as an error and the revocation returns.
+//   - The cost per request: while the lease holds, none (an atomic load and
+//     a monotonic clock read; the cache's 250 ms poll of the counter stays,
+//     one request in that interval reads it); before, a single-row read of
+//     the counter (shared by concurrent requests). The cost moves to the
+//     revocation, which waits for the acknowledgements (BENCHMARKS.md
+//     "Credentials revoked everywhere at once"), and to a beat a second per
+//     process.
 //   - On SQLite, whose database one process owns, the Service's own
-//     commits drop the cache before they return, at no cost per request.
-//     Another process on the same file (not a supported deployment) is
-//     seen when the cache next reads the counter, every 250 ms.
+//     commits drop the cache before they return, at no cost per request,
+//     and nothing is acknowledged. Another process on the same file (not a
+//     supported deployment) is seen when the cache next reads the counter,
+//     every 250 ms.
 //   - Expiry is time: a cached key or session past its expiry is refused
 //     on every hit, whatever the cache holds.
 //   - A change made directly in the database (a user soft-deleted by SQL,

@@ -279,7 +279,8 @@ func TestRevokedByUncachedService(t *testing.T) {
 }
 
 // A failed read of the counter fails the request: a cached credential is
-// not served when the process cannot tell whether it was revoked.
+// not served when the process cannot tell whether it was revoked (closing
+// the DB ends the process's lease, so the request reads the counter).
 func TestCachedCredentialNeedsTheCounter(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {

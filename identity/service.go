@@ -92,6 +92,10 @@ type Service struct {
 	// deleteHooks run in the transaction of DeleteUser and DeleteRole
 	// (OnDelete).
 	deleteHooks []DeleteHook
+	// acks registers this Service among the processes a revocation
+	// waits for (acks.go); nil unless it caches credentials on a database
+	// other processes may share.
+	acks *acks
 }
 
 // cacheKey identifies a credential in the cache by its kind ('k' API key,
@@ -147,6 +151,9 @@ func New(db *store.DB, cfg Config) (*Service, error) {
 	s := &Service{db: db, store: cfg.Store, cfg: cfg, logger: cfg.Logger}
 	if cfg.CacheTTL > 0 {
 		s.creds = vcache.New[cacheKey, *cached](db, credentialsCounter, credentialsCheck, maxCached)
+		if db.Dialect().Notifies() {
+			s.acks = newAcks(s)
+		}
 	}
 	return s, nil
 }

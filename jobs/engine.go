@@ -87,7 +87,10 @@ const DefaultRescueStuckAfter = 5 * time.Minute
 //
 // Register workers and subscriptions before Start.
 type Engine struct {
-	db     *store.DB
+	db *store.DB
+	// bg is db's Background: the engine's own queries (leases, sweeps,
+	// River's) never wait behind requests for a connection.
+	bg     *store.DB
 	cfg    Config
 	client client
 	logger *slog.Logger
@@ -135,6 +138,7 @@ var clientMakers []func(ctx context.Context, db *store.DB, cfg *river.Config, sc
 func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 	e := &Engine{
 		db:         db,
+		bg:         db.Background(),
 		cfg:        cfg,
 		workers:    river.NewWorkers(),
 		defaults:   map[string]kindDefaults{},
@@ -216,7 +220,7 @@ func (e *Engine) Observe(fn func(kind, outcome string, d time.Duration)) { e.obs
 // QueueDepth counts the jobs waiting or running, by kind and state
 // (available, scheduled, retryable, running), across every process.
 func (e *Engine) QueueDepth(ctx context.Context) (map[[2]string]int64, error) {
-	rows, err := e.db.Query(ctx, `SELECT kind, state, count(*) FROM `+e.table+`
+	rows, err := e.bg.Query(ctx, `SELECT kind, state, count(*) FROM `+e.table+`
 		WHERE state IN ('available', 'scheduled', 'retryable', 'running') GROUP BY kind, state`)
 	if err != nil {
 		return nil, err

@@ -176,7 +176,7 @@ func (l *lease) keep() (stop func()) {
 		defer beats.Done()
 		if !l.e.leasesFrozen.Load() {
 			ctx, cancel := context.WithTimeout(context.Background(), l.e.leaseTTL())
-			held, err := l.renew(ctx, l.e.db, l.e.db.Now())
+			held, err := l.renew(ctx, l.e.bg, l.e.bg.Now())
 			cancel()
 			if err != nil && !failing {
 				l.e.logger.Warn("jobs: renewing a running job's lease failed (retrying)", "job", l.id, "err", err)
@@ -241,7 +241,7 @@ func (l *lease) finish(ctx context.Context, err error) error {
 // passed on (nothing is written then).
 func (l *lease) record(ctx context.Context, completed bool) (held bool, err error) {
 	errPassed := errors.New("passed on")
-	err = l.e.db.Tx(ctx, func(tx *store.Tx) error {
+	err = l.e.bg.Tx(ctx, func(tx *store.Tx) error {
 		if completed {
 			// Lock the job's row first, in the sweep's order (job, then
 			// lease), so that the two never wait on each other.
@@ -334,7 +334,7 @@ func Fence(ctx context.Context, tx *store.Tx) error {
 // (finished, or removed by River's cleaner) and that expired before
 // before; the hourly clean-up calls it.
 func (e *Engine) deleteLeases(ctx context.Context, before time.Time) (int64, error) {
-	return e.db.Exec(ctx, `DELETE FROM job_leases WHERE (expires_at IS NULL OR expires_at < $1)
+	return e.bg.Exec(ctx, `DELETE FROM job_leases WHERE (expires_at IS NULL OR expires_at < $1)
 		AND NOT EXISTS (SELECT 1 FROM `+e.table+` j WHERE j.id = job_leases.job_id
 			AND j.state IN ('available', 'pending', 'retryable', 'running', 'scheduled'))`, before)
 }

@@ -17,10 +17,13 @@ func init() {
 	clientMakers = append(clientMakers, newPgxClient)
 }
 
-// newPgxClient runs River on the store's pgx pool, with its tables in a
-// schema of their own.
+// newPgxClient runs River on the pgx pool of the store's background work
+// (store.DB.Background: its own connections, so that leader election and
+// fetches never wait behind requests), with its tables in a schema of
+// their own. Jobs inserted in a request's transaction go through that
+// transaction's connection.
 func newPgxClient(ctx context.Context, db *store.DB, cfg *river.Config, schema string) (client, bool, error) {
-	pool, ok := db.PgxPool()
+	pool, ok := db.Background().PgxPool()
 	if !ok {
 		return nil, false, nil
 	}

@@ -65,7 +65,7 @@ type leaseRow struct {
 // engine runs it every LeaseTTL/5 from Start to Stop; when no job has run
 // longer than LeaseTTL it costs one indexed read of River's job table.
 func (e *Engine) sweepLeases(ctx context.Context) error {
-	now := e.db.Now()
+	now := e.bg.Now()
 	var after int64
 	for {
 		rows, err := e.client.running(ctx, now.Add(-e.leaseTTL()), after, sweepBatch)
@@ -104,7 +104,7 @@ func (e *Engine) readLeases(ctx context.Context, rows []*rivertype.JobRow) (map[
 		args[i] = r.ID
 	}
 	out := map[int64]leaseRow{}
-	_, err := store.Many(ctx, e.db, func(sc store.Scanner) (struct{}, error) {
+	_, err := store.Many(ctx, e.bg, func(sc store.Scanner) (struct{}, error) {
 		var id int64
 		var l leaseRow
 		err := sc.Scan(&id, &l.run, &l.holder, &l.expires)
@@ -120,7 +120,7 @@ func (e *Engine) readLeases(ctx context.Context, rows []*rivertype.JobRow) (map[
 func (e *Engine) rescue(ctx context.Context, row *rivertype.JobRow, lapsed string) error {
 	var crashes int
 	var state string
-	err := e.db.Tx(ctx, func(tx *store.Tx) error {
+	err := e.bg.Tx(ctx, func(tx *store.Tx) error {
 		crashes = 0
 		n, err := tx.Exec(ctx, `UPDATE `+e.table+` SET attempt = attempt WHERE id = $1 AND state = 'running' AND attempt = $2`,
 			row.ID, row.Attempt)

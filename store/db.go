@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,9 +24,23 @@ type DB struct {
 	clock   func() time.Time
 	logger  *slog.Logger
 
+	// background is the DB of background work (Background): this one,
+	// or on PostgreSQL a view over the pool reserved for it.
+	background *DB
+	// view: this DB is another's Background view; Close leaves it to that
+	// one.
+	view bool
+
+	*dbShared // shared with the Background view
+}
+
+// dbShared is what a DB and its Background view share: hooks, listeners
+// and the version listener.
+type dbShared struct {
 	mu        sync.RWMutex
 	emitHooks []EmitHook
 	afterTx   []func(context.Context, []Event)
+	onClose   []func()
 
 	watch watchers // WatchVersions's listener
 }
@@ -38,9 +53,18 @@ type Options struct {
 	// Logger receives warnings (transaction retries). Defaults to
 	// slog.Default().
 	Logger *slog.Logger
-	// MaxReaders bounds the SQLite reader pool or the PostgreSQL pool.
-	// Defaults to 8 readers on SQLite and pgx's default on PostgreSQL.
+	// MaxReaders bounds the SQLite reader pool or the PostgreSQL request
+	// pool: the connections of request handlers and of job workers' own
+	// queries. Defaults to 8 readers on SQLite; on PostgreSQL to
+	// pool_max_conns when the URL sets it, else DefaultMaxConns.
 	MaxReaders int
+	// BackgroundConns bounds the PostgreSQL pool reserved for the job
+	// engine's own work (Background): its listener, leader election,
+	// fetches, completions, lease renewals and sweeps. Defaults to
+	// DefaultBackgroundConns. Ignored on SQLite, whose background work
+	// shares the single writer. -1 shares the request pool (with
+	// FromPool, the host's) instead of opening a second one.
+	BackgroundConns int
 }
 
 // engine is what an opened database provides. sqlEngine (database/sql,
@@ -99,7 +123,8 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 }
 
 func newDB(eng engine, d Dialect, schema string, opts Options) *DB {
-	db := &DB{eng: eng, dialect: d, schema: schema, clock: opts.Clock, logger: opts.Logger}
+	db := &DB{eng: eng, dialect: d, schema: schema, clock: opts.Clock, logger: opts.Logger, dbShared: &dbShared{}}
+	db.background = db
 	if db.clock == nil {
 		db.clock = time.Now
 	}
@@ -126,9 +151,29 @@ func redact(url string) string {
 // Close stops the version listener (WatchVersions) and closes the
 // database.
 func (db *DB) Close() error {
+	if db.view {
+		return nil // the DB it was made from closes it
+	}
+	db.mu.Lock()
+	onClose := db.onClose
+	db.onClose = nil
+	db.mu.Unlock()
+	for _, f := range slices.Backward(onClose) {
+		f()
+	}
 	db.stopWatching()
 	return db.eng.close()
 }
+
+// Background returns the DB of the process's background work, the job
+// engine's own queries (its listener, leader election, fetches,
+// completions, lease renewals, sweeps), which must not wait behind
+// requests for a connection: on PostgreSQL a DB over a pool of its own
+// (Options.BackgroundConns), sharing this DB's hooks, listeners and
+// version listener, closed by this DB's Close (its own Close does
+// nothing); on SQLite, whose writes all go through one connection, the DB
+// itself.
+func (db *DB) Background() *DB { return db.background }
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error { return db.eng.ping(ctx) }
@@ -289,6 +334,15 @@ func (db *DB) OnCommit(l func(ctx context.Context, events []Event)) {
 	db.afterTx = append(db.afterTx, l)
 }
 
+// OnClose registers f to run when Close begins, while the database is still
+// open (a process removing its row from a table of live processes). The
+// functions run in reverse order of registration, once.
+func (db *DB) OnClose(f func()) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.onClose = append(db.onClose, f)
+}
+
 // WithLock runs fn while holding a database-wide lock identified by name:
 // a PostgreSQL advisory lock (so several processes serialise), or the
 // process-local writer on SQLite. Migrations use it.
@@ -305,9 +359,9 @@ func (db *DB) WithLock(ctx context.Context, name string, fn func() error) error 
 // called), that name has value on this database, and reports whether
 // another process holds a claim to name with a different value (conflict).
 // Processes claiming the same value coexist. On PostgreSQL a claim is a
-// shared session-level advisory lock on a connection of its own (one
-// connection of the pool, held until release; a process that dies loses
-// its claims with its connection); SQLite's database belongs to one
+// shared session-level advisory lock on a connection of its own (outside
+// the pools, held until release; a process that dies loses its claims
+// with its connection); SQLite's database belongs to one
 // process, so there no claim conflicts. A server uses it to find out at
 // start whether another on the same database is configured differently
 // (examples/server: where attachments' files are kept).

@@ -27,6 +27,48 @@
 // it starts over). Durability is unchanged: a commit is in the log when it
 // returns; a checkpoint syncs the log before it copies it.
 //
+// # Connections
+//
+// On PostgreSQL a DB holds two pgx pools, sized by default from what the
+// process runs, so that no setting is needed for a loaded server:
+//
+//   - The request pool: request handlers, and the queries of job workers'
+//     own work (an area's service called from a job). DefaultMaxConns: two
+//     connections per CPU this process may use (GOMAXPROCS), at least 4.
+//     A query holds its connection for a round trip, during which this
+//     process's CPU serves other requests; more connections add
+//     PostgreSQL backends (a process each, competing for the cores)
+//     without adding throughput, and requests over the pool wait in Go,
+//     which costs nothing. Neither requests nor workers (58 in the Kit)
+//     are bounded in number otherwise, so the pool is what bounds them.
+//     The request pool now has all its connections for requests: before
+//     the background pool, pgx's default (the larger of 4 and the CPUs)
+//     also held River's listener, a Claim, and River's and the leases'
+//     queries. Options.MaxReaders, or pool_max_conns in the URL,
+//     overrides it: more where requests spend long in the database
+//     (reports) and the server has connections to spare, fewer where
+//     max_connections, summed over the processes, is low.
+//   - The background pool (DB.Background, DefaultBackgroundConns, 4,
+//     opened as used): the job engine's own work, River's listener (which
+//     holds one), leader election, the queues' fetches, completions, and
+//     the lease renewals and sweeps of package jobs, and identity's
+//     beats. They run on deadlines (River's leader election gives up
+//     after 5 s, a lease after LeaseTTL), so they must never wait behind
+//     requests: with one shared pool, requests queueing for it made a
+//     soak log 72 leader-election timeouts in 30 minutes, and jobs'
+//     leases lapse (jobs' TestJobsUnderRequestLoad: 256 requests on a
+//     pool of 4 for 20 s, 14 engine errors with one pool, none with two).
+//     Their queries are short, so they wait for each other a millisecond
+//     or so at most. Options.BackgroundConns overrides it; -1 shares the
+//     request pool (FromPool: the host's).
+//
+// Two more connections live outside the pools, one each: the version
+// listener (WatchVersions) and a Claim, both held for the process's life.
+// So a process uses at most MaxReaders + BackgroundConns + 2 connections
+// of the server's max_connections: 10 on two cores. SQLite has one writer
+// connection and a reader pool (Options.MaxReaders, 8); its Background is
+// the DB itself.
+//
 // # Queries
 //
 // Store code receives a Querier (*DB or *Tx) and writes each query once,

@@ -3,10 +3,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -21,15 +23,32 @@ func init() {
 	openers["postgres"] = openPostgres
 }
 
-// openPostgres opens a pgx pool on a postgres:// URL. Extra URL parameters
-// are passed to the server (search_path=myschema puts the tables there).
+// DefaultMaxConns is the size of the PostgreSQL request pool when neither
+// Options.MaxReaders nor the URL's pool_max_conns sets it: two
+// connections per CPU this process may use (GOMAXPROCS), at least 4 (see
+// the package documentation, "Connections").
+func DefaultMaxConns() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+// DefaultBackgroundConns is the size of the PostgreSQL pool reserved for
+// the job engine's own work (Options.BackgroundConns): one connection its
+// listener holds, and three for its short queries (the queues' fetches,
+// completions, leader election, lease renewals and sweeps), which wait
+// for each other for a millisecond or so, never behind requests.
+const DefaultBackgroundConns = 4
+
+// openPostgres opens a pgx pool on a postgres:// URL, and a second one
+// for background work. Extra URL parameters are passed to the server
+// (search_path=myschema puts the tables there).
 func openPostgres(ctx context.Context, url string, opts Options) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres %s: %w", redact(url), err)
 	}
-	if opts.MaxReaders > 0 {
+	switch {
+	case opts.MaxReaders > 0:
 		cfg.MaxConns = int32(opts.MaxReaders)
+	case !strings.Contains(url, "pool_max_conns"):
+		cfg.MaxConns = int32(DefaultMaxConns())
 	}
 	cfg.AfterConnect = configurePgxConn
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -45,6 +64,22 @@ func openPostgres(ctx context.Context, url string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// backgroundPool opens the pool of background work: pool's configuration
+// (server, credentials, connection hooks) with opts.BackgroundConns
+// connections, none opened before it is used.
+func backgroundPool(pool *pgxpool.Pool, opts Options) (*pgxpool.Pool, error) {
+	cfg := pool.Config()
+	cfg.MaxConns = int32(cmp.Or(opts.BackgroundConns, DefaultBackgroundConns))
+	cfg.MinConns, cfg.MinIdleConns = 0, 0
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "tenantkit background"
+	}
+	return pgxpool.NewWithConfig(context.Background(), cfg)
+}
+
 // configurePgxConn makes timestamptz values scan in UTC, matching SQLite.
 func configurePgxConn(_ context.Context, c *pgx.Conn) error {
 	c.TypeMap().RegisterType(&pgtype.Type{
@@ -56,7 +91,10 @@ func configurePgxConn(_ context.Context, c *pgx.Conn) error {
 }
 
 // FromPool wraps a pgx pool the host already has. Scanned times are in UTC
-// as with Open; Close leaves the pool open.
+// as with Open; Close leaves the pool open. Background work gets a second
+// pool made from the host pool's configuration (Options.BackgroundConns
+// connections, opened as they are needed, closed by Close), unless
+// BackgroundConns is -1: then it shares the host's pool.
 func FromPool(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -72,7 +110,21 @@ func fromPool(ctx context.Context, pool *pgxpool.Pool, opts Options) (*DB, error
 	if schema == nil {
 		return nil, errors.New("store: open postgres: the search_path names no existing schema")
 	}
-	return newDB(&pgxEngine{pool: pool}, postgresDialect{}, *schema, opts), nil
+	eng := &pgxEngine{pool: pool}
+	db := newDB(eng, postgresDialect{}, *schema, opts)
+	if opts.BackgroundConns < 0 {
+		return db, nil
+	}
+	bg, err := backgroundPool(pool, opts)
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres: background pool: %w", err)
+	}
+	eng.background = bg
+	view := *db
+	view.eng, view.view = &pgxEngine{pool: bg}, true
+	view.background = &view
+	db.background = &view
+	return db, nil
 }
 
 // PgxPool returns the pgx pool on PostgreSQL, for adapters such as the job
@@ -87,7 +139,10 @@ func (db *DB) PgxPool() (*pgxpool.Pool, bool) {
 
 type pgxEngine struct {
 	pool  *pgxpool.Pool
-	owned bool
+	owned bool // pool is closed by close
+	// background is the pool of the DB's Background view, which close
+	// always closes (the DB opened it).
+	background *pgxpool.Pool
 }
 
 func (e *pgxEngine) exec(ctx context.Context, q string, args []any) (int64, error) {
@@ -123,22 +178,23 @@ func (e *pgxEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) 
 }
 
 // claim takes the shared two-key advisory lock (name, value) on a
-// dedicated connection, then looks in pg_locks for a lock of name with
+// connection of its own, outside the pools (held for as long as the claim,
+// typically the process's life: it would otherwise take a pool's
+// connection for good), then looks in pg_locks for a lock of name with
 // another value in this database (from another process: this one's are
-// released as they end).
+// released as they end). Closing the connection releases the lock.
 func (e *pgxEngine) claim(ctx context.Context, name, value int32) (func(), bool, error) {
-	conn, err := e.pool.Acquire(ctx)
+	conn, err := e.connect(ctx, "tenantkit claim")
 	if err != nil {
 		return nil, false, err
 	}
 	release := func() {
-		if _, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock_shared($1, $2)", name, value); err != nil {
-			conn.Conn().Close(context.Background()) // it may still hold the lock
-		}
-		conn.Release()
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
 	}
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock_shared($1, $2)", name, value); err != nil {
-		conn.Release()
+		release()
 		return nil, false, err
 	}
 	var conflict bool
@@ -176,6 +232,9 @@ func (e *pgxEngine) lock(ctx context.Context, key int64) (func(), error) {
 func (e *pgxEngine) ping(ctx context.Context) error { return e.pool.Ping(ctx) }
 
 func (e *pgxEngine) close() error {
+	if e.background != nil {
+		e.background.Close()
+	}
 	if e.owned {
 		e.pool.Close()
 	}

@@ -398,7 +398,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	closeDB := closeKit
 	closeKit = func() error {
-		releaseFiles() // its connection goes back to the pool before the pool closes
+		releaseFiles() // its connection closes before the database does
 		return closeDB()
 	}
 	limits, err := ratelimit.Open(limitCfg, logger)
