@@ -140,6 +140,7 @@ func (a *api) routes() []route {
 		{"Progress", a.kit != nil && a.kit.Progress != nil, a.progressRoutes},
 		{"Integrations", a.kit != nil && a.kit.Integrations != nil, a.integrationRoutes},
 		{"Data sync", a.kit != nil && a.kit.DataSync != nil, a.dataSyncRoutes},
+		{"Events", a.kit != nil && a.kit.Events != nil, a.eventRoutes},
 	}
 	for _, area := range areas {
 		if area.on {
