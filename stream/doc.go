@@ -40,7 +40,7 @@
 // already. The cost on PostgreSQL: a transaction that stays open (an
 // idle session in a transaction, anywhere on the server) holds back
 // delivery, never loses it; the hub reads again 2 ms later, doubling to
-// 100 ms, while events are held. The webhooks' per-webhook drains order
+// 20 ms, while events are held. The webhooks' per-webhook drains order
 // by id "as far as retries allow"; a stream must not skip, hence the
 // watermark rather than that mechanism.
 //

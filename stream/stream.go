@@ -32,6 +32,9 @@ const (
 	// DefaultPoll is how often the hub reads the event log when nothing
 	// woke it: the fallback for a notification that was lost.
 	DefaultPoll = time.Second
+	// maxHeldWait bounds the wait between reads while events are held
+	// back by a transaction still running (PostgreSQL).
+	maxHeldWait = 20 * time.Millisecond
 	// maxTypes bounds a filter's patterns.
 	maxTypes = 100
 	// page is how many events one read of the log takes.
@@ -310,7 +313,7 @@ func (h *Hub) Subscribers() int {
 // commits, other processes' announcements) or every Poll, and offers each
 // event to its tenant's subscribers. Events not yet final (an older
 // transaction still running, PostgreSQL) are read again soon: 2 ms,
-// doubling to 100 ms, while some are held.
+// doubling to maxHeldWait, while some are held.
 func (h *Hub) pump(ctx context.Context, stopWatch func()) {
 	defer close(h.done)
 	defer stopWatch()
@@ -336,7 +339,7 @@ func (h *Hub) pump(ctx context.Context, stopWatch func()) {
 		case more:
 			wait = 0
 		case held:
-			heldWait = min(max(2*heldWait, 2*time.Millisecond), 100*time.Millisecond)
+			heldWait = min(max(2*heldWait, 2*time.Millisecond), maxHeldWait)
 			wait = heldWait
 		default:
 			heldWait = 0
