@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tenantkit/tenantkit/identity"
@@ -125,6 +126,25 @@ type Hub struct {
 	wake     chan struct{}
 	stop     context.CancelFunc
 	done     chan struct{}
+
+	reads, heldReads, overflows atomic.Int64
+}
+
+// Stats are a hub's counters since New.
+type Stats struct {
+	// Subscribers is how many subscriptions are open.
+	Subscribers int
+	// Reads counts the hub's reads of the log; HeldReads those that found
+	// events not yet final (a transaction older than them still running,
+	// PostgreSQL), which are read again within 20 ms.
+	Reads, HeldReads int64
+	// Overflows counts subscriptions ended for falling behind.
+	Overflows int64
+}
+
+// Stats returns the hub's counters, for metrics and tests.
+func (h *Hub) Stats() Stats {
+	return Stats{Subscribers: h.Subscribers(), Reads: h.reads.Load(), HeldReads: h.heldReads.Load(), Overflows: h.overflows.Load()}
 }
 
 // New returns a hub over db that broadcasts the types of types that have
@@ -368,6 +388,10 @@ func (h *Hub) readOnce(ctx context.Context) (more, held bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
+	h.reads.Add(1)
+	if held {
+		h.heldReads.Add(1)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i := range evs {
@@ -448,6 +472,7 @@ func (s *Subscription) offer(ev *store.LoggedEvent) {
 	case s.closed || s.overflowed:
 	case len(s.inbox) >= s.hub.opts.Buffer:
 		s.overflowed, s.inbox = true, nil
+		s.hub.overflows.Add(1)
 	default:
 		s.inbox = append(s.inbox, ev)
 	}
