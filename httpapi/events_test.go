@@ -397,3 +397,22 @@ func TestEventStreamOverflow(t *testing.T) {
 		}
 	})
 }
+
+// A server's read and write timeouts do not end a stream: it sets its own
+// deadlines.
+func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
+	e := newTestEnv(t, storetest.SQLite(t))
+	srv := httptest.NewUnstartedServer(e.handler)
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 500*time.Millisecond, 500*time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	tf := e.newTenant("Timeouts " + randomHex(3))
+	f := &recFixture{e: e, tf: tf, key: e.newKey(tf, recAllFeatures...), eid: recEntity()}
+	f.define(recField{Key: "n", Kind: "integer"})
+	c := openStream(t, srv.URL, "/api/events/stream", e.newKey(tf, featureEntitiesRecordsView), nil)
+	time.Sleep(1500 * time.Millisecond)
+	id := f.create(map[string]any{"n": 1})
+	if m := c.next(t); m.recordID(t) != id {
+		t.Fatalf("got %+v", m)
+	}
+}
