@@ -106,6 +106,11 @@ func TestHub(t *testing.T) {
 		none(t, r)
 		// Overflow: more than the buffer while nobody reads.
 		emit(t, db, sc.TenantID, "", "things.thing.created", 60)
+		for end := time.Now().Add(10 * time.Second); hub.Stats().Overflows == 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatal("no overflow within 10 s")
+			}
+		}
 		var m stream.Message
 		for m = next(t, s); m.Kind == stream.KindEvent; m = next(t, s) {
 		}
