@@ -63,9 +63,10 @@ func (a *api) eventStream(w http.ResponseWriter, r *http.Request) error {
 	defer sub.Close()
 
 	rc := http.NewResponseController(w)
-	// A server's ReadTimeout would end the stream (net/http cancels the
-	// request when its read of the connection times out): no read
-	// deadline; each write has its own (streamWriteTimeout).
+	// The request is read: no read deadline is left from the server's
+	// ReadTimeout (a precaution; the test found none needed), and each
+	// write has its own deadline (streamWriteTimeout), which the
+	// server's WriteTimeout would otherwise cut short.
 	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
