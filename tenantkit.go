@@ -23,6 +23,7 @@ import (
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/stream"
 	"github.com/tenantkit/tenantkit/toggles"
 	"github.com/tenantkit/tenantkit/webhooks"
 )
@@ -145,6 +146,9 @@ type Kit struct {
 	// Notifications keeps each user's inbox (GET /notifications), fed by
 	// the other areas' events.
 	Notifications *notifications.Service
+	// Events streams the broadcast domain events to clients, live and
+	// resumable (GET /api/events/stream is built on it).
+	Events *stream.Hub
 
 	areas  []Area
 	ownsDB bool
@@ -272,6 +276,7 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	if err := k.DB.Migrate(ctx, k.Migrations()...); err != nil {
 		return fmt.Errorf("tenantkit: migrate: %w", err)
 	}
+	k.Events = stream.New(k.DB, k.EventTypes(), stream.Options{Logger: k.Logger})
 	jobsCfg := cfg.Jobs
 	if jobsCfg.Logger == nil {
 		jobsCfg.Logger = k.Logger
@@ -359,6 +364,7 @@ func (k *Kit) Ready(ctx context.Context) error {
 // cut short run again later), then stops the areas in reverse order and
 // closes the database if the Kit opened it.
 func (k *Kit) Close(ctx context.Context) error {
+	k.Events.Close()
 	err := k.Jobs.Stop(ctx)
 	for _, a := range slices.Backward(k.areas) {
 		if stopErr := a.Stop(ctx); stopErr != nil {

@@ -268,7 +268,11 @@
 // attachments.attachment.created, .updated (metadata changes and
 // transfers) and .deleted, with the attachment's id, tenantId,
 // organizationId, entityId, recordId, fileName, fileSize, mimeType and
-// partitionCode.
+// partitionCode; .extraction_finished with the same fields and
+// extractionStatus (done, or failed for a file the extractors refused)
+// and extractionError, in the transaction that records the outcome. All
+// four reach clients on the events stream (ClientBroadcast, feature
+// attachments.view).
 //
 // # Progress of extractions
 //

@@ -92,6 +92,12 @@ func TestExtractContent(t *testing.T) {
 		is.Equal(content(t, svc, tn, a.ID), "<nil>")
 		is.NoErr(svc.ExtractContent(ctx, tn.id, a.ID))
 		is.Equal(content(t, svc, tn, a.ID), "mine")
+		// Each recorded outcome emitted extraction_finished with its status.
+		finished := events(t, db, tn.id, attachments.EventExtractionFinished)
+		last := finished[len(finished)-1]
+		is.Equal(last["id"], a.ID)
+		is.Equal(last["extractionStatus"], attachments.ExtractionDone)
+		is.Equal(len(events(t, db, other.id, attachments.EventExtractionFinished)), 0)
 
 		// Gone meanwhile: no error, nothing to retry.
 		is.NoErr(svc.ExtractContent(ctx, tn.id, store.NewID()))

@@ -180,12 +180,27 @@ func (s *Service) finishExtraction(ctx context.Context, tenantID, id string, con
 				return err
 			}
 		}
-		return s.store.SetExtraction(ctx, tx, tenantID, id, status, message)
+		if err := s.store.SetExtraction(ctx, tx, tenantID, id, status, message); err != nil {
+			return err
+		}
+		a, _, err := s.store.GetAnyAttachment(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.EmitData(ctx, EventExtractionFinished, eventScope(a), extractionEvent{eventOf(a), status, message})
+		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	return err
+}
+
+// extractionEvent is the data of EventExtractionFinished.
+type extractionEvent struct {
+	attachmentEvent
+	ExtractionStatus string  `json:"extractionStatus"`
+	ExtractionError  *string `json:"extractionError"`
 }
 
 // cleanText makes extracted text storable: valid UTF-8 without NUL bytes,

@@ -27,13 +27,22 @@ const (
 	EventCreated = "attachments.attachment.created"
 	EventUpdated = "attachments.attachment.updated"
 	EventDeleted = "attachments.attachment.deleted"
+	// EventExtractionFinished: the text extraction job recorded its
+	// outcome (extractionStatus done, or failed for a file the
+	// extractors refused).
+	EventExtractionFinished = "attachments.attachment.extraction_finished"
 )
 
 // EventTypes describes every event the area emits, for catalogues.
 var EventTypes = []store.EventType{
-	{ID: EventCreated, Label: "Attachment created", Description: "A file was uploaded."},
-	{ID: EventUpdated, Label: "Attachment updated", Description: "An attachment's file name, tags, assignments or custom fields changed, or it was transferred to another record."},
-	{ID: EventDeleted, Label: "Attachment deleted", Description: "An attachment and its file were removed."},
+	{ID: EventCreated, Label: "Attachment created", Description: "A file was uploaded.",
+		ClientBroadcast: true, ViewFeature: "attachments.view"},
+	{ID: EventUpdated, Label: "Attachment updated", Description: "An attachment's file name, tags, assignments or custom fields changed, or it was transferred to another record.",
+		ClientBroadcast: true, ViewFeature: "attachments.view"},
+	{ID: EventDeleted, Label: "Attachment deleted", Description: "An attachment and its file were removed.",
+		ClientBroadcast: true, ViewFeature: "attachments.view"},
+	{ID: EventExtractionFinished, Label: "Attachment text extracted", Description: "The text extraction of an attachment finished (extractionStatus done, or failed for a file that could not be read).",
+		ClientBroadcast: true, ViewFeature: "attachments.view"},
 }
 
 // CustomFieldsEntity is the entity whose custom field definitions apply to

@@ -212,10 +212,14 @@ const (
 
 // EventTypes describes the events the area emits.
 var EventTypes = []store.EventType{
-	{ID: EventRunStarted, Label: "Sync run started", Description: "A data sync run began its first batch."},
-	{ID: EventRunCompleted, Label: "Sync run completed", Description: "A data sync run went through its last batch."},
-	{ID: EventRunFailed, Label: "Sync run failed", Description: "A data sync run stopped on an error (lastError)."},
-	{ID: EventRunCancelled, Label: "Sync run cancelled", Description: "A data sync run was cancelled."},
+	{ID: EventRunStarted, Label: "Sync run started", Description: "A data sync run began its first batch.",
+		ClientBroadcast: true, ViewFeature: "data_sync.view"},
+	{ID: EventRunCompleted, Label: "Sync run completed", Description: "A data sync run went through its last batch.",
+		ClientBroadcast: true, ViewFeature: "data_sync.view"},
+	{ID: EventRunFailed, Label: "Sync run failed", Description: "A data sync run stopped on an error (lastError).",
+		ClientBroadcast: true, ViewFeature: "data_sync.view"},
+	{ID: EventRunCancelled, Label: "Sync run cancelled", Description: "A data sync run was cancelled.",
+		ClientBroadcast: true, ViewFeature: "data_sync.view"},
 }
 
 func eventFor(s Status) string {

@@ -40,9 +40,12 @@ var EventTypes = []store.EventType{
 	{ID: EventDefinitionUpdated, Label: "Custom field updated", Description: "A custom field definition changed."},
 	{ID: EventDefinitionDeleted, Label: "Custom field deleted", Description: "A custom field was deleted (tombstoned) at a scope."},
 	{ID: EventDefinitionRestored, Label: "Custom field restored", Description: "A deleted custom field was restored at a scope."},
-	{ID: EventRecordCreated, Label: "Record created", Description: "A record of a custom entity was created (with its values)."},
-	{ID: EventRecordUpdated, Label: "Record updated", Description: "A record of a custom entity was updated (with its values)."},
-	{ID: EventRecordDeleted, Label: "Record deleted", Description: "A record of a custom entity was deleted."},
+	{ID: EventRecordCreated, Label: "Record created", Description: "A record of a custom entity was created (with its values).",
+		ClientBroadcast: true, ViewFeature: "entities.records.view"},
+	{ID: EventRecordUpdated, Label: "Record updated", Description: "A record of a custom entity was updated (with its values).",
+		ClientBroadcast: true, ViewFeature: "entities.records.view"},
+	{ID: EventRecordDeleted, Label: "Record deleted", Description: "A record of a custom entity was deleted.",
+		ClientBroadcast: true, ViewFeature: "entities.records.view"},
 }
 
 // ErrNotFound is the "Not found" answer of the area's deletes and

@@ -987,7 +987,7 @@ func TestAttachmentEvents(t *testing.T) {
 				catalogue = append(catalogue, et.ID)
 			}
 		}
-		is.Equal(catalogue, []string{attachments.EventCreated, attachments.EventUpdated, attachments.EventDeleted})
+		is.Equal(catalogue, []string{attachments.EventCreated, attachments.EventUpdated, attachments.EventDeleted, attachments.EventExtractionFinished})
 	})
 }
 

@@ -1337,7 +1337,7 @@ func TestEntitiesEventCatalogue(t *testing.T) {
 			byID[ev["id"].(string)] = ev
 		}
 		entry := func(id, label, description, category string) map[string]any {
-			return map[string]any{"id": id, "label": label, "description": description, "category": category, "module": "entities"}
+			return map[string]any{"id": id, "label": label, "description": description, "category": category, "module": "entities", "clientBroadcast": false}
 		}
 		for id, want := range map[string]any{
 			"entities.entity.created":      entry("entities.entity.created", "Custom entity created", "A custom entity was registered.", "crud"),

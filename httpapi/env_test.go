@@ -166,7 +166,14 @@ func (e *testEnv) send(method, path string, body any, edit func(*http.Request)) 
 	if body != nil {
 		rd = bytes.NewReader(data)
 	}
-	req := httptest.NewRequestWithContext(e.t.Context(), method, path, rd)
+	ctx := e.t.Context()
+	if strings.HasPrefix(path, "/api/events/stream") {
+		// The stream answers until the client leaves: leave soon.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+	}
+	req := httptest.NewRequestWithContext(ctx, method, path, rd)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

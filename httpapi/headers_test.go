@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -42,7 +44,14 @@ func routeRequest(t *testing.T, rt route) *http.Request {
 		if rt.Method != "GET" && rt.Method != "HEAD" {
 			body = strings.NewReader("{}")
 		}
-		req := httptest.NewRequestWithContext(t.Context(), rt.Method, "/api"+path, body)
+		ctx := t.Context()
+		if rt.Path == "/events/stream" {
+			// The stream answers until the client leaves: leave soon.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+			t.Cleanup(cancel)
+		}
+		req := httptest.NewRequestWithContext(ctx, rt.Method, "/api"+path, body)
 		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}

@@ -141,6 +141,7 @@ func (a *api) routes() []route {
 		{"Integrations", a.kit != nil && a.kit.Integrations != nil, a.integrationRoutes},
 		{"Data sync", a.kit != nil && a.kit.DataSync != nil, a.dataSyncRoutes},
 		{"Notifications", a.kit != nil && a.kit.Notifications != nil, a.notificationRoutes},
+		{"Events", a.kit != nil && a.kit.Events != nil, a.eventRoutes},
 	}
 	for _, area := range areas {
 		if area.on {

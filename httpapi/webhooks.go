@@ -245,6 +245,9 @@ type catalogueEvent struct {
 	Category string `json:"category" jsonschema:"enum=crud,enum=lifecycle"`
 	// Module is the event name's first segment.
 	Module string `json:"module"`
+	// ClientBroadcast: the type's events also reach clients live on GET
+	// /events/stream.
+	ClientBroadcast bool `json:"clientBroadcast"`
 }
 
 // eventCatalogue lists, by id, the event types the Kit's areas declare
@@ -266,7 +269,7 @@ func eventCatalogue(areaTypes []store.EventType) []catalogueEvent {
 				category = "crud"
 			}
 			out = append(out, catalogueEvent{ID: et.ID, Label: et.Label, Description: et.Description, Category: category,
-				Module: et.ID[:strings.IndexByte(et.ID, '.')]})
+				Module: et.ID[:strings.IndexByte(et.ID, '.')], ClientBroadcast: et.ClientBroadcast})
 		}
 	}
 	slices.SortFunc(out, func(a, b catalogueEvent) int { return cmp.Compare(a.ID, b.ID) })

@@ -574,7 +574,7 @@ func TestWebhookEventCatalogue(t *testing.T) {
 		var ids []string
 		for _, it := range data {
 			ev := it.(map[string]any)
-			expectKeys(t, "catalogue entry", ev, "id", "label", "description", "category", "module")
+			expectKeys(t, "catalogue entry", ev, "id", "label", "description", "category", "module", "clientBroadcast")
 			id := ev["id"].(string)
 			ids = append(ids, id)
 			byID[id] = ev
@@ -604,13 +604,13 @@ func TestWebhookEventCatalogue(t *testing.T) {
 			}
 		}
 		for id, want := range map[string]map[string]any{
-			"business_rules.rule.created":     {"id": "business_rules.rule.created", "label": "Business rule created", "description": "A business rule was created.", "category": "crud", "module": "business_rules"},
-			"business_rules.event.emitted":    {"id": "business_rules.event.emitted", "label": "Rule event", "description": "A rule's EMIT_EVENT action emitted the event named in data.event.", "category": "lifecycle", "module": "business_rules"},
-			"feature_toggles.toggle.created":  {"id": "feature_toggles.toggle.created", "label": "Feature toggle created", "description": "A global feature toggle was created.", "category": "crud", "module": "feature_toggles"},
-			"directory.tenant.created":        {"id": "directory.tenant.created", "label": "Tenant created", "description": "A tenant was created.", "category": "crud", "module": "directory"},
-			"auth.role.created":               {"id": "auth.role.created", "label": "Role created", "description": "A role was created.", "category": "crud", "module": "auth"},
-			"auth.user.password_reset":        {"id": "auth.user.password_reset", "label": "Password reset", "description": "A user's password was reset.", "category": "lifecycle", "module": "auth"},
-			"business_rules.set_member.added": {"id": "business_rules.set_member.added", "label": "Rule added to set", "description": "A rule became a member of a rule set.", "category": "lifecycle", "module": "business_rules"},
+			"business_rules.rule.created":     {"id": "business_rules.rule.created", "label": "Business rule created", "description": "A business rule was created.", "category": "crud", "module": "business_rules", "clientBroadcast": false},
+			"business_rules.event.emitted":    {"id": "business_rules.event.emitted", "label": "Rule event", "description": "A rule's EMIT_EVENT action emitted the event named in data.event.", "category": "lifecycle", "module": "business_rules", "clientBroadcast": false},
+			"feature_toggles.toggle.created":  {"id": "feature_toggles.toggle.created", "label": "Feature toggle created", "description": "A global feature toggle was created.", "category": "crud", "module": "feature_toggles", "clientBroadcast": false},
+			"directory.tenant.created":        {"id": "directory.tenant.created", "label": "Tenant created", "description": "A tenant was created.", "category": "crud", "module": "directory", "clientBroadcast": false},
+			"auth.role.created":               {"id": "auth.role.created", "label": "Role created", "description": "A role was created.", "category": "crud", "module": "auth", "clientBroadcast": false},
+			"auth.user.password_reset":        {"id": "auth.user.password_reset", "label": "Password reset", "description": "A user's password was reset.", "category": "lifecycle", "module": "auth", "clientBroadcast": false},
+			"business_rules.set_member.added": {"id": "business_rules.set_member.added", "label": "Rule added to set", "description": "A rule became a member of a rule set.", "category": "lifecycle", "module": "business_rules", "clientBroadcast": false},
 		} {
 			is.Equal(byID[id], want)
 		}

@@ -60,7 +60,10 @@
 //     transaction: both use the single writer connection the transaction
 //     holds. Call them between transactions.
 //   - The domain event log is pruned hourly (Config.EventRetention, 7 days
-//     by default).
+//     by default, never less than MinEventRetention, 25 hours: the events
+//     stream replays the last 24 hours to a client that reconnects, and an
+//     event of a long transaction may be stamped up to an hour before
+//     events it follows in the log).
 //   - Event deliveries use the "events" queue, other work "default" unless
 //     a kind names its own, so a backlog of one never starves the other.
 //

@@ -70,7 +70,8 @@ type Config struct {
 	// Ignored on SQLite.
 	Schema string
 	// EventRetention is how long the domain event log keeps events.
-	// Defaults to 7 days.
+	// Defaults to 7 days; a shorter setting than MinEventRetention is
+	// raised to it (the events stream replays 24 hours).
 	EventRetention time.Duration
 	// Logger receives the engine's warnings. Defaults to the store's.
 	Logger *slog.Logger

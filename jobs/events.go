@@ -52,6 +52,14 @@ type eventArgs struct {
 
 func (eventArgs) Kind() string { return "tenantkit.event" }
 
+// MinEventRetention is the shortest time the domain event log keeps
+// events, whatever Config.EventRetention says: the events stream replays
+// the last 24 hours of a tenant's events to a client that reconnects,
+// and on PostgreSQL an event is stamped with its transaction's start, so
+// an hour more covers events that a transaction of up to an hour
+// committed after newer-stamped ones.
+const MinEventRetention = 25 * time.Hour
+
 type cleanupArgs struct{}
 
 func (cleanupArgs) Kind() string { return "tenantkit.events.cleanup" }
@@ -97,7 +105,7 @@ func (e *Engine) deliverEvent(ctx context.Context, job *Job[eventArgs]) error {
 }
 
 func (e *Engine) cleanupEvents(ctx context.Context, _ *Job[cleanupArgs]) error {
-	retention := cmp.Or(e.cfg.EventRetention, 7*24*time.Hour)
+	retention := max(cmp.Or(e.cfg.EventRetention, 7*24*time.Hour), MinEventRetention)
 	n, err := store.DeleteEventsBefore(ctx, e.db, e.db.Now().Add(-retention))
 	if err == nil && n > 0 {
 		e.logger.InfoContext(ctx, "jobs: removed old events", "count", n)

@@ -133,7 +133,9 @@ const EventNotificationCreated = "notifications.notification.created"
 
 // EventTypes describes the events the area emits.
 var EventTypes = []store.EventType{
-	{ID: EventNotificationCreated, Label: "Notification created", Description: "A notification was added to a recipient's inbox."},
+	// Broadcast on the events stream to its recipient's sessions only.
+	{ID: EventNotificationCreated, Label: "Notification created", Description: "A notification was added to a recipient's inbox.",
+		ClientBroadcast: true, RecipientField: "recipient"},
 }
 
 // NotificationEvent is the data of notifications.notification.created.

@@ -28,12 +28,18 @@ const (
 // EventTypes describes every event the area emits, for catalogues.
 var EventTypes = []store.EventType{
 	{ID: EventSessionCreated, Label: "Payment session created", Description: "A payment session was opened at a provider."},
-	{ID: EventSessionExpired, Label: "Payment session expired", Description: "A payment's session expired before it was paid."},
-	{ID: EventPaymentAuthorized, Label: "Payment authorized", Description: "A payment was authorized and waits for capture."},
-	{ID: EventPaymentCaptured, Label: "Payment captured", Description: "A payment was captured, in full or in part."},
-	{ID: EventPaymentFailed, Label: "Payment failed", Description: "A payment failed or was disputed."},
-	{ID: EventPaymentRefunded, Label: "Payment refunded", Description: "A payment was refunded, in full or in part."},
-	{ID: EventPaymentCancelled, Label: "Payment cancelled", Description: "A payment was cancelled before capture."},
+	{ID: EventSessionExpired, Label: "Payment session expired", Description: "A payment's session expired before it was paid.",
+		ClientBroadcast: true, ViewFeature: "payment_gateways.view"},
+	{ID: EventPaymentAuthorized, Label: "Payment authorized", Description: "A payment was authorized and waits for capture.",
+		ClientBroadcast: true, ViewFeature: "payment_gateways.view"},
+	{ID: EventPaymentCaptured, Label: "Payment captured", Description: "A payment was captured, in full or in part.",
+		ClientBroadcast: true, ViewFeature: "payment_gateways.view"},
+	{ID: EventPaymentFailed, Label: "Payment failed", Description: "A payment failed or was disputed.",
+		ClientBroadcast: true, ViewFeature: "payment_gateways.view"},
+	{ID: EventPaymentRefunded, Label: "Payment refunded", Description: "A payment was refunded, in full or in part.",
+		ClientBroadcast: true, ViewFeature: "payment_gateways.view"},
+	{ID: EventPaymentCancelled, Label: "Payment cancelled", Description: "A payment was cancelled before capture.",
+		ClientBroadcast: true, ViewFeature: "payment_gateways.view"},
 }
 
 // statusEvents names the event of each status a payment moves to (pending

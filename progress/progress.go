@@ -189,11 +189,16 @@ const (
 
 // EventTypes describes the events the area emits.
 var EventTypes = []store.EventType{
-	{ID: EventJobCreated, Label: "Job created", Description: "A long-running job was created (pending)."},
-	{ID: EventJobStarted, Label: "Job started", Description: "A job began running."},
-	{ID: EventJobCompleted, Label: "Job completed", Description: "A job finished successfully."},
-	{ID: EventJobFailed, Label: "Job failed", Description: "A job finished with an error."},
-	{ID: EventJobCancelled, Label: "Job cancelled", Description: "A job stopped after its cancellation was requested."},
+	{ID: EventJobCreated, Label: "Job created", Description: "A long-running job was created (pending).",
+		ClientBroadcast: true, ViewFeature: "progress.view"},
+	{ID: EventJobStarted, Label: "Job started", Description: "A job began running.",
+		ClientBroadcast: true, ViewFeature: "progress.view"},
+	{ID: EventJobCompleted, Label: "Job completed", Description: "A job finished successfully.",
+		ClientBroadcast: true, ViewFeature: "progress.view"},
+	{ID: EventJobFailed, Label: "Job failed", Description: "A job finished with an error.",
+		ClientBroadcast: true, ViewFeature: "progress.view"},
+	{ID: EventJobCancelled, Label: "Job cancelled", Description: "A job stopped after its cancellation was requested.",
+		ClientBroadcast: true, ViewFeature: "progress.view"},
 }
 
 // JobEvent is the data of every progress.job.* event: the job after the

@@ -43,6 +43,8 @@ type dbShared struct {
 	onClose   []func()
 
 	watch watchers // WatchVersions's listener
+
+	eventNotices eventNotices // WatchEventLog's watchers, NotifyEventCommits
 }
 
 // Options tunes a DB. The zero value is ready to use.
@@ -262,6 +264,7 @@ func (db *DB) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error) e
 				f()
 			}
 			if len(tx.events) > 0 {
+				db.eventsCommitted()
 				db.mu.RLock()
 				listeners := db.afterTx
 				db.mu.RUnlock()

@@ -127,6 +127,18 @@
 // every committed event at least once, keyed by the event ID, and never an
 // event whose transaction rolled back.
 //
+// The log also has a position per event (EventPosition: the emitting
+// transaction's id on PostgreSQL, 0 on SQLite, and a sequence number),
+// which ReadEventLog follows in commit order: it returns only events
+// below the watermark (PostgreSQL: the oldest transaction still running,
+// read in the same statement), so a reader that resumes at its last
+// position never skips an event that committed late. DB.WatchEventLog
+// wakes such a reader after this process's commits and, once the
+// writers called DB.NotifyEventCommits, after other processes' (a
+// coalesced pg_notify after the commit, never inside it, so commits do
+// not queue on PostgreSQL's notification lock). The events stream
+// (package stream) is that reader.
+//
 // # Across processes
 //
 // Several processes may share one PostgreSQL database (SQLite is one

@@ -180,4 +180,18 @@ func deref(s *string) string {
 // webhooks area lists them): ID is the event name, "<module>.<entity>.<action>".
 type EventType struct {
 	ID, Label, Description string
+	// ClientBroadcast marks the events that clients (browsers, apps)
+	// receive live through the events stream (package stream), besides
+	// webhooks. Each area flags its own types.
+	ClientBroadcast bool
+	// ViewFeature is the feature a caller must hold to receive the
+	// type's events on the stream: the one its area's read routes need.
+	// Empty: any authenticated caller of the event's tenant and
+	// organization.
+	ViewFeature string
+	// RecipientField, when set, names a top-level field of the events'
+	// data holding a user id (for example "userId"): the stream then
+	// delivers each event only to that user's sessions, and to no API
+	// key. An event whose field is missing or empty reaches nobody.
+	RecipientField string
 }

@@ -303,6 +303,13 @@ func (postgresDialect) Name() string { return "postgres" }
 
 func (postgresDialect) Notifies() bool { return true }
 
+// eventWatermark implements eventLogDialect: the oldest transaction
+// still running, in the statement's own snapshot (so the rows a statement
+// reads and its watermark agree).
+func (postgresDialect) eventWatermark() string {
+	return "pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+}
+
 func (postgresDialect) JSONText(col, key string) string {
 	return "(" + col + " ->> '" + strings.ReplaceAll(key, "'", "''") + "')"
 }

@@ -151,6 +151,10 @@ func (sqliteDialect) Name() string { return "sqlite" }
 
 func (sqliteDialect) Notifies() bool { return false }
 
+// eventWatermark implements eventLogDialect: one write transaction at a
+// time, so every committed event is final.
+func (sqliteDialect) eventWatermark() string { return strconv.FormatInt(maxWatermark, 10) }
+
 func (sqliteDialect) JSONText(col, key string) string {
 	return "json_extract(" + col + ", '$." + strings.ReplaceAll(key, "'", "''") + "')"
 }

@@ -134,14 +134,7 @@ func (s *Service) dispatch(ctx context.Context, tx *store.Tx, ev store.Event) er
 	if err != nil || len(hooks) == 0 {
 		return err
 	}
-	payload, err := json.Marshal(struct {
-		Type      string          `json:"type"`
-		Timestamp time.Time       `json:"timestamp"`
-		Data      json.RawMessage `json:"data"`
-		// IdempotencyKey is the event's id: the same in every attempt,
-		// retry and resend of the event, to every webhook.
-		IdempotencyKey string `json:"idempotencyKey"`
-	}{ev.Type, ev.OccurredAt, ev.Data, ev.ID})
+	payload, err := Payload(ev)
 	if err != nil {
 		return err
 	}

@@ -551,7 +551,7 @@ func checkEvents(events []string) string {
 		return fmt.Sprintf("must list at most %d event patterns", maxEvents)
 	}
 	for i, e := range events {
-		if len(e) > maxEventPattern || !eventPattern.MatchString(e) {
+		if !ValidPattern(e) {
 			return fmt.Sprintf("[%d] %q is not an event pattern: \"*\", or dot-separated lowercase names (letters, digits, _), optionally ending in \".*\"", i, e)
 		}
 	}

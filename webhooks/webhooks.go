@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"time"
@@ -82,6 +83,26 @@ const (
 // eventPattern is a subscription: "*", or dot-separated segments of
 // lowercase letters, digits and '_', optionally ending in ".*".
 var eventPattern = regexp.MustCompile(`^(\*|[a-z0-9_]+(\.[a-z0-9_]+)*(\.\*)?)$`)
+
+// ValidPattern reports whether p is an event pattern Matches takes: "*",
+// or dot-separated lowercase names (letters, digits, _), optionally
+// ending in ".*", of at most 200 bytes.
+func ValidPattern(p string) bool {
+	return len(p) <= maxEventPattern && eventPattern.MatchString(p)
+}
+
+// Payload is the JSON body a webhook receives for ev, {type, timestamp,
+// data, idempotencyKey}; idempotencyKey is the event's id, the same in
+// every attempt, retry and resend, to every webhook (and on the events
+// stream, which sends the same body).
+func Payload(ev store.Event) ([]byte, error) {
+	return json.Marshal(struct {
+		Type           string          `json:"type"`
+		Timestamp      time.Time       `json:"timestamp"`
+		Data           json.RawMessage `json:"data"`
+		IdempotencyKey string          `json:"idempotencyKey"`
+	}{ev.Type, ev.OccurredAt, ev.Data, ev.ID})
+}
 
 // Matches reports whether the event type matches the subscription pattern:
 // "*" matches everything, "<prefix>.*" every event under the prefix (at

@@ -2104,11 +2104,12 @@ type BooleanCheckSource string
 
 // CatalogueEvent defines model for CatalogueEvent.
 type CatalogueEvent struct {
-	Category    CatalogueEventCategory `json:"category"`
-	Description string                 `json:"description"`
-	Id          string                 `json:"id"`
-	Label       string                 `json:"label"`
-	Module      string                 `json:"module"`
+	Category        CatalogueEventCategory `json:"category"`
+	ClientBroadcast bool                   `json:"clientBroadcast"`
+	Description     string                 `json:"description"`
+	Id              string                 `json:"id"`
+	Label           string                 `json:"label"`
+	Module          string                 `json:"module"`
 }
 
 // CatalogueEventCategory defines model for CatalogueEvent.Category.
@@ -4452,6 +4453,18 @@ type GetEntitiesRelationsOptionsParams struct {
 
 	// Cursor nextCursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// GetEventsStreamParams defines parameters for GetEventsStream.
+type GetEventsStreamParams struct {
+	// Types Comma-separated event patterns as webhooks take them ("entities.record.*", "progress.job.completed", "*"); all broadcast types when absent
+	Types *string `form:"types,omitempty" json:"types,omitempty"`
+
+	// LastEventId The id of the last event received, for clients that cannot set the Last-Event-ID header; the header wins
+	LastEventId *string `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The id of the last event received: the stream resumes after it
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
 // GetFeatureTogglesCheckBooleanParams defines parameters for GetFeatureTogglesCheckBoolean.
@@ -7491,6 +7504,22 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /entities/sidebar-entities (the `GetEntitiesSidebarEntities` operationId).
 	GetEntitiesSidebarEntities(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetEventsStream Live domain events (Server-Sent Events)
+	//
+	// A text/event-stream of the domain events flagged clientBroadcast in GET /webhooks/events, for the caller's tenant and the organizations it may see, of the areas whose view feature it holds (records need entities.records.view, attachments attachments.view, progress jobs progress.view, sync runs data_sync.view, payments payment_gateways.view), and of notifications only the caller's own. Each message has `id:` (opaque, increasing), `event:` (the event type) and `data:` {type, timestamp, data, idempotencyKey}, the body webhooks receive. Reconnect with the Last-Event-ID header (or ?lastEventId=) to receive, in order and once each, the events missed within the last 24 hours; an older or unknown id answers `event: reset` first (reload your state). A comment (`: heartbeat`) comes every 15 s when nothing else does. A client more than 1,000 messages behind receives `event: overflow` and is disconnected: reconnect with the last id received.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Corresponds with GET /events/stream (the `GetEventsStream` operationId).
+	GetEventsStream(ctx context.Context, params *GetEventsStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetFeatureTogglesCheckBoolean Resolve a boolean toggle for the caller's tenant (?identifier=)
 	//
@@ -12432,6 +12461,32 @@ func (c *Client) GetEntitiesRelationsOptions(ctx context.Context, params *GetEnt
 // Corresponds with GET /entities/sidebar-entities (the `GetEntitiesSidebarEntities` operationId).
 func (c *Client) GetEntitiesSidebarEntities(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetEntitiesSidebarEntitiesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEventsStream Live domain events (Server-Sent Events)
+//
+// A text/event-stream of the domain events flagged clientBroadcast in GET /webhooks/events, for the caller's tenant and the organizations it may see, of the areas whose view feature it holds (records need entities.records.view, attachments attachments.view, progress jobs progress.view, sync runs data_sync.view, payments payment_gateways.view), and of notifications only the caller's own. Each message has `id:` (opaque, increasing), `event:` (the event type) and `data:` {type, timestamp, data, idempotencyKey}, the body webhooks receive. Reconnect with the Last-Event-ID header (or ?lastEventId=) to receive, in order and once each, the events missed within the last 24 hours; an older or unknown id answers `event: reset` first (reload your state). A comment (`: heartbeat`) comes every 15 s when nothing else does. A client more than 1,000 messages behind receives `event: overflow` and is disconnected: reconnect with the last id received.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Corresponds with GET /events/stream (the `GetEventsStream` operationId).
+func (c *Client) GetEventsStream(ctx context.Context, params *GetEventsStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventsStreamRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -19259,6 +19314,87 @@ func NewGetEntitiesSidebarEntitiesRequest(server string) (*http.Request, error) 
 	return req, nil
 }
 
+// NewGetEventsStreamRequest constructs an http.Request for the GetEventsStream method
+func NewGetEventsStreamRequest(server string, params *GetEventsStreamParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetFeatureTogglesCheckBooleanRequest constructs an http.Request for the GetFeatureTogglesCheckBoolean method
 func NewGetFeatureTogglesCheckBooleanRequest(server string, params *GetFeatureTogglesCheckBooleanParams) (*http.Request, error) {
 	var err error
@@ -24424,6 +24560,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /entities/sidebar-entities (the `GetEntitiesSidebarEntities` operationId).
 	GetEntitiesSidebarEntitiesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetEntitiesSidebarEntitiesResponse, error)
+
+	// GetEventsStreamWithResponse Live domain events (Server-Sent Events)
+	//
+	// A text/event-stream of the domain events flagged clientBroadcast in GET /webhooks/events, for the caller's tenant and the organizations it may see, of the areas whose view feature it holds (records need entities.records.view, attachments attachments.view, progress jobs progress.view, sync runs data_sync.view, payments payment_gateways.view), and of notifications only the caller's own. Each message has `id:` (opaque, increasing), `event:` (the event type) and `data:` {type, timestamp, data, idempotencyKey}, the body webhooks receive. Reconnect with the Last-Event-ID header (or ?lastEventId=) to receive, in order and once each, the events missed within the last 24 hours; an older or unknown id answers `event: reset` first (reload your state). A comment (`: heartbeat`) comes every 15 s when nothing else does. A client more than 1,000 messages behind receives `event: overflow` and is disconnected: reconnect with the last id received.
+	//
+	// Needs a credential.
+	//
+	// Errors:
+	//
+	// - 400: Invalid input; details names the field
+	// - 401: No valid credential
+	// - 403: The caller lacks a required feature or has no tenant in scope
+	// - 5XX: internal error (the body never carries internals)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /events/stream (the `GetEventsStream` operationId).
+	GetEventsStreamWithResponse(ctx context.Context, params *GetEventsStreamParams, reqEditors ...RequestEditorFn) (*GetEventsStreamResponse, error)
 
 	// GetFeatureTogglesCheckBooleanWithResponse Resolve a boolean toggle for the caller's tenant (?identifier=)
 	//
@@ -32805,6 +32959,68 @@ func (r GetEntitiesSidebarEntitiesResponse) ContentType() string {
 	return ""
 }
 
+type GetEventsStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *ErrorBody
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetEventsStreamResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetEventsStreamResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetEventsStreamResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r GetEventsStreamResponse) GetJSON5XX() *ErrorBody {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEventsStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEventsStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEventsStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEventsStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetFeatureTogglesCheckBooleanResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -40212,6 +40428,30 @@ func (c *ClientWithResponses) GetEntitiesSidebarEntitiesWithResponse(ctx context
 		return nil, err
 	}
 	return ParseGetEntitiesSidebarEntitiesResponse(rsp)
+}
+
+// GetEventsStreamWithResponse Live domain events (Server-Sent Events)
+//
+// A text/event-stream of the domain events flagged clientBroadcast in GET /webhooks/events, for the caller's tenant and the organizations it may see, of the areas whose view feature it holds (records need entities.records.view, attachments attachments.view, progress jobs progress.view, sync runs data_sync.view, payments payment_gateways.view), and of notifications only the caller's own. Each message has `id:` (opaque, increasing), `event:` (the event type) and `data:` {type, timestamp, data, idempotencyKey}, the body webhooks receive. Reconnect with the Last-Event-ID header (or ?lastEventId=) to receive, in order and once each, the events missed within the last 24 hours; an older or unknown id answers `event: reset` first (reload your state). A comment (`: heartbeat`) comes every 15 s when nothing else does. A client more than 1,000 messages behind receives `event: overflow` and is disconnected: reconnect with the last id received.
+//
+// Needs a credential.
+//
+// Errors:
+//
+// - 400: Invalid input; details names the field
+// - 401: No valid credential
+// - 403: The caller lacks a required feature or has no tenant in scope
+// - 5XX: internal error (the body never carries internals)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /events/stream (the `GetEventsStream` operationId).
+func (c *ClientWithResponses) GetEventsStreamWithResponse(ctx context.Context, params *GetEventsStreamParams, reqEditors ...RequestEditorFn) (*GetEventsStreamResponse, error) {
+	rsp, err := c.GetEventsStream(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEventsStreamResponse(rsp)
 }
 
 // GetFeatureTogglesCheckBooleanWithResponse Resolve a boolean toggle for the caller's tenant (?identifier=)
@@ -47834,6 +48074,53 @@ func ParseGetEntitiesSidebarEntitiesResponse(rsp *http.Response) (*GetEntitiesSi
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetEventsStreamResponse parses an HTTP response from a GetEventsStreamWithResponse call
+func ParseGetEventsStreamResponse(rsp *http.Response) (*GetEventsStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEventsStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
