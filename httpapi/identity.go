@@ -73,8 +73,7 @@ func identityRoutes(svc *identity.Service, limits *ratelimit.Policy) []route {
 			Access: routeAccess{Features: []string{identity.FeatureUsersManage}},
 			Doc: routeDoc{Summary: "Create a user", Request: identity.UserInput{}, Status: http.StatusCreated,
 				Response: idResponse{}, Errors: []int{conflict}}},
-		{Method: "GET", Path: "/auth/me", Handler: h.me,
-			Doc: routeDoc{Summary: "The caller's identity", Response: meResponse{}}},
+		{Method: "GET", Path: "/auth/me", Handler: h.me, Doc: routeDoc{Summary: "The caller's identity", Response: meResponse{}}},
 
 		// API keys
 		{Method: "GET", Path: "/api_keys/keys", Handler: h.listKeys,
