@@ -87,7 +87,7 @@ func TestBadInputNeverFails(t *testing.T) {
 			}
 			name := permName(rt, shown)
 			key := e.superKey
-			if rt.Public {
+			if rt.Access.Public {
 				key = ""
 			}
 			if rt.Method == "GET" {

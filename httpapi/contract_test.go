@@ -65,7 +65,7 @@ func (e *testEnv) loadContract() error {
 				mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					for _, rt := range shared[pattern] {
 						if rt.Match == nil || rt.Match(r) {
-							w.Header().Set("X-Area", rt.Area)
+							w.Header().Set("X-Area", rt.Doc.Area)
 							return
 						}
 					}

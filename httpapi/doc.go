@@ -14,10 +14,12 @@
 //
 // # Route table
 //
-// routes.go lists every endpoint once: method, path, summary, whether it is
-// public or super-admin only, the features it needs, its body limit, its
-// error body format, its own rate limit, its handler and its
-// documentation. Dispatch, authorization, rate limiting and the API
+// routes.go lists every endpoint once, its description grouped by
+// concern: the route's pattern, handler, error body format and no-store
+// mark; who may call it (Access: public, super-admin only, the features
+// it needs, tenant-wide); its own limits (Limits: body size, rate); and
+// its documentation (Doc), which nothing but the API documentation reads.
+// Dispatch, authorization, rate limiting and the API
 // documentation all read that table; a test checks it
 // for conflicting or duplicate patterns. Each area adds its routes from
 // its own file (identity.go, toggles.go, …) with small handlers: decode,

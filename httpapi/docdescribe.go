@@ -15,30 +15,30 @@ import (
 // generated client or of a linter's report does not need the Markdown.
 func (rt route) describe() string {
 	var b strings.Builder
-	b.WriteString(strings.TrimRight(cmp.Or(rt.Description, rt.Summary), ". "))
+	b.WriteString(strings.TrimRight(cmp.Or(rt.Doc.Description, rt.Doc.Summary), ". "))
 	b.WriteString(".\n\n")
 	switch {
-	case rt.Public:
+	case rt.Access.Public:
 		b.WriteString("Needs no credential.")
-	case rt.OptionalAuth:
+	case rt.Access.OptionalAuth:
 		b.WriteString("A credential is optional; one that is sent must be valid.")
-	case rt.SuperAdmin:
+	case rt.Access.SuperAdmin:
 		b.WriteString("Needs a super admin's credential.")
 	default:
 		b.WriteString("Needs a credential")
-		if len(rt.Features) > 0 {
-			b.WriteString(" holding the features " + strings.Join(rt.Features, ", "))
+		if len(rt.Access.Features) > 0 {
+			b.WriteString(" holding the features " + strings.Join(rt.Access.Features, ", "))
 		}
 		b.WriteString(".")
 	}
-	if rt.TenantWide {
+	if rt.Access.TenantWide {
 		b.WriteString(" Changes a setting of every organization of the tenant: a caller limited to some organizations gets 403.")
 	}
 	var errs []string
 	for _, s := range rt.errorStatuses() {
 		errs = append(errs, strconv.Itoa(s)+": "+errorResponse(s, rt).Description)
 	}
-	for _, s := range slices.Sorted(maps.Keys(rt.ErrorTypes)) {
+	for _, s := range slices.Sorted(maps.Keys(rt.Doc.ErrorTypes)) {
 		errs = append(errs, strconv.Itoa(s)+": "+http.StatusText(s))
 	}
 	if len(errs) > 0 {

@@ -77,11 +77,12 @@ type Route struct {
 func hostRoutes(rs []Route) []route {
 	out := make([]route, len(rs))
 	for i, r := range rs {
-		out[i] = route{Method: r.Method, Path: r.Path, Summary: r.Summary, Description: r.Description, Area: r.Area, Public: r.Public,
-			Features: r.Features, Query: r.Query, Request: r.Request, Example: r.Example, Response: r.Response, Status: r.Status,
-			Errors: r.Errors, Handler: r.Handler}
-		if out[i].Area == "" {
-			out[i].Area = "Custom"
+		out[i] = route{Method: r.Method, Path: r.Path, Handler: r.Handler,
+			Access: routeAccess{Public: r.Public, Features: r.Features},
+			Doc: routeDoc{Summary: r.Summary, Description: r.Description, Area: r.Area, Query: r.Query, Request: r.Request,
+				Example: r.Example, Response: r.Response, Status: r.Status, Errors: r.Errors}}
+		if out[i].Doc.Area == "" {
+			out[i].Doc.Area = "Custom"
 		}
 	}
 	return out
@@ -112,19 +113,26 @@ func (a *api) docsRoutes(d *docs) []route {
 	public := !a.opts.DocsRequireAuth
 	const area = "Documentation"
 	return []route{
-		{Method: "GET", Path: "/docs/openapi", Summary: "The OpenAPI 3.1 document of this API", Area: area, Public: public,
-			Description: "With tag, only the part of the document for that area (one of the document's tags): " +
-				"its operations and the schemas they use. The explorer shows the API one area at a time from these parts.",
-			Query:    []Param{textQuery("tag", "An area (a tag of the document): answer the part of the document for that area only")},
-			Response: map[string]any{}, Handler: d.serveOpenAPI},
-		{Method: "GET", Path: "/docs/markdown", Summary: "The same API description as Markdown", Area: area, Public: public,
-			ResponseContent: []string{"text/markdown"}, Handler: d.serveMarkdown},
-		{Method: "GET", Path: "/docs/api", Summary: "The interactive API explorer (Swagger UI); it loads nothing from any other host",
-			Area: area, Public: public, ResponseContent: []string{"text/html"}, Handler: a.serveExplorer(d)},
+		{Method: "GET", Path: "/docs/openapi", Handler: d.serveOpenAPI,
+			Access: routeAccess{Public: public},
+			Doc: routeDoc{Summary: "The OpenAPI 3.1 document of this API", Area: area,
+				Description: "With tag, only the part of the document for that area (one of the document's tags): " +
+					"its operations and the schemas they use. The explorer shows the API one area at a time from these parts.",
+				Query:    []Param{textQuery("tag", "An area (a tag of the document): answer the part of the document for that area only")},
+				Response: map[string]any{}}},
+		{Method: "GET", Path: "/docs/markdown", Handler: d.serveMarkdown,
+			Access: routeAccess{Public: public},
+			Doc:    routeDoc{Summary: "The same API description as Markdown", Area: area, ResponseContent: []string{"text/markdown"}}},
+		{Method: "GET", Path: "/docs/api", Handler: a.serveExplorer(d),
+			Access: routeAccess{Public: public},
+			Doc: routeDoc{Summary: "The interactive API explorer (Swagger UI); it loads nothing from any other host", Area: area,
+				ResponseContent: []string{"text/html"}}},
 		// Public even with DocsRequireAuth: a <script src> cannot send an
 		// API key, and the files are Swagger UI's own.
-		{Method: "GET", Path: "/docs/api/assets/{name}", Summary: "A file of the API explorer (Swagger UI's script and style)",
-			Area: area, Public: true, ResponseContent: []string{"text/javascript", "text/css", "text/plain"}, Handler: serveExplorerAsset},
+		{Method: "GET", Path: "/docs/api/assets/{name}", Handler: serveExplorerAsset,
+			Access: routeAccess{Public: true},
+			Doc: routeDoc{Summary: "A file of the API explorer (Swagger UI's script and style)", Area: area,
+				ResponseContent: []string{"text/javascript", "text/css", "text/plain"}}},
 	}
 }
 

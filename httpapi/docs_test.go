@@ -107,14 +107,14 @@ func TestOpenAPIListsExactlyTheRouteTable(t *testing.T) {
 					t.Errorf("the document lists %s, which is not served", key)
 					continue
 				}
-				is.Equal(op.Summary, rt.Summary)
-				is.Equal(op.Tags, []string{rt.Area})
-				if rt.Public {
+				is.Equal(op.Summary, rt.Doc.Summary)
+				is.Equal(op.Tags, []string{rt.Doc.Area})
+				if rt.Access.Public {
 					is.Equal(len(op.Security), 0)         // public: no security requirement
 					is.Equal(len(op.RequiredFeatures), 0) // and no features
 				} else {
 					is.True(len(op.Security) >= 3)
-					is.Equal(op.RequiredFeatures, rt.Features)
+					is.Equal(op.RequiredFeatures, rt.Access.Features)
 					is.True(op.Responses["401"] != nil)
 					is.True(op.Responses["403"] != nil)
 				}
@@ -123,7 +123,7 @@ func TestOpenAPIListsExactlyTheRouteTable(t *testing.T) {
 						return p.Name == name && p.In == "path"
 					}))
 				}
-				if rt.RateLimit != nil {
+				if rt.Limits.RateLimit != nil {
 					is.True(op.Responses["429"] != nil)
 				}
 			}
@@ -168,7 +168,7 @@ func TestDocsRoutes(t *testing.T) {
 		if !strings.Contains(section, "curl -X "+rt.Method+" 'http://localhost:8080/api") {
 			t.Errorf("the Markdown's %s %s has no example request", rt.Method, rt.docPath())
 		}
-		for _, f := range rt.Features {
+		for _, f := range rt.Access.Features {
 			if !strings.Contains(section, "`"+f+"`") {
 				t.Errorf("the Markdown's %s %s does not name feature %s", rt.Method, rt.docPath(), f)
 			}

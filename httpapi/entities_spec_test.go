@@ -149,10 +149,10 @@ func TestEntitiesSpecRouteTable(t *testing.T) {
 			if !strings.HasPrefix(rt.Path, "/entities") {
 				continue
 			}
-			if len(rt.Features) > 1 {
-				t.Errorf("%s %s needs %v, want one feature at most", rt.Method, rt.Path, rt.Features)
+			if len(rt.Access.Features) > 1 {
+				t.Errorf("%s %s needs %v, want one feature at most", rt.Method, rt.Path, rt.Access.Features)
 			}
-			got = append(got, row{rt.Method, rt.Path, strings.Join(rt.Features, ","), rt.Public, rt.SuperAdmin})
+			got = append(got, row{rt.Method, rt.Path, strings.Join(rt.Access.Features, ","), rt.Access.Public, rt.Access.SuperAdmin})
 		}
 		cmp := func(a, b row) int { return strings.Compare(a.Method+" "+a.Path, b.Method+" "+b.Path) }
 		slices.SortFunc(got, cmp)

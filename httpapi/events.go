@@ -20,23 +20,22 @@ const streamWriteTimeout = 30 * time.Second
 // eventRoutes is the events stream (package stream).
 func (a *api) eventRoutes() []route {
 	return []route{
-		{Method: "GET", Path: "/events/stream", Summary: "Live domain events (Server-Sent Events)",
-			Description: "A text/event-stream of the domain events flagged clientBroadcast in GET /webhooks/events, for the caller's " +
-				"tenant and the organizations it may see, of the areas whose view feature it holds (records need entities.records.view, " +
-				"attachments attachments.view, progress jobs progress.view, sync runs data_sync.view, payments payment_gateways.view), " +
-				"and of notifications only the caller's own. Each message has `id:` (opaque, increasing), `event:` (the event type) and " +
-				"`data:` {type, timestamp, data, idempotencyKey}, the body webhooks receive. Reconnect with the Last-Event-ID header " +
-				"(or ?lastEventId=) to receive, in order and once each, the events missed within the last 24 hours; an older or " +
-				"unknown id answers `event: reset` first (reload your state). A comment (`: heartbeat`) comes every 15 s when " +
-				"nothing else does. A client more than 1,000 messages behind receives `event: overflow` and is disconnected: " +
-				"reconnect with the last id received.",
-			Query: []Param{
-				{Name: "types", Description: "Comma-separated event patterns as webhooks take them (\"entities.record.*\", \"progress.job.completed\", \"*\"); all broadcast types when absent"},
-				{Name: "lastEventId", Description: "The id of the last event received, for clients that cannot set the Last-Event-ID header; the header wins"},
-			},
-			Headers:         []Param{{Name: "Last-Event-ID", Description: "The id of the last event received: the stream resumes after it"}},
-			ResponseContent: []string{"text/event-stream"},
-			Handler:         a.eventStream,
+		{Method: "GET", Path: "/events/stream", Handler: a.eventStream,
+			Doc: routeDoc{Summary: "Live domain events (Server-Sent Events)",
+				Description: "A text/event-stream of the domain events flagged clientBroadcast in GET /webhooks/events, for the caller's " +
+					"tenant and the organizations it may see, of the areas whose view feature it holds (records need entities.records.view, " +
+					"attachments attachments.view, progress jobs progress.view, sync runs data_sync.view, payments payment_gateways.view), " +
+					"and of notifications only the caller's own. Each message has `id:` (opaque, increasing), `event:` (the event type) and " +
+					"`data:` {type, timestamp, data, idempotencyKey}, the body webhooks receive. Reconnect with the Last-Event-ID header " +
+					"(or ?lastEventId=) to receive, in order and once each, the events missed within the last 24 hours; an older or " +
+					"unknown id answers `event: reset` first (reload your state). A comment (`: heartbeat`) comes every 15 s when " +
+					"nothing else does. A client more than 1,000 messages behind receives `event: overflow` and is disconnected: " +
+					"reconnect with the last id received.", Query: []Param{
+					{Name: "types", Description: "Comma-separated event patterns as webhooks take them (\"entities.record.*\", \"progress.job.completed\", \"*\"); all broadcast types when absent"},
+					{Name: "lastEventId", Description: "The id of the last event received, for clients that cannot set the Last-Event-ID header; the header wins"},
+				},
+				Headers:         []Param{{Name: "Last-Event-ID", Description: "The id of the last event received: the stream resumes after it"}},
+				ResponseContent: []string{"text/event-stream"}},
 		},
 	}
 }

@@ -37,8 +37,8 @@ func withExamples(rs []route) []route {
 		byRoute[ex.route] = ex.body
 	}
 	for i := range rs {
-		if rs[i].Example == nil {
-			rs[i].Example = byRoute[rs[i].Method+" "+rs[i].docPath()]
+		if rs[i].Doc.Example == nil {
+			rs[i].Doc.Example = byRoute[rs[i].Method+" "+rs[i].docPath()]
 		}
 	}
 	return rs

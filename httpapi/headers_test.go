@@ -176,8 +176,11 @@ func TestSecurityHeadersPanic(t *testing.T) {
 	t.Parallel()
 	a := &api{opts: Options{MaxBodyBytes: defaultMaxBody}, logger: slog.New(slog.DiscardHandler), base: "/api"}
 	h := a.serve([]route{
-		{Method: "GET", Path: "/boom", Public: true, Handler: func(http.ResponseWriter, *http.Request) error { panic("boom") }},
-		{Method: "GET", Path: "/secret-boom", Public: true, NoStore: true, Handler: func(http.ResponseWriter, *http.Request) error { panic("boom") }},
+		{Method: "GET", Path: "/boom", Handler: func(http.ResponseWriter, *http.Request) error { panic("boom") },
+			Access: routeAccess{Public: true}},
+		{Method: "GET", Path: "/secret-boom", Handler: func(http.ResponseWriter, *http.Request) error { panic("boom") },
+			NoStore: true,
+			Access:  routeAccess{Public: true}},
 		{Method: "GET", Path: "/private", NoStore: true, Handler: func(http.ResponseWriter, *http.Request) error { return nil }},
 	})
 	for _, c := range []struct {

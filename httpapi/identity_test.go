@@ -399,7 +399,7 @@ func TestRouteTable(t *testing.T) {
 		t.Fatal("a duplicate route was accepted")
 	}
 	for _, rt := range routes {
-		if rt.Summary == "" {
+		if rt.Doc.Summary == "" {
 			t.Errorf("route %s %s has no summary", rt.Method, rt.Path)
 		}
 	}
@@ -410,9 +410,10 @@ func TestPanicIsAnOpaque500(t *testing.T) {
 	db := storetest.SQLite(t)
 	e := newTestEnv(t, db)
 	a := &api{opts: Options{MaxBodyBytes: defaultMaxBody}, logger: slog.New(slog.DiscardHandler)}
-	h := a.recoverPanics(a.handle(route{Public: true, Handler: func(http.ResponseWriter, *http.Request) error {
-		panic("secret internal detail")
-	}}))
+	h := a.recoverPanics(a.handle(route{Access: routeAccess{Public: true},
+		Handler: func(http.ResponseWriter, *http.Request) error {
+			panic("secret internal detail")
+		}}))
 	e.handler = h
 	r := e.do("GET", "/", "", nil).expect(500)
 	if strings.Contains(string(r.Body), "secret") {

@@ -159,7 +159,7 @@ func FuzzGetRoutes(f *testing.F) {
 					path = path[:i] + url.PathEscape(segment) + path[j+1:]
 				}
 				key := e.superKey
-				if rt.Public {
+				if rt.Access.Public {
 					key = ""
 				}
 				r := e.fuzzGet(path, query, key)

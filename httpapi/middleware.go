@@ -25,8 +25,8 @@ type apiFunc func(w http.ResponseWriter, r *http.Request) error
 // handler. Security headers, recovery and request ids wrap the whole mux.
 func (a *api) handle(rt route) http.Handler {
 	limit := a.opts.MaxBodyBytes
-	if rt.MaxBodyBytes > 0 {
-		limit = rt.MaxBodyBytes
+	if rt.Limits.MaxBodyBytes > 0 {
+		limit = rt.Limits.MaxBodyBytes
 	}
 	pattern := rt.Method + " " + a.base + rt.Path
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,14 +38,14 @@ func (a *api) handle(rt route) http.Handler {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
-		if !rt.Public {
+		if !rt.Access.Public {
 			var err error
 			if r, err = a.admit(r, rt); err != nil {
 				a.writeError(w, r, rt, err)
 				return
 			}
 		}
-		if err := a.checkRouteLimit(r, rt.RateLimit); err != nil {
+		if err := a.checkRouteLimit(r, rt.Limits.RateLimit); err != nil {
 			a.writeError(w, r, rt, err)
 			return
 		}
@@ -61,7 +61,7 @@ func (a *api) handle(rt route) http.Handler {
 // as it is.
 func (a *api) admit(r *http.Request, rt route) (*http.Request, error) {
 	id, err := a.authenticate(r)
-	if rt.OptionalAuth && errors.Is(err, errNoCredential) {
+	if rt.Access.OptionalAuth && errors.Is(err, errNoCredential) {
 		return r, nil
 	}
 	if err != nil {
@@ -121,13 +121,13 @@ const tenantScopeMessage = "This changes a setting of every organization of the 
 // super-admin flag, the features, and for a TenantWide route an access
 // that covers the whole tenant.
 func authorize(rt route, id *identity.Identity) error {
-	if rt.SuperAdmin && !id.IsSuperAdmin {
-		return &forbiddenError{features: rt.Features, roles: []string{identity.SuperAdminRole}}
+	if rt.Access.SuperAdmin && !id.IsSuperAdmin {
+		return &forbiddenError{features: rt.Access.Features, roles: []string{identity.SuperAdminRole}}
 	}
-	if missing := id.Missing(rt.Features...); len(missing) > 0 {
+	if missing := id.Missing(rt.Access.Features...); len(missing) > 0 {
 		return &forbiddenError{features: missing}
 	}
-	if rt.TenantWide && !id.CoversTenant() {
+	if rt.Access.TenantWide && !id.CoversTenant() {
 		return &forbiddenError{tenantScope: true}
 	}
 	return nil

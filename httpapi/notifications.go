@@ -17,20 +17,22 @@ func (a *api) notificationRoutes() []route {
 	inbox := "The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). " +
 		"Another user's or tenant's notification id answers 404, like an unknown one."
 	return []route{
-		{Method: "GET", Path: base, Summary: "The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)",
-			Description: inbox + " unreadCount counts every unread notification of the inbox, whatever the unread filter.",
-			Query:       append([]Param{boolQuery("unread", "true: only the unread notifications")}, pageQuery(notifications.DefaultPageSize, notifications.MaxPageSize)...),
-			Response:    notificationPage{}, Handler: h.list},
-		{Method: "POST", Path: base + "/{id}/read", Summary: "Mark one of the caller's notifications read",
-			Description: inbox + " A notification already read keeps the time it was first read.",
-			Response:    okFlag{}, Handler: h.read},
-		{Method: "POST", Path: base + "/{id}/unread", Summary: "Mark one of the caller's notifications unread",
-			Description: inbox, Response: okFlag{}, Handler: h.unread},
-		{Method: "POST", Path: base + "/read-all", Summary: "Mark every unread notification of the caller's inbox read",
-			Description: "The caller's inbox only; notifications already read keep the time they were read.",
-			Response:    okFlag{}, Handler: h.readAll},
-		{Method: "DELETE", Path: base + "/{id}", Summary: "Delete one of the caller's notifications",
-			Description: inbox, Response: okFlag{}, Handler: h.delete},
+		{Method: "GET", Path: base, Handler: h.list,
+			Doc: routeDoc{Summary: "The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)",
+				Description: inbox + " unreadCount counts every unread notification of the inbox, whatever the unread filter.",
+				Query:       append([]Param{boolQuery("unread", "true: only the unread notifications")}, pageQuery(notifications.DefaultPageSize, notifications.MaxPageSize)...),
+				Response:    notificationPage{}}},
+		{Method: "POST", Path: base + "/{id}/read", Handler: h.read,
+			Doc: routeDoc{Summary: "Mark one of the caller's notifications read",
+				Description: inbox + " A notification already read keeps the time it was first read.", Response: okFlag{}}},
+		{Method: "POST", Path: base + "/{id}/unread", Handler: h.unread,
+			Doc: routeDoc{Summary: "Mark one of the caller's notifications unread", Description: inbox, Response: okFlag{}}},
+		{Method: "POST", Path: base + "/read-all", Handler: h.readAll,
+			Doc: routeDoc{Summary: "Mark every unread notification of the caller's inbox read",
+				Description: "The caller's inbox only; notifications already read keep the time they were read.",
+				Response:    okFlag{}}},
+		{Method: "DELETE", Path: base + "/{id}", Handler: h.delete,
+			Doc: routeDoc{Summary: "Delete one of the caller's notifications", Description: inbox, Response: okFlag{}}},
 	}
 }
 

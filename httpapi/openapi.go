@@ -262,8 +262,8 @@ func buildOpenAPI(base string, routes []route, license DocsLicense) (*openAPI, e
 // docPath is the path a route is documented under: its own, or, for
 // routes that share a pattern (Match), the concrete path it serves.
 func (rt route) docPath() string {
-	if rt.DocPath != "" {
-		return rt.DocPath
+	if rt.Doc.DocPath != "" {
+		return rt.Doc.DocPath
 	}
 	return rt.Path
 }
@@ -289,25 +289,25 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 	p := rt.docPath()
 	op := &operation{
 		OperationID:  operationID(rt.Method, p),
-		Summary:      rt.Summary,
+		Summary:      rt.Doc.Summary,
 		Description:  rt.describe(),
-		details:      rt.Description,
-		Tags:         []string{rt.Area},
+		details:      rt.Doc.Description,
+		Tags:         []string{rt.Doc.Area},
 		Parameters:   rt.parameters(),
 		method:       rt.Method,
 		path:         base + strings.ReplaceAll(p, "...}", "}"),
-		public:       rt.Public,
-		optionalAuth: rt.OptionalAuth,
+		public:       rt.Access.Public,
+		optionalAuth: rt.Access.OptionalAuth,
 	}
 	op.Security = []map[string][]string{}
-	if !rt.Public {
+	if !rt.Access.Public {
 		op.Security = []map[string][]string{{schemeAPIKeyHeader: {}}, {schemeAPIKeyAuth: {}}, {schemeBearer: {}}}
-		if rt.OptionalAuth {
+		if rt.Access.OptionalAuth {
 			op.Security = append(op.Security, map[string][]string{})
 		}
-		op.RequiredFeatures = rt.Features
-		op.SuperAdmin = rt.SuperAdmin
-		op.TenantWide = rt.TenantWide
+		op.RequiredFeatures = rt.Access.Features
+		op.SuperAdmin = rt.Access.SuperAdmin
+		op.TenantWide = rt.Access.TenantWide
 	}
 	if rt.hasBody() {
 		body, err := g.requestBody(rt)
@@ -327,8 +327,8 @@ func (rt route) parameters() []parameter {
 	for _, name := range pathParams(rt.docPath()) {
 		ps = append(ps, parameter{Name: name, In: "path", Required: true, Schema: map[string]any{"type": "string"}})
 	}
-	query := rt.Query
-	if rt.Exports {
+	query := rt.Doc.Query
+	if rt.Doc.Exports {
 		query = append(slices.Clone(query), Param{Name: "format",
 			Pattern:     "^([cC][sS][vV]|[jJ][sS][oO][nN]|[mM][aA][rR][kK][dD][oO][wW][nN]|[xX][mM][lL])$",
 			Description: "Return the whole result set as a file in this format instead of a page: csv, json, markdown or xml (any case)"})
@@ -336,7 +336,7 @@ func (rt route) parameters() []parameter {
 	for _, q := range query {
 		ps = append(ps, parameter{Name: q.Name, In: "query", Description: q.Description, Required: q.Required, Schema: q.schema()})
 	}
-	for _, h := range rt.Headers {
+	for _, h := range rt.Doc.Headers {
 		ps = append(ps, parameter{Name: h.Name, In: "header", Description: h.Description, Required: h.Required, Schema: h.schema()})
 	}
 	return ps
@@ -350,17 +350,17 @@ func (g *schemaGen) responses(rt route) (map[string]*apiResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range rt.ResponseHeaders {
+	for _, h := range rt.Doc.ResponseHeaders {
 		if success.Headers == nil {
 			success.Headers = map[string]*header{}
 		}
 		success.Headers[h.Name] = &header{Description: h.Description, Schema: h.schema()}
 	}
-	out[strconv.Itoa(cmp.Or(rt.Status, http.StatusOK))] = success
+	out[strconv.Itoa(cmp.Or(rt.Doc.Status, http.StatusOK))] = success
 	for _, status := range rt.errorStatuses() {
 		out[strconv.Itoa(status)] = errorResponse(status, rt)
 	}
-	for status, v := range rt.ErrorTypes {
+	for status, v := range rt.Doc.ErrorTypes {
 		s, err := g.response(reflect.TypeOf(v))
 		if err != nil {
 			return nil, err
@@ -368,10 +368,10 @@ func (g *schemaGen) responses(rt route) (map[string]*apiResponse, error) {
 		out[strconv.Itoa(status)] = &apiResponse{Description: http.StatusText(status),
 			Content: map[string]*mediaType{"application/json": {Schema: s}}}
 	}
-	if rt.Ranges {
+	if rt.Doc.Ranges {
 		partial := &apiResponse{Description: "Partial Content: the range asked for (Range)", Content: map[string]*mediaType{},
 			Headers: map[string]*header{"Content-Range": {Description: "The range sent", Schema: map[string]any{"type": "string"}}}}
-		for _, ct := range append(slices.Clone(rt.ResponseContent), "multipart/byteranges") {
+		for _, ct := range append(slices.Clone(rt.Doc.ResponseContent), "multipart/byteranges") {
 			partial.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
 		}
 		out["206"] = partial
@@ -395,10 +395,10 @@ func (rt route) errorStatuses() []int {
 		}
 	}
 	hasBody := rt.hasBody()
-	if hasBody || len(rt.Query) > 0 || rt.Exports || len(pathParams(rt.docPath())) > 0 {
+	if hasBody || len(rt.Doc.Query) > 0 || rt.Doc.Exports || len(pathParams(rt.docPath())) > 0 {
 		add(http.StatusBadRequest)
 	}
-	if !rt.Public {
+	if !rt.Access.Public {
 		add(http.StatusUnauthorized)
 		add(http.StatusForbidden)
 	}
@@ -408,10 +408,10 @@ func (rt route) errorStatuses() []int {
 	if hasBody {
 		add(http.StatusRequestEntityTooLarge)
 	}
-	if rt.RateLimit != nil {
+	if rt.Limits.RateLimit != nil {
 		add(http.StatusTooManyRequests)
 	}
-	for _, s := range rt.Errors {
+	for _, s := range rt.Doc.Errors {
 		add(s)
 	}
 	slices.Sort(out)
@@ -427,10 +427,10 @@ func errorResponse(status int, rt route) *apiResponse {
 		desc = "No valid credential"
 	case http.StatusForbidden:
 		desc = "The caller lacks a required feature or has no tenant in scope"
-		if len(rt.Features) > 0 {
-			desc += " (needs " + strings.Join(rt.Features, ", ") + ")"
+		if len(rt.Access.Features) > 0 {
+			desc += " (needs " + strings.Join(rt.Access.Features, ", ") + ")"
 		}
-		if rt.SuperAdmin {
+		if rt.Access.SuperAdmin {
 			desc = "The caller is not a super admin"
 		}
 	case http.StatusNotFound:
@@ -449,17 +449,17 @@ func errorResponse(status int, rt route) *apiResponse {
 
 // hasBody reports whether a route reads a request body.
 func (rt route) hasBody() bool {
-	return rt.Request != nil || rt.RequestContent != "" || rt.FormBody
+	return rt.Doc.Request != nil || rt.Doc.RequestContent != "" || rt.Doc.FormBody
 }
 
 // formContents are the media types of a FormBody route's request.
 var formContents = []string{"application/x-www-form-urlencoded", "multipart/form-data", "application/json"}
 
 func (g *schemaGen) requestBody(rt route) (*requestBody, error) {
-	ct := cmp.Or(rt.RequestContent, "application/json")
+	ct := cmp.Or(rt.Doc.RequestContent, "application/json")
 	var schema any = map[string]any{}
-	if rt.Request != nil {
-		s, err := g.request(reflect.TypeOf(rt.Request))
+	if rt.Doc.Request != nil {
+		s, err := g.request(reflect.TypeOf(rt.Doc.Request))
 		if err != nil {
 			return nil, err
 		}
@@ -467,35 +467,35 @@ func (g *schemaGen) requestBody(rt route) (*requestBody, error) {
 	} else if ct == "application/octet-stream" {
 		schema = map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}
 	}
-	body := &requestBody{Required: !rt.BodyOptional, Content: map[string]*mediaType{ct: {Schema: schema, Example: rt.Example}}}
-	if rt.FormBody {
+	body := &requestBody{Required: !rt.Doc.BodyOptional, Content: map[string]*mediaType{ct: {Schema: schema, Example: rt.Doc.Example}}}
+	if rt.Doc.FormBody {
 		body.Content = map[string]*mediaType{}
 		for _, ct := range formContents {
-			body.Content[ct] = &mediaType{Schema: schema, Example: rt.Example}
+			body.Content[ct] = &mediaType{Schema: schema, Example: rt.Doc.Example}
 		}
 	}
 	return body, nil
 }
 
 func (g *schemaGen) successResponse(rt route) (*apiResponse, error) {
-	status := cmp.Or(rt.Status, http.StatusOK)
-	r := &apiResponse{Description: cmp.Or(rt.Summary, http.StatusText(status))}
-	if rt.Response == nil && len(rt.ResponseContent) == 0 {
+	status := cmp.Or(rt.Doc.Status, http.StatusOK)
+	r := &apiResponse{Description: cmp.Or(rt.Doc.Summary, http.StatusText(status))}
+	if rt.Doc.Response == nil && len(rt.Doc.ResponseContent) == 0 {
 		return r, nil
 	}
 	r.Content = map[string]*mediaType{}
-	if rt.Response != nil {
-		t := reflect.TypeOf(rt.Response)
+	if rt.Doc.Response != nil {
+		t := reflect.TypeOf(rt.Doc.Response)
 		s, err := g.response(t)
 		if err != nil {
 			return nil, err
 		}
 		r.Content["application/json"] = &mediaType{Schema: s}
 	}
-	for _, ct := range rt.ResponseContent {
+	for _, ct := range rt.Doc.ResponseContent {
 		r.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
 	}
-	if rt.Exports {
+	if rt.Doc.Exports {
 		// format=json's file is an array of rows, under its own media type.
 		r.Content[exportJSONContentType] = &mediaType{Schema: map[string]any{"type": "array",
 			"items": map[string]any{"type": "object", "additionalProperties": map[string]any{}}}}

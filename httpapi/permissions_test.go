@@ -138,13 +138,13 @@ func TestPermissionMatrix(t *testing.T) {
 				}
 				return keys[k]
 			}
-			permEachRoute(t, routes, words, "routes with features", func(rt route) bool { return len(rt.Features) > 0 },
+			permEachRoute(t, routes, words, "routes with features", func(rt route) bool { return len(rt.Access.Features) > 0 },
 				func(t *testing.T, rt route, path, name string) {
-					others := slices.DeleteFunc(slices.Clone(features), func(f string) bool { return slices.Contains(rt.Features, f) })
+					others := slices.DeleteFunc(slices.Clone(features), func(f string) bool { return slices.Contains(rt.Access.Features, f) })
 					e := e.with(t)
 					r := e.do(rt.Method, path, keyFor(e, others), permBody(rt.Method))
-					permCheck(t, "features/"+name+" without", permForbidden(r, rt.Features, false))
-					r = e.do(rt.Method, path, keyFor(e, rt.Features), permBody(rt.Method))
+					permCheck(t, "features/"+name+" without", permForbidden(r, rt.Access.Features, false))
+					r = e.do(rt.Method, path, keyFor(e, rt.Access.Features), permBody(rt.Method))
 					permCheck(t, "features/"+name+" only", permThrough(r))
 				})
 		})
@@ -152,11 +152,11 @@ func TestPermissionMatrix(t *testing.T) {
 		t.Run("superadmin", func(t *testing.T) {
 			e := e.with(t)
 			star := e.newKey(e.newTenant("Perm "+randomHex(3)), "*")
-			permEachRoute(t, routes, words, "super-admin routes", func(rt route) bool { return rt.SuperAdmin },
+			permEachRoute(t, routes, words, "super-admin routes", func(rt route) bool { return rt.Access.SuperAdmin },
 				func(t *testing.T, rt route, path, name string) {
 					e := e.with(t)
 					r := e.do(rt.Method, path, star, permBody(rt.Method))
-					permCheck(t, "superadmin/"+name+" star", permForbidden(r, rt.Features, true))
+					permCheck(t, "superadmin/"+name+" star", permForbidden(r, rt.Access.Features, true))
 					r = e.do(rt.Method, path, e.superKey, permBody(rt.Method))
 					permCheck(t, "superadmin/"+name+" super", permThrough(r))
 				})
@@ -166,7 +166,7 @@ func TestPermissionMatrix(t *testing.T) {
 			e := e.with(t)
 			none := e.newKey(e.newTenant("Perm " + randomHex(3))) // a role with no feature at all
 			permEachRoute(t, routes, words, "authentication-only routes",
-				func(rt route) bool { return !rt.Public && !rt.SuperAdmin && len(rt.Features) == 0 },
+				func(rt route) bool { return !rt.Access.Public && !rt.Access.SuperAdmin && len(rt.Access.Features) == 0 },
 				func(t *testing.T, rt route, path, name string) {
 					e := e.with(t)
 					r := e.do(rt.Method, path, "", permBody(rt.Method))
@@ -178,7 +178,7 @@ func TestPermissionMatrix(t *testing.T) {
 
 		t.Run("unauthenticated", func(t *testing.T) {
 			garbage := "tk_" + randomHex(24)
-			permEachRoute(t, routes, words, "non-public routes", func(rt route) bool { return !rt.Public },
+			permEachRoute(t, routes, words, "non-public routes", func(rt route) bool { return !rt.Access.Public },
 				func(t *testing.T, rt route, path, name string) {
 					e := e.with(t)
 					name = "unauthenticated/" + name
@@ -199,7 +199,7 @@ func TestPermissionMatrix(t *testing.T) {
 			org1 := e.do("POST", "/api/directory/organizations", e.superKey, map[string]string{"name": "Org1 " + randomHex(3), "tenantId": tf.ID}).expect(201).JSON()["id"].(string)
 			limited := permOrgKey(e, tf.ID, org1, "*")
 			for _, rt := range routes {
-				if rt.Method == "GET" || rt.SuperAdmin || rt.Area == "Custom" {
+				if rt.Method == "GET" || rt.Access.SuperAdmin || rt.Doc.Area == "Custom" {
 					continue
 				}
 				scope := -1
@@ -211,18 +211,18 @@ func TestPermissionMatrix(t *testing.T) {
 				switch {
 				case scope < 0:
 					t.Errorf("%s %s writes and is in no permWriteScopes prefix: decide whether it changes a tenant-wide setting", rt.Method, rt.Path)
-				case permWriteScopes[scope].tenantWide != rt.TenantWide:
-					t.Errorf("%s %s: TenantWide is %v, want %v (%s)", rt.Method, rt.Path, rt.TenantWide, permWriteScopes[scope].tenantWide, permWriteScopes[scope].why)
+				case permWriteScopes[scope].tenantWide != rt.Access.TenantWide:
+					t.Errorf("%s %s: TenantWide is %v, want %v (%s)", rt.Method, rt.Path, rt.Access.TenantWide, permWriteScopes[scope].tenantWide, permWriteScopes[scope].why)
 				}
 			}
 			keys := map[string]string{}
-			permEachRoute(t, routes, words, "tenant-wide routes", func(rt route) bool { return rt.TenantWide },
+			permEachRoute(t, routes, words, "tenant-wide routes", func(rt route) bool { return rt.Access.TenantWide },
 				func(t *testing.T, rt route, path, name string) {
 					e := e.with(t)
 					permCheck(t, "tenantwide/"+name+" org-limited", permTenantScope(e.do(rt.Method, path, limited, permBody(rt.Method))))
-					k := strings.Join(rt.Features, ",")
+					k := strings.Join(rt.Access.Features, ",")
 					if _, ok := keys[k]; !ok {
-						keys[k] = e.newKey(tf, rt.Features...)
+						keys[k] = e.newKey(tf, rt.Access.Features...)
 					}
 					permCheck(t, "tenantwide/"+name+" whole tenant", permThrough(e.do(rt.Method, path, keys[k], permBody(rt.Method))))
 				})
@@ -243,13 +243,13 @@ func permEachRoute(t *testing.T, routes []route, words []string, kind string, se
 			continue
 		}
 		want++
-		if rt.Public && len(rt.Features) > 0 {
-			t.Errorf("%s %s is public and declares features %v", rt.Method, rt.Path, rt.Features)
+		if rt.Access.Public && len(rt.Access.Features) > 0 {
+			t.Errorf("%s %s is public and declares features %v", rt.Method, rt.Path, rt.Access.Features)
 			continue
 		}
 		path, shown, ok := permPath(routes, i, nil, words)
 		if !ok {
-			t.Errorf("%s %s (%s): no path reaches it", rt.Method, rt.Path, rt.Summary)
+			t.Errorf("%s %s (%s): no path reaches it", rt.Method, rt.Path, rt.Doc.Summary)
 			continue
 		}
 		checked++
@@ -383,7 +383,7 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 	var cases []idCase
 	want := 0
 	for i, rt := range routes {
-		if rt.Public || rt.SuperAdmin || !strings.Contains(rt.Path, "{") || permHasPrefix(rt.Path, permIdentityPrefixes) {
+		if rt.Access.Public || rt.Access.SuperAdmin || !strings.Contains(rt.Path, "{") || permHasPrefix(rt.Path, permIdentityPrefixes) {
 			continue
 		}
 		if why := permTenantLevelWhy(rt.Path); why != "" {
@@ -398,7 +398,7 @@ func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
 		}
 		path, shown, ok := permPath(routes, i, map[string]string{wildcard: ids[kind]}, words)
 		if !ok {
-			t.Errorf("%s %s (%s): no path reaches it", rt.Method, rt.Path, rt.Summary)
+			t.Errorf("%s %s (%s): no path reaches it", rt.Method, rt.Path, rt.Doc.Summary)
 			continue
 		}
 		var body any = permBody(rt.Method)
@@ -575,7 +575,7 @@ func permOrgKey(e *testEnv, tenantID, org string, features ...string) string {
 func permFeatures(routes []route) []string {
 	var out []string
 	for _, rt := range routes {
-		for _, f := range rt.Features {
+		for _, f := range rt.Access.Features {
 			if !slices.Contains(out, f) {
 				out = append(out, f)
 			}
@@ -596,7 +596,7 @@ var (
 func permWords(routes []route) []string {
 	var out []string
 	for _, rt := range routes {
-		for _, w := range permWord.FindAllString(rt.Path+" "+rt.Summary, -1) {
+		for _, w := range permWord.FindAllString(rt.Path+" "+rt.Doc.Summary, -1) {
 			if !slices.Contains(out, w) {
 				out = append(out, w)
 			}

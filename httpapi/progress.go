@@ -17,10 +17,14 @@ func (a *api) progressRoutes() []route {
 	h := progressHandlers{svc: a.kit.Progress}
 	view := []string{featureProgressView}
 	return []route{
-		{Method: "GET", Path: "/progress/active", Summary: "The caller's pending and running jobs and those finished in the last minutes ({active, recentlyCompleted})",
-			Features: view, Response: progressActive{}, Handler: h.active},
-		{Method: "GET", Path: "/progress/jobs/{id}", Summary: "One job's progress (a running job without a heartbeat for 60 s shows failed)",
-			Features: view, Response: progressJob{}, Handler: h.job},
+		{Method: "GET", Path: "/progress/active", Handler: h.active,
+			Access: routeAccess{Features: view},
+			Doc: routeDoc{Summary: "The caller's pending and running jobs and those finished in the last minutes ({active, recentlyCompleted})",
+				Response: progressActive{}}},
+		{Method: "GET", Path: "/progress/jobs/{id}", Handler: h.job,
+			Access: routeAccess{Features: view},
+			Doc: routeDoc{Summary: "One job's progress (a running job without a heartbeat for 60 s shows failed)",
+				Response: progressJob{}}},
 	}
 }
 

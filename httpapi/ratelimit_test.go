@@ -394,10 +394,13 @@ func TestRouteLevelLimit(t *testing.T) {
 		return encode(w, http.StatusOK, map[string]bool{"ok": true})
 	}
 	e.handler = a.serve([]route{
-		{Method: "GET", Path: "/by-ip", Summary: "test", Public: true, Handler: ok,
-			RateLimit: &rateLimit{Points: 2, Duration: time.Minute, KeyPrefix: "by-ip"}},
-		{Method: "GET", Path: "/by-tenant", Summary: "test", Handler: ok,
-			RateLimit: &rateLimit{Points: 2, Duration: time.Minute, BlockDuration: 2 * time.Minute, KeyPrefix: "by-tenant", PerTenant: true}},
+		{Method: "GET", Path: "/by-ip", Handler: ok,
+			Access: routeAccess{Public: true},
+			Limits: routeLimits{RateLimit: &rateLimit{Points: 2, Duration: time.Minute, KeyPrefix: "by-ip"}},
+			Doc:    routeDoc{Summary: "test"}},
+		{Method: "GET", Path: "/by-tenant", Handler: ok,
+			Limits: routeLimits{RateLimit: &rateLimit{Points: 2, Duration: time.Minute, BlockDuration: 2 * time.Minute, KeyPrefix: "by-tenant", PerTenant: true}},
+			Doc:    routeDoc{Summary: "test"}},
 	})
 	get := func(path, ip, key string) *response {
 		return e.send("GET", path, nil, func(r *http.Request) {

@@ -8,17 +8,51 @@ import (
 // route is one endpoint. The route table (routes) is the single
 // description of the API: dispatch, authorization and the checks in the
 // tests all read it.
+//
+// Its fields are grouped by who reads them. The route itself holds what
+// serves a request once it reaches the route: the pattern (Method, Path,
+// Match), the handler and how its answers leave the chain (ErrorBody,
+// NoStore: both apply to every response of the route, errors included,
+// so they sit beside Handler rather than in a group). Access says who may
+// call it (authenticate and authorize), Limits what the chain refuses
+// before the handler runs (body size, rate), Doc what the API
+// documentation says and nothing else: no field of Doc changes how a
+// request is served.
 type route struct {
 	Method string
 	// Path is relative to the base path, in net/http pattern syntax
 	// ("/business_rules/sets/{setId}").
 	Path string
-	// Summary is a one-line description of the endpoint.
-	Summary string
-	// Description says more than Summary when there is more to say (which
-	// body fields depend on each other, what an id is); the document adds
-	// the credentials and error statuses to it (describe).
-	Description string
+	// Match, when set, lets routes share one pattern: a request goes to
+	// the first route of the pattern whose Match accepts it (404 when
+	// none does). It serves paths net/http cannot tell apart by pattern,
+	// such as /webhooks/{id}/test beside /webhooks/inbound/{endpointId}.
+	Match func(r *http.Request) bool
+	// Handler serves the request once it is authorized.
+	Handler apiFunc
+	// ErrorBody formats error responses the way the area documents them;
+	// nil uses the default {error, details?} body.
+	ErrorBody errorBodyFunc
+	// NoStore marks a route whose responses may carry a secret (a new API
+	// key, a webhook signing secret, a session token, credentials in a
+	// webhook's custom headers): the chain sets "Cache-Control: no-store"
+	// on all of its responses, errors included, so that no browser or
+	// proxy cache keeps them. Set it on every such route.
+	NoStore bool
+	// Access says which callers may call the route.
+	Access routeAccess
+	// Limits are the route's own bounds, checked before its handler runs.
+	Limits routeLimits
+	// Doc documents the route; the OpenAPI document and the Markdown
+	// (openapi.go, markdown.go) are built from it and the fields above.
+	Doc routeDoc
+}
+
+// routeAccess says which callers may call a route: the chain
+// authenticates and authorizes a request against it (authorize) before
+// the handler runs. The zero value is a route for any authenticated
+// caller of the tenant.
+type routeAccess struct {
 	// Public routes need no credential.
 	Public bool
 	// OptionalAuth routes also serve callers without a credential: the
@@ -38,31 +72,28 @@ type route struct {
 	// limited to some organizations gets 403 with requiredScope "tenant",
 	// whatever features it holds (see authorize).
 	TenantWide bool
+}
+
+// routeLimits are a route's own bounds on what the chain lets through to
+// its handler. The zero value is the handler's defaults: the 1 MiB body
+// limit and no rate limit of the route's own.
+type routeLimits struct {
 	// MaxBodyBytes overrides the body limit (uploads).
 	MaxBodyBytes int64
 	// RateLimit, if set, limits the route before its handler runs.
 	RateLimit *rateLimit
-	// NoStore marks a route whose responses may carry a secret (a new API
-	// key, a webhook signing secret, a session token, credentials in a
-	// webhook's custom headers): the chain sets "Cache-Control: no-store"
-	// on all of its responses, errors included, so that no browser or
-	// proxy cache keeps them. Set it on every such route.
-	NoStore bool
-	// ErrorBody formats error responses the way the area documents them;
-	// nil uses the default {error, details?} body.
-	ErrorBody errorBodyFunc
-	// Handler serves the request once it is authorized.
-	Handler apiFunc
-	// Match, when set, lets routes share one pattern: a request goes to
-	// the first route of the pattern whose Match accepts it (404 when
-	// none does). It serves paths net/http cannot tell apart by pattern,
-	// such as /webhooks/{id}/test beside /webhooks/inbound/{endpointId}.
-	Match func(r *http.Request) bool
+}
 
-	// The fields below document the route; the OpenAPI document and the
-	// Markdown (openapi.go, markdown.go) are built from them and the
-	// fields above.
-
+// routeDoc documents a route: the OpenAPI document and the Markdown are
+// built from it (with the route's pattern, access and limits, which also
+// show in the document). Serving a request reads none of it.
+type routeDoc struct {
+	// Summary is a one-line description of the endpoint.
+	Summary string
+	// Description says more than Summary when there is more to say (which
+	// body fields depend on each other, what an id is); the document adds
+	// the credentials and error statuses to it (describe).
+	Description string
 	// Area is the documentation section the route belongs to.
 	Area string
 	// DocPath is the concrete path documented for a route that shares its
@@ -117,10 +148,14 @@ type route struct {
 // routes lists every endpoint, grouped by area.
 func (a *api) routes() []route {
 	rs := inArea("Health", []route{
-		{Method: "GET", Path: "/health", Summary: "Health: 200 when the database answers", Public: true,
-			Response: statusBody{}, ErrorTypes: map[int]any{http.StatusServiceUnavailable: statusBody{}}, Handler: a.health},
-		{Method: "GET", Path: "/ready", Summary: "Readiness: 200 when the database answers, migrations are applied and background jobs run; 503 otherwise",
-			Public: true, Response: statusBody{}, ErrorTypes: map[int]any{http.StatusServiceUnavailable: statusBody{}}, Handler: a.ready},
+		{Method: "GET", Path: "/health", Handler: a.health,
+			Access: routeAccess{Public: true},
+			Doc: routeDoc{Summary: "Health: 200 when the database answers", Response: statusBody{},
+				ErrorTypes: map[int]any{http.StatusServiceUnavailable: statusBody{}}}},
+		{Method: "GET", Path: "/ready", Handler: a.ready,
+			Access: routeAccess{Public: true},
+			Doc: routeDoc{Summary: "Readiness: 200 when the database answers, migrations are applied and background jobs run; 503 otherwise",
+				Response: statusBody{}, ErrorTypes: map[int]any{http.StatusServiceUnavailable: statusBody{}}}},
 	})
 	if a.opts.Auth != nil {
 		rs = append(rs, inArea("Identity", identityRoutes(a.opts.Auth, a.opts.RateLimit))...)
@@ -159,8 +194,8 @@ func (a *api) routes() []route {
 // inArea sets the documentation area of routes that have none.
 func inArea(area string, rs []route) []route {
 	for i := range rs {
-		if rs[i].Area == "" {
-			rs[i].Area = area
+		if rs[i].Doc.Area == "" {
+			rs[i].Doc.Area = area
 		}
 	}
 	return rs

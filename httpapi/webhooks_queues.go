@@ -15,10 +15,11 @@ import (
 
 // queuesRoute is the route, in webhookRoutes.
 func (h webhookHandlers) queuesRoute(base string) route {
-	return route{Method: "GET", Path: base + "/queues",
-		Summary:    "Delivery queues: which server process drains each webhook's deliveries, and how far behind it is (super admins)",
-		SuperAdmin: true, Query: []Param{textQuery("tenantId", "Only the queues of this tenant's webhooks")},
-		Response: queuesBody{}, Errors: []int{http.StatusNotImplemented}, Handler: h.queues}
+	return route{Method: "GET", Path: base + "/queues", Handler: h.queues,
+		Access: routeAccess{SuperAdmin: true},
+		Doc: routeDoc{Summary: "Delivery queues: which server process drains each webhook's deliveries, and how far behind it is (super admins)",
+			Query: []Param{textQuery("tenantId", "Only the queues of this tenant's webhooks")}, Response: queuesBody{},
+			Errors: []int{http.StatusNotImplemented}}}
 }
 
 // queuesBody is the body of GET /webhooks/queues.
