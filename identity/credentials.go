@@ -34,7 +34,7 @@ const credentialsCheck = 250 * time.Millisecond
 // process (every Service on the database) honours it for every request
 // that starts afterwards, as it does the Service's own changes, which call
 // it themselves. Without it, such a change reaches a process that has the
-// credential cached within Config.CacheTTL.
+// credential cached within Options.CacheTTL.
 func (s *Service) CredentialsChanged(ctx context.Context, tx *store.Tx) error {
 	var err error
 	if s.creds != nil {
@@ -48,7 +48,7 @@ func (s *Service) CredentialsChanged(ctx context.Context, tx *store.Tx) error {
 // fromCache returns the cached identity of credential ck (ok), after
 // making the cache honour every change committed before this call, by any
 // process. A cached credential past its own expiry is ErrUnauthenticated
-// (ok, with the error); one remembered longer than Config.CacheTTL is
+// (ok, with the error); one remembered longer than Options.CacheTTL is
 // dropped and reported missing, to be verified again. An error reading
 // the counter is returned (ok): the cache may be stale, and the request
 // fails rather than trust it.

@@ -14,7 +14,7 @@ import (
 func TestRoleAndUserAccess(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		e := newSecEnv(t, url, Config{})
+		e := newSecEnv(t, url, Options{})
 		ctx := t.Context()
 		other, _ := e.newTenant("Other")
 		u, err := e.svc.CreateUser(ctx, System, UserInput{Email: "ana@example.com", Password: "correct horse battery",

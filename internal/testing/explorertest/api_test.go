@@ -10,7 +10,6 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/httpapi"
-	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/internal/testing/explorertest"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
