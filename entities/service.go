@@ -80,9 +80,9 @@ type Options struct {
 }
 
 // New returns the service over db (whose migrations then include
-// Migrations, unless opts.Store keeps the data elsewhere). It touches
-// nothing and reads nothing; the error is for options it cannot accept,
-// of which it has none today.
+// Migrations, unless opts.Store keeps the data elsewhere). It starts
+// nothing and reads nothing, and returns an error only for options it
+// cannot accept (none today).
 func New(db *store.DB, opts Options) (*Service, error) {
 	st := opts.Store
 	if st == nil {
