@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/webhooks"
 )
@@ -248,24 +247,22 @@ type catalogueEvent struct {
 }
 
 // eventCatalogue lists, by id, the event types the Kit's areas declare
-// (areaTypes) and the built-in identity's. The webhooks area's own events
-// are left out, as a webhook subscribed to them would only echo its own
-// changes.
+// (areaTypes, the identity area's among them when the Kit has it). The
+// webhooks area's own events are left out, as a webhook subscribed to
+// them would only echo its own changes.
 func eventCatalogue(areaTypes []store.EventType) []catalogueEvent {
 	var out []catalogueEvent
-	for _, list := range [][]store.EventType{identity.EventTypes, areaTypes} {
-		for _, et := range list {
-			if slices.ContainsFunc(webhooks.EventTypes, func(own store.EventType) bool { return own.ID == et.ID }) {
-				continue
-			}
-			action := et.ID[strings.LastIndexByte(et.ID, '.')+1:]
-			category := "lifecycle"
-			if action == "created" || action == "updated" || action == "deleted" {
-				category = "crud"
-			}
-			out = append(out, catalogueEvent{ID: et.ID, Label: et.Label, Description: et.Description, Category: category,
-				Module: et.ID[:strings.IndexByte(et.ID, '.')]})
+	for _, et := range areaTypes {
+		if slices.ContainsFunc(webhooks.EventTypes, func(own store.EventType) bool { return own.ID == et.ID }) {
+			continue
 		}
+		action := et.ID[strings.LastIndexByte(et.ID, '.')+1:]
+		category := "lifecycle"
+		if action == "created" || action == "updated" || action == "deleted" {
+			category = "crud"
+		}
+		out = append(out, catalogueEvent{ID: et.ID, Label: et.Label, Description: et.Description, Category: category,
+			Module: et.ID[:strings.IndexByte(et.ID, '.')]})
 	}
 	slices.SortFunc(out, func(a, b catalogueEvent) int { return cmp.Compare(a.ID, b.ID) })
 	return out
