@@ -44,7 +44,7 @@
 // handler (httpapi.New returns the *httpapi.Handler a host mounts);
 // examples/server runs it standalone. A host that wants a single area can use it without
 // the Kit: open a store.DB, migrate the area's Migrations and create its
-// service (toggles.New(db, toggles.Options{})).
+// service (svc, err := toggles.New(db, toggles.Options{})).
 //
 // Every service call runs in the tenant carried by its context
 // (store.WithScope); there is no "all tenants" fallback.

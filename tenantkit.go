@@ -39,9 +39,9 @@ type Config struct {
 	// routes and authenticates with it when AreaIdentity is among them.
 	Areas []string
 	// Identity configures the identity area: session lifetimes, the
-	// password-reset mailer, its Store. Its SecretKey and Jobs are the
-	// Kit's.
-	Identity identity.Config
+	// password-reset mailer, its Store. Its SecretKey is the Kit's, and
+	// the Kit registers its jobs.
+	Identity identity.Options
 	// DatabaseURL is passed to store.Open: "sqlite:PATH", "sqlite::memory:"
 	// or "postgres://…".
 	DatabaseURL string

@@ -109,13 +109,13 @@ func newAreas(db *store.DB, cfg Config, chosen map[string]bool) ([]Area, error) 
 	}
 	var identitySvc *identity.Service
 	if chosen[AreaIdentity] {
-		idCfg := cfg.Identity
-		idCfg.SecretKey, idCfg.Jobs = cfg.SecretKey, nil // the Kit registers its jobs
-		if idCfg.Logger == nil {
-			idCfg.Logger = cfg.Logger
+		idOpts := cfg.Identity
+		idOpts.SecretKey = cfg.SecretKey
+		if idOpts.Logger == nil {
+			idOpts.Logger = cfg.Logger
 		}
 		var err error
-		if identitySvc, err = identity.New(db, idCfg); err != nil {
+		if identitySvc, err = identity.New(db, idOpts); err != nil {
 			return nil, fmt.Errorf("tenantkit: identity: %w", err)
 		}
 		built[AreaIdentity] = identitySvc
@@ -139,16 +139,26 @@ func newAreas(db *store.DB, cfg Config, chosen map[string]bool) ([]Area, error) 
 	}
 	var entitiesSvc *entities.Service
 	if chosen[AreaEntities] {
-		entitiesSvc = entities.New(db)
+		var err error
+		if entitiesSvc, err = entities.New(db, entities.Options{}); err != nil {
+			return nil, fmt.Errorf("tenantkit: entities: %w", err)
+		}
 		built[AreaEntities] = entitiesSvc
 	}
 	var progressSvc *progress.Service
 	if chosen[AreaProgress] {
-		progressSvc = progress.New(db, cfg.Progress)
+		var err error
+		if progressSvc, err = progress.New(db, cfg.Progress); err != nil {
+			return nil, fmt.Errorf("tenantkit: progress: %w", err)
+		}
 		built[AreaProgress] = progressSvc
 	}
 	if chosen[AreaToggles] {
-		built[AreaToggles] = toggles.New(db, toggles.Options{Logger: cfg.Logger})
+		svc, err := toggles.New(db, toggles.Options{Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("tenantkit: toggles: %w", err)
+		}
+		built[AreaToggles] = svc
 	}
 	if chosen[AreaRules] {
 		rulesOpts := cfg.Rules
@@ -158,7 +168,11 @@ func newAreas(db *store.DB, cfg Config, chosen map[string]bool) ([]Area, error) 
 			// URL.
 			rulesOpts.Signer = webhooksSvc
 		}
-		built[AreaRules] = rules.New(db, rulesOpts)
+		svc, err := rules.New(db, rulesOpts)
+		if err != nil {
+			return nil, fmt.Errorf("tenantkit: rules: %w", err)
+		}
+		built[AreaRules] = svc
 	}
 	if chosen[AreaAttachments] {
 		att, err := newAttachments(db, cfg, entitiesSvc, progressSvc)
@@ -168,7 +182,11 @@ func newAreas(db *store.DB, cfg Config, chosen map[string]bool) ([]Area, error) 
 		built[AreaAttachments] = att
 	}
 	if chosen[AreaPayments] {
-		built[AreaPayments] = newPayments(db, cfg, integrationsSvc)
+		pay, err := newPayments(db, cfg, integrationsSvc)
+		if err != nil {
+			return nil, err
+		}
+		built[AreaPayments] = pay
 	}
 	if chosen[AreaDashboards] {
 		dashOpts := cfg.Dashboards
@@ -177,7 +195,11 @@ func newAreas(db *store.DB, cfg Config, chosen map[string]bool) ([]Area, error) 
 			// up in the identity area.
 			dashOpts.Directory = identityDirectory{identitySvc}
 		}
-		built[AreaDashboards] = dashboards.New(db, dashOpts)
+		svc, err := dashboards.New(db, dashOpts)
+		if err != nil {
+			return nil, fmt.Errorf("tenantkit: dashboards: %w", err)
+		}
+		built[AreaDashboards] = svc
 	}
 	if chosen[AreaDataSync] {
 		syncOpts := cfg.DataSync
@@ -186,7 +208,11 @@ func newAreas(db *store.DB, cfg Config, chosen map[string]bool) ([]Area, error) 
 		if syncOpts.Logger == nil {
 			syncOpts.Logger = cfg.Logger
 		}
-		built[AreaDataSync] = datasync.New(db, syncOpts)
+		svc, err := datasync.New(db, syncOpts)
+		if err != nil {
+			return nil, fmt.Errorf("tenantkit: datasync: %w", err)
+		}
+		built[AreaDataSync] = svc
 	}
 	if chosen[AreaNotifications] {
 		noteOpts := cfg.Notifications
@@ -195,7 +221,11 @@ func newAreas(db *store.DB, cfg Config, chosen map[string]bool) ([]Area, error) 
 			// or role name.
 			noteOpts.Recipients = identityRecipients{identitySvc}
 		}
-		built[AreaNotifications] = notifications.New(db, noteOpts)
+		svc, err := notifications.New(db, noteOpts)
+		if err != nil {
+			return nil, fmt.Errorf("tenantkit: notifications: %w", err)
+		}
+		built[AreaNotifications] = svc
 	}
 	areas := make([]Area, 0, len(built))
 	for _, name := range areaOrder {
@@ -230,14 +260,18 @@ func newAttachments(db *store.DB, cfg Config, entitiesSvc *entities.Service, pro
 	if attOpts.Logger == nil {
 		attOpts.Logger = cfg.Logger
 	}
-	return attachments.New(db, attOpts), nil
+	svc, err := attachments.New(db, attOpts)
+	if err != nil {
+		return nil, fmt.Errorf("tenantkit: attachments: %w", err)
+	}
+	return svc, nil
 }
 
 // newPayments builds the payments area: a tenant's credentials stored in
 // its gateway integration win, the configured source (the environment by
 // default) fills the rest, and provider calls are logged under the gateway
 // integration.
-func newPayments(db *store.DB, cfg Config, integrationsSvc *integrations.Service) *payments.Service {
+func newPayments(db *store.DB, cfg Config, integrationsSvc *integrations.Service) (*payments.Service, error) {
 	payOpts := cfg.Payments
 	if payOpts.Credentials == nil {
 		payOpts.Credentials = payments.EnvCredentials{}
@@ -249,7 +283,11 @@ func newPayments(db *store.DB, cfg Config, integrationsSvc *integrations.Service
 	if payOpts.Logger == nil {
 		payOpts.Logger = cfg.Logger
 	}
-	return payments.New(db, payOpts)
+	svc, err := payments.New(db, payOpts)
+	if err != nil {
+		return nil, fmt.Errorf("tenantkit: payments: %w", err)
+	}
+	return svc, nil
 }
 
 // entityFields gives the attachments area the entities area's custom

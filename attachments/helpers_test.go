@@ -42,7 +42,7 @@ func bareService(db *store.DB, opts attachments.Options) *attachments.Service {
 	if opts.Logger == nil {
 		opts.Logger = quiet()
 	}
-	return attachments.New(db, opts)
+	return must(attachments.New(db, opts))
 }
 
 // tenant is a tenant of the test with its first organization's scope.

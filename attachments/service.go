@@ -171,7 +171,8 @@ type Service struct {
 
 // New returns the service over db. It starts nothing; the Kit registers
 // its jobs (RegisterJobs).
-func New(db *store.DB, opts Options) *Service {
+// It returns an error only for options it cannot accept (none today).
+func New(db *store.DB, opts Options) (*Service, error) {
 	if opts.Store == nil {
 		opts.Store = NewSQLStore()
 	}
@@ -205,7 +206,7 @@ func New(db *store.DB, opts Options) *Service {
 	}
 	return &Service{db: db, store: opts.Store, blobs: opts.Blobs, opts: opts, logger: logger,
 		files:  vcache.New[string, *File](db, "attachments.files", fileCacheCheck, 10000),
-		limits: newResizeLimits(opts)}
+		limits: newResizeLimits(opts)}, nil
 }
 
 // Blobs returns the service's file storage.

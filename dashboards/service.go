@@ -41,7 +41,8 @@ type Service struct {
 
 // New returns the service over db, whose migrations include Migrations.
 // It starts nothing and reads nothing; register widgets with Register.
-func New(db *store.DB, opts Options) *Service {
+// It returns an error only for options it cannot accept (none today).
+func New(db *store.DB, opts Options) (*Service, error) {
 	s := &Service{db: db, store: opts.Store}
 	if s.store == nil {
 		s.store = NewSQLStore()
@@ -49,7 +50,7 @@ func New(db *store.DB, opts Options) *Service {
 	if opts.Directory != nil {
 		s.SetDirectory(opts.Directory)
 	}
-	return s
+	return s, nil
 }
 
 // SetDirectory sets the Directory the visibility methods use. It is safe

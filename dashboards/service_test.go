@@ -48,7 +48,7 @@ func (d fakeDirectory) User(_ context.Context, tenantID, userID string) (dashboa
 // (feature f.b, default), c (feature f.c) and d (no feature, with data).
 func testService(t *testing.T, db *store.DB, dir dashboards.Directory) *dashboards.Service {
 	t.Helper()
-	s := dashboards.New(db, dashboards.Options{Directory: dir})
+	s := must(dashboards.New(db, dashboards.Options{Directory: dir}))
 	for _, d := range []dashboards.WidgetDefinition{
 		{ID: "a", Title: "A", DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 0, W: 3, H: 2}, DefaultConfig: json.RawMessage(`{"n":1}`)},
 		{ID: "b", Title: "B", Features: []string{"f.b"}, DefaultEnabled: true},
@@ -275,7 +275,7 @@ func third[T, U any](_ T, _ U, err error) error { return err }
 
 func TestRegister(t *testing.T) {
 	t.Parallel()
-	s := dashboards.New(nil, dashboards.Options{})
+	s := must(dashboards.New(nil, dashboards.Options{}))
 	for name, d := range map[string]dashboards.WidgetDefinition{
 		"no id":        {Title: "x"},
 		"space in id":  {ID: "a b", Title: "x"},

@@ -81,7 +81,15 @@ type Service struct {
 }
 
 // New returns the service over db, whose migrations include Migrations.
-func New(db *store.DB, opts Options) *Service {
+// It starts nothing and reads nothing. It fails when opts lacks
+// Integrations or Records, which every run needs.
+func New(db *store.DB, opts Options) (*Service, error) {
+	if opts.Integrations == nil {
+		return nil, errors.New("datasync: Options.Integrations is required")
+	}
+	if opts.Records == nil {
+		return nil, errors.New("datasync: Options.Records is required")
+	}
 	s := &Service{db: db, store: opts.Store, opts: opts, logger: opts.Logger}
 	if s.store == nil {
 		s.store = NewSQLStore()
@@ -110,7 +118,7 @@ func New(db *store.DB, opts Options) *Service {
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
-	return s
+	return s, nil
 }
 
 // Limits of a run.

@@ -46,7 +46,7 @@ func benchItem(n int, amount float64) map[string]any {
 // Records per second = 1000 / (s/op).
 func BenchmarkCreateRecords(b *testing.B) {
 	db := storetest.SQLite(b, entities.Migrations)
-	svc := entities.New(db)
+	svc := must(entities.New(db, entities.Options{}))
 	ctx, sc := storetest.NewScope(b)
 	defineBenchEntity(b, svc, ctx)
 	n := 0
@@ -96,7 +96,7 @@ func BenchmarkCreateRecords(b *testing.B) {
 //	go test ./entities -run '^$' -bench ListRecords -benchmem
 func BenchmarkListRecords(b *testing.B) {
 	db := storetest.SQLite(b, entities.Migrations)
-	svc := entities.New(db)
+	svc := must(entities.New(db, entities.Options{}))
 	ctx, _ := storetest.NewScope(b)
 	defineBenchEntity(b, svc, ctx)
 	for n := 0; n < 20000; n += 1000 {
@@ -150,7 +150,7 @@ func BenchmarkUpsertRecords(b *testing.B) {
 }
 
 func benchUpsertRecords(b *testing.B, db *store.DB) {
-	svc := entities.New(db)
+	svc := must(entities.New(db, entities.Options{}))
 	ctx, _ := storetest.NewScope(b)
 	eid := recEntityID()
 	defs := make([]entities.DefinitionInput, len(benchFields))

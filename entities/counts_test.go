@@ -902,7 +902,7 @@ func TestValueCountsModel(t *testing.T) {
 		start := time.Now()
 		a, b := store.NewID(), store.NewID()
 		o1, o2, o3 := store.NewID(), store.NewID(), store.NewID()
-		m := &cntModel{t: t, db: db, svc: entities.New(db), rnd: mrand.New(mrand.NewPCG(cntSeed, 2024)), eid: recEntityID(),
+		m := &cntModel{t: t, db: db, svc: must(entities.New(db, entities.Options{})), rnd: mrand.New(mrand.NewPCG(cntSeed, 2024)), eid: recEntityID(),
 			fields: cntFields(), tenants: []string{a, b}, admins: map[string]*cntCaller{},
 			defs: map[string]map[string]*cntDefState{}}
 		for _, c := range []struct {
@@ -969,7 +969,7 @@ func cntBump(t *testing.T, db *store.DB, tenant, eid, key string, value any, org
 func TestValueCountsAreUsed(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		_, sc := storetest.NewScope(t)
 		o1, o2 := sc.OrganizationID, store.NewID()
 		tenant := cntCtx(t, sc.TenantID, "", nil)
@@ -1129,7 +1129,7 @@ func (e *cntErrs) check(t *testing.T) {
 func TestValueCountsConcurrentWrites(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		_, sc := storetest.NewScope(t)
 		o1, o2 := sc.OrganizationID, store.NewID()
 		tenant := cntCtx(t, sc.TenantID, "", nil)
@@ -1215,7 +1215,7 @@ func TestValueCountsConcurrentWrites(t *testing.T) {
 func TestValueCountsConcurrentFilterable(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		_, sc := storetest.NewScope(t)
 		tenant := cntCtx(t, sc.TenantID, "", nil)
 		org := cntCtx(t, sc.TenantID, sc.OrganizationID, nil)
@@ -1355,7 +1355,7 @@ func TestValueCountsConcurrentFilterable(t *testing.T) {
 func TestValueCountsLongValues(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		eid := recEntityID()
 		keys := []string{"big", "plain", "tags"}
@@ -1461,7 +1461,7 @@ func TestValueCountsLongValues(t *testing.T) {
 func TestValueCountsTenantIsolation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		a, b := store.NewID(), store.NewID()
 		org := store.NewID() // both tenants have an organization of this id
 		aT, aO := cntCtx(t, a, "", nil), cntCtx(t, a, org, []string{org})
@@ -1604,7 +1604,7 @@ func TestValueCountsLargeFloat(t *testing.T) {
 
 func cntNumbers(t *testing.T, db *store.DB, vals []float64) {
 	t.Helper()
-	svc := entities.New(db)
+	svc := must(entities.New(db, entities.Options{}))
 	ctx, sc := storetest.NewScope(t)
 	eid := recEntityID()
 	f := recDef(eid, "f", "float", map[string]any{"filterable": true})
@@ -1655,7 +1655,7 @@ func cntNumbers(t *testing.T, db *store.DB, vals []float64) {
 func TestLiveCountsAreUsed(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		_, sc := storetest.NewScope(t)
 		o1, o2 := sc.OrganizationID, store.NewID()
 		tenant := cntCtx(t, sc.TenantID, "", nil)

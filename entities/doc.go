@@ -219,8 +219,8 @@
 // totals, relation options, and for batch upserts: read and lock a
 // batch's records by id, update many at once). Each method takes the store.Querier to run
 // on, the Service's transaction for writes, so that a record's write, its
-// counts and its event commit together. New uses the SQL store;
-// NewWithStore takes a host's own (decision: the transaction, the
+// counts and its event commit together. New uses the SQL store unless
+// Options.Store names a host's own (decision: the transaction, the
 // version counter and the events stay on store.DB, so a Store is a way
 // to lay the data out, not another database).
 //

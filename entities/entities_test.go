@@ -178,7 +178,7 @@ func TestEntityUpsertCreatesThenUpdates(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		ent := newEntityID()
 
@@ -213,7 +213,7 @@ func TestEntityColonAndDotAreTheSame(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		dotted := newEntityID()
 		colon := strings.Replace(dotted, ".", ":", 1)
@@ -257,7 +257,7 @@ func TestEntityValidation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		ent := newEntityID()
 		ok := entities.EntityInput{EntityID: ent, Label: "L"}
@@ -319,7 +319,7 @@ func TestEntityDeleteAndRecreate(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		ent, keep := newEntityID(), newEntityID()
 
@@ -354,7 +354,7 @@ func TestEntitySidebarOnlyShownAndActive(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		shown, hidden, inactive, def := newEntityID(), newEntityID(), newEntityID(), newEntityID()
 		upsert(t, svc, ctx, entities.EntityInput{EntityID: shown, Label: "Shown", ShowInSidebar: ptr(true)})
@@ -383,7 +383,7 @@ func TestEntityCountIsResolvedActiveKeys(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, sc := scopes(t)
 		ent, empty := newEntityID(), newEntityID()
 		upsert(t, svc, tenantCtx, entities.EntityInput{EntityID: ent, Label: "E", ShowInSidebar: ptr(true)})
@@ -420,7 +420,7 @@ func TestEntityOrganizationWinsOverTenant(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, sc := scopes(t)
 		ent := newEntityID()
 		te := upsert(t, svc, tenantCtx, entities.EntityInput{EntityID: ent, Label: "Tenant's", ShowInSidebar: ptr(true)})
@@ -459,7 +459,7 @@ func TestTenantIsolation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctxA, tenantA, _ := scopes(t)
 		ctxB, tenantB, _ := scopes(t)
 		ent := newEntityID()
@@ -501,7 +501,7 @@ func TestOrganizationIsolation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		o1, tenantCtx, sc := scopes(t)
 		o2 := otherOrg(t, sc)
 		ent := newEntityID()
@@ -542,7 +542,7 @@ func TestScopeResolution(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, sc := scopes(t)
 		_, otherTenant, _ := scopes(t)
 		ent := newEntityID()
@@ -596,7 +596,7 @@ func TestTombstoneOwnScope(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, _ := scopes(t)
 		ent := newEntityID()
 		d1 := define(t, svc, tenantCtx, text(ent, "color", "Tenant"))
@@ -670,7 +670,7 @@ func TestTombstoneWiderScopeKey(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, sc := scopes(t)
 		ent := newEntityID()
 		define(t, svc, tenantCtx, text(ent, "color", "Tenant"))
@@ -725,7 +725,7 @@ func TestInactiveLetsWiderScopeShow(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, _ := scopes(t)
 		ent := newEntityID()
 		define(t, svc, tenantCtx, text(ent, "color", "Tenant"))
@@ -763,7 +763,7 @@ func TestKinds(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		ent := newEntityID()
 		for _, k := range entities.Kinds {
@@ -798,7 +798,7 @@ func TestDefinitionValidation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		ent := newEntityID()
 		rules := func(r ...map[string]any) map[string]any {
@@ -930,7 +930,7 @@ func TestDefinitionNormalisation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		ent := newEntityID()
 
@@ -982,7 +982,7 @@ func TestBatchOrderAndSettings(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, sc := scopes(t)
 		ent := newEntityID()
 
@@ -1068,7 +1068,7 @@ func TestBatchValidationWritesNothing(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		ent := newEntityID()
 		good := []entities.DefinitionInput{{Key: "a", Kind: "text"}, {Key: "b", Kind: "text"}}
@@ -1132,7 +1132,7 @@ func TestEvents(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, sc := scopes(t)
 		ent := newEntityID()
 
@@ -1243,7 +1243,7 @@ func TestCacheAcrossProcesses(t *testing.T) {
 			is.NoErr(db.Migrate(t.Context(), entities.Migrations))
 			return db
 		}
-		a, b := entities.New(open()), entities.New(open())
+		a, b := must(entities.New(open(), entities.Options{})), must(entities.New(open(), entities.Options{}))
 		orgCtx, tenantCtx, _ := scopes(t)
 		ent := newEntityID()
 		define(t, a, tenantCtx, text(ent, "first", "First"))
@@ -1308,7 +1308,7 @@ func TestCacheOwnChangesAtOnce(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, _ := scopes(t)
 		ent := newEntityID()
 		for i := range 6 {
@@ -1335,7 +1335,7 @@ func TestBadInputIsValidationError(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		ent := newEntityID()
 		const nul, bad = "\x00", "\xff\xfe"
@@ -1443,7 +1443,7 @@ func TestBadUTF8InConfig(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		ent := newEntityID()
 		for i, cfg := range []map[string]any{
@@ -1486,7 +1486,7 @@ func mustDefs(t *testing.T, svc *entities.Service, ctx context.Context, entityID
 func TestNoScope(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx := t.Context()
 		ent := newEntityID()
 		for _, err := range []error{
@@ -1519,7 +1519,7 @@ func TestConcurrentFirstSaves(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		var mu sync.Mutex
 		var errs []error
@@ -1585,7 +1585,7 @@ func TestDefinitionsResultNotShared(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, _ := scopes(t)
 		ent := newEntityID()
 		define(t, svc, tenantCtx, text(ent, "k", "K"))
@@ -1608,7 +1608,7 @@ func TestCodeEntities(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		orgCtx, tenantCtx, sc := scopes(t)
 		otherTenant, _ := storetest.NewScope(t)
 		code, custom := newEntityID(), newEntityID()

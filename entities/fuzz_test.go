@@ -25,7 +25,7 @@ type fuzzEntityFixture struct {
 
 func newFuzzEntityFixture(f *testing.F, engine string, db *store.DB) *fuzzEntityFixture {
 	f.Helper()
-	svc := entities.New(db)
+	svc := must(entities.New(db, entities.Options{}))
 	ctx, _ := storetest.NewScope(f)
 	fx := &fuzzEntityFixture{engine: engine, svc: svc, ctx: ctx, eid: recEntityID(), live: map[string]bool{}}
 	def := func(key, kind string, cfg map[string]any) entities.DefinitionInput {

@@ -20,7 +20,7 @@ import (
 func TestConcurrentCreatesCommitAlone(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctxA, scA := storetest.NewScope(t)
 		ctxB, scB := storetest.NewScope(t)
 		for _, ctx := range []context.Context{ctxA, ctxB} {

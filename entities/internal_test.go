@@ -80,7 +80,7 @@ func TestTombstoneOnlyRowRestore(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := New(db)
+		svc := must(New(db, Options{}))
 		orgCtx, sc := storetest.NewScope(t)
 		tenantCtx := store.WithScope(t.Context(), store.Scope{TenantID: sc.TenantID})
 		var b [6]byte

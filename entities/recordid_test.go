@@ -23,7 +23,7 @@ func TestRecordIDPerTenant(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctxA, scA := storetest.NewScope(t)
 		ctxB, scB := storetest.NewScope(t)
 		eid := recEntityID()
@@ -198,7 +198,7 @@ func TestRecordKeyMigration(t *testing.T) {
 		old, err := store.Open(ctx, url, nil)
 		is.NoErr(err)
 		is.NoErr(old.Migrate(ctx, migrationsUpTo(t, "0003")))
-		svc := entities.New(old)
+		svc := must(entities.New(old, entities.Options{}))
 		ctxA, _ := storetest.NewScope(t)
 		ctxB, _ := storetest.NewScope(t)
 		eid := recEntityID()
@@ -227,7 +227,7 @@ func TestRecordKeyMigration(t *testing.T) {
 		if db.Dialect().Name() == "sqlite" {
 			is.Equal(filterableIndexes(t, db), 0) // the rebuild dropped it
 		}
-		svc = entities.New(db)
+		svc = must(entities.New(db, entities.Options{}))
 		red := entities.RecordQuery{EntityID: eid, Filters: []entities.Filter{{Key: "color", Op: entities.OpEq, Values: []string{"red"}}}}
 		items, total := recList(t, svc, ctxA, red)
 		is.Equal(total, 2) // from the kept counts

@@ -139,7 +139,7 @@ func TestRecordCreateGetUpdateDelete(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		eid := recEntityID()
 		recDefineAll(t, svc, ctx, eid,
@@ -300,7 +300,7 @@ func TestRecordGoValueTypes(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		eid := recEntityID()
 		recDefineAll(t, svc, ctx, eid, recDef(eid, "qty", "integer", nil),
@@ -335,7 +335,7 @@ func TestRecordKinds(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		eid := recEntityID()
 		recDefineAll(t, svc, ctx, eid,
@@ -475,7 +475,7 @@ func TestRecordValidationRules(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		rule := func(name string, param any, msg ...string) map[string]any {
 			r := map[string]any{"rule": name}
@@ -642,7 +642,7 @@ func TestRecordFieldLimit(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		eid := recEntityID()
 		var defs []entities.DefinitionInput
@@ -718,7 +718,7 @@ func TestRecordListPagingAndSorting(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		fx := recListSetup(t, svc, ctx)
 		eid := fx.entityID
@@ -792,7 +792,7 @@ func TestRecordListPageSizeCap(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		eid := recEntityID()
 		recDefineAll(t, svc, ctx, eid, recDef(eid, "n", "integer", nil))
@@ -815,7 +815,7 @@ func TestRecordListFilters(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		fx := recListSetup(t, svc, ctx)
 		eid := fx.entityID
@@ -894,7 +894,7 @@ func TestRecordListSearch(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		fx := recListSetup(t, svc, ctx)
 		eid := fx.entityID
@@ -955,7 +955,7 @@ func TestRecordDatetimeOrder(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		eid := recEntityID()
 		recDefineAll(t, svc, ctx, eid, recDef(eid, "at", "datetime", nil), recDef(eid, "n", "integer", nil))
@@ -989,7 +989,7 @@ func TestRecordSortMissingValues(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		eid := recEntityID()
 		recDefineAll(t, svc, ctx, eid, recDef(eid, "n", "integer", nil), recDef(eid, "x", "text", nil))
@@ -1014,7 +1014,7 @@ func TestRecordSelectNumericOption(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		eid := recEntityID()
 		recDefineAll(t, svc, ctx, eid, recDef(eid, "s", "select", map[string]any{"options": []any{5.0, "a"}}))
@@ -1066,7 +1066,7 @@ func TestRecordFilterableIndex(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		eid := recEntityID()
 		name := recIndexName(db, eid, "code")
@@ -1264,7 +1264,7 @@ func TestRecordTenantIsolation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		a, _ := storetest.NewScope(t)
 		b, _ := storetest.NewScope(t)
 		eid := recEntityID()
@@ -1304,7 +1304,7 @@ func TestRecordOrganizationIsolation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		_, sc := storetest.NewScope(t)
 		o1, o2 := sc.OrganizationID, store.NewID()
 		tenant := store.WithScope(t.Context(), store.Scope{TenantID: sc.TenantID})
@@ -1365,7 +1365,7 @@ func TestRecordEvents(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		eid := recEntityID()
 		recDefineAll(t, svc, ctx, eid, recDef(eid, "name", "text", nil), recDef(eid, "qty", "integer", nil))
@@ -1438,7 +1438,7 @@ func TestRecordRelationOptions(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		eid := recEntityID()
 		_, err := svc.UpsertEntity(ctx, entities.EntityInput{EntityID: eid, Label: "Things", LabelField: "headline"})
@@ -1529,7 +1529,7 @@ func TestRecordRelationOptionsPaging(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		eid := recEntityID()
 		recDefineAll(t, svc, ctx, eid, recDef(eid, "name", "text", nil))
@@ -1589,7 +1589,7 @@ func TestRecordCreateRecordsBatch(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		eid := recEntityID()
 		recDefineAll(t, svc, ctx, eid, recDef(eid, "n", "integer", nil),

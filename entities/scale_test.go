@@ -207,7 +207,7 @@ type scaleDB struct {
 
 func newScaleDB(t *testing.T, db *store.DB) *scaleDB {
 	t.Helper()
-	s := &scaleDB{db: db, svc: entities.New(db)}
+	s := &scaleDB{db: db, svc: must(entities.New(db, entities.Options{}))}
 	s.ctx, _ = storetest.NewScope(t)
 	defineBenchEntity(t, s.svc, s.ctx)
 	return s

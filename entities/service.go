@@ -73,14 +73,21 @@ type cacheKey struct{ tenantID, orgID, entityID string }
 // notice other processes' changes (the issue allows a second).
 const cacheCheckInterval = 250 * time.Millisecond
 
-// New returns the service over db, whose migrations include Migrations,
-// storing in the SQL store (NewSQLStore).
-func New(db *store.DB) *Service { return NewWithStore(db, nil) }
+// Options configures the Service.
+type Options struct {
+	// Store reads and writes the area's data; nil is the SQL store
+	// (NewSQLStore) over the tables of Migrations. Transactions, the
+	// definitions' version counter and events stay on the database given
+	// to New; a host's own Store must pass entitiestest.Run.
+	Store Store
+}
 
-// NewWithStore returns the service over st (the SQL store when nil).
-// Transactions, the definitions' version counter and events stay on db;
-// st reads and writes the area's data in them.
-func NewWithStore(db *store.DB, st Store) *Service {
+// New returns the service over db (whose migrations then include
+// Migrations, unless opts.Store keeps the data elsewhere). It starts
+// nothing and reads nothing, and returns an error only for options it
+// cannot accept (none today).
+func New(db *store.DB, opts Options) (*Service, error) {
+	st := opts.Store
 	if st == nil {
 		st = NewSQLStore()
 	}
@@ -89,7 +96,7 @@ func NewWithStore(db *store.DB, st Store) *Service {
 	if db.Dialect().SingleWriter() {
 		s.batch = store.NewBatcher(db)
 	}
-	return s
+	return s, nil
 }
 
 // versionCounter is the store version counter of the field definitions.

@@ -15,8 +15,8 @@ import (
 // with them), a read transaction or the *store.DB for reads.
 //
 // NewSQLStore is the implementation on the store package's databases
-// (SQLite and PostgreSQL); New uses it. A host may give NewWithStore its
-// own. Package entitiestest checks an implementation against the
+// (SQLite and PostgreSQL); New uses it unless Options.Store names a
+// host's own. Package entitiestest checks an implementation against the
 // behaviour the Service relies on.
 //
 // Scopes: tenantID is never empty except for global definitions (where

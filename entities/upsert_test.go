@@ -48,7 +48,7 @@ func upsEvents(t *testing.T, db *store.DB, tenantID, typ string) map[string][]re
 func TestUpsertRecordsReimport(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		eid := recEntityID()
 		filterable := map[string]any{"filterable": true}
@@ -180,7 +180,7 @@ func TestUpsertRecordsReimport(t *testing.T) {
 func TestUpsertRecordsEventData(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		tenantCtx := store.WithScope(t.Context(), store.Scope{TenantID: sc.TenantID})
 		eid := recEntityID()
@@ -238,7 +238,7 @@ func TestUpsertRecordsEventData(t *testing.T) {
 func TestUpsertRecordsIDOfAnotherEntity(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		eid, other := recEntityID(), recEntityID()
 		recDefineAll(t, svc, ctx, eid, recDef(eid, "k", "text", map[string]any{"filterable": true}))
@@ -279,7 +279,7 @@ func TestUpsertRecordsIDOfAnotherEntity(t *testing.T) {
 func TestUpsertRecordsOrganizationScope(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := entities.New(db)
+		svc := must(entities.New(db, entities.Options{}))
 		tenant, o1, o2 := store.NewID(), store.NewID(), store.NewID()
 		tenantCtx := store.WithScope(t.Context(), store.Scope{TenantID: tenant})
 		in2 := store.WithScope(t.Context(), store.Scope{TenantID: tenant, OrganizationID: o2}) // every organization, acting in org2

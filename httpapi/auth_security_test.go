@@ -70,7 +70,7 @@ func TestAuthSecurityAPIKeys(t *testing.T) {
 // cache (so changes made in the database apply at once).
 func sessionEnv(e *testEnv, key []byte) *testEnv {
 	e.t.Helper()
-	svc, err := identity.New(e.kit.DB, identity.Config{SecretKey: key, CacheTTL: -1, Mailer: e.mail})
+	svc, err := identity.New(e.kit.DB, identity.Options{SecretKey: key, CacheTTL: -1, Mailer: e.mail})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 		benchServe(b, mustNew(e.kit, Options{Auth: e.auth, Logger: logger, AccessLog: true}), key)
 	})
 	b.Run("httpapi-auth-me-uncached", func(b *testing.B) {
-		uncached, err := identity.Open(b.Context(), e.kit.DB, identity.Config{SecretKey: e.kit.SecretKey, CacheTTL: -1})
+		uncached, err := openIdentity(b.Context(), e.kit.DB, identity.Options{SecretKey: e.kit.SecretKey, CacheTTL: -1})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 		e.do("GET", "/api/auth/me", key, nil).expect(200)
 		b.Run("httpapi-auth-me", func(b *testing.B) { benchServe(b, e.handler, key) })
 		b.Run("httpapi-auth-me-uncached", func(b *testing.B) {
-			uncached, err := identity.Open(b.Context(), e.kit.DB, identity.Config{SecretKey: e.kit.SecretKey, CacheTTL: -1})
+			uncached, err := openIdentity(b.Context(), e.kit.DB, identity.Options{SecretKey: e.kit.SecretKey, CacheTTL: -1})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -272,26 +272,24 @@ type catalogueEvent struct {
 }
 
 // eventCatalogue lists, by id, the event types the Kit's areas declare
-// (areaTypes) and the built-in identity's (once, when identity is one of
+// (areaTypes) and the identity area's (once, when identity is one of
 // them). The webhooks area's own events are left out, as a webhook
 // subscribed to them would only echo its own changes.
 func eventCatalogue(areaTypes []store.EventType) []catalogueEvent {
 	var out []catalogueEvent
 	seen := map[string]bool{}
-	for _, list := range [][]store.EventType{identity.EventTypes, areaTypes} {
-		for _, et := range list {
-			if seen[et.ID] || slices.ContainsFunc(webhooks.EventTypes, func(own store.EventType) bool { return own.ID == et.ID }) {
-				continue
-			}
-			seen[et.ID] = true
-			action := et.ID[strings.LastIndexByte(et.ID, '.')+1:]
-			category := "lifecycle"
-			if action == "created" || action == "updated" || action == "deleted" {
-				category = "crud"
-			}
-			out = append(out, catalogueEvent{ID: et.ID, Label: et.Label, Description: et.Description, Category: category,
-				Module: et.ID[:strings.IndexByte(et.ID, '.')], ClientBroadcast: et.ClientBroadcast})
+	for _, et := range slices.Concat(identity.EventTypes, areaTypes) {
+		if seen[et.ID] || slices.ContainsFunc(webhooks.EventTypes, func(own store.EventType) bool { return own.ID == et.ID }) {
+			continue
 		}
+		seen[et.ID] = true
+		action := et.ID[strings.LastIndexByte(et.ID, '.')+1:]
+		category := "lifecycle"
+		if action == "created" || action == "updated" || action == "deleted" {
+			category = "crud"
+		}
+		out = append(out, catalogueEvent{ID: et.ID, Label: et.Label, Description: et.Description, Category: category,
+			Module: et.ID[:strings.IndexByte(et.ID, '.')], ClientBroadcast: et.ClientBroadcast})
 	}
 	slices.SortFunc(out, func(a, b catalogueEvent) int { return cmp.Compare(a.ID, b.ID) })
 	return out

@@ -142,7 +142,7 @@ type sessionClaims struct {
 }
 
 // AuthenticateToken verifies a session token from Login. Tokens expire
-// after Config.SessionTTL and stop working when the user's password
+// after Options.SessionTTL and stop working when the user's password
 // changes, the token is logged out (Logout) or the user, tenant or
 // organization is deleted.
 func (s *Service) AuthenticateToken(ctx context.Context, token string) (*Identity, error) {
@@ -236,8 +236,8 @@ func (s *Service) Login(ctx context.Context, email, password, tenantID string) (
 }
 
 // RequestPasswordReset sends a reset token to every account with the email
-// through the Mailer: from a background job once RegisterJobs (or Open
-// with Config.Jobs) has run, otherwise now. It reports success whether or not an account exists.
+// through the Mailer: from a background job once RegisterJobs has run,
+// otherwise now. It reports success whether or not an account exists.
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
 	email = normalizeEmail(email)
 	if !store.Storable(email) {

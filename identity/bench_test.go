@@ -16,7 +16,7 @@ import (
 func BenchmarkAuthenticateCached(b *testing.B) {
 	run := func(b *testing.B, db *store.DB) {
 		ctx := b.Context()
-		svc, err := identity.Open(ctx, db, identity.Config{SecretKey: []byte("0123456789abcdef0123456789abcdef")})
+		svc, err := openIdentity(ctx, db, identity.Options{SecretKey: []byte("0123456789abcdef0123456789abcdef")})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func BenchmarkAuthenticateCached(b *testing.B) {
 func BenchmarkSessionVerify(b *testing.B) {
 	run := func(b *testing.B, db *store.DB) {
 		ctx := b.Context()
-		svc, err := identity.Open(ctx, db, identity.Config{SecretKey: []byte("0123456789abcdef0123456789abcdef"), CacheTTL: -1})
+		svc, err := openIdentity(ctx, db, identity.Options{SecretKey: []byte("0123456789abcdef0123456789abcdef"), CacheTTL: -1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -41,7 +41,7 @@ const credentialsCheck = 250 * time.Millisecond
 // process (every Service on the database) honours it for every request
 // that starts after Tx returns, as it does the Service's own changes,
 // which call it themselves. Without it, such a change reaches a process that has the
-// credential cached within Config.CacheTTL.
+// credential cached within Options.CacheTTL.
 func (s *Service) CredentialsChanged(ctx context.Context, tx *store.Tx) error {
 	var v int64
 	var err error
@@ -66,7 +66,7 @@ func (s *Service) CredentialsChanged(ctx context.Context, tx *store.Tx) error {
 // fromCache returns the cached identity of credential ck (ok), after
 // making sure the cache honours every revocation that returned before
 // this call, through any process: the lease, or a read of the counter. A cached credential past its own expiry is ErrUnauthenticated
-// (ok, with the error); one remembered longer than Config.CacheTTL is
+// (ok, with the error); one remembered longer than Options.CacheTTL is
 // dropped and reported missing, to be verified again. An error reading
 // the counter is returned (ok): the cache may be stale, and the request
 // fails rather than trust it.

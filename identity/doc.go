@@ -16,7 +16,7 @@
 // Store interface, the storage operations the Service needs in domain
 // terms, each on the store.Querier (database or transaction) the Service
 // passes; sql.go is its implementation over both engines (NewSQLStore,
-// the default, with sql_lifecycle.go; Config.Store replaces it);
+// the default, with sql_lifecycle.go; Options.Store replaces it);
 // migrations/ holds its tables.
 // identitytest.Run is the conformance suite any Store runs. area.go is
 // the Service's part in a Kit's lifecycle.
@@ -36,16 +36,19 @@
 //   - The Service's methods take credentials and selections as values
 //     (Authenticate(ctx, Credential, Selection)); reading them from an
 //     HTTP request is httpapi's job.
-//   - New builds the Service and touches nothing; Open also migrates and,
-//     with Config.Jobs, calls RegisterJobs, for embedders that want one
-//     call. Start and Stop do nothing: the area's only background work is
-//     the reset-mail job on the job engine.
+//   - New(db, Options) builds the Service and touches nothing, like every
+//     area's New; it fails only on options it can check up front (the
+//     SecretKey's length). There is no one-call Open: a host uses the Kit
+//     (tenantkit.Open with the identity area), or calls New, migrates
+//     Migrations() (db.Migrate) and calls RegisterJobs before its job
+//     engine starts. Start and Stop do nothing: the area's only background
+//     work is the reset-mail job on the job engine.
 //
 // # Credentials
 //
 // API keys travel in X-Api-Key, "Authorization: ApiKey <key>" or
 // "Authorization: Bearer <key>"; session tokens from Login (HS256 JWTs
-// signed with Config.SecretKey) in "Authorization: Bearer". Keys are
+// signed with Options.SecretKey) in "Authorization: Bearer". Keys are
 // stored as SHA-256 hashes and compared in constant time; passwords as
 // Argon2id hashes.
 //
@@ -117,7 +120,7 @@
 //   - A change made directly in the database (a user soft-deleted by SQL,
 //     a host's own Store) is invisible to the counter unless the host
 //     calls CredentialsChanged in its transaction; otherwise it reaches a
-//     process within Config.CacheTTL (5 s), the age after which a cached
+//     process within Options.CacheTTL (5 s), the age after which a cached
 //     credential is verified again whatever the counter says.
 //   - A miss is verified in a read transaction that reads the counter
 //     first, and is cached only if no newer version was seen meanwhile,
@@ -194,10 +197,10 @@
 //
 // A wrong password and an unknown email get the same answer. A reset
 // request answers the same whether or not the account exists; once
-// RegisterJobs has run (Open does it with Config.Jobs) the mail is sent
-// from a durable job, so the timing does not tell either. Reset tokens are single-use, stored hashed, and expire
-// after Config.ResetTTL (1 h); a password change invalidates every session
-// token issued before it.
+// RegisterJobs has run the mail is sent from a durable job, so the timing
+// does not tell either. Reset tokens are single-use, stored hashed, and
+// expire after Options.ResetTTL (1 h); a password change invalidates
+// every session token issued before it.
 //
 // # Events
 //

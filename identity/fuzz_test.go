@@ -112,11 +112,11 @@ func fzSetup(f *testing.F, engine string, db *store.DB) *fzFixture {
 	ctx := f.Context()
 	key := []byte("0123456789abcdef0123456789abcdef")
 	mail := &fzMailer{sent: map[string][]string{}}
-	nocache, err := identity.Open(ctx, db, identity.Config{SecretKey: key, Mailer: mail, CacheTTL: -1})
+	nocache, err := openIdentity(ctx, db, identity.Options{SecretKey: key, Mailer: mail, CacheTTL: -1})
 	if err != nil {
 		f.Fatal(err)
 	}
-	cached, err := identity.New(db, identity.Config{SecretKey: key, Mailer: mail})
+	cached, err := identity.New(db, identity.Options{SecretKey: key, Mailer: mail})
 	if err != nil {
 		f.Fatal(err)
 	}

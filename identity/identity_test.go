@@ -74,7 +74,7 @@ func TestPasswordHash(t *testing.T) {
 
 func open(t *testing.T, db *store.DB) *Service {
 	t.Helper()
-	svc, err := Open(t.Context(), db, Config{SecretKey: []byte("0123456789abcdef0123456789abcdef")})
+	svc, err := openIdentity(t.Context(), db, Options{SecretKey: []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestBootstrapConcurrently(t *testing.T) {
 			is.NoErr(err)
 			t.Cleanup(func() { db.Close() })
 			wg.Go(func() {
-				svc, err := Open(ctx, db, Config{SecretKey: []byte("0123456789abcdef0123456789abcdef")})
+				svc, err := openIdentity(ctx, db, Options{SecretKey: []byte("0123456789abcdef0123456789abcdef")})
 				if err != nil {
 					errs[i] = err
 					return

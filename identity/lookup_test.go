@@ -14,7 +14,7 @@ import (
 func TestRoleAndUserAccess(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		e := newSecEnv(t, url, Config{})
+		e := newSecEnv(t, url, Options{})
 		ctx := t.Context()
 		other, _ := e.newTenant("Other")
 		u, err := e.svc.CreateUser(ctx, System, UserInput{Email: "ana@example.com", Password: "correct horse battery",
@@ -51,7 +51,7 @@ func second[T any](_ T, err error) error { return err }
 func TestRecipientUsersAndUsersHolding(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		e := newSecEnv(t, url, Config{})
+		e := newSecEnv(t, url, Options{})
 		ctx := t.Context()
 		other, otherOrg := e.newTenant("Other")
 		newRole := func(tenantID, name string, features ...string) string {

@@ -39,11 +39,11 @@ func newTwoProcesses(t *testing.T, url string) *twoProcesses {
 		return db
 	}
 	dbA, dbB := open(), open()
-	a, err := Open(ctx, dbA, Config{SecretKey: secTestKey, Mailer: &secMailer{}})
+	a, err := openIdentity(ctx, dbA, Options{SecretKey: secTestKey, Mailer: &secMailer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(dbB, Config{SecretKey: secTestKey, Mailer: &secMailer{}})
+	b, err := New(dbB, Options{SecretKey: secTestKey, Mailer: &secMailer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestRevokedByUncachedService(t *testing.T) {
 	storetest.EachURL(t, func(t *testing.T, url string) {
 		p := newTwoProcesses(t, url)
 		ctx := t.Context()
-		uncached, err := New(p.dbA, Config{SecretKey: secTestKey, CacheTTL: -1})
+		uncached, err := New(p.dbA, Options{SecretKey: secTestKey, CacheTTL: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

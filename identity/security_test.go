@@ -77,7 +77,7 @@ type secEnv struct {
 	roleID string
 }
 
-func newSecEnv(t *testing.T, url string, cfg Config) *secEnv {
+func newSecEnv(t *testing.T, url string, cfg Options) *secEnv {
 	t.Helper()
 	ctx := t.Context()
 	clk := &secClock{now: time.Now().UTC().Truncate(time.Second)}
@@ -88,7 +88,7 @@ func newSecEnv(t *testing.T, url string, cfg Config) *secEnv {
 	t.Cleanup(func() { db.Close() })
 	mail := &secMailer{}
 	cfg.SecretKey, cfg.Mailer = secTestKey, mail
-	svc, err := Open(ctx, db, cfg)
+	svc, err := openIdentity(ctx, db, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func (e *secEnv) newTenant(name string) (*Tenant, *Organization) {
 // (or a restart with another key) would be: its own cache, its own key.
 func (e *secEnv) other(key []byte) *Service {
 	e.t.Helper()
-	svc, err := New(e.db, Config{SecretKey: key, Mailer: e.mail})
+	svc, err := New(e.db, Options{SecretKey: key, Mailer: e.mail})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func wantUnauthenticated(t *testing.T, what string, id *Identity, err error) {
 func TestSecurityAPIKeyStoredHashed(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		e := newSecEnv(t, url, Config{})
+		e := newSecEnv(t, url, Options{})
 		ctx := t.Context()
 		k, secret := e.newKey(APIKeyInput{})
 		var cols [7]string
@@ -215,7 +215,7 @@ func TestSecurityAPIKeyStoredHashed(t *testing.T) {
 func TestSecurityAPIKeyWrongSecret(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		e := newSecEnv(t, url, Config{})
+		e := newSecEnv(t, url, Options{})
 		ctx := t.Context()
 		_, secret := e.newKey(APIKeyInput{})
 		// The right key first, so that a cached identity is there to leak.
@@ -296,7 +296,7 @@ func TestSecurityKeyComparisonIsConstantTime(t *testing.T) {
 func TestSecurityAPIKeyExpiredAndDeleted(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		e := newSecEnv(t, url, Config{CacheTTL: 5 * time.Second})
+		e := newSecEnv(t, url, Options{CacheTTL: 5 * time.Second})
 		ctx := t.Context()
 
 		// Expiry: the key works until its ExpiresAt, and not at it, even
@@ -379,7 +379,7 @@ func encodeJWTPart(t *testing.T, m map[string]any) string {
 func TestSecuritySessionTokens(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		e := newSecEnv(t, url, Config{SessionTTL: time.Hour, CacheTTL: 5 * time.Second})
+		e := newSecEnv(t, url, Options{SessionTTL: time.Hour, CacheTTL: 5 * time.Second})
 		ctx := t.Context()
 		org2, err := e.svc.CreateOrganization(ctx, System, OrganizationInput{Name: "Second", TenantID: e.tenant.ID})
 		if err != nil {
@@ -478,7 +478,7 @@ func TestSecuritySessionTokens(t *testing.T) {
 func TestSecuritySessionEndsWithUserAndPassword(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		e := newSecEnv(t, url, Config{CacheTTL: 5 * time.Second})
+		e := newSecEnv(t, url, Options{CacheTTL: 5 * time.Second})
 		ctx := t.Context()
 
 		// A password change ends the sessions issued before it.
@@ -531,7 +531,7 @@ func TestSecuritySessionEndsWithUserAndPassword(t *testing.T) {
 func TestSecurityPasswordReset(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		e := newSecEnv(t, url, Config{ResetTTL: 10 * time.Minute})
+		e := newSecEnv(t, url, Options{ResetTTL: 10 * time.Minute})
 		ctx := t.Context()
 		tenant2, org2 := e.newTenant("Sec two")
 		a := e.newUser(e.org.ID, "dee@sec.test", "dee-password-a")
@@ -616,7 +616,7 @@ func TestSecurityPasswordReset(t *testing.T) {
 func TestSecurityPasswordHashes(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		e := newSecEnv(t, url, Config{})
+		e := newSecEnv(t, url, Options{})
 		const password = "same password for both"
 		u1 := e.newUser(e.org.ID, "fay@sec.test", password)
 		u2 := e.newUser(e.org.ID, "gus@sec.test", password)

@@ -33,8 +33,8 @@ type Mailer interface {
 	SendPasswordReset(ctx context.Context, email, token string) error
 }
 
-// Config configures the Service.
-type Config struct {
+// Options configures the Service.
+type Options struct {
 	// SecretKey signs session tokens (HMAC-SHA256). Required, at least 32
 	// bytes; changing it signs everyone out.
 	SecretKey []byte
@@ -55,12 +55,6 @@ type Config struct {
 	// Mailer receives password-reset tokens. Defaults to one that drops
 	// them with a warning.
 	Mailer Mailer
-	// Jobs, when set, makes Open call RegisterJobs(Jobs), so that
-	// password-reset mail is sent from a durable background job (see
-	// RegisterJobs); Open must then run before Jobs.Start. A host that
-	// calls RegisterJobs itself (the Kit's area loop) leaves it nil.
-	// Without a job engine the mail is sent during the request.
-	Jobs *jobs.Engine
 	// Logger defaults to the store's logger.
 	Logger *slog.Logger
 	// Store holds the identity data. Defaults to NewSQLStore() over the
@@ -68,6 +62,11 @@ type Config struct {
 	// (identitytest.Run checks one).
 	Store Store
 }
+
+// Config is the former name of Options.
+//
+// Deprecated: use Options.
+type Config = Options
 
 // Service manages tenants, organizations, roles, users and API keys, and
 // authenticates callers.
@@ -80,13 +79,13 @@ type Config struct {
 type Service struct {
 	db     *store.DB // transactions, locks and the clock
 	store  Store
-	cfg    Config
+	cfg    Options
 	logger *slog.Logger
 	jobs   *jobs.Engine // set by RegisterJobs; reset mail goes through it
 
 	// creds caches verified credentials by digest, kept fresh by the
 	// credentials' version counter (credentials.go); nil when
-	// Config.CacheTTL is negative.
+	// Options.CacheTTL is negative.
 	creds *vcache.Cache[cacheKey, *cached]
 
 	// deleteHooks run in the transaction of DeleteUser and DeleteRole
@@ -110,7 +109,7 @@ func keyOf(kind byte, credential string) cacheKey {
 }
 
 // cached is a verified credential's identity and when it must be
-// verified again whatever the version counter says (Config.CacheTTL).
+// verified again whatever the version counter says (Options.CacheTTL).
 type cached struct {
 	id    *Identity
 	until time.Time
@@ -121,12 +120,14 @@ const maxCached = 10_000
 
 // New returns the service over db without touching the database: the
 // host migrates Migrations() (unless its Store keeps the data elsewhere)
-// and calls RegisterJobs before the job engine starts. On PostgreSQL the
-// credential cache subscribes to the DB's version listener
-// (store.DB.WatchVersions), which starts it unless another cache of the
-// DB already has: one goroutine and one connection per DB, shared by
-// every area.
-func New(db *store.DB, cfg Config) (*Service, error) {
+// and calls RegisterJobs before the job engine starts, or lets a Kit do
+// both. It fails only on options it can check up front (a SecretKey
+// shorter than 32 bytes). On PostgreSQL the credential cache subscribes
+// to the DB's version listener (store.DB.WatchVersions), which starts it
+// unless another cache of the DB already has: one goroutine and one
+// connection per DB, shared by every area.
+func New(db *store.DB, opts Options) (*Service, error) {
+	cfg := opts
 	if len(cfg.SecretKey) < 32 {
 		return nil, errors.New("identity: SecretKey must be at least 32 bytes")
 	}
@@ -153,24 +154,6 @@ func New(db *store.DB, cfg Config) (*Service, error) {
 		s.creds = vcache.New[cacheKey, *cached](db, credentialsCounter, credentialsCheck, maxCached)
 		if db.Dialect().Notifies() {
 			s.acks = newAcks(s)
-		}
-	}
-	return s, nil
-}
-
-// Open is New, then the migrations, then RegisterJobs(cfg.Jobs) when
-// cfg.Jobs is set: the one call an embedder needs.
-func Open(ctx context.Context, db *store.DB, cfg Config) (*Service, error) {
-	s, err := New(db, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := db.Migrate(ctx, s.Migrations()...); err != nil {
-		return nil, err
-	}
-	if cfg.Jobs != nil {
-		if err := s.RegisterJobs(cfg.Jobs); err != nil {
-			return nil, err
 		}
 	}
 	return s, nil

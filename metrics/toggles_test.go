@@ -18,7 +18,7 @@ import (
 func TestTogglesSeries(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := toggles.New(db, toggles.Options{})
+		svc := must(toggles.New(db, toggles.Options{}))
 		m := metrics.New(db)
 		m.WatchToggles(svc)
 		ctx := store.WithScope(t.Context(), store.Scope{TenantID: store.NewID()})

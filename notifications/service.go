@@ -43,12 +43,12 @@ type Service struct {
 
 // New returns the service over db, whose migrations include Migrations.
 // It starts nothing and reads nothing.
-func New(db *store.DB, opts Options) *Service {
+func New(db *store.DB, opts Options) (*Service, error) {
 	s := &Service{db: db, store: opts.Store, recipients: opts.Recipients}
 	if s.store == nil {
 		s.store = NewSQLStore()
 	}
-	return s
+	return s, nil
 }
 
 var typePattern = regexp.MustCompile(`^[a-z][a-z0-9._-]*$`)

@@ -32,7 +32,7 @@ func newService(db *store.DB, opts payments.Options) *payments.Service {
 	if opts.Credentials == nil {
 		opts.Credentials = tenantSecrets
 	}
-	return payments.New(db, opts)
+	return must(payments.New(db, opts))
 }
 
 // tenant is a tenant of the test acting in an organization of its own.

@@ -66,7 +66,9 @@ type Service struct {
 }
 
 // New returns the service on db. Its tables are Migrations'.
-func New(db *store.DB, opts Options) *Service {
+// It starts nothing and reads nothing, and returns an error only for
+// options it cannot accept (none today).
+func New(db *store.DB, opts Options) (*Service, error) {
 	s := &Service{db: db, store: opts.Store, providers: opts.Providers, creds: opts.Credentials, logger: opts.Logger,
 		integrationLog: opts.IntegrationLog, batch: store.NewBatcher(db), holdRowLock: !db.Dialect().SingleWriter()}
 	if s.store == nil {
@@ -81,7 +83,7 @@ func New(db *store.DB, opts Options) *Service {
 	if s.logger == nil {
 		s.logger = db.Logger()
 	}
-	return s
+	return s, nil
 }
 
 // prepareWrites has the store prepare its frequent statements, once

@@ -51,7 +51,8 @@ type Service struct {
 
 // New returns the service over db, whose migrations include Migrations.
 // It starts nothing and reads nothing.
-func New(db *store.DB, opts Options) *Service {
+// It returns an error only for options it cannot accept (none today).
+func New(db *store.DB, opts Options) (*Service, error) {
 	s := &Service{db: db, store: opts.Store, staleAfter: opts.StaleAfter, recentWindow: opts.RecentWindow}
 	if s.store == nil {
 		s.store = NewSQLStore()
@@ -62,7 +63,7 @@ func New(db *store.DB, opts Options) *Service {
 	if s.recentWindow <= 0 {
 		s.recentWindow = DefaultRecentWindow
 	}
-	return s
+	return s, nil
 }
 
 var jobTypePattern = regexp.MustCompile(`^[a-z][a-z0-9._-]*$`)

@@ -50,7 +50,7 @@ func each(t *testing.T, fn func(t *testing.T, e *env)) {
 		if err := db.Migrate(t.Context(), progress.Migrations); err != nil {
 			t.Fatal(err)
 		}
-		fn(t, &env{t: t, db: db, svc: progress.New(db, progress.Options{}), clk: clk})
+		fn(t, &env{t: t, db: db, svc: mustService(progress.New(db, progress.Options{})), clk: clk})
 	}
 	t.Run("sqlite", func(t *testing.T) { run(t, storetest.SQLiteURL(t)) })
 	t.Run("postgres", func(t *testing.T) {
@@ -225,7 +225,7 @@ func TestLifecycle(t *testing.T) {
 func TestValidation(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t, progress.Migrations)
-	svc := progress.New(db, progress.Options{})
+	svc := mustService(progress.New(db, progress.Options{}))
 	ctx, _ := storetest.NewScope(t)
 	for _, c := range []struct {
 		in    progress.CreateInput
@@ -324,7 +324,7 @@ func TestStaleAfterOption(t *testing.T) {
 	if err := db.Migrate(t.Context(), progress.Migrations); err != nil {
 		t.Fatal(err)
 	}
-	svc := progress.New(db, progress.Options{StaleAfter: 1500 * time.Millisecond})
+	svc := mustService(progress.New(db, progress.Options{StaleAfter: 1500 * time.Millisecond}))
 	ctx, _ := storetest.NewScope(t)
 	j := must(t)(svc.Create(ctx, progress.CreateInput{JobType: "a", Name: "n"}))
 	must(t)(svc.Begin(ctx, j.ID))
@@ -412,7 +412,7 @@ func TestActive(t *testing.T) {
 func TestActiveLimits(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t, progress.Migrations)
-	svc := progress.New(db, progress.Options{})
+	svc := mustService(progress.New(db, progress.Options{}))
 	ctx, _ := storetest.NewScope(t)
 	var first, last *progress.Job
 	err := db.Tx(ctx, func(tx *store.Tx) error {
@@ -660,7 +660,7 @@ func TestRun(t *testing.T) {
 func TestRunHeartbeats(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t, progress.Migrations)
-	svc := progress.New(db, progress.Options{StaleAfter: time.Second})
+	svc := mustService(progress.New(db, progress.Options{StaleAfter: time.Second}))
 	ctx, _ := storetest.NewScope(t)
 	j, err := svc.Run(ctx, progress.CreateInput{JobType: "a", Name: "n"}, func(ctx context.Context, r *progress.Reporter) error {
 		deadline := time.Now().Add(1500 * time.Millisecond)

@@ -17,7 +17,7 @@ import (
 // scope and the data.
 func benchSet(b *testing.B) (*rules.Service, context.Context, map[string]any) {
 	db := storetest.SQLite(b, rules.Migrations)
-	svc := rules.New(db, rules.Options{})
+	svc := must(rules.New(db, rules.Options{}))
 	ctx := store.WithScope(context.Background(), store.Scope{TenantID: store.NewID(), ActorID: "bench"})
 	if err := rulebench.CreateSet(ctx, svc); err != nil {
 		b.Fatal(err)

@@ -185,7 +185,7 @@ func TestExecuteSetOrderAndSkips(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		createSet(t, svc, ctx, "ORDERS")
 
@@ -334,7 +334,7 @@ func TestExecuteSetErrors(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		createRule(t, svc, ctx, ruleInput("R1"))
 		createSet(t, svc, ctx, "LIVE")
@@ -457,7 +457,7 @@ func TestExecuteGuardTable(t *testing.T) {
 		)
 	}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		for _, r := range rows {
 			t.Run(r.name, func(t *testing.T) {
 				t.Parallel()
@@ -505,7 +505,7 @@ func TestExecuteBlockSkipsEverythingAfter(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		createRule(t, svc, ctx, xRule("FIRST", rules.Action, condOpen, `[{"type":"EMIT_EVENT","config":{"eventName":"orders.first"}}]`, ""))
 		createRule(t, svc, ctx, xRule("GATE", rules.Guard, condNever, "", `[{"type":"SHOW_ERROR","config":{"message":"closed"}}]`))
@@ -539,7 +539,7 @@ func TestExecuteSetField(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		createRule(t, svc, ctx, xRule("SET", rules.Action, condOpen, `[
 			{"type":"SET_FIELD","config":{"field":"status","value":"APPROVED"}},
@@ -627,7 +627,7 @@ func TestExecuteEvents(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		createRule(t, svc, ctx, xRule("NOTIFY_ARRAY", rules.Action, condOpen, `[{"type":"NOTIFY","config":{
 			"recipients":["a@example.com"," b@example.com "],"subject":"Order {{entityId}}","message":"Total {{data.total}}","template":"tpl"}}]`, ""))
@@ -705,7 +705,7 @@ func TestExecuteGuardInError(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		g := createRule(t, svc, ctx, xRule("GUARD_ERR", rules.Guard, condOpen, allowAct, ""))
 		createRule(t, svc, ctx, xRule("NEXT", rules.Validation, condOpen, "", ""))
@@ -733,7 +733,7 @@ func TestExecuteNotifyWithoutRecipients(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("stored empty list", func(t *testing.T) {
 			is := is.New(t)
-			svc := rules.New(db, rules.Options{})
+			svc := must(rules.New(db, rules.Options{}))
 			ctx, sc := storetest.NewScope(t)
 			r := createRule(t, svc, ctx, xRule("EMPTY", rules.Action, condOpen, `[{"type":"NOTIFY","config":{"recipients":"x@example.com","message":"m"}}]`, ""))
 			// Validation refuses an empty list; one stored by older code may hold it.
@@ -754,7 +754,7 @@ func TestExecuteNotifyWithoutRecipients(t *testing.T) {
 		})
 		t.Run("recipient placeholder resolving to blank", func(t *testing.T) {
 			is := is.New(t)
-			svc := rules.New(db, rules.Options{})
+			svc := must(rules.New(db, rules.Options{}))
 			ctx, sc := storetest.NewScope(t)
 			r := createRule(t, svc, ctx, xRule("BLANK", rules.Action, condOpen, `[{"type":"NOTIFY","config":{"recipients":"{{data.email}}","message":"m"}}]`, ""))
 			data := openData()
@@ -779,7 +779,7 @@ func TestExecuteDryRunWritesNothing(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{}) // no job engine: a real CALL_WEBHOOK could not even be queued
+		svc := must(rules.New(db, rules.Options{})) // no job engine: a real CALL_WEBHOOK could not even be queued
 		ctx, sc := storetest.NewScope(t)
 		createRule(t, svc, ctx, xRule("EVERYTHING", rules.Action, condOpen, `[
 			{"type":"SET_FIELD","config":{"field":"status","value":"DONE"}},
@@ -913,7 +913,7 @@ func TestExecuteWebhookDelivered(t *testing.T) {
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
 		srv, got := hookReceiver(t)
-		svc := rules.New(db, rules.Options{AllowPrivateURLs: true})
+		svc := must(rules.New(db, rules.Options{AllowPrivateURLs: true}))
 		e := startEngine(t, db, svc)
 		ctx, sc := storetest.NewScope(t)
 		webhookSet(t, svc, ctx, srv.URL)
@@ -977,7 +977,7 @@ func TestExecuteWebhookPrivateRefused(t *testing.T) {
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
 		srv, got := hookReceiver(t)
-		svc := rules.New(db, rules.Options{}) // private addresses refused (default)
+		svc := must(rules.New(db, rules.Options{})) // private addresses refused (default)
 		e := startEngine(t, db, svc)
 		ctx, _ := storetest.NewScope(t)
 		// A literal loopback URL is refused when the rule is saved...
@@ -987,7 +987,7 @@ func TestExecuteWebhookPrivateRefused(t *testing.T) {
 		wantIs(t, err, store.ErrInvalid)
 		// ...and when the call connects, for rules saved where private URLs
 		// were allowed (or URLs built from placeholders).
-		webhookSet(t, rules.New(db, rules.Options{AllowPrivateURLs: true}), ctx, srv.URL)
+		webhookSet(t, must(rules.New(db, rules.Options{AllowPrivateURLs: true})), ctx, srv.URL)
 		data := openData()
 		data["target"] = srv.URL
 		res := execSet(t, svc, ctx, "HOOKS", orderInput(data))
@@ -1033,7 +1033,7 @@ func TestExecutionLogs(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		sc := store.Scope{TenantID: store.NewID(), OrganizationID: store.NewID(), ActorID: "user-42"}
 		ctx := store.WithScope(t.Context(), sc)
 		gate := createRule(t, svc, ctx, xRule("GATE", rules.Guard, condOpen, allowAct, blockAct))
@@ -1230,7 +1230,7 @@ func TestDeleteLogsBefore(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		otherCtx, other := storetest.NewScope(t)
 		for _, c := range []context.Context{ctx, otherCtx} {
@@ -1291,7 +1291,7 @@ func TestDeleteLogsBeforeStraddlingExecution(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		createRule(t, svc, ctx, xRule("ONE", rules.Validation, condOpen, "", ""))
 		createRule(t, svc, ctx, xRule("TWO", rules.Validation, condOpen, "", ""))
@@ -1439,7 +1439,7 @@ func TestRedact(t *testing.T) {
 	t.Run("in the execution log", func(t *testing.T) {
 		storetest.Each(t, func(t *testing.T, db *store.DB) {
 			is := is.New(t)
-			svc := rules.New(db, rules.Options{})
+			svc := must(rules.New(db, rules.Options{}))
 			ctx, _ := storetest.NewScope(t)
 			r := createRule(t, svc, ctx, xRule("R", rules.Validation, condOpen, "", ""))
 			data := map[string]any{"status": "OPEN", "auth": map[string]any{"user": "u", "pass": "p"},
@@ -1465,7 +1465,7 @@ func TestExecuteDiscovery(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		tenant, o1, o2 := store.NewID(), store.NewID(), store.NewID()
 		scoped := func(sc store.Scope) context.Context { return store.WithScope(t.Context(), sc) }
 		ctxO1 := scoped(store.Scope{TenantID: tenant, OrganizationID: o1})
@@ -1560,7 +1560,7 @@ func TestExecuteRule(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		in := xRule("ONE", rules.Guard, condOpen, `[{"type":"SHOW_INFO","config":{"message":"ok {{ruleId}} {{entityType}}"}}]`, "")
 		in.EventType = "beforeCreate"
@@ -1648,7 +1648,7 @@ func TestExecutePlanCacheSameProcess(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		g := createRule(t, svc, ctx, xRule("GATE", rules.Guard, condOpen, "", ""))
 		v := createRule(t, svc, ctx, xRule("VALID", rules.Validation, condOpen, "", ""))
@@ -1736,7 +1736,7 @@ func TestExecutePlanCacheTwoServices(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		a, b := rules.New(db, rules.Options{}), rules.New(db, rules.Options{})
+		a, b := must(rules.New(db, rules.Options{})), must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		g := createRule(t, a, ctx, xRule("GATE", rules.Guard, condOpen, "", ""))
 		createRule(t, a, ctx, xRule("VALID", rules.Validation, condOpen, "", ""))
@@ -1827,7 +1827,7 @@ func TestExecuteConcurrent(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		createRule(t, svc, ctx, xRule("GATE", rules.Guard, condOpen, allowAct, ""))
 		createRule(t, svc, ctx, xRule("EMIT", rules.Action, condOpen,
@@ -1897,7 +1897,7 @@ func TestExecuteConcurrent(t *testing.T) {
 func TestExecuteConcurrentWithChanges(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		r := createRule(t, svc, ctx, xRule("FLIP", rules.Validation, condOpen, "", ""))
 		createSet(t, svc, ctx, "RACE")
@@ -1952,7 +1952,7 @@ func TestExecuteTenantIsolation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctxA, scA := storetest.NewScope(t)
 		ctxB, scB := storetest.NewScope(t)
 		ra := createRule(t, svc, ctxA, xRule("R1", rules.Validation, condOpen, `[{"type":"EMIT_EVENT","config":{"eventName":"a.only"}}]`, ""))
@@ -2020,7 +2020,7 @@ func TestExecuteTenantIsolation(t *testing.T) {
 func TestExecuteWeirdData(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		// weirdSet stores the set in a fresh tenant.
 		weirdSet := func(t *testing.T) context.Context {
 			ctx, _ := storetest.NewScope(t)
@@ -2187,7 +2187,7 @@ func TestExecuteGroupCommitIsolatesFailures(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		for _, id := range []string{"G1", "G2", "G3"} {
 			createRule(t, svc, ctx, xRule(id, rules.Action, condOpen, `[{"type":"EMIT_EVENT","config":{"eventName":"orders.good"}}]`, ""))
@@ -2252,7 +2252,7 @@ func TestExecuteResultsAreTheCallers(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		createRule(t, svc, ctx, xRule("R", rules.Action, condOpen,
 			`[{"type":"SET_FIELD","config":{"field":"meta","value":{"tags":["a"],"n":1}}},{"type":"EMIT_EVENT","config":{"eventName":"x.y","payload":{"list":[1,2]}}}]`, ""))
@@ -2288,7 +2288,7 @@ func TestExecuteContextNames(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		sc := store.Scope{TenantID: store.NewID(), OrganizationID: store.NewID(), ActorID: "user-7"}
 		ctx := store.WithScope(t.Context(), sc)
 		createRule(t, svc, ctx, xRule("CTX", rules.Validation, `{"operator":"AND","rules":[
@@ -2314,7 +2314,7 @@ func TestExecuteContextNames(t *testing.T) {
 func TestExecuteContextNamesForConditionsOnly(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		sc := store.Scope{TenantID: store.NewID(), ActorID: "user-7"}
 		ctx := store.WithScope(t.Context(), sc)
 		createRule(t, svc, ctx, xRule("PLAIN", rules.Validation, `{"field":"channel","operator":"=","value":"web"}`, "", ""))
@@ -2339,7 +2339,7 @@ func TestExecuteRuleCountLimit(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		for i := range 101 {
 			in := xRule(fmt.Sprintf("MANY_%03d", i), rules.Validation, condOpen, "", "")

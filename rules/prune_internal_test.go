@@ -14,7 +14,7 @@ import (
 func TestPruneWorker(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx, sc := storetest.NewScope(t)
-		svc := New(db, Options{})
+		svc := must(New(db, Options{}))
 		now := time.Now().UTC()
 		// An execution with one rule row, made at time at.
 		execution := func(at time.Time) *writes {

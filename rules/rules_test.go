@@ -218,7 +218,7 @@ func TestRuleCreateGetUpdateDelete(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		before := time.Now().Add(-time.Second)
 
@@ -383,7 +383,7 @@ func TestRuleActionLists(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 
 		in := ruleInput("NULLS")
@@ -434,7 +434,7 @@ func TestRuleActionLists(t *testing.T) {
 func TestRuleRefusesNULInJSON(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		for i, c := range []struct {
 			name  string
@@ -470,7 +470,7 @@ func TestRuleRefusesNULInJSON(t *testing.T) {
 func TestRuleEffectiveDates(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		for i, c := range []struct {
 			from, to         *string
@@ -516,7 +516,7 @@ func TestRuleValidation(t *testing.T) {
 	t.Parallel()
 	long := func(n int) string { return strings.Repeat("x", n) }
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		for i, c := range []struct {
 			name  string
@@ -668,7 +668,7 @@ func TestDuplicateRuleID(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		ctxB, _ := storetest.NewScope(t)
 
@@ -712,7 +712,7 @@ func TestConcurrentDuplicates(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		const n = 8
 		race := func(fn func() error, check func(err error) bool) {
@@ -764,7 +764,7 @@ func TestListRules(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 
 		mk := func(ruleID, name string, typ rules.Type, entity, event, category string, enabled bool, priority int) *rules.Rule {
@@ -869,7 +869,7 @@ func TestTenantIsolation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctxA, _ := storetest.NewScope(t)
 		ctxB, scB := storetest.NewScope(t)
 
@@ -943,7 +943,7 @@ func TestOrganizationScope(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		tenant, o1, o2 := store.NewID(), store.NewID(), store.NewID()
 		scoped := func(sc store.Scope) context.Context { return store.WithScope(t.Context(), sc) }
 		ctxO1 := scoped(store.Scope{TenantID: tenant, OrganizationID: o1})
@@ -1015,7 +1015,7 @@ func TestSets(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		before := time.Now().Add(-time.Second)
 
@@ -1185,7 +1185,7 @@ func TestListSets(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		for _, in := range []rules.SetInput{
 			{ID: "ORDERS", Name: "Order checks", Description: "Before an order is saved"},
@@ -1248,7 +1248,7 @@ func TestDeleteSet(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		r1 := createRule(t, svc, ctx, ruleInput("R1"))
 		r2 := createRule(t, svc, ctx, ruleInput("R2"))
@@ -1305,7 +1305,7 @@ func TestMembers(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		before := time.Now().Add(-time.Second)
 
@@ -1525,7 +1525,7 @@ func TestEvents(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, sc := storetest.NewScope(t)
 		ctxB, scB := storetest.NewScope(t)
 
@@ -1612,7 +1612,7 @@ func TestEvents(t *testing.T) {
 func TestNoScope(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		// A rule and a set exist in some tenant: nothing reaches them
 		// without a scope.
 		ctx, _ := storetest.NewScope(t)
@@ -1677,7 +1677,7 @@ func TestNoScope(t *testing.T) {
 func TestNULInLookups(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		ctx, _ := storetest.NewScope(t)
 		createRule(t, svc, ctx, ruleInput("R"))
 		createSet(t, svc, ctx, "S")

@@ -42,12 +42,13 @@ type Service struct {
 // package's line). It starts nothing. Executions work at once;
 // CALL_WEBHOOK actions and the log retention need a job engine
 // (RegisterJobs).
-func New(db *store.DB, opts Options) *Service {
+// It returns an error only for options it cannot accept (none today).
+func New(db *store.DB, opts Options) (*Service, error) {
 	st := opts.Store
 	if st == nil {
 		st = NewSQLStore()
 	}
-	return &Service{db: db, store: st, opts: opts, plans: newPlans(db, st, planCheckInterval), commits: newLogWriter(db, st)}
+	return &Service{db: db, store: st, opts: opts, plans: newPlans(db, st, planCheckInterval), commits: newLogWriter(db, st)}, nil
 }
 
 // planCheckInterval is how often an execution reads the version counter

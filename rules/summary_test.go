@@ -27,7 +27,7 @@ func TestExecutionSummary(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		svc := rules.New(db, rules.Options{})
+		svc := must(rules.New(db, rules.Options{}))
 		tenant, o1 := store.NewID(), store.NewID()
 		ctx := store.WithScope(t.Context(), store.Scope{TenantID: tenant})
 		orgCtx := store.WithScope(t.Context(), store.Scope{TenantID: tenant, OrganizationID: o1})

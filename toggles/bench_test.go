@@ -18,7 +18,7 @@ import (
 func benchService(b *testing.B) (*toggles.Service, context.Context, string) {
 	b.Helper()
 	db := storetest.SQLite(b, toggles.Migrations)
-	svc := toggles.New(db, toggles.Options{})
+	svc := must(toggles.New(db, toggles.Options{}))
 	ctx, _ := storetest.NewScope(b) // built once, outside the loop
 	var target *toggles.Toggle
 	for i := range 50 {

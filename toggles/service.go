@@ -48,7 +48,8 @@ type Service struct {
 
 // New returns the service over db, whose migrations include Migrations.
 // It starts nothing and reads nothing: the cache loads on the first check.
-func New(db *store.DB, opts Options) *Service {
+// It returns an error only for options it cannot accept (none today).
+func New(db *store.DB, opts Options) (*Service, error) {
 	s := &Service{db: db, store: opts.Store, logger: opts.Logger}
 	if s.store == nil {
 		s.store = NewSQLStore()
@@ -69,7 +70,7 @@ func New(db *store.DB, opts Options) *Service {
 	}, func(err error) {
 		s.logger.Warn("toggles: cache reload failed; serving the previous values", "err", err)
 	})
-	return s
+	return s, nil
 }
 
 // Limits of the definition fields, in characters.

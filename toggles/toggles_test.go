@@ -30,7 +30,7 @@ import (
 // newService starts a Service on db, stopped when the test ends.
 func newService(t *testing.T, db *store.DB, opts toggles.Options) *toggles.Service {
 	t.Helper()
-	svc := toggles.New(db, opts)
+	svc := must(toggles.New(db, opts))
 	if err := svc.Start(t.Context()); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -1217,7 +1217,7 @@ func TestReloadFailureKeepsServing(t *testing.T) {
 func TestFirstCheckWithoutMigrationsFails(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t) // the store's own tables only
-	svc := toggles.New(db, toggles.Options{})
+	svc := must(toggles.New(db, toggles.Options{}))
 	ctx, _ := storetest.NewScope(t)
 	_, err := svc.Bool(ctx, "anything")
 	var missing *toggles.MissingToggleError
@@ -1229,7 +1229,7 @@ func TestFirstCheckWithoutMigrationsFails(t *testing.T) {
 func TestStartStop(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t, toggles.Migrations)
-	svc := toggles.New(db, toggles.Options{PollInterval: time.Millisecond})
+	svc := must(toggles.New(db, toggles.Options{PollInterval: time.Millisecond}))
 	ctx := t.Context()
 	if err := svc.Stop(ctx); err != nil { // never started
 		t.Fatal(err)

@@ -8,7 +8,7 @@
 // concurrent writes of one record, batch upserts and their events).
 //
 // The suite drives the Store through a Service built on it
-// (entities.NewWithStore), as a host's calls would, so that it checks
+// (entities.New with Options.Store), as a host's calls would, so that it checks
 // what the Service's answers depend on rather than one implementation's
 // rows. Every subtest works in fresh random tenants and entity ids, so
 // subtests may share one database, and a database shared between test
@@ -65,11 +65,15 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, entities.Store)) 
 			if db == nil || st == nil {
 				t.Fatal("newStore returned nil")
 			}
+			svc, err := entities.New(db, entities.Options{Store: st})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if c.testDB != nil {
-				c.testDB(t, entities.NewWithStore(db, st), db)
+				c.testDB(t, svc, db)
 				return
 			}
-			c.test(t, entities.NewWithStore(db, st))
+			c.test(t, svc)
 		})
 	}
 }

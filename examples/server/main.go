@@ -363,7 +363,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Webhooks: webhooks.Options{AllowPrivateURLs: rulesCfg.AllowPrivateURLs}, Jobs: jobsCfg,
 		Attachments: attachmentsCfg,
 		Payments:    payments.Options{Credentials: payments.EnvCredentials{Getenv: getenv}},
-		Identity:    identity.Config{Mailer: logMailer{logger}}}
+		Identity:    identity.Options{Mailer: logMailer{logger}}}
 	if err := files.configure(ctx, &kitCfg); err != nil {
 		return err
 	}

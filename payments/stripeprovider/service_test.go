@@ -33,7 +33,7 @@ func TestThroughTheService(t *testing.T) {
 			return payments.Credentials{CredSecretKey: testKey, CredPublishableKey: "pk_test_" + tenantID,
 				CredWebhookSecret: secrets[tenantID]}, nil
 		})
-		svc := payments.New(db, payments.Options{Providers: payments.NewRegistry(New(Options{Backend: fake})), Credentials: creds})
+		svc := must(payments.New(db, payments.Options{Providers: payments.NewRegistry(New(Options{Backend: fake})), Credentials: creds}))
 		tenantA, tenantB := store.NewID(), store.NewID()
 		secrets[tenantA], secrets[tenantB] = "whsec_A_"+tenantA, "whsec_B_"+tenantB
 		ctxA := store.WithScope(ctx, store.Scope{TenantID: tenantA})

@@ -28,7 +28,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	db := storetest.SQLite(t, toggles.Migrations)
-	svc := toggles.New(db, toggles.Options{})
+	svc := must(toggles.New(db, toggles.Options{}))
 	f := &fixture{svc: svc, ids: map[string]string{}}
 
 	for _, c := range []struct {
