@@ -32,6 +32,7 @@ func TestOpenAPIDocumentIsPortable(t *testing.T) {
 	}
 	var doc struct {
 		Servers    []struct{ URL string }               `json:"servers"`
+		Tags       []struct{ Name, Description string } `json:"tags"`
 		Paths      map[string]map[string]map[string]any `json:"paths"`
 		Components struct {
 			Schemas map[string]any `json:"schemas"`
@@ -42,6 +43,11 @@ func TestOpenAPIDocumentIsPortable(t *testing.T) {
 	}
 	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/api" {
 		t.Errorf("servers %+v, want one: /api", doc.Servers)
+	}
+	for _, tag := range doc.Tags {
+		if strings.TrimSpace(tag.Description) == "" {
+			t.Errorf("tag %q has no description (areaDescriptions)", tag.Name)
+		}
 	}
 	for name, s := range doc.Components.Schemas {
 		checkPortableSchema(t, "components/schemas/"+name, s)

@@ -194,6 +194,7 @@ var areaDescriptions = map[string]string{
 	"Integrations":     "The integration catalogue, per-tenant state, credentials and logs.",
 	"Data sync":        "Import and export runs of the sync integrations.",
 	"Notifications":    "Each caller's own inbox of notifications.",
+	"Events":           "The live, resumable stream of broadcast domain events (Server-Sent Events).",
 	"Documentation":    "This document, as OpenAPI, Markdown and an explorer.",
 	"Custom":           "Routes added by the host application.",
 }
