@@ -83,7 +83,7 @@ func BenchmarkPaymentSession(b *testing.B) {
 			answer := e.do("POST", "/api/payment_gateways/sessions", key, json.RawMessage(body)).expect(201).Body
 			same := func() []byte { return body }
 			withKey := func(req *http.Request, _ []byte) { req.Header.Set("X-Api-Key", key) }
-			recordBody := benchRecordEntity(e, key)
+			recordBody, _ := benchRecordEntity(e, key)
 
 			b.Run("bare-net-http", func(b *testing.B) {
 				benchPostJSON(b, bareJSON(201, answer), "/api/payment_gateways/sessions", 201, withKey, same)
@@ -100,8 +100,8 @@ func BenchmarkPaymentSession(b *testing.B) {
 
 // benchRecordEntity defines BenchmarkCreateRecordHTTP's entity (five
 // fields, two of them filterable) for key's tenant and returns the body
-// of a create.
-func benchRecordEntity(e *testEnv, key string) []byte {
+// of a create and the answer to it.
+func benchRecordEntity(e *testEnv, key string) (body, answer []byte) {
 	e.do("POST", "/api/entities/entities", key, map[string]any{"entityId": "bench.items", "label": "Bench items"}).expect(200)
 	e.do("POST", "/api/entities/definitions.batch", key, json.RawMessage(`{"entityId":"bench.items","definitions":[
 		{"key":"title","kind":"text","configJson":{"label":"Title","listVisible":true}},
@@ -109,9 +109,8 @@ func benchRecordEntity(e *testEnv, key string) []byte {
 		{"key":"total","kind":"float","configJson":{"label":"Total","filterable":true,"listVisible":true}},
 		{"key":"qty","kind":"integer","configJson":{"label":"Quantity","listVisible":true}},
 		{"key":"note","kind":"text","configJson":{"label":"Note"}}]}`)).expect(200)
-	body := []byte(`{"entityId":"bench.items","values":{"title":"Bench item","status":"open","total":1234.56,"qty":3,"note":"created by the records-create scenario"}}`)
-	e.do("POST", "/api/entities/records", key, json.RawMessage(body)).expect(200)
-	return body
+	body = []byte(`{"entityId":"bench.items","values":{"title":"Bench item","status":"open","total":1234.56,"qty":3,"note":"created by the records-create scenario"}}`)
+	return body, e.do("POST", "/api/entities/records", key, json.RawMessage(body)).expect(200).Body
 }
 
 // BenchmarkPaymentWebhook measures the webhook intake: verify the
