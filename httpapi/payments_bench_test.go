@@ -14,6 +14,7 @@ import (
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/ratelimit"
+	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
@@ -60,21 +61,56 @@ func bareJSON(status int, answer []byte) http.Handler {
 	})
 }
 
+// BenchmarkPaymentSession compares POST /payment_gateways/sessions (the
+// mock provider, automatic capture: one transaction row and its two
+// events) with a bare net/http handler and with POST /entities/records
+// (one record row, its value counts and its event: the same kind of
+// durable write) in the same run, on each engine (PostgreSQL when
+// TENANTKIT_TEST_POSTGRES_URL is set). Rate limiting is off, as in the
+// HTTP comparison harness.
 func BenchmarkPaymentSession(b *testing.B) {
-	e := newTestEnv(b, storetest.SQLite(b))
-	acme := e.newTenant("Acme")
-	key := e.newKey(acme, "payment_gateways.manage")
-	body := []byte(`{"providerKey":"mock","amount":19.99,"currencyCode":"USD","description":"Order 1001","metadata":{"orderId":"1001"}}`)
-	answer := e.do("POST", "/api/payment_gateways/sessions", key, json.RawMessage(body)).expect(201).Body
-	same := func() []byte { return body }
-	withKey := func(req *http.Request, _ []byte) { req.Header.Set("X-Api-Key", key) }
+	engines := []struct {
+		name string
+		open func(testing.TB, ...store.Migrations) *store.DB
+	}{{"sqlite", storetest.SQLite}, {"postgres", storetest.Postgres}}
+	for _, eng := range engines {
+		b.Run(eng.name, func(b *testing.B) {
+			e := newTestEnv(b, eng.open(b))
+			e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{}, nil, nil)})
+			acme := e.newTenant("Acme")
+			key := e.newKey(acme, "payment_gateways.manage", "entities.definitions.manage", "entities.records.manage")
+			body := []byte(`{"providerKey":"mock","amount":19.99,"currencyCode":"USD","description":"Order 1001","metadata":{"orderId":"1001"}}`)
+			answer := e.do("POST", "/api/payment_gateways/sessions", key, json.RawMessage(body)).expect(201).Body
+			same := func() []byte { return body }
+			withKey := func(req *http.Request, _ []byte) { req.Header.Set("X-Api-Key", key) }
+			recordBody, _ := benchRecordEntity(e, key)
 
-	b.Run("bare-net-http", func(b *testing.B) {
-		benchPostJSON(b, bareJSON(201, answer), "/api/payment_gateways/sessions", 201, withKey, same)
-	})
-	b.Run("httpapi-session-mock", func(b *testing.B) {
-		benchPostJSON(b, e.handler, "/api/payment_gateways/sessions", 201, withKey, same)
-	})
+			b.Run("bare-net-http", func(b *testing.B) {
+				benchPostJSON(b, bareJSON(201, answer), "/api/payment_gateways/sessions", 201, withKey, same)
+			})
+			b.Run("httpapi-session-mock", func(b *testing.B) {
+				benchPostJSON(b, e.handler, "/api/payment_gateways/sessions", 201, withKey, same)
+			})
+			b.Run("httpapi-records-create", func(b *testing.B) {
+				benchPost(b, e.handler, "/api/entities/records", key, recordBody)
+			})
+		})
+	}
+}
+
+// benchRecordEntity defines BenchmarkCreateRecordHTTP's entity (five
+// fields, two of them filterable) for key's tenant and returns the body
+// of a create and the answer to it.
+func benchRecordEntity(e *testEnv, key string) (body, answer []byte) {
+	e.do("POST", "/api/entities/entities", key, map[string]any{"entityId": "bench.items", "label": "Bench items"}).expect(200)
+	e.do("POST", "/api/entities/definitions.batch", key, json.RawMessage(`{"entityId":"bench.items","definitions":[
+		{"key":"title","kind":"text","configJson":{"label":"Title","listVisible":true}},
+		{"key":"status","kind":"select","configJson":{"label":"Status","options":["open","closed","pending"],"filterable":true,"listVisible":true}},
+		{"key":"total","kind":"float","configJson":{"label":"Total","filterable":true,"listVisible":true}},
+		{"key":"qty","kind":"integer","configJson":{"label":"Quantity","listVisible":true}},
+		{"key":"note","kind":"text","configJson":{"label":"Note"}}]}`)).expect(200)
+	body = []byte(`{"entityId":"bench.items","values":{"title":"Bench item","status":"open","total":1234.56,"qty":3,"note":"created by the records-create scenario"}}`)
+	return body, e.do("POST", "/api/entities/records", key, json.RawMessage(body)).expect(200).Body
 }
 
 // BenchmarkPaymentWebhook measures the webhook intake: verify the

@@ -56,10 +56,49 @@ func (s *Service) Credentials(ctx context.Context, id string) ([]Field, map[stri
 
 // Values returns a tenant's credentials of the integration in clear, for
 // the code that calls the provider (never for a response); store.ErrNotFound
-// when none are stored.
+// when none are stored. Every change committed before the call is
+// honoured (the cache's Sync: on PostgreSQL one read of the version
+// counter, shared by concurrent callers; on SQLite nothing); the values
+// are opened once per change, not once per call. The map is the
+// caller's.
 func (s *Service) Values(ctx context.Context, tenantID, id string) (map[string]any, error) {
-	v, _, err := s.values(ctx, s.db, tenantID, id)
-	return v, err
+	if err := s.creds.Sync(ctx); err != nil {
+		return nil, err
+	}
+	c, err := s.creds.Get(ctx, credentialsKey{tenantID, id}, func(tx *store.Tx) (cachedCredentials, error) {
+		v, _, err := s.values(ctx, tx, tenantID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return cachedCredentials{}, nil
+		}
+		return cachedCredentials{values: v, found: true}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !c.found {
+		return nil, store.ErrNotFound
+	}
+	return maps.Clone(c.values), nil
+}
+
+// Tenants' credentials in clear are cached (Values, for every provider
+// call) under a version counter that SetCredentials bumps; the cache
+// reads it every credentialsCheck for other processes' changes (and
+// PostgreSQL notifies them at once), and Values syncs before each use.
+const (
+	credentialsCounter   = "integrations.credentials"
+	credentialsCheck     = 250 * time.Millisecond
+	maxCachedCredentials = 10000
+)
+
+// credentialsKey is a tenant's integration.
+type credentialsKey struct{ tenantID, integrationID string }
+
+// cachedCredentials is a tenant's credentials of an integration in
+// clear; found is false when none are stored.
+type cachedCredentials struct {
+	values map[string]any
+	found  bool
 }
 
 func (s *Service) values(ctx context.Context, q store.Querier, tenantID, id string) (map[string]any, time.Time, error) {
@@ -107,6 +146,9 @@ func (s *Service) SetCredentials(ctx context.Context, id string, values map[stri
 			return err
 		}
 		if err := s.store.PutCredentials(ctx, tx, sc.TenantID, id, s.box.Seal(string(plain)), tx.Now()); err != nil {
+			return err
+		}
+		if _, err := s.creds.Changed(ctx, tx); err != nil {
 			return err
 		}
 		_, err = tx.EmitData(ctx, EventCredentialsUpdated, sc, map[string]any{

@@ -68,6 +68,15 @@
 //     "credentials.<key>". null leaves a key out. A secret sent back as
 //     the mask keeps the stored value. The event
 //     integrations.credentials.updated names the keys, never a value.
+//   - Values (the credentials in clear, for each provider call: every
+//     payment session reads them) is served from a cache of the opened
+//     credentials by tenant and integration, so they are read and opened
+//     once per change, not once per call. SetCredentials bumps the version
+//     counter "integrations.credentials" in its transaction; Values syncs
+//     the cache before each use (vcache.Cache.Sync: on PostgreSQL one read
+//     of the counter shared by concurrent callers, on SQLite nothing), so
+//     a change committed before a call, by this process or another, is
+//     what the call uses. A tenant without credentials is cached as such.
 //   - GET /credentials needs integrations.view, PUT integrations.credentials.manage. Responses that carry
 //     credentials are marked Cache-Control: no-store.
 //   - The list answers {items, total, page, pageSize, totalPages} ordered

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/internal/secretbox"
+	"github.com/tenantkit/tenantkit/internal/vcache"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -36,6 +37,9 @@ type Service struct {
 	store    Store
 	box      *secretbox.Box
 	registry registry
+	// creds caches tenants' credentials in clear (Values), kept fresh by
+	// credentialsCounter.
+	creds *vcache.Cache[credentialsKey, cachedCredentials]
 }
 
 // New returns the service over db, whose migrations include Migrations.
@@ -45,6 +49,9 @@ func New(db *store.DB, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{db: db, store: opts.Store, box: box}
+	if db != nil { // nil: a Service for its definitions alone (tests)
+		s.creds = vcache.New[credentialsKey, cachedCredentials](db, credentialsCounter, credentialsCheck, maxCachedCredentials)
+	}
 	if s.store == nil {
 		s.store = NewSQLStore()
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -821,6 +822,45 @@ func TestTwoTenants(t *testing.T) {
 		evs, _ := store.ListEvents(t.Context(), db, store.EventFilter{TenantID: tb})
 		if len(evs) != 1 || evs[0].Type != integrations.EventCredentialsUpdated {
 			t.Errorf("tenant B's events: %v", evs)
+		}
+	}, integrations.Migrations)
+}
+
+// TestValuesSeeChangesAtOnce: Values caches the credentials in clear, yet
+// a change committed before a call is what the call returns, through
+// the Service that made it and, where several processes may share the
+// database (PostgreSQL), through another Service over it; and the map
+// Values returns is the caller's to change.
+func TestValuesSeeChangesAtOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		key := newKey()
+		s := newService(t, db, key)
+		services := []*integrations.Service{s}
+		if db.Dialect().Notifies() {
+			services = append(services, newService(t, db, key)) // another process
+		}
+		c, tn := scoped(t)
+		for _, r := range services {
+			if _, err := r.Values(t.Context(), tn, "crm"); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("Values before any: %v, want ErrNotFound", err)
+			}
+		}
+		for i := range 3 {
+			account := fmt.Sprintf("acme-%d", i)
+			if err := s.SetCredentials(c, "crm", map[string]any{"account": account, "apiKey": "sk_1"}); err != nil {
+				t.Fatal(err)
+			}
+			for j, r := range services {
+				got, err := r.Values(t.Context(), tn, "crm")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got["account"] != account {
+					t.Fatalf("service %d after change %d: account %v, want %s", j, i, got["account"], account)
+				}
+				got["account"] = "changed by the caller"
+			}
 		}
 	}, integrations.Migrations)
 }
