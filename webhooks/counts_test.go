@@ -76,3 +76,49 @@ func TestDeliveryCountsMigrationCountsExistingDeliveries(t *testing.T) {
 		}
 	}, before)
 }
+
+// FoldCounts (the sweep's) folds a webhook's count rows into one, keeping
+// the totals, until there is nothing left to fold.
+func TestFoldCounts(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		svc, err := webhooks.New(db, webhooks.Options{SecretKey: make([]byte, 32), AllowPrivateURLs: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := webhooks.NewSQLStore()
+		tenant := store.NewID()
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		w := &webhooks.Webhook{ID: store.NewID(), TenantID: tenant, Name: "h", URL: "https://example.com/h",
+			SubscribedEvents: []string{"a.b"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
+			CreatedAt: now, UpdatedAt: now}
+		if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertWebhook(ctx, tx, w, "sealed") }); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			d := &webhooks.Delivery{ID: store.NewID(), TenantID: tenant, WebhookID: w.ID, EventID: store.NewID(), EventType: "a.b",
+				MessageID: store.NewID(), Payload: []byte(`{}`), Status: webhooks.StatusPending, MaxAttempts: 3, TargetURL: w.URL,
+				EnqueuedAt: now, CreatedAt: now, UpdatedAt: now}
+			if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, []*webhooks.Delivery{d}); return err }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, want := range []int64{2, 0} {
+			n, err := svc.FoldCounts(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != want {
+				t.Errorf("fold %d: %d rows fewer, want %d", i+1, n, want)
+			}
+			_, total, err := st.ListDeliveries(ctx, db, store.Scope{TenantID: tenant}, webhooks.DeliveryFilter{Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total != 3 {
+				t.Errorf("fold %d: total %d, want 3", i+1, total)
+			}
+		}
+	}, webhooks.Migrations)
+}
