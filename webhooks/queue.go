@@ -502,8 +502,8 @@ const foldWebhooks, foldRounds = 100, 50
 // (Store.FoldDeliveryCounts), in every tenant, until no webhook's count
 // is kept in more than one row (at most foldWebhooks webhooks per
 // transaction, foldRounds transactions at most: under a steady stream of
-// inserts the next sweep goes on), and returns how many rows it removed. SweepJob runs it;
-// calling it otherwise is never needed, and harmless.
+// inserts the next sweep goes on), and returns how many rows it removed.
+// SweepJob runs it; calling it otherwise is never needed, and harmless.
 func (s *Service) FoldCounts(ctx context.Context) (int64, error) {
 	var total int64
 	for range foldRounds {
