@@ -86,7 +86,74 @@ func (*SQLStore) InsertDeliveries(ctx context.Context, q store.Querier, ds []*De
 		rows[i] = []any{d.ID, d.TenantID, store.NullIfEmpty(d.OrganizationID), d.WebhookID, d.EventID, d.EventType, d.MessageID,
 			string(d.Payload), d.Status, 0, d.MaxAttempts, d.TargetURL, d.EnqueuedAt, d.CreatedAt, d.UpdatedAt}
 	}
-	return deliveryInserts.Insert(ctx, q, rows)
+	n, err := deliveryInserts.Insert(ctx, q, rows)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	// One count row per webhook written to, in this transaction.
+	type key struct{ tenant, webhook string }
+	added := map[key]int64{}
+	var order []key
+	for _, d := range ds {
+		k := key{d.TenantID, d.WebhookID}
+		if added[k] == 0 {
+			order = append(order, k)
+		}
+		added[k]++
+	}
+	counts := make([][]any, len(order))
+	for i, k := range order {
+		counts[i] = []any{store.NewID(), k.tenant, k.webhook, added[k]}
+	}
+	_, err = countInserts.Insert(ctx, q, counts)
+	return n, err
+}
+
+// countInserts writes delta rows of the deliveries' counts.
+var countInserts = store.NewBatchInsert("webhook_delivery_counts", "id, tenant_id, webhook_id, delta", "")
+
+// foldBatch is how many of a webhook's count rows one fold takes at most.
+const foldBatch = 1000
+
+// FoldDeliveryCounts implements Store: for each of up to limit webhooks
+// with more than one count row, it deletes up to foldBatch of them and
+// writes their sum as one row. The sum is of the rows the DELETE removed
+// (RETURNING), so a concurrent fold of the same webhook, which removes
+// none of them, cannot count a row twice.
+func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit int) (int64, error) {
+	type key struct{ tenant, webhook string }
+	keys, err := store.Many(ctx, q, func(s store.Scanner) (key, error) {
+		var k key
+		return k, s.Scan(&k.tenant, &k.webhook)
+	}, `SELECT tenant_id, webhook_id FROM webhook_delivery_counts GROUP BY tenant_id, webhook_id HAVING count(*) > 1
+		ORDER BY tenant_id, webhook_id LIMIT $1`, limit)
+	if err != nil {
+		return 0, err
+	}
+	var folded int64
+	for _, k := range keys {
+		deltas, err := store.Many(ctx, q, func(s store.Scanner) (int64, error) {
+			var d int64
+			return d, s.Scan(&d)
+		}, `DELETE FROM webhook_delivery_counts WHERE id IN (SELECT id FROM webhook_delivery_counts
+			WHERE tenant_id = $1 AND webhook_id = $2 LIMIT $3) RETURNING delta`, k.tenant, k.webhook, foldBatch)
+		if err != nil {
+			return folded, err
+		}
+		if len(deltas) == 0 {
+			continue
+		}
+		var sum int64
+		for _, d := range deltas {
+			sum += d
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO webhook_delivery_counts (id, tenant_id, webhook_id, delta) VALUES ($1, $2, $3, $4)`,
+			store.NewID(), k.tenant, k.webhook, sum); err != nil {
+			return folded, err
+		}
+		folded += int64(len(deltas)) - 1
+	}
+	return folded, nil
 }
 
 // GetDelivery implements Store.
@@ -133,8 +200,8 @@ func (*SQLStore) ListDeliveries(ctx context.Context, q store.Querier, sc store.S
 			c.And(col+" = ?", v)
 		}
 	}
-	var total int
-	if err := q.QueryRow(ctx, `SELECT count(*)`+deliveryFrom+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	total, err := deliveryTotal(ctx, q, sc, f, c)
+	if err != nil {
 		return nil, 0, err
 	}
 	items, err := store.Many(ctx, q, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+c.SQL()+
@@ -143,6 +210,26 @@ func (*SQLStore) ListDeliveries(ctx context.Context, q store.Querier, sc store.S
 		d.Payload, d.ResponseBody, d.ResponseHeaders = nil, "", nil
 	}
 	return items, total, err
+}
+
+// deliveryTotal returns how many deliveries c (ListDeliveries' predicate
+// for sc and f) selects. Unfiltered or by webhook, it sums the kept count
+// rows of the webhooks sc may read (a few rows per webhook); filtered by
+// event type or status, which the counts do not keep, it counts the
+// deliveries.
+func deliveryTotal(ctx context.Context, q store.Querier, sc store.Scope, f DeliveryFilter, c *store.Conds) (int, error) {
+	var total int64
+	if f.EventType != "" || f.Status != "" {
+		err := q.QueryRow(ctx, `SELECT count(*)`+deliveryFrom+c.SQL(), c.Values()...).Scan(&total)
+		return int(total), err
+	}
+	k := sc.Readable("k.tenant_id", "w.organization_id")
+	if f.WebhookID != "" {
+		k.And("k.webhook_id = ?", f.WebhookID)
+	}
+	err := q.QueryRow(ctx, `SELECT COALESCE(sum(k.delta), 0) FROM webhook_delivery_counts k
+		JOIN webhooks w ON w.id = k.webhook_id AND w.tenant_id = k.tenant_id WHERE `+k.SQL(), k.Values()...).Scan(&total)
+	return int(total), err
 }
 
 // dueDeliveries is the predicate of the deliveries a drain sends at $3

@@ -166,6 +166,39 @@
 // both engines; Options.Store takes a host's own, which must pass the
 // conformance suite webhookstest.Run.
 //
+// # The deliveries list and its totals
+//
+// ListDeliveries returns a page, newest first, and the exact total of
+// what the filter selects. The page is read from an index in the list's
+// order ((tenant, created_at, id); by webhook, (tenant, webhook,
+// created_at, id); by status, (tenant, status, created_at, id)), never
+// sorted; filtered by event type, it walks the tenant's index until the
+// page is full.
+//
+// Counting the deliveries for every call read them all (at 1,000,000 a
+// tenant, seconds on SQLite, about a second on PostgreSQL), so SQLStore
+// keeps how many deliveries each webhook has, as insert-only delta rows
+// (webhook_delivery_counts): InsertDeliveries adds one row per webhook
+// it wrote to (+n) in the caller's transaction. A counter row per webhook
+// updated by every emitting transaction would make PostgreSQL's writers
+// to a webhook wait on each other (its row lock, held to commit); insert
+// rows never conflict. The total sums the rows of the webhooks the scope
+// may read (of its organizations; a deleted webhook's deliveries stay
+// listed and counted), and the periodic SweepJob folds each webhook's
+// rows into one (FoldCounts, Store.FoldDeliveryCounts: the rows a DELETE
+// removed, summed from its RETURNING, so concurrent folds and inserts
+// never lose or double a count), so a total reads a few rows a webhook.
+// Deliveries are never deleted today; a retention that deletes them
+// must add a row of -n in its transaction.
+//
+// Served from the kept counts: the unfiltered total and the total by
+// webhook, under any scope. Counted exactly from the deliveries: the
+// totals filtered by status (which changes with every attempt, so it is
+// not kept; the count reads the status index) or by event type (the count
+// reads the tenant's deliveries): they grow with the deliveries they
+// match. BENCHMARKS.md ("Webhooks")
+// has the figures.
+//
 // # Signing other calls
 //
 // SignCall signs a request that is not a delivery, a business rule's

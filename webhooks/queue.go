@@ -484,5 +484,39 @@ func (s *Service) QueueOwners(ctx context.Context, tenantID string) ([]QueueOwne
 
 // sweep restarts the queues that have due deliveries but no live lease
 // and no drain waiting: their drain died with its process, or their
-// wake-up was lost.
-func (s *Service) sweep(ctx context.Context) error { return s.queues.Sweep(ctx) }
+// wake-up was lost. It then folds the kept delivery counts (FoldCounts).
+func (s *Service) sweep(ctx context.Context) error {
+	if err := s.queues.Sweep(ctx); err != nil {
+		return err
+	}
+	_, err := s.FoldCounts(ctx)
+	return err
+}
+
+// foldWebhooks is how many webhooks' counts one fold transaction takes,
+// and foldRounds how many transactions one FoldCounts runs at most (the
+// next sweep goes on).
+const foldWebhooks, foldRounds = 100, 50
+
+// FoldCounts folds the delta rows of the kept delivery counts
+// (Store.FoldDeliveryCounts), in every tenant, until no webhook's count
+// is kept in more than one row (at most foldWebhooks webhooks per
+// transaction, foldRounds transactions at most: under a steady stream of
+// inserts the next sweep goes on), and returns how many rows it removed.
+// SweepJob runs it; calling it otherwise is never needed, and harmless.
+func (s *Service) FoldCounts(ctx context.Context) (int64, error) {
+	var total int64
+	for range foldRounds {
+		var n int64
+		err := s.db.Tx(ctx, func(tx *store.Tx) error {
+			var err error
+			n, err = s.store.FoldDeliveryCounts(ctx, tx, foldWebhooks)
+			return err
+		})
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+	return total, nil
+}

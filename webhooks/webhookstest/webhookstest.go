@@ -4,7 +4,9 @@
 // write, soft delete, list order, paging, totals and filters, delivery
 // states and their transitions, the claim order, the delivery health
 // counts by status, window and scope, inbound deduplication, the delivery
-// queues' leases, conflicts and concurrency), in the manner of River's
+// queues' leases, conflicts and concurrency, the deliveries list's
+// totals kept exact across inserts, concurrent inserts and folds of the
+// kept counts), in the manner of River's
 // driver tests and ratelimit/ratelimittest.
 //
 // Every subtest works in fresh random tenants, so one database may serve
@@ -45,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, webhooks.Store)) 
 		{"ActiveAndSigningWebhooks", testActiveAndSigning},
 		{"ResultsAndDeactivate", testResults},
 		{"DeliveryLog", testDeliveryLog},
+		{"DeliveryTotals", testDeliveryTotals},
 		{"ClaimOrderAndStates", testClaim},
 		{"ExpireDeliveries", testExpire},
 		{"DeliveryHealth", testDeliveryHealth},
@@ -1031,4 +1034,106 @@ func testConcurrency(t *testing.T, e *env) {
 	wg.Wait()
 	equal(t, "concurrent acquires that won", leases, 1)
 	equal(t, "concurrent inserts of one message that won", inserts, 1)
+}
+
+// testDeliveryTotals checks the deliveries list's totals, which a store may
+// keep rather than count: after inserts in several transactions (one of
+// them to two webhooks), by webhook, by organization scope, with a deleted
+// webhook's deliveries still counted, across folds of the kept counts
+// (FoldDeliveryCounts) and across inserts and folds run concurrently.
+func testDeliveryTotals(t *testing.T, e *env) {
+	tenant := store.NewID()
+	a := e.newHook(tenant, "", "a")
+	b := e.newHook(tenant, "org_b", "b")
+	other := e.newHook(store.NewID(), "", "other tenant")
+	now := e.db.Now()
+	add := func(ws ...*webhooks.Webhook) {
+		t.Helper()
+		ds := make([]*webhooks.Delivery, len(ws))
+		for i, w := range ws {
+			ds[i] = delivery(w, store.NewID(), now.Add(time.Duration(i)*time.Microsecond))
+		}
+		e.tx(func(tx *store.Tx) error {
+			n, err := e.st.InsertDeliveries(e.ctx, tx, ds)
+			if err == nil && n != int64(len(ds)) {
+				err = fmt.Errorf("inserted %d, want %d", n, len(ds))
+			}
+			return err
+		})
+	}
+	totals := func(what string, wantAll, wantA, wantB, wantOrgless int) {
+		t.Helper()
+		for _, c := range []struct {
+			name string
+			sc   store.Scope
+			f    webhooks.DeliveryFilter
+			want int
+		}{
+			{"all", tenantScope(tenant), webhooks.DeliveryFilter{}, wantAll},
+			{"webhook a", tenantScope(tenant), webhooks.DeliveryFilter{WebhookID: a.ID}, wantA},
+			{"webhook b", tenantScope(tenant), webhooks.DeliveryFilter{WebhookID: b.ID}, wantB},
+			{"status pending", tenantScope(tenant), webhooks.DeliveryFilter{Status: webhooks.StatusPending}, wantAll},
+			{"event type", tenantScope(tenant), webhooks.DeliveryFilter{EventType: "orders.order.created"}, wantAll},
+			{"org-less scope", store.Scope{TenantID: tenant, OrganizationIDs: []string{}}, webhooks.DeliveryFilter{}, wantOrgless},
+			{"org-less scope, webhook b", store.Scope{TenantID: tenant, OrganizationIDs: []string{}},
+				webhooks.DeliveryFilter{WebhookID: b.ID}, 0},
+			{"org_b scope", store.Scope{TenantID: tenant, OrganizationIDs: []string{"org_b"}}, webhooks.DeliveryFilter{}, wantAll},
+			{"other webhook's id", tenantScope(tenant), webhooks.DeliveryFilter{WebhookID: other.ID}, 0},
+		} {
+			items, total, err := e.st.ListDeliveries(e.ctx, e.db, c.sc, webhooks.DeliveryFilter{
+				WebhookID: c.f.WebhookID, Status: c.f.Status, EventType: c.f.EventType, Limit: 2})
+			noErr(t, err)
+			equal(t, what+", "+c.name+": total", total, c.want)
+			equal(t, what+", "+c.name+": page", len(items), min(2, c.want))
+		}
+	}
+	fold := func() {
+		t.Helper()
+		e.tx(func(tx *store.Tx) error {
+			_, err := e.st.FoldDeliveryCounts(e.ctx, tx, 1000)
+			return err
+		})
+	}
+	totals("none yet", 0, 0, 0, 0)
+	add(a)
+	add(a, a, b)
+	add(b)
+	add(other)
+	totals("after inserts", 5, 3, 2, 3)
+	fold()
+	totals("after a fold", 5, 3, 2, 3)
+	add(a, b)
+	totals("after a fold and inserts", 7, 4, 3, 4)
+	fold()
+	fold()
+	totals("after two more folds", 7, 4, 3, 4)
+	e.tx(func(tx *store.Tx) error { return e.st.DeleteWebhook(e.ctx, tx, tenant, b.ID, e.db.Now()) })
+	totals("webhook b deleted", 7, 4, 3, 4)
+
+	// Inserts and folds at once: every insert is counted once.
+	const workers, rounds = 4, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*workers*rounds)
+	for range workers {
+		wg.Go(func() {
+			for range rounds {
+				ds := []*webhooks.Delivery{delivery(a, store.NewID(), now), delivery(b, store.NewID(), now)}
+				errs <- e.db.Tx(e.ctx, func(tx *store.Tx) error { _, err := e.st.InsertDeliveries(e.ctx, tx, ds); return err })
+			}
+		})
+		wg.Go(func() {
+			for range rounds {
+				errs <- e.db.Tx(e.ctx, func(tx *store.Tx) error { _, err := e.st.FoldDeliveryCounts(e.ctx, tx, 1000); return err })
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		noErr(t, err)
+	}
+	n := workers * rounds
+	totals("after concurrent inserts and folds", 7+2*n, 4+n, 3+n, 4+n)
+	fold()
+	totals("after a last fold", 7+2*n, 4+n, 3+n, 4+n)
 }

@@ -63,6 +63,13 @@ func (s healthOrgBlind) DeliveryHealth(ctx context.Context, q store.Querier, sc 
 	return s.SQLStore.DeliveryHealth(ctx, q, sc, since)
 }
 
+// foldLosesCounts folds the kept delivery counts by dropping them.
+type foldLosesCounts struct{ *webhooks.SQLStore }
+
+func (foldLosesCounts) FoldDeliveryCounts(ctx context.Context, q store.Querier, _ int) (int64, error) {
+	return q.Exec(ctx, `DELETE FROM webhook_delivery_counts`)
+}
+
 // brokenStores maps each broken store to the subtest that must catch it.
 var brokenStores = map[string]struct {
 	store   webhooks.Store
@@ -73,6 +80,7 @@ var brokenStores = map[string]struct {
 	"lostUnclaim":    {lostUnclaim{webhooks.NewSQLStore()}, "ClaimOrderAndStates"},
 	"healthAllTime":  {healthAllTime{webhooks.NewSQLStore()}, "DeliveryHealth"},
 	"healthOrgBlind": {healthOrgBlind{webhooks.NewSQLStore()}, "DeliveryHealth"},
+	"foldLoses":      {foldLosesCounts{webhooks.NewSQLStore()}, "DeliveryTotals"},
 }
 
 // TestBrokenStoreHelper runs the suite against the broken store

@@ -1,0 +1,124 @@
+package webhooks_test
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+	"github.com/tenantkit/tenantkit/webhooks"
+)
+
+// linesBefore returns the webhooks' migrations without version and the
+// ones after it.
+func linesBefore(t *testing.T, version string) store.Migrations {
+	t.Helper()
+	m := fstest.MapFS{}
+	err := fs.WalkDir(webhooks.Migrations.FS, webhooks.Migrations.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() >= version {
+			return err
+		}
+		b, err := fs.ReadFile(webhooks.Migrations.FS, p)
+		m[strings.TrimPrefix(p, webhooks.Migrations.Dir+"/")] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.Migrations{Line: webhooks.Migrations.Line, FS: m}
+}
+
+// The migration that keeps the deliveries' counts fills them from the
+// deliveries already there: the list's totals are right at once.
+func TestDeliveryCountsMigrationCountsExistingDeliveries(t *testing.T) {
+	t.Parallel()
+	before := linesBefore(t, "0005")
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		st := webhooks.NewSQLStore()
+		tenant := store.NewID()
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		var hooks []string
+		for range 2 {
+			w := &webhooks.Webhook{ID: store.NewID(), TenantID: tenant, Name: "h", URL: "https://example.com/h",
+				SubscribedEvents: []string{"a.b"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
+				CreatedAt: now, UpdatedAt: now}
+			if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertWebhook(ctx, tx, w, "sealed") }); err != nil {
+				t.Fatal(err)
+			}
+			hooks = append(hooks, w.ID)
+		}
+		for i := range 5 { // as the store wrote them before the counts
+			if _, err := db.Exec(ctx, `INSERT INTO webhook_deliveries (id, tenant_id, webhook_id, event_id, event_type, message_id,
+				payload, status, max_attempts, target_url, enqueued_at, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, 'a.b', $5, '{}', 'pending', 3, 'https://example.com/h', $6, $6, $6)`,
+				store.NewID(), tenant, hooks[min(i, 1)], store.NewID(), store.NewID(), now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Migrate(ctx, webhooks.Migrations); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			webhook string
+			want    int
+		}{{"", 5}, {hooks[0], 1}, {hooks[1], 4}} {
+			_, total, err := st.ListDeliveries(ctx, db, store.Scope{TenantID: tenant}, webhooks.DeliveryFilter{WebhookID: c.webhook, Limit: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total != c.want {
+				t.Errorf("webhook %q: total %d, want %d", c.webhook, total, c.want)
+			}
+		}
+	}, before)
+}
+
+// FoldCounts (the sweep's) folds a webhook's count rows into one, keeping
+// the totals, until there is nothing left to fold.
+func TestFoldCounts(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		svc, err := webhooks.New(db, webhooks.Options{SecretKey: make([]byte, 32), AllowPrivateURLs: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := webhooks.NewSQLStore()
+		tenant := store.NewID()
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		w := &webhooks.Webhook{ID: store.NewID(), TenantID: tenant, Name: "h", URL: "https://example.com/h",
+			SubscribedEvents: []string{"a.b"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
+			CreatedAt: now, UpdatedAt: now}
+		if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertWebhook(ctx, tx, w, "sealed") }); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			d := &webhooks.Delivery{ID: store.NewID(), TenantID: tenant, WebhookID: w.ID, EventID: store.NewID(), EventType: "a.b",
+				MessageID: store.NewID(), Payload: []byte(`{}`), Status: webhooks.StatusPending, MaxAttempts: 3, TargetURL: w.URL,
+				EnqueuedAt: now, CreatedAt: now, UpdatedAt: now}
+			if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, []*webhooks.Delivery{d}); return err }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, want := range []int64{2, 0} {
+			n, err := svc.FoldCounts(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != want {
+				t.Errorf("fold %d: %d rows fewer, want %d", i+1, n, want)
+			}
+			_, total, err := st.ListDeliveries(ctx, db, store.Scope{TenantID: tenant}, webhooks.DeliveryFilter{Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total != 3 {
+				t.Errorf("fold %d: total %d, want 3", i+1, total)
+			}
+		}
+	}, webhooks.Migrations)
+}
