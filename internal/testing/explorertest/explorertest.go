@@ -256,14 +256,46 @@ func clickAndWait(ctx context.Context, click, until string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(click)),
-		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector(%q) !== null`, until),
-			chromedp.WithPollingInterval(50*time.Millisecond)))
-	if err != nil {
-		return fmt.Errorf("clicked %s, then waited for %s: %w", click, until, err)
+	// A deep link scrolls the page to its operation: a click aimed while
+	// the page still moves lands elsewhere. Wait for the scroll to rest,
+	// and click again if the first click changed nothing.
+	waitScrollRest(ctx)
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		pollCtx, cancelPoll := context.WithTimeout(ctx, 3*time.Second)
+		last = chromedp.Do(pollCtx,
+			chromedp.Click(chromedp.CSS(click)),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector(%q) !== null`, until),
+				chromedp.WithPollingInterval(50*time.Millisecond)))
+		cancelPoll()
+		if last == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		waitScrollRest(ctx)
 	}
-	return nil
+	return fmt.Errorf("clicked %s, then waited for %s: %w", click, until, last)
+}
+
+// waitScrollRest waits, at most 2 s, until the page's scroll position has
+// not changed for 200 ms.
+func waitScrollRest(ctx context.Context) {
+	deadline := time.Now().Add(2 * time.Second)
+	prev, still := -1.0, time.Now()
+	for time.Now().Before(deadline) {
+		y, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.scrollY`))
+		if err != nil {
+			return
+		}
+		if y != prev {
+			prev, still = y, time.Now()
+		} else if time.Since(still) >= 200*time.Millisecond {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func hasHeader(h network.Headers, name string) bool {
