@@ -27,13 +27,6 @@ import (
 // check ulimit -n.
 const streamLoadEnv = "TENANTKIT_STREAM_HTTP_LOAD"
 
-func loadEnvInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
-
 // gcHeap is the heap in use (spans) and allocated (live objects) after
 // a collection.
 func gcHeap() (inUse, alloc uint64) {
@@ -162,8 +155,8 @@ func TestEventStreamHTTPLoad(t *testing.T) {
 	if os.Getenv(streamLoadEnv) == "" {
 		t.Skipf("set %s=1 to run the events stream HTTP load test", streamLoadEnv)
 	}
-	streams, tenants := loadEnvInt("TENANTKIT_STREAM_HTTP_STREAMS", 1000), loadEnvInt("TENANTKIT_STREAM_HTTP_TENANTS", 10)
-	rate, seconds := loadEnvInt("TENANTKIT_STREAM_HTTP_RATE", 1000), loadEnvInt("TENANTKIT_STREAM_HTTP_SECONDS", 10)
+	streams, tenants := storetest.EnvInt("TENANTKIT_STREAM_HTTP_STREAMS", 1000), storetest.EnvInt("TENANTKIT_STREAM_HTTP_TENANTS", 10)
+	rate, seconds := storetest.EnvInt("TENANTKIT_STREAM_HTTP_RATE", 1000), storetest.EnvInt("TENANTKIT_STREAM_HTTP_SECONDS", 10)
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newTestEnv(t, db)
 		e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{Enabled: false}, nil, nil)})

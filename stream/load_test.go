@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,13 +20,6 @@ import (
 // loadEnv enables TestStreamLoad, which runs for about a minute per
 // engine: TENANTKIT_STREAM_LOAD=1 go test ./stream -run TestStreamLoad -v.
 const loadEnv = "TENANTKIT_STREAM_LOAD"
-
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
 
 func heapInUse() uint64 {
 	runtime.GC()
@@ -46,8 +38,8 @@ func TestStreamLoad(t *testing.T) {
 	if os.Getenv(loadEnv) == "" {
 		t.Skipf("set %s=1 to run the events stream load test", loadEnv)
 	}
-	streams, tenants := envInt("TENANTKIT_STREAM_STREAMS", 1000), envInt("TENANTKIT_STREAM_TENANTS", 10)
-	rate, seconds := envInt("TENANTKIT_STREAM_RATE", 1000), envInt("TENANTKIT_STREAM_SECONDS", 10)
+	streams, tenants := storetest.EnvInt("TENANTKIT_STREAM_STREAMS", 1000), storetest.EnvInt("TENANTKIT_STREAM_TENANTS", 10)
+	rate, seconds := storetest.EnvInt("TENANTKIT_STREAM_RATE", 1000), storetest.EnvInt("TENANTKIT_STREAM_SECONDS", 10)
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		hub := stream.New(db, testTypes, stream.Options{})
 		defer hub.Close()

@@ -46,6 +46,15 @@ func ScaleSizes(t testing.TB) (sizes []int, calls int) {
 	return sizes, calls
 }
 
+// EnvInt returns the positive integer in the environment variable name,
+// or def when it is unset or not one: the knobs of the load measurements.
+func EnvInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
 // EachFresh runs fn on each engine with a migrated database of its own:
 // a SQLite file in a temporary directory, and a PostgreSQL schema made
 // for the test and dropped when it ends (skipped when PostgresEnv is
