@@ -88,8 +88,8 @@ func (c *Counts) Sum(ctx context.Context, q Querier, where *Conds) (int, error) 
 }
 
 // ReadableCounted is Readable for a table that stores "no organization"
-// as '' rather than NULL (as Counts' keys do): the tenant's rows of ''
-// or of an organization the scope may read.
+// as the empty text rather than NULL (as Counts' keys do): the tenant's
+// rows of no organization or of one the scope may read.
 func (s Scope) ReadableCounted(tenantCol, orgCol string) *Conds {
 	c := Where(tenantCol+" = ?", s.TenantID)
 	if s.OrganizationIDs != nil {

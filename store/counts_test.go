@@ -13,7 +13,7 @@ import (
 // Counts.Add sums a key's deltas (merged within one call, spread over
 // slots across calls, concurrent calls included), Sum adds up the rows a
 // predicate selects, and ReadableCounted selects the counts of no
-// organization ('') and of the organizations a scope reads.
+// organization (the empty text) and of the organizations a scope reads.
 func TestCounts(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
