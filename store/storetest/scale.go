@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -107,4 +108,61 @@ func Analyze(t testing.TB, db *store.DB) {
 	if _, err := db.Exec(t.Context(), "ANALYZE"); err != nil {
 		t.Fatalf("storetest: analyze: %v", err)
 	}
+}
+
+// SeedRows inserts the rows from to to (exclusive) into table, row(i)
+// giving the i-th row's values in the order of columns (a comma-separated
+// list), in multi-row INSERTs of 1,000 rows per transaction: the fast way
+// to grow a table for a measurement at scale, past the Store and so past
+// anything it keeps beside the rows (kept counts: recount them after).
+func SeedRows(t testing.TB, db *store.DB, table, columns string, from, to int, row func(i int) []any) {
+	t.Helper()
+	ins := store.NewBatchInsert(table, columns, "")
+	ctx := t.Context()
+	values := make([]any, 0, 1000*ins.Columns())
+	for from < to {
+		n := min(1000, to-from)
+		values = values[:0]
+		for i := range n {
+			values = append(values, row(from+i)...)
+		}
+		if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := ins.InsertValues(ctx, tx, values); return err }); err != nil {
+			t.Fatalf("storetest: seeding %s: %v", table, err)
+		}
+		from += n
+	}
+}
+
+// ScaleCase is one list measured by MeasureList: its name in the report
+// and a call that lists page 1 and checks what it got.
+type ScaleCase struct {
+	Name string
+	List func() error
+	// Calls, when positive, caps the timed calls of this case (a slow
+	// baseline measured beside the list).
+	Calls int
+}
+
+// MeasureList times calls of each case (Percentiles) and logs a row of
+// BENCHMARKS.md's tables for each: "| list, case | engine | rows | p50 |
+// p95 |".
+func MeasureList(t testing.TB, list, engine string, rows, calls int, cases ...ScaleCase) {
+	t.Helper()
+	for _, c := range cases {
+		n := calls
+		if c.Calls > 0 {
+			n = min(n, c.Calls)
+		}
+		p50, p95 := Percentiles(t, n, c.List)
+		t.Logf("| %s, %s | %s | %d | %.2f ms | %.2f ms |", list, c.Name, engine, rows, Milliseconds(p50), Milliseconds(p95))
+	}
+}
+
+// CheckPage returns an error unless a page of got rows of total matches
+// want rows of wantTotal: a scale case's check of its list's answer.
+func CheckPage(name string, got, total, want, wantTotal int) error {
+	if got != want || total != wantTotal {
+		return fmt.Errorf("%s: %d rows of %d, want %d of %d", name, got, total, want, wantTotal)
+	}
+	return nil
 }
