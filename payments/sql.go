@@ -85,7 +85,18 @@ func (*SQLStore) InsertTransaction(ctx context.Context, q store.Querier, t *Tran
 		t.ID, t.TenantID, nullable(t.OrganizationID), t.PaymentID, t.ProviderKey, t.SessionID, string(t.Status),
 		t.GatewayStatus, t.Amount, t.CapturedAmount, t.RefundedAmount, t.Currency, t.CaptureMethod, t.Description,
 		meta, t.RedirectURL, data, t.CreatedAt, t.UpdatedAt)
-	return err
+	if err != nil {
+		return err
+	}
+	return transactionCounts.Add(ctx, q, store.CountDelta{Key: countKey(t.TenantID, t.OrganizationID, string(t.Status), t.ProviderKey), N: 1})
+}
+
+// transactionCounts keeps how many transactions each tenant has per
+// organization, status and provider (migration 0002).
+var transactionCounts = store.NewCounts("payment_transaction_counts", "tenant_id", "organization_id", "status", "provider_key")
+
+func countKey(tenantID, org, status, provider string) []string {
+	return []string{tenantID, org, status, provider}
 }
 
 func nullable(s string) any {
@@ -123,8 +134,15 @@ func (*SQLStore) ListTransactions(ctx context.Context, q store.Querier, sc store
 	if f.ProviderKey != "" {
 		c.And("provider_key = ?", f.ProviderKey)
 	}
-	var total int
-	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM payment_transactions WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	k := sc.ReadableCounted("tenant_id", "organization_id")
+	if f.Status != "" {
+		k.And("status = ?", string(f.Status))
+	}
+	if f.ProviderKey != "" {
+		k.And("provider_key = ?", f.ProviderKey)
+	}
+	total, err := transactionCounts.Sum(ctx, q, k)
+	if err != nil {
 		return nil, 0, err
 	}
 	items, err := store.Many(ctx, q, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions WHERE `+
@@ -132,16 +150,31 @@ func (*SQLStore) ListTransactions(ctx context.Context, q store.Querier, sc store
 	return items, total, err
 }
 
-// UpdateTransaction implements Store.
+// UpdateTransaction implements Store. An update that keeps the stored
+// status is one statement; one that changes it reads the stored status
+// (locking the row) and moves the transaction between the kept counts.
 func (*SQLStore) UpdateTransaction(ctx context.Context, q store.Querier, t *Transaction) error {
 	data, err := jsonText(t.ProviderData)
 	if err != nil {
 		return err
 	}
-	return store.ExecOne(ctx, q, `UPDATE payment_transactions SET status = $3, gateway_status = $4,
+	const update = `UPDATE payment_transactions SET status = $3, gateway_status = $4,
 		captured_amount = $5, refunded_amount = $6, provider_data = $7, updated_at = $8
-		WHERE tenant_id = $1 AND id = $2`,
-		t.TenantID, t.ID, string(t.Status), t.GatewayStatus, t.CapturedAmount, t.RefundedAmount, data, t.UpdatedAt)
+		WHERE tenant_id = $1 AND id = $2`
+	args := []any{t.TenantID, t.ID, string(t.Status), t.GatewayStatus, t.CapturedAmount, t.RefundedAmount, data, t.UpdatedAt}
+	if n, err := q.Exec(ctx, update+` AND status = $3`, args...); err != nil || n > 0 {
+		return err
+	}
+	var was struct{ org, status, provider string }
+	if err := q.QueryRow(ctx, `SELECT COALESCE(organization_id, ''), status, provider_key FROM payment_transactions
+		WHERE tenant_id = $1 AND id = $2`+q.Dialect().ForUpdate(), t.TenantID, t.ID).Scan(&was.org, &was.status, &was.provider); err != nil {
+		return err
+	}
+	if err := store.ExecOne(ctx, q, update, args...); err != nil {
+		return err
+	}
+	return transactionCounts.Add(ctx, q, store.CountDelta{Key: countKey(t.TenantID, was.org, was.status, was.provider), N: -1},
+		store.CountDelta{Key: countKey(t.TenantID, was.org, string(t.Status), was.provider), N: 1})
 }
 
 // Summarize implements Store: one GROUP BY on both engines. since is
