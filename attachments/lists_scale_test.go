@@ -20,13 +20,10 @@ import (
 // measure at (for example "100000,1000000"); they are inserted straight
 // into the tables (storetest.SeedRows: multi-row INSERTs, 1,000 per
 // transaction) over two partitions, each with one of four tags, the kept
-// counts recounted as migration 0003 counts them, in a fresh database
-// grown from one count to the next (PostgreSQL's statistics gathered
-// after each). The search's total is counted (at most 10 calls), as is
-// the baseline, the unfiltered total counted as before the kept counts
-// (20 calls at most). TENANTKIT_BENCH_LIST_CALLS is the number of timed
-// calls per case (200 when unset). Each line it logs is a row of
-// BENCHMARKS.md's tables.
+// counts recounted as migration 0003 counts them; storetest.GrowAndMeasure
+// says how the table grows and what is timed. The search's total is
+// counted (at most 10 calls), as is the baseline, the unfiltered total
+// and tags counted as before the kept counts (20 calls at most).
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./attachments -run TestListLibraryAtScale -v -timeout 2h
 func TestListLibraryAtScale(t *testing.T) {
@@ -38,37 +35,33 @@ func TestListLibraryAtScale(t *testing.T) {
 func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := attachments.NewSQLStore()
-	tenant := store.NewID()
-	sc := store.Scope{TenantID: tenant}
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
-	for _, code := range []string{"docs", "images"} {
-		if err := db.Tx(ctx, func(tx *store.Tx) error {
-			return st.InsertPartition(ctx, tx, &attachments.Partition{ID: store.NewID(), TenantID: tenant, Code: code, Title: code,
-				CreatedAt: base, UpdatedAt: base}, false)
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	partition := func(i int) string { return []string{"docs", "images"}[i%2] }
 	tag := func(i int) string { return fmt.Sprint("tag-", i/2%4) }
-	id := func(i int) string { return store.NewIDAt(base.Add(time.Duration(i) * time.Millisecond)) }
-	var ids []string
-	seeded := 0
-	for _, rows := range sizes {
-		start := time.Now()
-		for i := seeded; i < rows; i++ {
-			ids = append(ids, id(i))
+	seed := func(tenant string, from, to int) {
+		if from == 0 {
+			for _, code := range []string{"docs", "images"} {
+				if err := db.Tx(ctx, func(tx *store.Tx) error {
+					return st.InsertPartition(ctx, tx, &attachments.Partition{ID: store.NewID(), TenantID: tenant, Code: code,
+						Title: code, CreatedAt: base, UpdatedAt: base}, false)
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		ids := make([]string, to)
+		for i := from; i < to; i++ {
+			ids[i] = store.NewIDAt(base.Add(time.Duration(i) * time.Millisecond))
 		}
 		storetest.SeedRows(t, db, "attachments", `id, tenant_id, entity_id, record_id, partition_code, file_name, file_size,
-			mime_type, storage_key, tags, assignments, custom_fields, created_at, updated_at`, seeded, rows, func(i int) []any {
+			mime_type, storage_key, tags, assignments, custom_fields, created_at, updated_at`, from, to, func(i int) []any {
 			at := base.Add(time.Duration(i) * time.Millisecond)
 			return []any{ids[i], tenant, "orders", fmt.Sprint("order-", i), partition(i), fmt.Sprintf("scan-%07d.pdf", i),
 				1000 + i%5000, "application/pdf", "k/" + ids[i], `["` + tag(i) + `"]`, "[]", "{}", at, at}
 		})
-		storetest.SeedRows(t, db, "attachment_tags", "attachment_id, tenant_id, tag", seeded, rows, func(i int) []any {
+		storetest.SeedRows(t, db, "attachment_tags", "attachment_id, tenant_id, tag", from, to, func(i int) []any {
 			return []any{ids[i], tenant, tag(i)}
 		})
-		seeded = rows
 		err := db.Tx(ctx, func(tx *store.Tx) error {
 			for _, q := range []string{`DELETE FROM attachment_counts WHERE tenant_id = $1`,
 				`DELETE FROM attachment_tag_counts WHERE tenant_id = $1`,
@@ -89,14 +82,16 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 			t.Fatal(err)
 		}
 		storetest.Analyze(t, db)
-		t.Logf("seeded %d attachments in %s", seeded, time.Since(start).Round(time.Second))
+	}
+	wantTags := []string{"tag-0", "tag-1", "tag-2", "tag-3"}
+	cases := func(tenant string, rows int) []storetest.ScaleCase {
+		sc := store.Scope{TenantID: tenant}
 		tagged := 0
-		for i := range seeded {
+		for i := range rows {
 			if tag(i) == "tag-1" {
 				tagged++
 			}
 		}
-		wantTags := []string{"tag-0", "tag-1", "tag-2", "tag-3"}
 		// What Service.Library asks for: the page with its total, and the
 		// tags to filter by.
 		list := func(name string, f attachments.LibraryFilter, want, calls int) storetest.ScaleCase {
@@ -116,13 +111,13 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 				return storetest.CheckPage(name, len(items), total, min(25, want), want)
 			}}
 		}
-		storetest.MeasureList(t, "attachments library", engine, seeded, calls,
-			list("newest first", attachments.LibraryFilter{SortDesc: true}, seeded, 0),
-			list("by file name", attachments.LibraryFilter{SortField: "fileName"}, seeded, 0),
-			list("partition", attachments.LibraryFilter{Partition: "images", SortDesc: true}, seeded/2, 0),
+		return []storetest.ScaleCase{
+			list("newest first", attachments.LibraryFilter{SortDesc: true}, rows, 0),
+			list("by file name", attachments.LibraryFilter{SortField: "fileName"}, rows, 0),
+			list("partition", attachments.LibraryFilter{Partition: "images", SortDesc: true}, rows/2, 0),
 			list("tag", attachments.LibraryFilter{Tags: []string{"tag-1"}, SortDesc: true}, tagged, 0),
-			list("search (counted)", attachments.LibraryFilter{Search: "7.PDF", SortDesc: true}, seeded/10, 10),
-			storetest.ScaleCase{Name: "total and tags by count(*), as before 0003", Calls: 20, List: func() error {
+			list("search (counted)", attachments.LibraryFilter{Search: "7.PDF", SortDesc: true}, rows/10, 10),
+			{Name: "total and tags by count(*), as before 0003", Calls: 20, List: func() error {
 				var n, tags int
 				if err := db.QueryRow(ctx, `SELECT count(*) FROM attachments WHERE tenant_id = $1`, tenant).Scan(&n); err != nil {
 					return err
@@ -131,7 +126,9 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 					JOIN attachments a ON a.id = t.attachment_id WHERE a.tenant_id = $1) d`, tenant).Scan(&tags); err != nil {
 					return err
 				}
-				return storetest.CheckPage("count(*)", tags, n, len(wantTags), seeded)
-			}})
+				return storetest.CheckPage("count(*)", tags, n, len(wantTags), rows)
+			}},
+		}
 	}
+	storetest.GrowAndMeasure(t, "attachments library", engine, sizes, calls, seed, cases)
 }

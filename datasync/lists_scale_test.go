@@ -18,12 +18,10 @@ import (
 // example "100000,1000000"); they are inserted straight into the table
 // (storetest.SeedRows: multi-row INSERTs, 1,000 per transaction) over four
 // integrations of two entity types each, both directions (95% completed,
-// 5% failed), the kept counts recounted as migration 0004 counts them, in
-// a fresh database grown from one count to the next (PostgreSQL's
-// statistics gathered after each). The last case is the baseline: the
-// unfiltered total counted as before the kept counts (20 calls at most).
-// TENANTKIT_BENCH_LIST_CALLS is the number of timed calls per case (200
-// when unset). Each line it logs is a row of BENCHMARKS.md's tables.
+// 5% failed), the kept counts recounted as migration 0004 counts them;
+// storetest.GrowAndMeasure says how the table grows and what is timed.
+// The last case is the baseline: the unfiltered total counted as before
+// the kept counts (20 calls at most).
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./datasync -run TestListRunsAtScale -v -timeout 2h
 func TestListRunsAtScale(t *testing.T) {
@@ -35,7 +33,6 @@ func TestListRunsAtScale(t *testing.T) {
 func scaleListRuns(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := datasync.NewSQLStore()
-	tenant := store.NewID()
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
 	integration := func(i int) string { return fmt.Sprint("crm-", i%4) }
 	entity := func(i int) string { return []string{"contacts", "deals"}[i/4%2] }
@@ -46,17 +43,14 @@ func scaleListRuns(t *testing.T, db *store.DB, engine string, sizes []int, calls
 		}
 		return datasync.StatusCompleted
 	}
-	seeded := 0
-	for _, rows := range sizes {
-		start := time.Now()
+	seed := func(tenant string, from, to int) {
 		storetest.SeedRows(t, db, "data_sync_runs", `id, tenant_id, integration_id, entity_type, direction, status, cursor,
 			full_sync, batch_size, created_count, updated_count, skipped_count, failed_count, batches_completed,
-			cancel_requested, created_at, updated_at`, seeded, rows, func(i int) []any {
+			cancel_requested, created_at, updated_at`, from, to, func(i int) []any {
 			at := base.Add(time.Duration(i) * time.Millisecond)
 			return []any{store.NewIDAt(at), tenant, integration(i), entity(i), string(direction(i)), string(status(i)), "c",
 				false, 250, 10, 2, 0, 0, 1, false, at, at}
 		})
-		seeded = rows
 		err := db.Tx(ctx, func(tx *store.Tx) error {
 			if _, err := tx.Exec(ctx, `DELETE FROM data_sync_run_counts WHERE tenant_id = $1`, tenant); err != nil {
 				return err
@@ -70,9 +64,10 @@ func scaleListRuns(t *testing.T, db *store.DB, engine string, sizes []int, calls
 			t.Fatal(err)
 		}
 		storetest.Analyze(t, db)
-		t.Logf("seeded %d runs in %s", seeded, time.Since(start).Round(time.Second))
+	}
+	cases := func(tenant string, rows int) []storetest.ScaleCase {
 		failed, sync := 0, 0
-		for i := range seeded {
+		for i := range rows {
 			if status(i) == datasync.StatusFailed {
 				failed++
 			}
@@ -90,18 +85,20 @@ func scaleListRuns(t *testing.T, db *store.DB, engine string, sizes []int, calls
 				return storetest.CheckPage(name, len(items), total, 20, want)
 			}}
 		}
-		storetest.MeasureList(t, "data sync runs", engine, seeded, calls,
-			list("unfiltered", datasync.RunFilter{}, seeded),
+		return []storetest.ScaleCase{
+			list("unfiltered", datasync.RunFilter{}, rows),
 			list("status", datasync.RunFilter{Status: datasync.StatusFailed}, failed),
-			list("integrationId", datasync.RunFilter{IntegrationID: "crm-1"}, seeded/4),
+			list("integrationId", datasync.RunFilter{IntegrationID: "crm-1"}, rows/4),
 			list("one sync", datasync.RunFilter{IntegrationID: "crm-1", EntityType: "deals", Direction: datasync.Export}, sync),
-			storetest.ScaleCase{Name: "unfiltered total by count(*), as before 0004", Calls: 20, List: func() error {
+			{Name: "unfiltered total by count(*), as before 0004", Calls: 20, List: func() error {
 				var n int
 				err := db.QueryRow(ctx, `SELECT count(*) FROM data_sync_runs WHERE tenant_id = $1`, tenant).Scan(&n)
 				if err != nil {
 					return err
 				}
-				return storetest.CheckPage("count(*)", 0, n, 0, seeded)
-			}})
+				return storetest.CheckPage("count(*)", 0, n, 0, rows)
+			}},
+		}
 	}
+	storetest.GrowAndMeasure(t, "data sync runs", engine, sizes, calls, seed, cases)
 }

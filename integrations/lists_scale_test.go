@@ -18,11 +18,9 @@ import (
 // are inserted straight into the table (storetest.SeedRows: multi-row
 // INSERTs, 1,000 per transaction) over four integrations (90% info, 8%
 // warn, 2% error, one run per 1,000 entries), the kept counts recounted
-// as migration 0003 counts them, in a fresh database grown from one count
-// to the next (PostgreSQL's statistics gathered after each). The last
-// case is the baseline: the unfiltered total counted as before the kept
-// counts (20 calls at most). TENANTKIT_BENCH_LIST_CALLS is the number of timed calls per case (200
-// when unset). Each line it logs is a row of BENCHMARKS.md's tables.
+// as migration 0003 counts them; storetest.GrowAndMeasure says how the
+// table grows and what is timed. The last case is the baseline: the
+// unfiltered total counted as before the kept counts (20 calls at most).
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./integrations -run TestListLogsAtScale -v -timeout 2h
 func TestListLogsAtScale(t *testing.T) {
@@ -34,7 +32,6 @@ func TestListLogsAtScale(t *testing.T) {
 func scaleListLogs(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := integrations.NewSQLStore()
-	tenant := store.NewID()
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
 	level := func(i int) string {
 		switch i % 50 {
@@ -47,20 +44,18 @@ func scaleListLogs(t *testing.T, db *store.DB, engine string, sizes []int, calls
 	}
 	integration := func(i int) string { return fmt.Sprint("crm-", i%4) }
 	run := func(i int) string { return fmt.Sprintf("run-%06d", i/1000) }
-	seeded := 0
-	for _, rows := range sizes {
-		start := time.Now()
+	seed := func(tenant string, from, to int) {
 		storetest.SeedRows(t, db, "integration_logs", "id, tenant_id, integration_id, run_id, level, message, created_at",
-			seeded, rows, func(i int) []any {
+			from, to, func(i int) []any {
 				at := base.Add(time.Duration(i) * time.Millisecond)
 				return []any{store.NewIDAt(at), tenant, integration(i), run(i), level(i), "Synced a page of contacts", at}
 			})
-		seeded = rows
 		recount(t, db, tenant)
 		storetest.Analyze(t, db)
-		t.Logf("seeded %d log entries in %s", seeded, time.Since(start).Round(time.Second))
-		errors, runID := 0, run(seeded-1)
-		for i := range seeded {
+	}
+	cases := func(tenant string, rows int) []storetest.ScaleCase {
+		errors, runID := 0, run(rows-1)
+		for i := range rows {
 			if level(i) == integrations.LevelError {
 				errors++
 			}
@@ -75,19 +70,21 @@ func scaleListLogs(t *testing.T, db *store.DB, engine string, sizes []int, calls
 				return storetest.CheckPage(name, len(items), total, min(20, want), want)
 			}}
 		}
-		storetest.MeasureList(t, "integration logs", engine, seeded, calls,
-			list("unfiltered", integrations.LogFilter{}, seeded),
-			list("integrationId", integrations.LogFilter{IntegrationID: "crm-1"}, seeded/4),
+		return []storetest.ScaleCase{
+			list("unfiltered", integrations.LogFilter{}, rows),
+			list("integrationId", integrations.LogFilter{IntegrationID: "crm-1"}, rows/4),
 			list("level", integrations.LogFilter{Level: integrations.LevelError}, errors),
-			list("runId", integrations.LogFilter{RunID: runID}, seeded-(seeded-1)/1000*1000),
-			storetest.ScaleCase{Name: "unfiltered total by count(*), as before 0003", Calls: 20, List: func() error {
+			list("runId", integrations.LogFilter{RunID: runID}, rows-(rows-1)/1000*1000),
+			{Name: "unfiltered total by count(*), as before 0003", Calls: 20, List: func() error {
 				var n int
 				if err := db.QueryRow(ctx, `SELECT count(*) FROM integration_logs WHERE tenant_id = $1`, tenant).Scan(&n); err != nil {
 					return err
 				}
-				return storetest.CheckPage("count(*)", 0, n, 0, seeded)
-			}})
+				return storetest.CheckPage("count(*)", 0, n, 0, rows)
+			}},
+		}
 	}
+	storetest.GrowAndMeasure(t, "integration logs", engine, sizes, calls, seed, cases)
 }
 
 // recount counts the tenant's entries into the kept counts as migration

@@ -19,12 +19,10 @@ import (
 // are inserted straight into the table (storetest.SeedRows: multi-row
 // INSERTs, 1,000 per transaction), 90% into one recipient's inbox and the
 // rest over nine others, 5% of them unread, the kept counts recounted as
-// migration 0002 counts them, in a fresh database grown from one count to
-// the next (PostgreSQL's statistics gathered after each). The last case
-// is the baseline: the inbox's total and unread count counted as before
-// the kept counts (20 calls at most). TENANTKIT_BENCH_LIST_CALLS is the
-// number of timed calls per case (200 when unset). Each line it logs is
-// a row of BENCHMARKS.md's tables.
+// migration 0002 counts them; storetest.GrowAndMeasure says how the table
+// grows and what is timed. The last case is the baseline: the inbox's
+// total and unread count counted as before the kept counts (20 calls at
+// most).
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./notifications -run TestListInboxAtScale -v -timeout 2h
 func TestListInboxAtScale(t *testing.T) {
@@ -36,7 +34,6 @@ func TestListInboxAtScale(t *testing.T) {
 func scaleListInbox(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := notifications.NewSQLStore()
-	tenant := store.NewID()
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
 	recipient := func(i int) string {
 		if i%10 != 0 {
@@ -45,11 +42,9 @@ func scaleListInbox(t *testing.T, db *store.DB, engine string, sizes []int, call
 		return fmt.Sprint("u-", 2+i/10%9)
 	}
 	unread := func(i int) bool { return i%20 == 7 }
-	seeded := 0
-	for _, rows := range sizes {
-		start := time.Now()
+	seed := func(tenant string, from, to int) {
 		storetest.SeedRows(t, db, "notifications", "id, tenant_id, recipient, notification_type, title, body, severity, link, created_at, read_at",
-			seeded, rows, func(i int) []any {
+			from, to, func(i int) []any {
 				at := base.Add(time.Duration(i) * time.Millisecond)
 				var read any = at
 				if unread(i) {
@@ -57,7 +52,6 @@ func scaleListInbox(t *testing.T, db *store.DB, engine string, sizes []int, call
 				}
 				return []any{store.NewIDAt(at), tenant, recipient(i), "rules.notify", "An order needs review", "", "info", "", at, read}
 			})
-		seeded = rows
 		err := db.Tx(ctx, func(tx *store.Tx) error {
 			if _, err := tx.Exec(ctx, `DELETE FROM notification_counts WHERE tenant_id = $1`, tenant); err != nil {
 				return err
@@ -71,9 +65,10 @@ func scaleListInbox(t *testing.T, db *store.DB, engine string, sizes []int, call
 			t.Fatal(err)
 		}
 		storetest.Analyze(t, db)
-		t.Logf("seeded %d notifications in %s", seeded, time.Since(start).Round(time.Second))
+	}
+	cases := func(tenant string, rows int) []storetest.ScaleCase {
 		inbox, unreadInbox := 0, 0
-		for i := range seeded {
+		for i := range rows {
 			if recipient(i) == "u-1" {
 				inbox++
 				if unread(i) {
@@ -105,10 +100,10 @@ func scaleListInbox(t *testing.T, db *store.DB, engine string, sizes []int, call
 				return storetest.CheckPage(name, len(items), total, 20, want)
 			}}
 		}
-		storetest.MeasureList(t, "notifications inbox", engine, seeded, calls,
+		return []storetest.ScaleCase{
 			list("all", false, inbox),
 			list("unread", true, unreadInbox),
-			storetest.ScaleCase{Name: "total and unread count by count(*), as before 0002", Calls: 20, List: func() error {
+			{Name: "total and unread count by count(*), as before 0002", Calls: 20, List: func() error {
 				var total, unread int
 				err := db.QueryRow(ctx, `SELECT count(*), count(CASE WHEN read_at IS NULL THEN 1 END) FROM notifications
 					WHERE tenant_id = $1 AND recipient = $2`, tenant, "u-1").Scan(&total, &unread)
@@ -116,6 +111,8 @@ func scaleListInbox(t *testing.T, db *store.DB, engine string, sizes []int, call
 					return err
 				}
 				return storetest.CheckPage("count(*)", unread, total, unreadInbox, inbox)
-			}})
+			}},
+		}
 	}
+	storetest.GrowAndMeasure(t, "notifications inbox", engine, sizes, calls, seed, cases)
 }

@@ -18,12 +18,10 @@ import (
 // "100000,1000000"); they are inserted straight into the table
 // (storetest.SeedRows: multi-row INSERTs, 1,000 per transaction) over two
 // providers (75% captured, 15% pending, 10% failed), the kept counts
-// recounted as migration 0002 counts them, in a fresh database grown from
-// one count to the next (PostgreSQL's statistics gathered after each).
-// The last case is the baseline: the unfiltered total counted as before
-// the kept counts (20 calls at most). TENANTKIT_BENCH_LIST_CALLS is the
-// number of timed calls per case (200 when unset). Each line it logs is
-// a row of BENCHMARKS.md's tables.
+// recounted as migration 0002 counts them; storetest.GrowAndMeasure says
+// how the table grows and what is timed. The last case is the baseline:
+// the unfiltered total counted as before the kept counts (20 calls at
+// most).
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./payments -run TestListTransactionsAtScale -v -timeout 2h
 func TestListTransactionsAtScale(t *testing.T) {
@@ -35,8 +33,6 @@ func TestListTransactionsAtScale(t *testing.T) {
 func scaleListTransactions(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := payments.NewSQLStore()
-	tenant := store.NewID()
-	sc := store.Scope{TenantID: tenant}
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
 	status := func(i int) payments.Status {
 		switch i % 20 {
@@ -48,12 +44,10 @@ func scaleListTransactions(t *testing.T, db *store.DB, engine string, sizes []in
 		return payments.StatusCaptured
 	}
 	provider := func(i int) string { return []string{"mock", "stripe"}[i%2] }
-	seeded := 0
-	for _, rows := range sizes {
-		start := time.Now()
+	seed := func(tenant string, from, to int) {
 		storetest.SeedRows(t, db, "payment_transactions", `id, tenant_id, payment_id, provider_key, session_id, status,
 			gateway_status, amount, captured_amount, refunded_amount, currency_code, capture_method, description, metadata,
-			redirect_url, created_at, updated_at`, seeded, rows, func(i int) []any {
+			redirect_url, created_at, updated_at`, from, to, func(i int) []any {
 			at := base.Add(time.Duration(i) * time.Millisecond)
 			s := status(i)
 			captured := 0
@@ -63,7 +57,6 @@ func scaleListTransactions(t *testing.T, db *store.DB, engine string, sizes []in
 			return []any{store.NewIDAt(at), tenant, fmt.Sprint("order-", i), provider(i), fmt.Sprint("cs_", i), string(s),
 				string(s), 1250, captured, 0, "EUR", "automatic", "Order", "{}", "", at, at}
 		})
-		seeded = rows
 		err := db.Tx(ctx, func(tx *store.Tx) error {
 			if _, err := tx.Exec(ctx, `DELETE FROM payment_transaction_counts WHERE tenant_id = $1`, tenant); err != nil {
 				return err
@@ -77,9 +70,11 @@ func scaleListTransactions(t *testing.T, db *store.DB, engine string, sizes []in
 			t.Fatal(err)
 		}
 		storetest.Analyze(t, db)
-		t.Logf("seeded %d transactions in %s", seeded, time.Since(start).Round(time.Second))
+	}
+	cases := func(tenant string, rows int) []storetest.ScaleCase {
+		sc := store.Scope{TenantID: tenant}
 		failed := 0
-		for i := range seeded {
+		for i := range rows {
 			if status(i) == payments.StatusFailed {
 				failed++
 			}
@@ -94,17 +89,19 @@ func scaleListTransactions(t *testing.T, db *store.DB, engine string, sizes []in
 				return storetest.CheckPage(name, len(items), total, 20, want)
 			}}
 		}
-		storetest.MeasureList(t, "payment transactions", engine, seeded, calls,
-			list("unfiltered", payments.Filter{}, seeded),
+		return []storetest.ScaleCase{
+			list("unfiltered", payments.Filter{}, rows),
 			list("status", payments.Filter{Status: payments.StatusFailed}, failed),
-			list("providerKey", payments.Filter{ProviderKey: "stripe"}, seeded/2),
-			storetest.ScaleCase{Name: "unfiltered total by count(*), as before 0002", Calls: 20, List: func() error {
+			list("providerKey", payments.Filter{ProviderKey: "stripe"}, rows/2),
+			{Name: "unfiltered total by count(*), as before 0002", Calls: 20, List: func() error {
 				var n int
 				err := db.QueryRow(ctx, `SELECT count(*) FROM payment_transactions WHERE tenant_id = $1`, tenant).Scan(&n)
 				if err != nil {
 					return err
 				}
-				return storetest.CheckPage("count(*)", 0, n, 0, seeded)
-			}})
+				return storetest.CheckPage("count(*)", 0, n, 0, rows)
+			}},
+		}
 	}
+	storetest.GrowAndMeasure(t, "payment transactions", engine, sizes, calls, seed, cases)
 }

@@ -20,10 +20,8 @@ import (
 // finished a day or more ago (96% completed, 3% failed, 1% cancelled),
 // and before each measurement the live ones are written afresh: 10
 // running with a fresh heartbeat, 5 pending, 3 running gone stale and 30
-// finished in the last minutes; in a fresh database grown from one count
-// to the next (PostgreSQL's statistics gathered after each).
-// TENANTKIT_BENCH_LIST_CALLS is the number of timed calls (200 when
-// unset). Each line it logs is a row of BENCHMARKS.md's tables.
+// finished in the last minutes; storetest.GrowAndMeasure says how the
+// table grows and what is timed.
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./progress -run TestListActiveAtScale -v -timeout 2h
 func TestListActiveAtScale(t *testing.T) {
@@ -41,9 +39,7 @@ func scaleListActive(t *testing.T, db *store.DB, engine string, sizes []int, cal
 	if err != nil {
 		t.Fatal(err)
 	}
-	tenant := store.NewID()
-	sctx := store.WithScope(ctx, store.Scope{TenantID: tenant})
-	// The finished jobs end a day before now, one a second before that.
+	// The finished jobs end a day or more before now, one a second apart.
 	end := time.Now().UTC().Add(-24 * time.Hour).Truncate(time.Second)
 	status := func(i int) progress.Status {
 		switch i % 100 {
@@ -54,37 +50,33 @@ func scaleListActive(t *testing.T, db *store.DB, engine string, sizes []int, cal
 		}
 		return progress.StatusCompleted
 	}
-	job := func(at time.Time, s progress.Status, finished *time.Time, heartbeat time.Time, jobType string) []any {
+	job := func(tenant string, at time.Time, s progress.Status, finished *time.Time, heartbeat time.Time, jobType string) []any {
 		return []any{store.NewIDAt(at), tenant, jobType, "Import contacts", "", string(s), 100, 100, 100, true, false, "{}",
 			at, finished, heartbeat, at, heartbeat}
 	}
-	seeded := 0
-	for _, rows := range sizes {
-		start := time.Now()
-		storetest.SeedRows(t, db, "progress_jobs", jobColumns, seeded, rows, func(i int) []any {
-			at := end.Add(-time.Duration(rows*2-i) * time.Second)
+	seed := func(tenant string, from, to int) {
+		storetest.SeedRows(t, db, "progress_jobs", jobColumns, from, to, func(i int) []any {
+			at := end.Add(-time.Duration(1<<24-i) * time.Second)
 			done := at.Add(time.Second)
-			return job(at, status(i), &done, done, "bench.done")
+			return job(tenant, at, status(i), &done, done, "bench.done")
 		})
-		seeded = rows
-		storetest.Analyze(t, db)
-		t.Logf("seeded %d jobs in %s", seeded, time.Since(start).Round(time.Second))
 		// The live jobs, relative to now: running ones heartbeat an hour
 		// ahead so that they stay fresh while measured.
 		now := db.Now()
 		var live [][]any
 		for i := range 10 {
-			live = append(live, job(now.Add(-time.Duration(i)*time.Minute), progress.StatusRunning, nil, now.Add(time.Hour), "bench.live"))
+			live = append(live, job(tenant, now.Add(-time.Duration(i)*time.Minute), progress.StatusRunning, nil, now.Add(time.Hour), "bench.live"))
 		}
 		for i := range 5 {
-			live = append(live, job(now.Add(-time.Duration(i)*time.Second), progress.StatusPending, nil, now, "bench.live"))
+			live = append(live, job(tenant, now.Add(-time.Duration(i)*time.Second), progress.StatusPending, nil, now, "bench.live"))
 		}
 		for i := range 3 {
-			live = append(live, job(now.Add(-time.Hour), progress.StatusRunning, nil, now.Add(-2*time.Minute-time.Duration(i)*time.Second), "bench.live"))
+			live = append(live, job(tenant, now.Add(-time.Hour), progress.StatusRunning, nil,
+				now.Add(-2*time.Minute-time.Duration(i)*time.Second), "bench.live"))
 		}
 		for i := range 30 {
 			done := now.Add(-time.Duration(i) * 10 * time.Second)
-			live = append(live, job(done.Add(-time.Minute), progress.StatusCompleted, &done, done, "bench.live"))
+			live = append(live, job(tenant, done.Add(-time.Minute), progress.StatusCompleted, &done, done, "bench.live"))
 		}
 		err := db.Tx(ctx, func(tx *store.Tx) error {
 			if _, err := tx.Exec(ctx, `DELETE FROM progress_jobs WHERE tenant_id = $1 AND job_type = 'bench.live'`, tenant); err != nil {
@@ -96,12 +88,17 @@ func scaleListActive(t *testing.T, db *store.DB, engine string, sizes []int, cal
 		if err != nil {
 			t.Fatal(err)
 		}
-		storetest.MeasureList(t, "progress jobs", engine, seeded, calls, storetest.ScaleCase{Name: "active", List: func() error {
+		storetest.Analyze(t, db)
+	}
+	cases := func(tenant string, rows int) []storetest.ScaleCase {
+		sctx := store.WithScope(ctx, store.Scope{TenantID: tenant})
+		return []storetest.ScaleCase{{Name: "active", List: func() error {
 			a, err := svc.Active(sctx)
 			if err == nil && (len(a.Active) != 15 || len(a.RecentlyCompleted) != progress.RecentLimit) {
 				err = fmt.Errorf("%d active, %d recent; want 15, %d", len(a.Active), len(a.RecentlyCompleted), progress.RecentLimit)
 			}
 			return err
-		}})
+		}}}
 	}
+	storetest.GrowAndMeasure(t, "progress jobs", engine, sizes, calls, seed, cases)
 }

@@ -166,3 +166,70 @@ func CheckPage(name string, got, total, want, wantTotal int) error {
 	}
 	return nil
 }
+
+// MeasureGrowth times the cases of a small and a large table
+// alternately, call by call, so that both see the same load (on a shared
+// machine, a sequential measurement of one size after the other mostly
+// measures how the load changed), and logs a row of BENCHMARKS.md's tables
+// for each pair: "| list, case | engine | small → large | p50 small |
+// p50 large | growth |". small and large list the same cases in the same
+// order; a case's Calls caps its calls as in MeasureList.
+func MeasureGrowth(t testing.TB, list, engine string, smallRows, largeRows, calls int, small, large []ScaleCase) {
+	t.Helper()
+	for i, c := range small {
+		n := calls
+		if c.Calls > 0 {
+			n = min(n, c.Calls)
+		}
+		var ts, tl []time.Duration
+		for j := range n + 3 {
+			for _, side := range []struct {
+				fn    func() error
+				times *[]time.Duration
+			}{{c.List, &ts}, {large[i].List, &tl}} {
+				began := time.Now()
+				if err := side.fn(); err != nil {
+					t.Fatal(err)
+				}
+				if j >= 3 {
+					*side.times = append(*side.times, time.Since(began))
+				}
+			}
+		}
+		slices.Sort(ts)
+		slices.Sort(tl)
+		ps, pl := ts[len(ts)/2], tl[len(tl)/2]
+		t.Logf("| %s, %s | %s | %d → %d | %.2f ms | %.2f ms | %.2f× |", list, c.Name, engine, smallRows, largeRows,
+			Milliseconds(ps), Milliseconds(pl), float64(pl)/float64(max(ps, time.Microsecond)))
+	}
+}
+
+// GrowAndMeasure is the course of a list-at-scale measurement on one
+// engine: it grows one tenant's rows to each of sizes in turn (seed adds
+// the rows from..to of a tenant, kept counts and planner statistics
+// included) and times the cases of that size (MeasureList); then, with
+// more than one size, it seeds a second tenant with the first size's rows
+// in the same table and times both tenants' cases alternately
+// (MeasureGrowth): the growth from the first size to the last under one
+// load. cases returns the cases of a tenant with rows rows. The calls per
+// case are ScaleCallsEnv's (ScaleSizes), and every line logged is a row
+// of BENCHMARKS.md's tables.
+func GrowAndMeasure(t *testing.T, list, engine string, sizes []int, calls int, seed func(tenant string, from, to int),
+	cases func(tenant string, rows int) []ScaleCase) {
+	t.Helper()
+	large := store.NewID()
+	seeded := 0
+	for _, rows := range sizes {
+		start := time.Now()
+		seed(large, seeded, rows)
+		seeded = rows
+		t.Logf("seeded %d rows in %s", seeded, time.Since(start).Round(time.Second))
+		MeasureList(t, list, engine, seeded, calls, cases(large, seeded)...)
+	}
+	if len(sizes) < 2 {
+		return
+	}
+	small := store.NewID()
+	seed(small, 0, sizes[0])
+	MeasureGrowth(t, list, engine, sizes[0], seeded, calls, cases(small, sizes[0]), cases(large, seeded))
+}
