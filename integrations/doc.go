@@ -99,9 +99,10 @@
 // (store.Counts, migration 0003), written by InsertLog in the caller's
 // transaction, so that the total of the unfiltered log and of one
 // filtered by integration and/or level sums a few rows. Filtered by run or
-// entity, the total counts the matching entries (a run's from the run
-// index): their number is the run's or the entity's, not the log's. Log
-// entries are never deleted today; a retention that deletes them must
+// entity, the total counts the matching entries in the run's or the
+// entity's index (entity type and id): their number is the run's or the
+// entity's, not the log's (an entity id without its type walks the log).
+// Log entries are never deleted today; a retention that deletes them must
 // subtract from the counts in its transaction.
 //
 // # Events

@@ -12,12 +12,13 @@ import (
 
 // TestListLogsAtScale measures the integration log's first page (20
 // entries) with its exact total as a tenant's log grows: unfiltered, by
-// integration, by level and by run, on each engine. It is a measurement,
+// integration, by level, by run and by entity, on each engine. It is a measurement,
 // not a test, and runs only when TENANTKIT_BENCH_LIST_ROWS lists the
 // entry counts to measure at (for example "100000,1000000"); the entries
 // are inserted straight into the table (storetest.SeedRows: multi-row
 // INSERTs, 1,000 per transaction) over four integrations (90% info, 8%
-// warn, 2% error, one run per 1,000 entries), the kept counts recounted
+// warn, 2% error, one run per 1,000 entries, the entries of one entity
+// 1/10,000th of them), the kept counts recounted
 // as migration 0003 counts them; storetest.GrowAndMeasure says how the
 // table grows and what is timed. The last case is the baseline: the
 // unfiltered total counted as before the kept counts (20 calls at most).
@@ -44,11 +45,12 @@ func scaleListLogs(t *testing.T, db *store.DB, engine string, sizes []int, calls
 	}
 	integration := func(i int) string { return fmt.Sprint("crm-", i%4) }
 	run := func(i int) string { return fmt.Sprintf("run-%06d", i/1000) }
+	entity := func(i int) string { return fmt.Sprint("contact-", i%10000) }
 	seed := func(tenant string, from, to int) {
-		storetest.SeedRows(t, db, "integration_logs", "id, tenant_id, integration_id, run_id, level, message, created_at",
-			from, to, func(i int) []any {
+		storetest.SeedRows(t, db, "integration_logs",
+			"id, tenant_id, integration_id, run_id, level, message, entity_type, entity_id, created_at", from, to, func(i int) []any {
 				at := base.Add(time.Duration(i) * time.Millisecond)
-				return []any{store.NewIDAt(at), tenant, integration(i), run(i), level(i), "Synced a page of contacts", at}
+				return []any{store.NewIDAt(at), tenant, integration(i), run(i), level(i), "Synced a contact", "contacts", entity(i), at}
 			})
 		recount(t, db, tenant)
 		storetest.Analyze(t, db)
@@ -75,6 +77,7 @@ func scaleListLogs(t *testing.T, db *store.DB, engine string, sizes []int, calls
 			list("integrationId", integrations.LogFilter{IntegrationID: "crm-1"}, rows/4),
 			list("level", integrations.LogFilter{Level: integrations.LevelError}, errors),
 			list("runId", integrations.LogFilter{RunID: runID}, rows-(rows-1)/1000*1000),
+			list("entityType and entityId", integrations.LogFilter{EntityType: "contacts", EntityID: "contact-7"}, (rows+10000-1-7)/10000),
 			{Name: "unfiltered total by count(*), as before 0003", Calls: 20, List: func() error {
 				var n int
 				if err := db.QueryRow(ctx, `SELECT count(*) FROM integration_logs WHERE tenant_id = $1`, tenant).Scan(&n); err != nil {

@@ -18,9 +18,11 @@ CREATE TABLE integration_log_counts (
 INSERT INTO integration_log_counts (tenant_id, integration_id, level, slot, n)
     SELECT tenant_id, integration_id, level, 0, count(*) FROM integration_logs GROUP BY tenant_id, integration_id, level;
 -- The list's pages, newest first (created_at, then id, descending): an
--- integration's, a level's and a run's, each read from its index in
--- order rather than sorted; a run's total counts its index's entries.
+-- integration's, a level's, a run's and an entity's, each read from its
+-- index in order rather than sorted; the total of a run's or an entity's
+-- entries counts them in its index.
 DROP INDEX integration_logs_integration_idx;
 CREATE INDEX integration_logs_integration_idx ON integration_logs (tenant_id, integration_id, created_at, id);
 CREATE INDEX integration_logs_level_idx ON integration_logs (tenant_id, level, created_at, id);
 CREATE INDEX integration_logs_run_idx ON integration_logs (tenant_id, run_id, created_at, id);
+CREATE INDEX integration_logs_entity_idx ON integration_logs (tenant_id, entity_type, entity_id, created_at, id);
