@@ -39,8 +39,10 @@ func NewCounts(table string, keys ...string) *Counts {
 
 // CountDelta is a change of one key's count: N added (negative: taken).
 type CountDelta struct {
+	// Key is the key columns' values, in the order NewCounts named them.
 	Key []string
-	N   int64
+	// N is added to the key's count.
+	N int64
 }
 
 // Add writes deltas in q's transaction: those of one key summed, the

@@ -136,7 +136,10 @@ func SeedRows(t testing.TB, db *store.DB, table, columns string, from, to int, r
 // ScaleCase is one list measured by MeasureList: its name in the report
 // and a call that lists page 1 and checks what it got.
 type ScaleCase struct {
+	// Name names the case in the report.
 	Name string
+	// List lists page 1 and returns an error when its answer is wrong
+	// (CheckPage).
 	List func() error
 	// Calls, when positive, caps the timed calls of this case (a slow
 	// baseline measured beside the list).
