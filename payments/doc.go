@@ -183,14 +183,13 @@
 // ListTransactions returns a page, newest first, and the exact total.
 // SQLStore keeps how many transactions each tenant has per organization,
 // status and provider (store.Counts, migration 0002), written by
-// InsertTransaction and, when the status changes, UpdateTransaction: it
-// first updates the row only if its status is the one given (the usual
-// case, one statement); otherwise it reads the stored status, locking the
-// row, and moves the transaction from the old status's count to the new
-// one's. Every total the list offers (unfiltered, by status, by provider,
-// by both) sums a few count rows of the organizations the scope reads;
-// the pages are read from indexes by status and by provider in list
-// order.
+// InsertTransaction and UpdateTransaction: the update reads the stored
+// status first (locking the row, which its callers hold already) and, when
+// the status changes, moves the transaction from the old status's count
+// to the new one's. Every total the list offers (unfiltered, by status,
+// by provider, by both) sums a few count rows of the organizations the
+// scope reads; the pages are read from indexes by status and by provider
+// in list order.
 //
 // # A store of your own
 //

@@ -150,19 +150,14 @@ func (*SQLStore) ListTransactions(ctx context.Context, q store.Querier, sc store
 	return items, total, err
 }
 
-// UpdateTransaction implements Store. An update that keeps the stored
-// status is one statement; one that changes it reads the stored status
-// (locking the row) and moves the transaction between the kept counts.
+// UpdateTransaction implements Store. It reads the stored status first
+// (locking the row; the callers have locked it already), so that a status
+// change moves the transaction between the kept counts: most updates
+// change the status (a provider's webhook), so reading it first costs
+// less than trying an update that keeps it.
 func (*SQLStore) UpdateTransaction(ctx context.Context, q store.Querier, t *Transaction) error {
 	data, err := jsonText(t.ProviderData)
 	if err != nil {
-		return err
-	}
-	const update = `UPDATE payment_transactions SET status = $3, gateway_status = $4,
-		captured_amount = $5, refunded_amount = $6, provider_data = $7, updated_at = $8
-		WHERE tenant_id = $1 AND id = $2`
-	args := []any{t.TenantID, t.ID, string(t.Status), t.GatewayStatus, t.CapturedAmount, t.RefundedAmount, data, t.UpdatedAt}
-	if n, err := q.Exec(ctx, update+` AND status = $3`, args...); err != nil || n > 0 {
 		return err
 	}
 	var was struct{ org, status, provider string }
@@ -170,8 +165,14 @@ func (*SQLStore) UpdateTransaction(ctx context.Context, q store.Querier, t *Tran
 		WHERE tenant_id = $1 AND id = $2`+q.Dialect().ForUpdate(), t.TenantID, t.ID).Scan(&was.org, &was.status, &was.provider); err != nil {
 		return err
 	}
-	if err := store.ExecOne(ctx, q, update, args...); err != nil {
+	if err := store.ExecOne(ctx, q, `UPDATE payment_transactions SET status = $3, gateway_status = $4,
+		captured_amount = $5, refunded_amount = $6, provider_data = $7, updated_at = $8
+		WHERE tenant_id = $1 AND id = $2`,
+		t.TenantID, t.ID, string(t.Status), t.GatewayStatus, t.CapturedAmount, t.RefundedAmount, data, t.UpdatedAt); err != nil {
 		return err
+	}
+	if was.status == string(t.Status) {
+		return nil
 	}
 	return transactionCounts.Add(ctx, q, store.CountDelta{Key: countKey(t.TenantID, was.org, was.status, was.provider), N: -1},
 		store.CountDelta{Key: countKey(t.TenantID, was.org, string(t.Status), was.provider), N: 1})
