@@ -9,7 +9,8 @@ import (
 )
 
 // The list's totals come from kept counts that follow inserts and status
-// changes (an update that keeps the status moves nothing), per status,
+// changes (an update that keeps the status moves nothing; one after
+// LockTransaction in the same transaction, or with a stale copy), per status,
 // provider and organization, as counting the transactions would.
 func TestTransactionCountsFollowWrites(t *testing.T) {
 	t.Parallel()
@@ -44,6 +45,26 @@ func TestTransactionCountsFollowWrites(t *testing.T) {
 		update(txs[1], payments.StatusFailed)
 		update(txs[5], payments.StatusCaptured)
 		update(txs[2], payments.StatusPending)
+		// Locked and updated twice in one transaction (as the Service
+		// does: the second update moves it from the first's status).
+		if err := db.Tx(ctx, func(tx *store.Tx) error {
+			p, err := st.LockTransaction(ctx, tx, sc.TenantID, txs[4].ID)
+			if err != nil {
+				return err
+			}
+			for _, s := range []payments.Status{payments.StatusAuthorized, payments.StatusCaptured} {
+				p.Status = s
+				if err := st.UpdateTransaction(ctx, tx, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// A stale copy (read before that transaction) updated later: the
+		// stored status is read again.
+		update(txs[4], payments.StatusFailed)
 		for _, c := range []struct {
 			scope store.Scope
 			f     payments.Filter
@@ -51,9 +72,12 @@ func TestTransactionCountsFollowWrites(t *testing.T) {
 		}{
 			{sc, payments.Filter{}, 6},
 			{sc, payments.Filter{Status: payments.StatusCaptured}, 2},
-			{sc, payments.Filter{Status: payments.StatusPending}, 3},
+			{sc, payments.Filter{Status: payments.StatusFailed}, 2},
+			{sc, payments.Filter{Status: payments.StatusAuthorized}, 0},
+			{sc, payments.Filter{Status: payments.StatusPending}, 2},
 			{sc, payments.Filter{ProviderKey: "stripe"}, 3},
 			{sc, payments.Filter{ProviderKey: "stripe", Status: payments.StatusPending}, 1},
+			{sc, payments.Filter{ProviderKey: "mock", Status: payments.StatusFailed}, 1},
 			{store.Scope{TenantID: sc.TenantID, OrganizationIDs: []string{}}, payments.Filter{Status: payments.StatusCaptured}, 1},
 			{store.Scope{TenantID: sc.TenantID, OrganizationIDs: []string{"o1"}}, payments.Filter{}, 6},
 			{store.Scope{TenantID: sc.TenantID, OrganizationIDs: []string{"o2"}}, payments.Filter{}, 5},

@@ -183,10 +183,12 @@
 // ListTransactions returns a page, newest first, and the exact total.
 // SQLStore keeps how many transactions each tenant has per organization,
 // status and provider (store.Counts, migration 0002), written by
-// InsertTransaction and UpdateTransaction: the update reads the stored
-// status first (locking the row, which its callers hold already) and, when
-// the status changes, moves the transaction from the old status's count
-// to the new one's. Every total the list offers (unfiltered, by status,
+// InsertTransaction and UpdateTransaction: a status change moves the
+// transaction from the old status's count to the new one's. The old
+// status is the one LockTransaction read (or InsertTransaction wrote) in
+// the same database transaction, remembered by the Transaction it
+// returned; otherwise UpdateTransaction reads the stored one, locking the
+// row. Every total the list offers (unfiltered, by status,
 // by provider, by both) sums a few count rows of the organizations the
 // scope reads; the pages are read from indexes by status and by provider
 // in list order.

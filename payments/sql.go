@@ -88,6 +88,9 @@ func (*SQLStore) InsertTransaction(ctx context.Context, q store.Querier, t *Tran
 	if err != nil {
 		return err
 	}
+	// Inserted in q's transaction, the row is this transaction's to
+	// update: it remembers its counted key as LockTransaction does.
+	t.locked = &countedAs{in: q, org: t.OrganizationID, status: string(t.Status), provider: t.ProviderKey}
 	return transactionCounts.Add(ctx, q, store.CountDelta{Key: countKey(t.TenantID, t.OrganizationID, string(t.Status), t.ProviderKey), N: 1})
 }
 
@@ -113,10 +116,24 @@ func (*SQLStore) GetTransaction(ctx context.Context, q store.Querier, sc store.S
 		c.Values()...)
 }
 
-// LockTransaction implements Store.
+// LockTransaction implements Store. The transaction it returns
+// remembers its counted key (organization, status, provider), so that
+// UpdateTransaction in the same transaction need not read it again.
 func (*SQLStore) LockTransaction(ctx context.Context, tx *store.Tx, tenantID, id string) (*Transaction, error) {
-	return store.One(ctx, tx, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions
+	t, err := store.One(ctx, tx, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions
 		WHERE tenant_id = $1 AND id = $2`+tx.Dialect().ForUpdate(), tenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	t.locked = &countedAs{in: tx, org: t.OrganizationID, status: string(t.Status), provider: t.ProviderKey}
+	return t, nil
+}
+
+// countedAs is the key a transaction is counted under, as read or
+// written in the database transaction in.
+type countedAs struct {
+	in                    store.Querier
+	org, status, provider string
 }
 
 // FindBySession implements Store.
@@ -150,20 +167,22 @@ func (*SQLStore) ListTransactions(ctx context.Context, q store.Querier, sc store
 	return items, total, err
 }
 
-// UpdateTransaction implements Store. It reads the stored status first
-// (locking the row; the callers have locked it already), so that a status
-// change moves the transaction between the kept counts: most updates
-// change the status (a provider's webhook), so reading it first costs
-// less than trying an update that keeps it.
+// UpdateTransaction implements Store. A status change moves the
+// transaction between the kept counts, from the status LockTransaction
+// read (or InsertTransaction wrote) in q's transaction, or else the
+// stored one, read and locked here.
 func (*SQLStore) UpdateTransaction(ctx context.Context, q store.Querier, t *Transaction) error {
 	data, err := jsonText(t.ProviderData)
 	if err != nil {
 		return err
 	}
-	var was struct{ org, status, provider string }
-	if err := q.QueryRow(ctx, `SELECT COALESCE(organization_id, ''), status, provider_key FROM payment_transactions
-		WHERE tenant_id = $1 AND id = $2`+q.Dialect().ForUpdate(), t.TenantID, t.ID).Scan(&was.org, &was.status, &was.provider); err != nil {
-		return err
+	was := t.locked
+	if was == nil || was.in != q {
+		was = &countedAs{}
+		if err := q.QueryRow(ctx, `SELECT COALESCE(organization_id, ''), status, provider_key FROM payment_transactions
+			WHERE tenant_id = $1 AND id = $2`+q.Dialect().ForUpdate(), t.TenantID, t.ID).Scan(&was.org, &was.status, &was.provider); err != nil {
+			return err
+		}
 	}
 	if err := store.ExecOne(ctx, q, `UPDATE payment_transactions SET status = $3, gateway_status = $4,
 		captured_amount = $5, refunded_amount = $6, provider_data = $7, updated_at = $8
@@ -171,6 +190,7 @@ func (*SQLStore) UpdateTransaction(ctx context.Context, q store.Querier, t *Tran
 		t.TenantID, t.ID, string(t.Status), t.GatewayStatus, t.CapturedAmount, t.RefundedAmount, data, t.UpdatedAt); err != nil {
 		return err
 	}
+	t.locked = &countedAs{in: q, org: was.org, status: string(t.Status), provider: was.provider}
 	if was.status == string(t.Status) {
 		return nil
 	}
