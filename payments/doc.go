@@ -188,10 +188,10 @@
 // status is the one LockTransaction read (or InsertTransaction wrote) in
 // the same database transaction, remembered by the Transaction it
 // returned; otherwise UpdateTransaction reads the stored one, locking the
-// row. Every total the list offers (unfiltered, by status,
-// by provider, by both) sums a few count rows of the organizations the
-// scope reads; the pages are read from indexes by status and by provider
-// in list order.
+// row. Every total the list offers (unfiltered, by status, by provider,
+// by both) sums a few count rows of the organizations the scope reads;
+// the pages are read from indexes by status and by provider in list
+// order.
 //
 // # A store of your own
 //
