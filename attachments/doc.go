@@ -290,6 +290,24 @@
 // minutes away). A progress write that fails is logged and never fails
 // the extraction. Files of partitions without extraction get no job.
 //
+// # The library's totals
+//
+// Library returns a page and the exact total of what the filter selects,
+// and Tags the tags to filter by. Counting the attachments (and reading
+// every tag row for the tags) on every call grew with the tenant's files,
+// so SQLStore keeps counts (store.Counts, migration 0003): per
+// organization and partition (attachment_counts) and per organization,
+// partition and tag (attachment_tag_counts), written by InsertAttachment,
+// UpdateAttachment (the tags it replaces) and DeleteAttachment in the
+// caller's transaction. The total of the unfiltered library, of a
+// partition and of one tag (with or without a partition) sums a few of
+// them; Tags are those counted above zero for the organizations the scope
+// reads, and CountAttachments (the usage's file count) sums them too. A
+// file-name search or several tags still count the matching attachments:
+// a search matches anywhere in the name, which no count or index serves.
+// The pages are read from indexes in the library's orders (newest first;
+// by partition; by file name; by size).
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it

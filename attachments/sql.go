@@ -141,12 +141,50 @@ func (s *SQLStore) InsertAttachment(ctx context.Context, q store.Querier, a *Att
 		a.FileSize, a.MimeType, a.StorageKey, a.Content, tags, assignments, fields, a.CreatedAt, a.UpdatedAt); err != nil {
 		return err
 	}
-	return s.writeIndexes(ctx, q, a)
+	if err := attachmentCounts.Add(ctx, q, store.CountDelta{Key: []string{a.TenantID, a.OrganizationID, a.PartitionCode}, N: 1}); err != nil {
+		return err
+	}
+	return s.writeIndexes(ctx, q, a, a.OrganizationID, a.PartitionCode)
 }
 
-// writeIndexes stores a's tags and links (after removing any old ones).
-func (*SQLStore) writeIndexes(ctx context.Context, q store.Querier, a *Attachment) error {
-	if _, err := q.Exec(ctx, `DELETE FROM attachment_tags WHERE attachment_id = $1`, a.ID); err != nil {
+// attachmentCounts keeps how many attachments each tenant has per
+// organization and partition, tagCounts how many of them carry each tag
+// (migration 0003).
+var (
+	attachmentCounts = store.NewCounts("attachment_counts", "tenant_id", "organization_id", "partition_code")
+	tagCounts        = store.NewCounts("attachment_tag_counts", "tenant_id", "organization_id", "partition_code", "tag")
+)
+
+// retag counts the attachment of org and partition as no longer carrying
+// the tags removed and now carrying those added.
+func retag(ctx context.Context, q store.Querier, tenantID, org, partition string, removed, added []string) error {
+	deltas := make([]store.CountDelta, 0, len(removed)+len(added))
+	for _, tag := range removed {
+		deltas = append(deltas, store.CountDelta{Key: []string{tenantID, org, partition, tag}, N: -1})
+	}
+	for _, tag := range added {
+		deltas = append(deltas, store.CountDelta{Key: []string{tenantID, org, partition, tag}, N: 1})
+	}
+	return tagCounts.Add(ctx, q, deltas...)
+}
+
+// removeTags deletes the attachment's tags and returns them.
+func removeTags(ctx context.Context, q store.Querier, tenantID, id string) ([]string, error) {
+	return store.Many(ctx, q, func(s store.Scanner) (string, error) {
+		var tag string
+		return tag, s.Scan(&tag)
+	}, `DELETE FROM attachment_tags WHERE attachment_id = $1 AND tenant_id = $2 RETURNING tag`, id, tenantID)
+}
+
+// writeIndexes stores a's tags and links (after removing any old ones),
+// and moves the tag counts of the attachment (of org and partition, as
+// stored) from its old tags to its new ones.
+func (*SQLStore) writeIndexes(ctx context.Context, q store.Querier, a *Attachment, org, partition string) error {
+	old, err := removeTags(ctx, q, a.TenantID, a.ID)
+	if err != nil {
+		return err
+	}
+	if err := retag(ctx, q, a.TenantID, org, partition, old, dedupe(a.Tags)); err != nil {
 		return err
 	}
 	if _, err := q.Exec(ctx, `DELETE FROM attachment_links WHERE attachment_id = $1`, a.ID); err != nil {
@@ -223,8 +261,8 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 		c.And("EXISTS (SELECT 1 FROM attachment_tags t WHERE t.attachment_id = a.id AND t.tenant_id = ? AND t.tag = ?)",
 			sc.TenantID, tag)
 	}
-	var total int
-	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments a WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	total, err := libraryTotal(ctx, q, sc, f, c)
+	if err != nil {
 		return nil, 0, err
 	}
 	col, ok := librarySort[f.SortField]
@@ -236,14 +274,41 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 	return items, total, err
 }
 
-// Tags implements Store.
+// libraryTotal returns how many attachments c (Library's predicate for
+// sc and f) selects. Unfiltered, by partition and by one tag it sums the
+// kept counts; with a search or more than one tag it counts the
+// attachments.
+func libraryTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter, c *store.Conds) (int, error) {
+	tags := dedupe(f.Tags)
+	if f.Search != "" || len(tags) > 1 {
+		var total int
+		err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments a WHERE `+c.SQL(), c.Values()...).Scan(&total)
+		return total, err
+	}
+	k := sc.ReadableCounted("tenant_id", "organization_id")
+	if f.Partition != "" {
+		k.And("partition_code = ?", f.Partition)
+	}
+	if len(tags) == 1 {
+		return tagCounts.Sum(ctx, q, k.And("tag = ?", tags[0]))
+	}
+	return attachmentCounts.Sum(ctx, q, k)
+}
+
+// Tags implements Store: the tags whose kept count for the organizations
+// sc reads is not zero.
 func (*SQLStore) Tags(ctx context.Context, q store.Querier, sc store.Scope) ([]string, error) {
-	c := readable(sc)
+	c := sc.ReadableCounted("tenant_id", "organization_id")
 	return store.Many(ctx, q, func(s store.Scanner) (string, error) {
 		var tag string
 		return tag, s.Scan(&tag)
-	}, `SELECT DISTINCT t.tag FROM attachment_tags t JOIN attachments a ON a.id = t.attachment_id
-		WHERE `+c.SQL()+` ORDER BY t.tag`, c.Values()...)
+	}, `SELECT tag FROM attachment_tag_counts WHERE `+c.SQL()+` GROUP BY tag HAVING SUM(n) > 0 ORDER BY tag`, c.Values()...)
+}
+
+// stored scans the organization and partition a statement returns.
+func stored(s store.Scanner) ([2]string, error) {
+	var k [2]string
+	return k, s.Scan(&k[0], &k[1])
 }
 
 // UpdateAttachment implements Store.
@@ -252,17 +317,31 @@ func (s *SQLStore) UpdateAttachment(ctx context.Context, q store.Querier, a *Att
 	if err != nil {
 		return err
 	}
-	if err := store.ExecOne(ctx, q, `UPDATE attachments SET entity_id = $3, record_id = $4, tags = $5, assignments = $6,
-		custom_fields = $7, updated_at = $8, file_name = $9 WHERE tenant_id = $1 AND id = $2`,
-		a.TenantID, a.ID, a.EntityID, a.RecordID, tags, assignments, fields, a.UpdatedAt, a.FileName); err != nil {
+	k, err := store.One(ctx, q, stored, `UPDATE attachments SET entity_id = $3, record_id = $4, tags = $5, assignments = $6,
+		custom_fields = $7, updated_at = $8, file_name = $9 WHERE tenant_id = $1 AND id = $2
+		RETURNING COALESCE(organization_id, ''), partition_code`,
+		a.TenantID, a.ID, a.EntityID, a.RecordID, tags, assignments, fields, a.UpdatedAt, a.FileName)
+	if err != nil {
 		return err
 	}
-	return s.writeIndexes(ctx, q, a)
+	return s.writeIndexes(ctx, q, a, k[0], k[1])
 }
 
-// DeleteAttachment implements Store.
+// DeleteAttachment implements Store: its tags first, to uncount them.
 func (*SQLStore) DeleteAttachment(ctx context.Context, q store.Querier, tenantID, id string) error {
-	return store.ExecOne(ctx, q, `DELETE FROM attachments WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	tags, err := removeTags(ctx, q, tenantID, id)
+	if err != nil {
+		return err
+	}
+	k, err := store.One(ctx, q, stored, `DELETE FROM attachments WHERE tenant_id = $1 AND id = $2
+		RETURNING COALESCE(organization_id, ''), partition_code`, tenantID, id)
+	if err != nil {
+		return err
+	}
+	if err := attachmentCounts.Add(ctx, q, store.CountDelta{Key: []string{tenantID, k[0], k[1]}, N: -1}); err != nil {
+		return err
+	}
+	return retag(ctx, q, tenantID, k[0], k[1], tags, nil)
 }
 
 // SetContent implements Store.
@@ -327,11 +406,9 @@ func (*SQLStore) Usage(ctx context.Context, q store.Querier, tenantID string) (i
 	return n, err
 }
 
-// CountAttachments implements Store.
+// CountAttachments implements Store, from the kept counts.
 func (*SQLStore) CountAttachments(ctx context.Context, q store.Querier, tenantID string) (int, error) {
-	var n int
-	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments WHERE tenant_id = $1`, tenantID).Scan(&n)
-	return n, err
+	return attachmentCounts.Sum(ctx, q, store.Where("tenant_id = ?", tenantID))
 }
 
 // dedupe returns list without repeats, in first-seen order.

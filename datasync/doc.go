@@ -147,6 +147,18 @@
 //     pages before it, λ in it). A retry is a new run, with no history.
 //   - A cancel is honoured before every attempt, so also between retries.
 //
+// # The runs list's totals
+//
+// ListRuns returns a page, newest first, and the exact total. SQLStore
+// keeps how many runs each tenant has per integration, entity type,
+// direction and status (store.Counts, migration 0004), written by
+// InsertRun and, when the status changes, UpdateRun (which first updates
+// the row only if its status is unchanged, the usual case; otherwise it
+// reads the stored status, locking the row, and moves the run between the
+// counts). Every total the list offers sums a few count rows; the pages
+// are read from indexes by status, by integration and by one sync
+// (integration, entity type and direction) in list order.
+//
 // # Events
 //
 // data_sync.run.started, .completed, .failed and .cancelled, with the run

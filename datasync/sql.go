@@ -86,7 +86,18 @@ func (*SQLStore) InsertRun(ctx context.Context, q store.Querier, r *Run) error {
 		r.Cursor, r.FullSync, r.BatchSize, r.CreatedCount, r.UpdatedCount, r.SkippedCount, r.FailedCount, r.BatchesCompleted,
 		r.LastError, r.ProgressJobID, r.TriggeredBy, r.RetryOf, r.CancelRequested, r.CreatedAt, r.UpdatedAt, orgs, r.PageAttempts, seen,
 		store.NullIfEmpty(r.StartedBy))
-	return err
+	if err != nil {
+		return err
+	}
+	return runCounts.Add(ctx, q, store.CountDelta{Key: runKey(r.TenantID, r.IntegrationID, r.EntityType, string(r.Direction), string(r.Status)), N: 1})
+}
+
+// runCounts keeps how many runs each tenant has per integration, entity
+// type, direction and status (migration 0004).
+var runCounts = store.NewCounts("data_sync_run_counts", "tenant_id", "integration_id", "entity_type", "direction", "status")
+
+func runKey(tenantID, integrationID, entityType, direction, status string) []string {
+	return []string{tenantID, integrationID, entityType, direction, status}
 }
 
 // GetRun implements Store.
@@ -100,18 +111,33 @@ func (*SQLStore) LockRun(ctx context.Context, tx *store.Tx, tenantID, id string)
 		tx.Dialect().ForUpdate(), tenantID, id)
 }
 
-// UpdateRun implements Store.
+// UpdateRun implements Store. An update that keeps the stored status is
+// one statement; one that changes it reads the run's stored key (locking
+// the row) and moves the run between the kept counts.
 func (*SQLStore) UpdateRun(ctx context.Context, q store.Querier, r *Run) error {
 	seen, err := seenColumn(r)
 	if err != nil {
 		return err
 	}
-	return store.ExecOne(ctx, q, `UPDATE data_sync_runs SET status = $3, cursor = $4, created_count = $5, updated_count = $6,
+	const update = `UPDATE data_sync_runs SET status = $3, cursor = $4, created_count = $5, updated_count = $6,
 			skipped_count = $7, failed_count = $8, batches_completed = $9, last_error = $10, cancel_requested = $11,
 			progress_job_id = $12, updated_at = $13, page_attempts = $14, seen_cursors = $15
-		WHERE tenant_id = $1 AND id = $2`,
-		r.TenantID, r.ID, string(r.Status), r.Cursor, r.CreatedCount, r.UpdatedCount, r.SkippedCount, r.FailedCount,
-		r.BatchesCompleted, r.LastError, r.CancelRequested, r.ProgressJobID, r.UpdatedAt, r.PageAttempts, seen)
+		WHERE tenant_id = $1 AND id = $2`
+	args := []any{r.TenantID, r.ID, string(r.Status), r.Cursor, r.CreatedCount, r.UpdatedCount, r.SkippedCount, r.FailedCount,
+		r.BatchesCompleted, r.LastError, r.CancelRequested, r.ProgressJobID, r.UpdatedAt, r.PageAttempts, seen}
+	if n, err := q.Exec(ctx, update+` AND status = $3`, args...); err != nil || n > 0 {
+		return err
+	}
+	var was [4]string
+	if err := q.QueryRow(ctx, `SELECT integration_id, entity_type, direction, status FROM data_sync_runs
+		WHERE tenant_id = $1 AND id = $2`+q.Dialect().ForUpdate(), r.TenantID, r.ID).Scan(&was[0], &was[1], &was[2], &was[3]); err != nil {
+		return err
+	}
+	if err := store.ExecOne(ctx, q, update, args...); err != nil {
+		return err
+	}
+	return runCounts.Add(ctx, q, store.CountDelta{Key: runKey(r.TenantID, was[0], was[1], was[2], was[3]), N: -1},
+		store.CountDelta{Key: runKey(r.TenantID, was[0], was[1], was[2], string(r.Status)), N: 1})
 }
 
 // LastCursor implements Store.
@@ -136,8 +162,9 @@ func (*SQLStore) ListRuns(ctx context.Context, q store.Querier, tenantID string,
 			c.And(col+" = ?", v)
 		}
 	}
-	var total int
-	if err := q.QueryRow(ctx, `SELECT count(*) FROM data_sync_runs WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	// The kept counts have the runs' columns: c selects them as well.
+	total, err := runCounts.Sum(ctx, q, c)
+	if err != nil {
 		return nil, 0, err
 	}
 	page := c.OrderPage("created_at", "id", true, f.Limit, f.Offset)

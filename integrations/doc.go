@@ -92,6 +92,19 @@
 //     bytes and a payload that is not JSON or exceeds 64 KiB is replaced
 //     by a note, so logging never fails on what a provider sent.
 //
+// # The log's totals
+//
+// ListLogs returns a page, newest first, and the exact total. SQLStore
+// keeps how many entries each integration has at each level
+// (store.Counts, migration 0003), written by InsertLog in the caller's
+// transaction, so that the total of the unfiltered log and of one
+// filtered by integration and/or level sums a few rows. Filtered by run or
+// entity, the total counts the matching entries in the run's or the
+// entity's index (entity type and id): their number is the run's or the
+// entity's, not the log's (an entity id without its type walks the log).
+// Log entries are never deleted today; a retention that deletes them must
+// subtract from the counts in its transaction.
+//
 // # Events
 //
 // integrations.state.updated and integrations.version.updated (data: the

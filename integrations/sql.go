@@ -98,8 +98,15 @@ func (*SQLStore) InsertLog(ctx context.Context, q store.Querier, e *LogEntry) er
 	_, err := q.Exec(ctx, `INSERT INTO integration_logs (id, tenant_id, integration_id, run_id, level, message, code, payload,
 			entity_type, entity_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		e.ID, e.TenantID, e.IntegrationID, e.RunID, e.Level, e.Message, e.Code, payload, e.EntityType, e.EntityID, e.CreatedAt)
-	return err
+	if err != nil {
+		return err
+	}
+	return logCounts.Add(ctx, q, store.CountDelta{Key: []string{e.TenantID, e.IntegrationID, e.Level}, N: 1})
 }
+
+// logCounts keeps how many log entries each tenant's integration has at
+// each level (migration 0003).
+var logCounts = store.NewCounts("integration_log_counts", "tenant_id", "integration_id", "level")
 
 // ListLogs implements Store.
 func (*SQLStore) ListLogs(ctx context.Context, q store.Querier, tenantID string, f LogFilter) ([]*LogEntry, int, error) {
@@ -110,8 +117,8 @@ func (*SQLStore) ListLogs(ctx context.Context, q store.Querier, tenantID string,
 			c.And(col+" = ?", v)
 		}
 	}
-	var total int
-	if err := q.QueryRow(ctx, `SELECT count(*) FROM integration_logs WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	total, err := logTotal(ctx, q, tenantID, f, c)
+	if err != nil {
 		return nil, 0, err
 	}
 	page := c.OrderPage("created_at", "id", true, f.Limit, f.Offset)
@@ -127,4 +134,24 @@ func (*SQLStore) ListLogs(ctx context.Context, q store.Querier, tenantID string,
 	}, `SELECT id, integration_id, run_id, level, message, code, payload, entity_type, entity_id, created_at
 		FROM integration_logs WHERE `+c.SQL()+page, c.Values()...)
 	return items, total, err
+}
+
+// logTotal returns how many entries c (ListLogs' predicate for tenantID
+// and f) selects: unfiltered or filtered by integration and/or level, the
+// sum of their kept counts; filtered by run or entity too, a count of the
+// entries (a run's from its index).
+func logTotal(ctx context.Context, q store.Querier, tenantID string, f LogFilter, c *store.Conds) (int, error) {
+	if f.RunID != "" || f.EntityType != "" || f.EntityID != "" {
+		var total int
+		err := q.QueryRow(ctx, `SELECT count(*) FROM integration_logs WHERE `+c.SQL(), c.Values()...).Scan(&total)
+		return total, err
+	}
+	k := store.Where("tenant_id = ?", tenantID)
+	if f.IntegrationID != "" {
+		k.And("integration_id = ?", f.IntegrationID)
+	}
+	if f.Level != "" {
+		k.And("level = ?", f.Level)
+	}
+	return logCounts.Sum(ctx, q, k)
 }

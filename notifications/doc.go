@@ -104,6 +104,17 @@
 //   - Feeds that tell the holders of a feature (webhook failures) tell
 //     only those who may read the organization the failure belongs to.
 //
+// # The inbox's totals
+//
+// List answers the inbox's total and unread count, both exact. SQLStore
+// keeps how many notifications each inbox holds, read and unread
+// (store.Counts, migration 0002), written by Insert, SetRead (only when
+// the notification's state changes: the update first matches the state it
+// leaves), ReadAll (by the rows it changed) and Delete (by the state its
+// RETURNING reports) in the caller's transaction, so that Count sums a few
+// rows however large the inbox. The unread page is read from an index of
+// the unread notifications only.
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it

@@ -178,6 +178,21 @@
 // provider's own words), under the provider's gateway integration
 // (gateway_mock, gateway_stripe).
 //
+// # The transactions list's totals
+//
+// ListTransactions returns a page, newest first, and the exact total.
+// SQLStore keeps how many transactions each tenant has per organization,
+// status and provider (store.Counts, migration 0002), written by
+// InsertTransaction and UpdateTransaction: a status change moves the
+// transaction from the old status's count to the new one's. The old
+// status is the one LockTransaction read (or InsertTransaction wrote) in
+// the same database transaction, remembered by the Transaction it
+// returned; otherwise UpdateTransaction reads the stored one, locking the
+// row. Every total the list offers (unfiltered, by status, by provider,
+// by both) sums a few count rows of the organizations the scope reads;
+// the pages are read from indexes by status and by provider in list
+// order.
+//
 // # A store of your own
 //
 // A host may keep this area's data elsewhere by passing its own Store; it

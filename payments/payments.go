@@ -81,6 +81,12 @@ type Transaction struct {
 	ProviderData   map[string]any `json:"providerData" jsonschema:"nullable"` // shown to the caller; never a secret
 	CreatedAt      time.Time      `json:"createdAt"`
 	UpdatedAt      time.Time      `json:"updatedAt"`
+
+	// locked is the counted key SQLStore.LockTransaction read (or
+	// InsertTransaction or UpdateTransaction wrote) and in which database
+	// transaction: the key the next update in that transaction moves the
+	// transaction from, without reading it again.
+	locked *countedAs
 }
 
 // MarshalJSON writes the transaction with its amounts as decimals:

@@ -85,7 +85,21 @@ func (*SQLStore) InsertTransaction(ctx context.Context, q store.Querier, t *Tran
 		t.ID, t.TenantID, nullable(t.OrganizationID), t.PaymentID, t.ProviderKey, t.SessionID, string(t.Status),
 		t.GatewayStatus, t.Amount, t.CapturedAmount, t.RefundedAmount, t.Currency, t.CaptureMethod, t.Description,
 		meta, t.RedirectURL, data, t.CreatedAt, t.UpdatedAt)
-	return err
+	if err != nil {
+		return err
+	}
+	// Inserted in q's transaction, the row is this transaction's to
+	// update: it remembers its counted key as LockTransaction does.
+	t.locked = &countedAs{in: q, org: t.OrganizationID, status: string(t.Status), provider: t.ProviderKey}
+	return transactionCounts.Add(ctx, q, store.CountDelta{Key: countKey(t.TenantID, t.OrganizationID, string(t.Status), t.ProviderKey), N: 1})
+}
+
+// transactionCounts keeps how many transactions each tenant has per
+// organization, status and provider (migration 0002).
+var transactionCounts = store.NewCounts("payment_transaction_counts", "tenant_id", "organization_id", "status", "provider_key")
+
+func countKey(tenantID, org, status, provider string) []string {
+	return []string{tenantID, org, status, provider}
 }
 
 func nullable(s string) any {
@@ -102,10 +116,24 @@ func (*SQLStore) GetTransaction(ctx context.Context, q store.Querier, sc store.S
 		c.Values()...)
 }
 
-// LockTransaction implements Store.
+// LockTransaction implements Store. The transaction it returns
+// remembers its counted key (organization, status, provider), so that
+// UpdateTransaction in the same transaction need not read it again.
 func (*SQLStore) LockTransaction(ctx context.Context, tx *store.Tx, tenantID, id string) (*Transaction, error) {
-	return store.One(ctx, tx, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions
+	t, err := store.One(ctx, tx, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions
 		WHERE tenant_id = $1 AND id = $2`+tx.Dialect().ForUpdate(), tenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	t.locked = &countedAs{in: tx, org: t.OrganizationID, status: string(t.Status), provider: t.ProviderKey}
+	return t, nil
+}
+
+// countedAs is the key a transaction is counted under, as read or
+// written in the database transaction in.
+type countedAs struct {
+	in                    store.Querier
+	org, status, provider string
 }
 
 // FindBySession implements Store.
@@ -123,8 +151,15 @@ func (*SQLStore) ListTransactions(ctx context.Context, q store.Querier, sc store
 	if f.ProviderKey != "" {
 		c.And("provider_key = ?", f.ProviderKey)
 	}
-	var total int
-	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM payment_transactions WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	k := sc.ReadableCounted("tenant_id", "organization_id")
+	if f.Status != "" {
+		k.And("status = ?", string(f.Status))
+	}
+	if f.ProviderKey != "" {
+		k.And("provider_key = ?", f.ProviderKey)
+	}
+	total, err := transactionCounts.Sum(ctx, q, k)
+	if err != nil {
 		return nil, 0, err
 	}
 	items, err := store.Many(ctx, q, scanTransaction, `SELECT `+transactionColumns+` FROM payment_transactions WHERE `+
@@ -132,16 +167,35 @@ func (*SQLStore) ListTransactions(ctx context.Context, q store.Querier, sc store
 	return items, total, err
 }
 
-// UpdateTransaction implements Store.
+// UpdateTransaction implements Store. A status change moves the
+// transaction between the kept counts, from the status LockTransaction
+// read (or InsertTransaction wrote) in q's transaction, or else the
+// stored one, read and locked here.
 func (*SQLStore) UpdateTransaction(ctx context.Context, q store.Querier, t *Transaction) error {
 	data, err := jsonText(t.ProviderData)
 	if err != nil {
 		return err
 	}
-	return store.ExecOne(ctx, q, `UPDATE payment_transactions SET status = $3, gateway_status = $4,
+	was := t.locked
+	if was == nil || was.in != q {
+		was = &countedAs{}
+		if err := q.QueryRow(ctx, `SELECT COALESCE(organization_id, ''), status, provider_key FROM payment_transactions
+			WHERE tenant_id = $1 AND id = $2`+q.Dialect().ForUpdate(), t.TenantID, t.ID).Scan(&was.org, &was.status, &was.provider); err != nil {
+			return err
+		}
+	}
+	if err := store.ExecOne(ctx, q, `UPDATE payment_transactions SET status = $3, gateway_status = $4,
 		captured_amount = $5, refunded_amount = $6, provider_data = $7, updated_at = $8
 		WHERE tenant_id = $1 AND id = $2`,
-		t.TenantID, t.ID, string(t.Status), t.GatewayStatus, t.CapturedAmount, t.RefundedAmount, data, t.UpdatedAt)
+		t.TenantID, t.ID, string(t.Status), t.GatewayStatus, t.CapturedAmount, t.RefundedAmount, data, t.UpdatedAt); err != nil {
+		return err
+	}
+	t.locked = &countedAs{in: q, org: was.org, status: string(t.Status), provider: was.provider}
+	if was.status == string(t.Status) {
+		return nil
+	}
+	return transactionCounts.Add(ctx, q, store.CountDelta{Key: countKey(t.TenantID, was.org, was.status, was.provider), N: -1},
+		store.CountDelta{Key: countKey(t.TenantID, was.org, string(t.Status), was.provider), N: 1})
 }
 
 // Summarize implements Store: one GROUP BY on both engines. since is

@@ -139,6 +139,16 @@
 //     (SELECT … FOR UPDATE on PostgreSQL; SQLite has one writer), so a
 //     Report racing a Finish cannot bring a finished job back.
 //
+// # The active jobs at scale
+//
+// Active reads three short lists, none with a total: the pending jobs and
+// the running ones with a fresh heartbeat (ListActive, two branches of a
+// UNION ALL, each from the status index: an OR of the two made SQLite
+// read every job of the tenant), the jobs finished in the window (from
+// the finished_at index) and those gone stale in it (the status index).
+// Each reads only the jobs it returns or nearly, so the answer's cost does
+// not grow with the jobs finished long ago.
+//
 // # Events
 //
 // progress.job.created, .started, .completed, .failed and .cancelled, one

@@ -79,12 +79,19 @@ func (*SQLStore) Update(ctx context.Context, q store.Querier, j *Job) error {
 		j.CancelRequested, j.StartedAt, j.FinishedAt, j.HeartbeatAt, store.NullIfEmpty(j.ErrorMessage), j.UpdatedAt)
 }
 
-// ListActive implements Store.
+// ListActive implements Store: the pending jobs and the fresh running
+// ones, each read from the status index (one branch of a UNION ALL
+// each), so that neither the finished jobs nor the stale ones are read
+// (an OR of the two made SQLite read every job of the tenant).
 func (*SQLStore) ListActive(ctx context.Context, q store.Querier, sc store.Scope, freshAfter time.Time, limit int) ([]*Job, error) {
-	c := sc.Readable("tenant_id", "organization_id").
-		And("(status = ? OR (status = ? AND heartbeat_at > ?))", string(StatusPending), string(StatusRunning), freshAfter)
-	return store.Many(ctx, q, scanJob, `SELECT `+jobColumns+` FROM progress_jobs WHERE `+c.SQL()+
-		` ORDER BY created_at DESC, id DESC LIMIT `+c.Add(limit), c.Values()...)
+	c := sc.Readable("tenant_id", "organization_id")
+	scope := c.SQL() // its placeholders serve both branches
+	pending, running, fresh := c.Add(string(StatusPending)), c.Add(string(StatusRunning)), c.Add(freshAfter)
+	return store.Many(ctx, q, scanJob, `SELECT `+jobColumns+` FROM (
+			SELECT * FROM progress_jobs WHERE `+scope+` AND status = `+pending+`
+			UNION ALL
+			SELECT * FROM progress_jobs WHERE `+scope+` AND status = `+running+` AND heartbeat_at > `+fresh+`
+		) j ORDER BY created_at DESC, id DESC LIMIT `+c.Add(limit), c.Values()...)
 }
 
 // ListFinished implements Store.

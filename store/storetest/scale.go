@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -107,4 +108,131 @@ func Analyze(t testing.TB, db *store.DB) {
 	if _, err := db.Exec(t.Context(), "ANALYZE"); err != nil {
 		t.Fatalf("storetest: analyze: %v", err)
 	}
+}
+
+// SeedRows inserts the rows from to to (exclusive) into table, row(i)
+// giving the i-th row's values in the order of columns (a comma-separated
+// list), in multi-row INSERTs of 1,000 rows per transaction: the fast way
+// to grow a table for a measurement at scale, past the Store and so past
+// anything it keeps beside the rows (kept counts: recount them after).
+func SeedRows(t testing.TB, db *store.DB, table, columns string, from, to int, row func(i int) []any) {
+	t.Helper()
+	ins := store.NewBatchInsert(table, columns, "")
+	ctx := t.Context()
+	values := make([]any, 0, 1000*ins.Columns())
+	for from < to {
+		n := min(1000, to-from)
+		values = values[:0]
+		for i := range n {
+			values = append(values, row(from+i)...)
+		}
+		if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := ins.InsertValues(ctx, tx, values); return err }); err != nil {
+			t.Fatalf("storetest: seeding %s: %v", table, err)
+		}
+		from += n
+	}
+}
+
+// ScaleCase is one list measured by MeasureList: its name in the report
+// and a call that lists page 1 and checks what it got.
+type ScaleCase struct {
+	// Name names the case in the report.
+	Name string
+	// List lists page 1 and returns an error when its answer is wrong
+	// (CheckPage).
+	List func() error
+	// Calls, when positive, caps the timed calls of this case (a slow
+	// baseline measured beside the list).
+	Calls int
+}
+
+// MeasureList times calls of each case (Percentiles) and logs a row of
+// BENCHMARKS.md's tables for each: "| list, case | engine | rows | p50 |
+// p95 |".
+func MeasureList(t testing.TB, list, engine string, rows, calls int, cases ...ScaleCase) {
+	t.Helper()
+	for _, c := range cases {
+		n := calls
+		if c.Calls > 0 {
+			n = min(n, c.Calls)
+		}
+		p50, p95 := Percentiles(t, n, c.List)
+		t.Logf("| %s, %s | %s | %d | %.2f ms | %.2f ms |", list, c.Name, engine, rows, Milliseconds(p50), Milliseconds(p95))
+	}
+}
+
+// CheckPage returns an error unless a page of got rows of total matches
+// want rows of wantTotal: a scale case's check of its list's answer.
+func CheckPage(name string, got, total, want, wantTotal int) error {
+	if got != want || total != wantTotal {
+		return fmt.Errorf("%s: %d rows of %d, want %d of %d", name, got, total, want, wantTotal)
+	}
+	return nil
+}
+
+// MeasureGrowth times the cases of a small and a large table
+// alternately, call by call, so that both see the same load (on a shared
+// machine, a sequential measurement of one size after the other mostly
+// measures how the load changed), and logs a row of BENCHMARKS.md's tables
+// for each pair: "| list, case | engine | small → large | p50 small |
+// p50 large | growth |". small and large list the same cases in the same
+// order; a case's Calls caps its calls as in MeasureList.
+func MeasureGrowth(t testing.TB, list, engine string, smallRows, largeRows, calls int, small, large []ScaleCase) {
+	t.Helper()
+	for i, c := range small {
+		n := calls
+		if c.Calls > 0 {
+			n = min(n, c.Calls)
+		}
+		var ts, tl []time.Duration
+		for j := range n + 3 {
+			for _, side := range []struct {
+				fn    func() error
+				times *[]time.Duration
+			}{{c.List, &ts}, {large[i].List, &tl}} {
+				began := time.Now()
+				if err := side.fn(); err != nil {
+					t.Fatal(err)
+				}
+				if j >= 3 {
+					*side.times = append(*side.times, time.Since(began))
+				}
+			}
+		}
+		slices.Sort(ts)
+		slices.Sort(tl)
+		ps, pl := ts[len(ts)/2], tl[len(tl)/2]
+		t.Logf("| %s, %s | %s | %d → %d | %.2f ms | %.2f ms | %.2f× |", list, c.Name, engine, smallRows, largeRows,
+			Milliseconds(ps), Milliseconds(pl), float64(pl)/float64(max(ps, time.Microsecond)))
+	}
+}
+
+// GrowAndMeasure is the course of a list-at-scale measurement on one
+// engine: it grows one tenant's rows to each of sizes in turn (seed adds
+// the rows from..to of a tenant, kept counts and planner statistics
+// included) and times the cases of that size (MeasureList); then, with
+// more than one size, it seeds a second tenant with the first size's rows
+// in the same table and times both tenants' cases alternately
+// (MeasureGrowth): the growth from the first size to the last under one
+// load. cases returns the cases of a tenant with rows rows. The calls per
+// case are ScaleCallsEnv's (ScaleSizes), and every line logged is a row
+// of BENCHMARKS.md's tables.
+func GrowAndMeasure(t *testing.T, list, engine string, sizes []int, calls int, seed func(tenant string, from, to int),
+	cases func(tenant string, rows int) []ScaleCase) {
+	t.Helper()
+	large := store.NewID()
+	seeded := 0
+	for _, rows := range sizes {
+		start := time.Now()
+		seed(large, seeded, rows)
+		seeded = rows
+		t.Logf("seeded %d rows in %s", seeded, time.Since(start).Round(time.Second))
+		MeasureList(t, list, engine, seeded, calls, cases(large, seeded)...)
+	}
+	if len(sizes) < 2 {
+		return
+	}
+	small := store.NewID()
+	seed(small, 0, sizes[0])
+	MeasureGrowth(t, list, engine, sizes[0], seeded, calls, cases(small, sizes[0]), cases(large, seeded))
 }

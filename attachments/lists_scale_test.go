@@ -1,0 +1,134 @@
+package attachments_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+// TestListLibraryAtScale measures the library's first page (25
+// attachments) with its exact total and the tags to filter by, as the
+// Service's Library asks the Store for them, as a tenant's attachments
+// grow: newest first, by file name, by partition, by one tag, and by a
+// file-name search, on each engine. It is a measurement, not a test, and
+// runs only when TENANTKIT_BENCH_LIST_ROWS lists the attachment counts to
+// measure at (for example "100000,1000000"); they are inserted straight
+// into the tables (storetest.SeedRows: multi-row INSERTs, 1,000 per
+// transaction) over two partitions, each with one of four tags, the kept
+// counts recounted as migration 0003 counts them; storetest.GrowAndMeasure
+// says how the table grows and what is timed. The search's total is
+// counted (at most 10 calls), as is the baseline, the unfiltered total
+// and tags counted as before the kept counts (20 calls at most).
+//
+//	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./attachments -run TestListLibraryAtScale -v -timeout 2h
+func TestListLibraryAtScale(t *testing.T) {
+	sizes, calls := storetest.ScaleSizes(t)
+	storetest.EachFresh(t, func(t *testing.T, db *store.DB, engine string) { scaleListLibrary(t, db, engine, sizes, calls) },
+		attachments.Migrations)
+}
+
+func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
+	ctx := t.Context()
+	st := attachments.NewSQLStore()
+	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
+	partition := func(i int) string { return []string{"docs", "images"}[i%2] }
+	tag := func(i int) string { return fmt.Sprint("tag-", i/2%4) }
+	seed := func(tenant string, from, to int) {
+		if from == 0 {
+			for _, code := range []string{"docs", "images"} {
+				if err := db.Tx(ctx, func(tx *store.Tx) error {
+					return st.InsertPartition(ctx, tx, &attachments.Partition{ID: store.NewID(), TenantID: tenant, Code: code,
+						Title: code, CreatedAt: base, UpdatedAt: base}, false)
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		ids := make([]string, to)
+		for i := from; i < to; i++ {
+			ids[i] = store.NewIDAt(base.Add(time.Duration(i) * time.Millisecond))
+		}
+		storetest.SeedRows(t, db, "attachments", `id, tenant_id, entity_id, record_id, partition_code, file_name, file_size,
+			mime_type, storage_key, tags, assignments, custom_fields, created_at, updated_at`, from, to, func(i int) []any {
+			at := base.Add(time.Duration(i) * time.Millisecond)
+			return []any{ids[i], tenant, "orders", fmt.Sprint("order-", i), partition(i), fmt.Sprintf("scan-%07d.pdf", i),
+				1000 + i%5000, "application/pdf", "k/" + ids[i], `["` + tag(i) + `"]`, "[]", "{}", at, at}
+		})
+		storetest.SeedRows(t, db, "attachment_tags", "attachment_id, tenant_id, tag", from, to, func(i int) []any {
+			return []any{ids[i], tenant, tag(i)}
+		})
+		err := db.Tx(ctx, func(tx *store.Tx) error {
+			for _, q := range []string{`DELETE FROM attachment_counts WHERE tenant_id = $1`,
+				`DELETE FROM attachment_tag_counts WHERE tenant_id = $1`,
+				`INSERT INTO attachment_counts (tenant_id, organization_id, partition_code, slot, n)
+					SELECT tenant_id, COALESCE(organization_id, ''), partition_code, 0, count(*) FROM attachments WHERE tenant_id = $1
+					GROUP BY tenant_id, COALESCE(organization_id, ''), partition_code`,
+				`INSERT INTO attachment_tag_counts (tenant_id, organization_id, partition_code, tag, slot, n)
+					SELECT a.tenant_id, COALESCE(a.organization_id, ''), a.partition_code, t.tag, 0, count(*)
+					FROM attachment_tags t JOIN attachments a ON a.id = t.attachment_id WHERE a.tenant_id = $1
+					GROUP BY a.tenant_id, COALESCE(a.organization_id, ''), a.partition_code, t.tag`} {
+				if _, err := tx.Exec(ctx, q, tenant); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		storetest.Analyze(t, db)
+	}
+	wantTags := []string{"tag-0", "tag-1", "tag-2", "tag-3"}
+	cases := func(tenant string, rows int) []storetest.ScaleCase {
+		sc := store.Scope{TenantID: tenant}
+		tagged := 0
+		for i := range rows {
+			if tag(i) == "tag-1" {
+				tagged++
+			}
+		}
+		// What Service.Library asks for: the page with its total, and the
+		// tags to filter by.
+		list := func(name string, f attachments.LibraryFilter, want, calls int) storetest.ScaleCase {
+			f.Limit = 25
+			return storetest.ScaleCase{Name: name, Calls: calls, List: func() error {
+				items, total, err := st.Library(ctx, db, sc, f)
+				if err != nil {
+					return err
+				}
+				tags, err := st.Tags(ctx, db, sc)
+				if err == nil && !slices.Equal(tags, wantTags) {
+					err = fmt.Errorf("tags %v, want %v", tags, wantTags)
+				}
+				if err != nil {
+					return err
+				}
+				return storetest.CheckPage(name, len(items), total, min(25, want), want)
+			}}
+		}
+		return []storetest.ScaleCase{
+			list("newest first", attachments.LibraryFilter{SortDesc: true}, rows, 0),
+			list("by file name", attachments.LibraryFilter{SortField: "fileName"}, rows, 0),
+			list("partition", attachments.LibraryFilter{Partition: "images", SortDesc: true}, rows/2, 0),
+			list("tag", attachments.LibraryFilter{Tags: []string{"tag-1"}, SortDesc: true}, tagged, 0),
+			list("search (counted)", attachments.LibraryFilter{Search: "7.PDF", SortDesc: true}, rows/10, 10),
+			{Name: "total and tags by count(*), as before 0003", Calls: 20, List: func() error {
+				var n, tags int
+				if err := db.QueryRow(ctx, `SELECT count(*) FROM attachments WHERE tenant_id = $1`, tenant).Scan(&n); err != nil {
+					return err
+				}
+				if err := db.QueryRow(ctx, `SELECT count(*) FROM (SELECT DISTINCT t.tag FROM attachment_tags t
+					JOIN attachments a ON a.id = t.attachment_id WHERE a.tenant_id = $1) d`, tenant).Scan(&tags); err != nil {
+					return err
+				}
+				return storetest.CheckPage("count(*)", tags, n, len(wantTags), rows)
+			}},
+		}
+	}
+	storetest.GrowAndMeasure(t, "attachments library", engine, sizes, calls, seed, cases)
+}

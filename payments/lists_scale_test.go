@@ -1,0 +1,107 @@
+package payments_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit/payments"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+// TestListTransactionsAtScale measures the transactions list's first
+// page (20 transactions) with its exact total as a tenant's transactions
+// grow: unfiltered, by status and by provider, on each engine. It is a
+// measurement, not a test, and runs only when TENANTKIT_BENCH_LIST_ROWS
+// lists the transaction counts to measure at (for example
+// "100000,1000000"); they are inserted straight into the table
+// (storetest.SeedRows: multi-row INSERTs, 1,000 per transaction) over two
+// providers (75% captured, 15% pending, 10% failed), the kept counts
+// recounted as migration 0002 counts them; storetest.GrowAndMeasure says
+// how the table grows and what is timed. The last case is the baseline:
+// the unfiltered total counted as before the kept counts (20 calls at
+// most).
+//
+//	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./payments -run TestListTransactionsAtScale -v -timeout 2h
+func TestListTransactionsAtScale(t *testing.T) {
+	sizes, calls := storetest.ScaleSizes(t)
+	storetest.EachFresh(t, func(t *testing.T, db *store.DB, engine string) { scaleListTransactions(t, db, engine, sizes, calls) },
+		payments.Migrations)
+}
+
+func scaleListTransactions(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
+	ctx := t.Context()
+	st := payments.NewSQLStore()
+	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
+	status := func(i int) payments.Status {
+		switch i % 20 {
+		case 0, 1, 2:
+			return payments.StatusPending
+		case 3, 4:
+			return payments.StatusFailed
+		}
+		return payments.StatusCaptured
+	}
+	provider := func(i int) string { return []string{"mock", "stripe"}[i%2] }
+	seed := func(tenant string, from, to int) {
+		storetest.SeedRows(t, db, "payment_transactions", `id, tenant_id, payment_id, provider_key, session_id, status,
+			gateway_status, amount, captured_amount, refunded_amount, currency_code, capture_method, description, metadata,
+			redirect_url, created_at, updated_at`, from, to, func(i int) []any {
+			at := base.Add(time.Duration(i) * time.Millisecond)
+			s := status(i)
+			captured := 0
+			if s == payments.StatusCaptured {
+				captured = 1250
+			}
+			return []any{store.NewIDAt(at), tenant, fmt.Sprint("order-", i), provider(i), fmt.Sprint("cs_", i), string(s),
+				string(s), 1250, captured, 0, "EUR", "automatic", "Order", "{}", "", at, at}
+		})
+		err := db.Tx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, `DELETE FROM payment_transaction_counts WHERE tenant_id = $1`, tenant); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO payment_transaction_counts (tenant_id, organization_id, status, provider_key, slot, n)
+				SELECT tenant_id, COALESCE(organization_id, ''), status, provider_key, 0, count(*) FROM payment_transactions
+				WHERE tenant_id = $1 GROUP BY tenant_id, COALESCE(organization_id, ''), status, provider_key`, tenant)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		storetest.Analyze(t, db)
+	}
+	cases := func(tenant string, rows int) []storetest.ScaleCase {
+		sc := store.Scope{TenantID: tenant}
+		failed := 0
+		for i := range rows {
+			if status(i) == payments.StatusFailed {
+				failed++
+			}
+		}
+		list := func(name string, f payments.Filter, want int) storetest.ScaleCase {
+			f.Limit = 20
+			return storetest.ScaleCase{Name: name, List: func() error {
+				items, total, err := st.ListTransactions(ctx, db, sc, f)
+				if err != nil {
+					return err
+				}
+				return storetest.CheckPage(name, len(items), total, 20, want)
+			}}
+		}
+		return []storetest.ScaleCase{
+			list("unfiltered", payments.Filter{}, rows),
+			list("status", payments.Filter{Status: payments.StatusFailed}, failed),
+			list("providerKey", payments.Filter{ProviderKey: "stripe"}, rows/2),
+			{Name: "unfiltered total by count(*), as before 0002", Calls: 20, List: func() error {
+				var n int
+				err := db.QueryRow(ctx, `SELECT count(*) FROM payment_transactions WHERE tenant_id = $1`, tenant).Scan(&n)
+				if err != nil {
+					return err
+				}
+				return storetest.CheckPage("count(*)", 0, n, 0, rows)
+			}},
+		}
+	}
+	storetest.GrowAndMeasure(t, "payment transactions", engine, sizes, calls, seed, cases)
+}
