@@ -20,7 +20,8 @@
 #   --no-freeze          do not SIGSTOP the idle servers while another one is measured
 #   --keep               keep the work dir (binaries, data dirs, server logs, raw wrk output)
 #
-# Scenarios: records-create, records-list-total, records-list-filter, toggles-check, rules-execute.
+# Scenarios: records-create, records-list-total, records-list-filter, toggles-check, rules-execute,
+# payment-session.
 # The report goes to stdout (its last line is a one-line summary for a dashboard); progress goes to
 # stderr. Every server listens on 127.0.0.1 and is stopped by its PID when the script ends.
 set -euo pipefail
@@ -29,8 +30,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
-ALL_SCENARIOS=(records-create records-list-total records-list-filter toggles-check rules-execute)
-RUN_ORDER=(records-list-total records-list-filter toggles-check rules-execute records-create)
+ALL_SCENARIOS=(records-create records-list-total records-list-filter toggles-check rules-execute payment-session)
+RUN_ORDER=(records-list-total records-list-filter toggles-check rules-execute records-create payment-session)
 
 repo=$REPO_DIR seconds=10 conns=32 threads=1 rounds=2 warmup=5 records=20000 only='' database_url=''
 rules_dry=0 pb_logs=1 freeze=1 keep=0
@@ -313,6 +314,7 @@ if ((rules_dry)); then
 else
   tr -d '\n' <"$BENCH_DIR/bodies/rules-execute.json" >"$WORK/bodies/rules-execute.json"
 fi
+tr -d '\n' <"$BENCH_DIR/bodies/payment-session.json" >"$WORK/bodies/payment-session.json"
 
 tk_entities=$tk_state tk_toggles=$tk_state tk_rules=$tk_state
 if [[ $tk_state == ok ]]; then
@@ -378,6 +380,8 @@ for s in "${RUN_ORDER[@]}"; do
     rules-execute)
       run_scenario "$s" POST "$tk_rules" /business_rules/sets/BENCH_SET/execute "$WORK/bodies/rules-execute.json" \
         '' '' '' ;;
+    payment-session)
+      run_scenario "$s" POST "$tk_state" /payment_gateways/sessions "$WORK/bodies/payment-session.json" '' '' '' ;;
   esac
 done
 
@@ -436,7 +440,7 @@ printf '%-20s %-11s %10s %7s %9s %9s %8s %7s  %s\n' scenario target 'req/s' spre
 for s in "${ALL_SCENARIOS[@]}"; do
   selected "$s" || continue
   for target in tenantkit pocketbase bare; do
-    if [[ $target == pocketbase && ($s == toggles-check || $s == rules-execute) ]]; then
+    if [[ $target == pocketbase && ($s == toggles-check || $s == rules-execute || $s == payment-session) ]]; then
       continue
     fi
     rps=$(med "$s" "$target" 4)
@@ -461,11 +465,32 @@ printf '%-20s %14s %14s %14s\n' 'req/s ratios' tenantkit/PB tenantkit/bare PB/ba
 for s in "${ALL_SCENARIOS[@]}"; do
   selected "$s" || continue
   case $s in
-    toggles-check | rules-execute) printf '%-20s %14s %14s %14s\n' "$s" - "$(cmp "$s" tenantkit bare pct)" - ;;
+    toggles-check | rules-execute | payment-session) printf '%-20s %14s %14s %14s\n' "$s" - "$(cmp "$s" tenantkit bare pct)" - ;;
     *) printf '%-20s %14s %14s %14s\n' "$s" "$(cmp "$s" tenantkit pocketbase x)" "$(cmp "$s" tenantkit bare pct)" \
       "$(cmp "$s" pocketbase bare pct)" ;;
   esac
 done
+
+# session_ratio: tenantkit's payment-session req/s over its records-create req/s in this run
+# (both one durable row and its event), "n/a" when either was not measured.
+session_ratio() {
+  local a b r
+  a=$(med payment-session tenantkit 4)
+  b=$(med records-create tenantkit 4)
+  if [[ -z $a || -z $b ]]; then
+    echo n/a
+    return
+  fi
+  if ! valid payment-session tenantkit || ! valid records-create tenantkit; then
+    echo ERR
+    return
+  fi
+  r=$(ratio "$a" "$b")
+  if [[ -n $r ]]; then fmt_pct "$r"; else echo n/a; fi
+}
+if selected payment-session; then
+  printf '%-20s %14s\n' 'payment-session / records-create (tenantkit)' "$(session_ratio)"
+fi
 
 echo
 summary=()
@@ -477,12 +502,15 @@ for s in "${ALL_SCENARIOS[@]}"; do
     records-list-filter) summary+=("filter $(cmp "$s" tenantkit pocketbase x) PB") ;;
     toggles-check) summary+=("toggles $(cmp "$s" tenantkit bare pct) bare") ;;
     rules-execute) summary+=("rules $(cmp "$s" tenantkit bare pct) bare") ;;
+    payment-session) summary+=("sessions $(session_ratio) creates") ;;
   esac
 done
 line=$(printf '%s, ' "${summary[@]}")
 line=${line%, }
 # "n/a PB" and "ERR bare" read oddly on a dashboard: keep just "n/a" or "ERR".
 line=${line//"n/a PB"/n/a}
+line=${line//"n/a creates"/n/a}
+line=${line//"ERR creates"/ERR}
 line=${line//"n/a bare"/n/a}
 line=${line//"ERR PB"/ERR}
 line=${line//"ERR bare"/ERR}

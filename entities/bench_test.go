@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/store"
@@ -179,17 +182,28 @@ func benchUpsertRecords(b *testing.B, db *store.DB) {
 	}
 	n := 0
 	var last []entities.RecordUpsert
-	b.Run("create", func(b *testing.B) {
+	create := func(b *testing.B, id func(n int) string) {
+		cpu := processCPU()
 		for b.Loop() {
 			items := make([]entities.RecordUpsert, 1000)
 			for i := range items {
 				n++
-				items[i] = entities.RecordUpsert{RecordID: store.NewID(), Values: benchItem(n, float64(n%100000))}
+				items[i] = entities.RecordUpsert{RecordID: id(n), Values: benchItem(n, float64(n%100000))}
 			}
 			upsert(items, true)
 			last = items
 		}
+		if cpu := processCPU() - cpu; cpu > 0 {
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+		}
+	}
+	// create-derived-ids: ids derived from an external id as the data
+	// sync's import derives them (UUIDv5: no order between them), where
+	// create's are time-ordered (store.NewID).
+	b.Run("create-derived-ids", func(b *testing.B) {
+		create(b, func(n int) string { return uuid.NewSHA1(uuid.NameSpaceURL, []byte("ext-"+strconv.Itoa(n))).String() })
 	})
+	b.Run("create", func(b *testing.B) { create(b, func(int) string { return store.NewID() }) })
 	b.Run("update", func(b *testing.B) {
 		round := 0
 		for b.Loop() {

@@ -53,12 +53,16 @@ var eventInserts = NewBatchInsert("store_events", "id, type, tenant_id, organiza
 func (db *DB) PrepareEmitMany(ctx context.Context) { eventInserts.Prepare(ctx, db) }
 
 // EmitMany is Emit of several events, written with multi-row INSERTs (a
-// batch write's events cost a few statements rather than one each). It
+// batch write's events cost a few statements rather than one each; on
+// PostgreSQL more than 50 events are one statement). It
 // fills in evs' IDs and OccurredAt in place and returns evs; the hooks run
 // for each event in order once all are written.
 func (tx *Tx) EmitMany(ctx context.Context, evs []Event) ([]Event, error) {
 	if tx.readOnly {
 		return nil, errors.New("store: emit in a read-only transaction")
+	}
+	if tx.Dialect().Name() == "postgres" && len(evs) > batchChunks[0] {
+		return tx.emitColumns(ctx, evs)
 	}
 	rows := make([][]any, len(evs))
 	for i := range evs {
@@ -84,6 +88,48 @@ func (tx *Tx) EmitMany(ctx context.Context, evs []Event) ([]Event, error) {
 		}
 		return nil, fmt.Errorf("store: emit %d events: %w", len(evs), err)
 	}
+	return tx.emitted(ctx, evs)
+}
+
+// emitColumns is EmitMany's write of more events than one multi-row
+// INSERT takes, on PostgreSQL: one statement whatever their number, the
+// columns as arrays, unnested in the events' order (WITH ORDINALITY …
+// ORDER BY), which is the order their positions (seq) are given in, as
+// with the multi-row INSERTs.
+func (tx *Tx) emitColumns(ctx context.Context, evs []Event) ([]Event, error) {
+	ids, types, tenants, orgs, data := make([]string, len(evs)), make([]string, len(evs)), make([]string, len(evs)),
+		make([]string, len(evs)), make([]string, len(evs))
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Type == "" {
+			return nil, errors.New("store: emit: event has no type")
+		}
+		if ev.ID == "" {
+			ev.ID = NewID()
+		}
+		ev.OccurredAt = tx.now
+		if len(ev.Data) == 0 {
+			ev.Data = json.RawMessage("{}")
+		}
+		if !json.Valid(ev.Data) {
+			return nil, fmt.Errorf("store: emit %s: data is not valid JSON", ev.Type)
+		}
+		ids[i], types[i], tenants[i], orgs[i], data[i] = ev.ID, ev.Type, ev.TenantID, ev.OrganizationID, string(ev.Data)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO store_events (id, type, tenant_id, organization_id, data, occurred_at)
+		SELECT v.id, v.type, NULLIF(v.tenant_id, ''), NULLIF(v.organization_id, ''), v.data::jsonb, $6
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY
+			AS v (id, type, tenant_id, organization_id, data, i)
+		ORDER BY v.i`, ids, types, tenants, orgs, data, tx.now)
+	if err != nil {
+		return nil, fmt.Errorf("store: emit %d events: %w", len(evs), err)
+	}
+	return tx.emitted(ctx, evs)
+}
+
+// emitted runs the emit hooks on evs, written in tx, and keeps them for
+// the commit.
+func (tx *Tx) emitted(ctx context.Context, evs []Event) ([]Event, error) {
 	tx.db.mu.RLock()
 	hooks := tx.db.emitHooks
 	tx.db.mu.RUnlock()

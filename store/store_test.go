@@ -255,9 +255,10 @@ func TestEmitHookAndCommitListener(t *testing.T) {
 }
 
 // EmitMany writes every event (across multi-row INSERT chunks: 50, 20,
-// 10, 5, 2 and 1), fills in ids and times, runs the hooks for each in order and
-// hands all to the commit listeners; a refused or invalid event writes
-// none of them.
+// 10, 5, 2 and 1; on PostgreSQL 61 events are one statement), fills in ids
+// and times, runs the hooks for each in order and hands all to the commit
+// listeners, each stored as given (its organization or none) at positions
+// in emit order; a refused or invalid event writes none of them.
 func TestEmitMany(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -288,6 +289,9 @@ func TestEmitMany(t *testing.T) {
 			data := fmt.Sprintf(`{"n":%d}`, i)
 			want = append(want, data)
 			evs[i] = store.Event{Type: "storetest.many", TenantID: sc.TenantID, Data: json.RawMessage(data)}
+			if i%2 == 1 {
+				evs[i].OrganizationID = sc.OrganizationID
+			}
 		}
 		var out []store.Event
 		is.NoErr(db.Tx(ctx, func(tx *store.Tx) error {
@@ -308,14 +312,42 @@ func TestEmitMany(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(len(stored), 61)
 		is.Equal(stored[0].ID, out[0].ID)
-		var last struct{ N int }
-		is.NoErr(json.Unmarshal(stored[60].Data, &last))
-		is.Equal(last.N, 60)
+		for i, ev := range stored {
+			is.Equal(ev.ID, out[i].ID)
+			is.Equal(ev.Type, "storetest.many")
+			is.Equal(ev.TenantID, sc.TenantID)
+			is.Equal(ev.OrganizationID, out[i].OrganizationID)
+			var got struct{ N int }
+			is.NoErr(json.Unmarshal(ev.Data, &got))
+			is.Equal(got.N, i)
+		}
+		// Positions in emit order (read from the table: ReadEventLog holds
+		// events back while other transactions of the server run).
+		byPosition, err := store.Many(ctx, db, func(s store.Scanner) (id string, err error) { return id, s.Scan(&id) },
+			`SELECT id FROM store_events WHERE tenant_id = $1 ORDER BY tx, seq`, sc.TenantID)
+		is.NoErr(err)
+		is.Equal(len(byPosition), 61)
+		for i, id := range byPosition {
+			is.Equal(id, out[i].ID)
+		}
+
+		// A refused or invalid event among many: none is written.
+		largeBad := func(bad store.Event) []store.Event {
+			evs := make([]store.Event, 61)
+			for i := range evs {
+				evs[i] = store.Event{Type: "storetest.many", TenantID: sc.TenantID}
+			}
+			evs[40] = bad
+			return evs
+		}
 
 		for _, bad := range [][]store.Event{
 			{{Type: "storetest.many", TenantID: sc.TenantID}, {Type: "storetest.refused", TenantID: sc.TenantID}},
 			{{Type: "storetest.many", TenantID: sc.TenantID}, {Type: "", TenantID: sc.TenantID}},
 			{{Type: "storetest.many", TenantID: sc.TenantID}, {Type: "storetest.many", TenantID: sc.TenantID, Data: json.RawMessage("{")}},
+			largeBad(store.Event{Type: "storetest.refused", TenantID: sc.TenantID}),
+			largeBad(store.Event{Type: "", TenantID: sc.TenantID}),
+			largeBad(store.Event{Type: "storetest.many", TenantID: sc.TenantID, Data: json.RawMessage("{")}),
 		} {
 			err := db.Tx(ctx, func(tx *store.Tx) error {
 				_, err := tx.EmitMany(ctx, bad)
