@@ -32,8 +32,8 @@ const maxFormField = 64 << 10
 
 // attachmentRoutes are the attachment endpoints: upload, lists, the
 // library, transfer, partitions, and file and image delivery.
-func (a *api) attachmentRoutes() []route {
-	h := attachmentHandlers{svc: a.kit.Attachments, base: a.base}
+func attachmentRoutes(svc *attachments.Service, env *areaEnv) []route {
+	h := attachmentHandlers{svc: svc, base: env.Base}
 	const base = "/attachments"
 	view, manage := []string{featureAttachmentsView}, []string{featureAttachmentsManage}
 	imageQuery := []Param{

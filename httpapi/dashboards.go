@@ -18,8 +18,8 @@ const (
 
 // dashboardRoutes are the dashboard endpoints: the caller's layout, the
 // widget registry and its data, and who sees which widget.
-func (a *api) dashboardRoutes() []route {
-	h := dashboardHandlers{svc: a.kit.Dashboards}
+func dashboardRoutes(svc *dashboards.Service, env *areaEnv) []route {
+	h := dashboardHandlers{svc: svc}
 	const base = "/dashboards"
 	view, manage := []string{featureWidgetsView}, []string{featureWidgetsManage}
 	// A stale If-Match is 412; a write that keeps losing the race to

@@ -18,8 +18,8 @@ const (
 
 // dataSyncRoutes are the data sync endpoints: validate a target, start,
 // list, read, cancel and retry runs.
-func (a *api) dataSyncRoutes() []route {
-	h := syncHandlers{svc: a.kit.DataSync}
+func dataSyncRoutes(svc *datasync.Service, env *areaEnv) []route {
+	h := syncHandlers{svc: svc}
 	const base = "/data_sync"
 	return []route{
 		{Method: "POST", Path: base + "/validate", Handler: h.validate, ErrorBody: syncErrorBody,

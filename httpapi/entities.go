@@ -24,8 +24,8 @@ const (
 
 // entityRoutes are the custom entity, field definition, record and
 // relation option endpoints.
-func (a *api) entityRoutes() []route {
-	h := entityHandlers{svc: a.kit.Entities, progress: a.kit.Progress}
+func entityRoutes(svc *entities.Service, progress *progress.Service, env *areaEnv) []route {
+	h := entityHandlers{svc: svc, progress: progress}
 	const base = "/entities"
 	manage := []string{featureEntitiesDefinitionsManage}
 	entityIDQuery := Param{Name: "entityId", Required: true,

@@ -19,8 +19,8 @@ const (
 
 // integrationRoutes are the integration catalogue, each tenant's state,
 // API version and credentials, and the integration log.
-func (a *api) integrationRoutes() []route {
-	h := integrationHandlers{svc: a.kit.Integrations}
+func integrationRoutes(svc *integrations.Service, env *areaEnv) []route {
+	h := integrationHandlers{svc: svc}
 	const base = "/integrations"
 	view := []string{featureIntegrationsView}
 	// The writes answer 422 for a payload the service refuses.

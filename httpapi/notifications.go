@@ -11,8 +11,8 @@ import (
 // reads and tidies its own (a user's, or an API key's own inbox), so no
 // route needs a feature. Notifications are created by the Kit's feeds
 // and the Go API (Kit.Notifications), never by a route.
-func (a *api) notificationRoutes() []route {
-	h := notificationHandlers{svc: a.kit.Notifications}
+func notificationRoutes(svc *notifications.Service, env *areaEnv) []route {
+	h := notificationHandlers{svc: svc}
 	const base = "/notifications"
 	inbox := "The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). " +
 		"Another user's or tenant's notification id answers 404, like an unknown one."

@@ -23,8 +23,8 @@ const (
 // paymentRoutes are the payment gateway endpoints: sessions, capture,
 // refund, cancel, status, the transaction lists and the providers'
 // webhooks.
-func (a *api) paymentRoutes() []route {
-	h := paymentHandlers{svc: a.kit.Payments}
+func paymentRoutes(svc *payments.Service, env *areaEnv) []route {
+	h := paymentHandlers{svc: svc}
 	const base = "/payment_gateways"
 	// The POSTs that reach a provider: 422 for an invalid payload or an
 	// unknown or unconfigured provider, 409 for a status that forbids the

@@ -13,8 +13,8 @@ const featureProgressView = "progress.view"
 // progressRoutes are the job progress endpoints: what runs and what just
 // finished in the caller's scope, and one job. Jobs are created and
 // reported through the Go API (Kit.Progress); no route writes.
-func (a *api) progressRoutes() []route {
-	h := progressHandlers{svc: a.kit.Progress}
+func progressRoutes(svc *progress.Service, env *areaEnv) []route {
+	h := progressHandlers{svc: svc}
 	view := []string{featureProgressView}
 	return []route{
 		{Method: "GET", Path: "/progress/active", Handler: h.active,

@@ -1,8 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+
+	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/identity"
 )
 
 // route is one endpoint. The route table (routes) is the single
@@ -160,23 +164,25 @@ func (a *api) routes() []route {
 	if a.opts.Auth != nil {
 		rs = append(rs, inArea("Identity", identityRoutes(a.opts.Auth, a.opts.RateLimit))...)
 	}
+	env := &areaEnv{Kit: a.kit, Auth: a.opts.Auth, Base: a.base}
+	k := a.kit
 	areas := []struct {
 		name   string
 		on     bool
 		routes func() []route
 	}{
-		{"Feature toggles", a.kit != nil && a.kit.Toggles != nil, a.toggleRoutes},
-		{"Business rules", a.kit != nil && a.kit.Rules != nil, a.ruleRoutes},
-		{"Webhooks", a.kit != nil && a.kit.Webhooks != nil, a.webhookRoutes},
-		{"Custom entities", a.kit != nil && a.kit.Entities != nil, a.entityRoutes},
-		{"Attachments", a.kit != nil && a.kit.Attachments != nil, a.attachmentRoutes},
-		{"Payment gateways", a.kit != nil && a.kit.Payments != nil, a.paymentRoutes},
-		{"Dashboards", a.kit != nil && a.kit.Dashboards != nil, a.dashboardRoutes},
-		{"Progress", a.kit != nil && a.kit.Progress != nil, a.progressRoutes},
-		{"Integrations", a.kit != nil && a.kit.Integrations != nil, a.integrationRoutes},
-		{"Data sync", a.kit != nil && a.kit.DataSync != nil, a.dataSyncRoutes},
-		{"Notifications", a.kit != nil && a.kit.Notifications != nil, a.notificationRoutes},
-		{"Events", a.kit != nil && a.kit.Events != nil, a.eventRoutes},
+		{"Feature toggles", k.Toggles != nil, func() []route { return toggleRoutes(k.Toggles, env) }},
+		{"Business rules", k.Rules != nil, func() []route { return ruleRoutes(k.Rules, env) }},
+		{"Webhooks", k.Webhooks != nil, func() []route { return webhookRoutes(k.Webhooks, env) }},
+		{"Custom entities", k.Entities != nil, func() []route { return entityRoutes(k.Entities, k.Progress, env) }},
+		{"Attachments", k.Attachments != nil, func() []route { return attachmentRoutes(k.Attachments, env) }},
+		{"Payment gateways", k.Payments != nil, func() []route { return paymentRoutes(k.Payments, env) }},
+		{"Dashboards", k.Dashboards != nil, func() []route { return dashboardRoutes(k.Dashboards, env) }},
+		{"Progress", k.Progress != nil, func() []route { return progressRoutes(k.Progress, env) }},
+		{"Integrations", k.Integrations != nil, func() []route { return integrationRoutes(k.Integrations, env) }},
+		{"Data sync", k.DataSync != nil, func() []route { return dataSyncRoutes(k.DataSync, env) }},
+		{"Notifications", k.Notifications != nil, func() []route { return notificationRoutes(k.Notifications, env) }},
+		{"Events", k.Events != nil, a.eventRoutes},
 	}
 	for _, area := range areas {
 		if area.on {
@@ -189,6 +195,28 @@ func (a *api) routes() []route {
 	rs = append(rs, a.docsRoutes(d)...)
 	d.build = func() (*openAPI, error) { return buildOpenAPI(a.base, rs, a.opts.DocsLicense) }
 	return rs
+}
+
+// areaEnv is what an area's routes get from the handler beside their
+// area's service: the Kit, the identity service (nil when a host
+// authenticates) and the base path.
+type areaEnv struct {
+	Kit  *tenantkit.Kit
+	Auth *identity.Service
+	Base string
+}
+
+// TenantName returns a tenant's name from the identity area, "" when
+// there is none.
+func (e *areaEnv) TenantName(ctx context.Context, id string) string {
+	if e.Auth == nil {
+		return ""
+	}
+	name, err := e.Auth.TenantName(ctx, id)
+	if err != nil {
+		return ""
+	}
+	return name
 }
 
 // inArea sets the documentation area of routes that have none.

@@ -31,8 +31,8 @@ var (
 
 // ruleRoutes are the business rules, rule sets, execution and execution
 // log endpoints.
-func (a *api) ruleRoutes() []route {
-	h := ruleHandlers{svc: a.kit.Rules}
+func ruleRoutes(svc *rules.Service, env *areaEnv) []route {
+	h := ruleHandlers{svc: svc}
 	const sets, rulesPath = "/business_rules/sets", "/business_rules/rules"
 	set := func(rt route) route {
 		rt.Path, rt.ErrorBody = sets+rt.Path, ruleSetErrorBody

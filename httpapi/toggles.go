@@ -13,8 +13,8 @@ import (
 
 // toggleRoutes are the feature toggle endpoints: the admin routes need a
 // super admin, the check routes any authenticated caller.
-func (a *api) toggleRoutes() []route {
-	h := toggleHandlers{svc: a.kit.Toggles, names: a.tenantName}
+func toggleRoutes(svc *toggles.Service, env *areaEnv) []route {
+	h := toggleHandlers{svc: svc, names: env.TenantName}
 	const base = "/feature_toggles"
 	check := func(t toggles.Type) route {
 		var body any = valueCheck{}
@@ -71,19 +71,6 @@ var (
 	_ = docEnum(toggles.Boolean, toggles.String, toggles.Number, toggles.JSON)
 	_ = docEnum(toggles.FromOverride, toggles.FromDefault)
 )
-
-// tenantName returns a tenant's name from the built-in identity, "" when
-// there is none.
-func (a *api) tenantName(ctx context.Context, id string) string {
-	if a.opts.Auth == nil {
-		return ""
-	}
-	name, err := a.opts.Auth.TenantName(ctx, id)
-	if err != nil {
-		return ""
-	}
-	return name
-}
 
 type toggleHandlers struct {
 	svc   *toggles.Service

@@ -25,8 +25,8 @@ const (
 // webhookRoutes are the outbound webhook endpoints: CRUD, secret
 // rotation, test sends, the delivery log, the event catalogue and the
 // delivery queues' owners (super admins).
-func (a *api) webhookRoutes() []route {
-	h := webhookHandlers{svc: a.kit.Webhooks, catalogue: eventCatalogue(a.kit.EventTypes())}
+func webhookRoutes(svc *webhooks.Service, env *areaEnv) []route {
+	h := webhookHandlers{svc: svc, catalogue: eventCatalogue(env.Kit.EventTypes())}
 	const base = "/webhooks"
 	page := pageQuery(50, 100)
 	return []route{
