@@ -23,6 +23,7 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/httpapi/attachmentsapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -217,7 +218,7 @@ func TestAttachmentFileDelivery(t *testing.T) {
 		attNotFound(t, "unknown with a key", e.attGet(unknown, f.key))
 		e.attGet(path, e.superKey).expect(200)
 		attNotFound(t, "unknown for the super admin", e.attGet(unknown, e.superKey))
-		expectForbidden(t, e.attGet(path, e.newKey(f.tf, featureAttachmentsManage)), featureAttachmentsView)
+		expectForbidden(t, e.attGet(path, e.newKey(f.tf, attachmentsapi.FeatureAttachmentsManage)), attachmentsapi.FeatureAttachmentsView)
 
 		// A public file: anyone, and cached publicly.
 		pub := f.upload("r", "pub.png", attPNG(t, 10, 10), "partitionCode", "productsMedia")

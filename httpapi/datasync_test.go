@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
+	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -62,7 +64,7 @@ func TestDataSyncImportRoundTrip(t *testing.T) {
 		e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 		e.start()
 		tf := e.newTenant("Sync " + randomHex(3))
-		key := e.newKey(tf, append(recAllFeatures, featureIntegrationsView, featureIntegrationsCredentials, featureSyncRun, featureSyncView, "progress.view")...)
+		key := e.newKey(tf, append(recAllFeatures, integrationsapi.FeatureIntegrationsView, integrationsapi.FeatureIntegrationsCredentials, datasyncapi.FeatureSyncRun, datasyncapi.FeatureSyncView, "progress.view")...)
 		eid := recEntity()
 		e.do("POST", "/api/entities/entities", key, map[string]any{"entityId": eid, "label": "Products"}).expect(200)
 		e.do("POST", "/api/entities/definitions.batch", key, map[string]any{"entityId": eid,

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
+	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 	"github.com/tenantkit/tenantkit/notifications"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -101,24 +103,24 @@ func TestNotificationFeedWebhooks(t *testing.T) {
 		rcv.respond(func(hookRequest) hookReply { return hookReply{status: 500, body: "down"} })
 		e := newDeliveryEnv(t, db)
 		ta, tb := e.newTenant("Notif hooks "+randomHex(3)), e.newTenant("Notif hooks B "+randomHex(3))
-		adminRole := dashNewRole(e, ta, featureWebhooksManage)
+		adminRole := dashNewRole(e, ta, webhooksapi.FeatureWebhooksManage)
 		admin, admin2 := dashNewUser(e, ta, adminRole), dashNewUser(e, ta, adminRole)
 		viewer := dashNewUser(e, ta, dashNewRole(e, ta, "webhooks.view"))
-		adminB := dashNewUser(e, tb, dashNewRole(e, tb, featureWebhooksManage))
+		adminB := dashNewUser(e, tb, dashNewRole(e, tb, webhooksapi.FeatureWebhooksManage))
 		// An admin limited to another organization of the tenant: the
 		// webhook (made by the key, in ta's first organization) is not
 		// theirs to hear of.
 		org2 := e.do("POST", "/api/directory/organizations", e.superKey, map[string]string{"name": "Org2 " + randomHex(3), "tenantId": ta.ID}).expect(201).JSON()["id"].(string)
 		org2Role := dashNewRole(e, ta)
-		e.do("PUT", "/api/auth/roles/acl", e.superKey, map[string]any{"roleId": org2Role, "features": []string{featureWebhooksManage},
+		e.do("PUT", "/api/auth/roles/acl", e.superKey, map[string]any{"roleId": org2Role, "features": []string{webhooksapi.FeatureWebhooksManage},
 			"organizations": []string{org2}}).expect(200)
 		adminOrg2 := dashNewUser(e, tenantFixture{ID: ta.ID, OrgID: org2}, org2Role)
-		key := e.newKey(ta, append(slices.Clone(deliveryFeatures), featureIntegrationsManage)...)
+		key := e.newKey(ta, append(slices.Clone(deliveryFeatures), integrationsapi.FeatureIntegrationsManage)...)
 
 		// Off by default: in tenant C, which leaves it off, a failed
 		// delivery and a disabled webhook tell nobody.
 		tc := e.newTenant("Notif hooks C " + randomHex(3))
-		adminC := dashNewUser(e, tc, dashNewRole(e, tc, featureWebhooksManage))
+		adminC := dashNewUser(e, tc, dashNewRole(e, tc, webhooksapi.FeatureWebhooksManage))
 		keyC := e.newKey(tc, deliveryFeatures...)
 		quiet := e.createWebhook(keyC, whBody("Quiet", withField("url", rcv.URL+"/quiet"), withField("subscribedEvents", ruleEventPatterns),
 			withField("maxRetries", 1), withField("autoDisableThreshold", 1)))["id"].(string)

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 )
 
 // fuzzWriteAreas are the areas whose writing routes FuzzWriteBodies
@@ -40,7 +42,7 @@ func FuzzWriteBodies(f *testing.F) {
 		f.Add(s[0], s[1], s[2])
 	}
 	envs := fuzzEnvs(f)
-	var routes []route
+	var routes []apikit.Route
 	for _, rt := range (&api{kit: envs[0].kit, opts: Options{Auth: envs[0].auth}}).routes() {
 		inArea := false
 		for _, a := range fuzzWriteAreas {

@@ -1,4 +1,4 @@
-package httpapi
+package dashboardsapi
 
 import (
 	"encoding/json"
@@ -7,72 +7,73 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/dashboards"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 )
 
 // Features of the dashboard routes: the permission a route needs.
 const (
-	featureWidgetsView   = "dashboard.widgets.view"
-	featureWidgetsManage = "dashboard.widgets.manage"
+	FeatureWidgetsView   = "dashboard.widgets.view"
+	FeatureWidgetsManage = "dashboard.widgets.manage"
 )
 
-// dashboardRoutes are the dashboard endpoints: the caller's layout, the
+// DashboardRoutes are the dashboard endpoints: the caller's layout, the
 // widget registry and its data, and who sees which widget.
-func dashboardRoutes(svc *dashboards.Service, env *areaEnv) []route {
+func DashboardRoutes(svc *dashboards.Service, env *apikit.Env) []apikit.Route {
 	h := dashboardHandlers{svc: svc}
 	const base = "/dashboards"
-	view, manage := []string{featureWidgetsView}, []string{featureWidgetsManage}
+	view, manage := []string{FeatureWidgetsView}, []string{FeatureWidgetsManage}
 	// A stale If-Match is 412; a write that keeps losing the race to
 	// other writers of the layout 409.
 	writeLayout := []int{http.StatusConflict, http.StatusPreconditionFailed}
 	// The visibility routes look roles and users up in the directory:
 	// 404 for an unknown one, 501 when the Kit has none.
 	lookup := []int{http.StatusNotFound, http.StatusNotImplemented}
-	etag := []Param{{Name: "ETag", Description: "The layout's version, quoted (\"3\"): send it back in If-Match"}}
-	ifMatch := []Param{{Name: "If-Match", Description: "The ETag last read (or *, or a list): 412 when the layout changed since; without it the last write wins"}}
-	return []route{
+	etag := []apikit.Param{{Name: "ETag", Description: "The layout's version, quoted (\"3\"): send it back in If-Match"}}
+	ifMatch := []apikit.Param{{Name: "If-Match", Description: "The ETag last read (or *, or a list): 412 when the layout changed since; without it the last write wins"}}
+	return []apikit.Route{
 		{Method: "GET", Path: base + "/layout", Handler: h.layout,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "The caller's widget layout (seeded with the default widgets on first read), with its ETag",
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "The caller's widget layout (seeded with the default widgets on first read), with its ETag",
 				Response: layoutBody{}, ResponseHeaders: etag}},
 		{Method: "PUT", Path: base + "/layout", Handler: h.putLayout,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Replace the caller's layout ({widgets}; If-Match with the ETag guards against lost updates)",
-				Headers: ifMatch, Request: layoutInput{}, Response: okFlag{}, ResponseHeaders: etag, Errors: writeLayout}},
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Replace the caller's layout ({widgets}; If-Match with the ETag guards against lost updates)",
+				Headers: ifMatch, Request: layoutInput{}, Response: apikit.OkFlag{}, ResponseHeaders: etag, Errors: writeLayout}},
 		{Method: "GET", Path: base + "/layout/{itemId}", Handler: h.item,
-			Access: routeAccess{Features: view},
-			Doc:    routeDoc{Summary: "One widget of the caller's layout", Response: dashboards.Widget{}}},
+			Access: apikit.Access{Features: view},
+			Doc:    apikit.Doc{Summary: "One widget of the caller's layout", Response: dashboards.Widget{}}},
 		{Method: "DELETE", Path: base + "/layout/{itemId}", Handler: h.deleteItem,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Remove one widget from the caller's layout (If-Match as for PUT)", Headers: ifMatch,
-				Response: okFlag{}, ResponseHeaders: etag, Errors: writeLayout}},
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Remove one widget from the caller's layout (If-Match as for PUT)", Headers: ifMatch,
+				Response: apikit.OkFlag{}, ResponseHeaders: etag, Errors: writeLayout}},
 		{Method: "GET", Path: base + "/widgets", Handler: h.widgets,
-			Access: routeAccess{Features: view},
-			Doc:    routeDoc{Summary: "The widget definitions the caller may place", Response: widgetList{}}},
+			Access: apikit.Access{Features: view},
+			Doc:    apikit.Doc{Summary: "The widget definitions the caller may place", Response: widgetList{}}},
 		{Method: "GET", Path: base + "/widgets/{definitionId}/data", Handler: h.data,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "A widget's data in the caller's scope (any JSON value, as the widget's provider returns it)",
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "A widget's data in the caller's scope (any JSON value, as the widget's provider returns it)",
 				Response: json.RawMessage{}}},
 		{Method: "GET", Path: base + "/roles/widgets", Handler: h.roleWidgets,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "The widgets a role makes available (?roleId)",
-				Query: []Param{{Name: "roleId", Required: true, Description: "The role"}}, Response: widgetItems{}, Errors: lookup}},
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "The widgets a role makes available (?roleId)",
+				Query: []apikit.Param{{Name: "roleId", Required: true, Description: "The role"}}, Response: widgetItems{}, Errors: lookup}},
 		{Method: "PUT", Path: base + "/roles/widgets", Handler: h.setRoleWidgets,
-			Access: routeAccess{Features: manage, TenantWide: true},
-			Doc: routeDoc{Summary: "Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)",
+			Access: apikit.Access{Features: manage, TenantWide: true},
+			Doc: apikit.Doc{Summary: "Set the widgets a role makes available ({roleId, widgetIds}; an empty list makes none available)",
 				Request: roleWidgetsInput{}, Response: roleWidgetsBody{}, Errors: lookup}},
 		{Method: "DELETE", Path: base + "/roles/widgets", Handler: h.clearRoleWidgets,
-			Access: routeAccess{Features: manage, TenantWide: true},
-			Doc: routeDoc{Summary: "Remove a role's widget restriction (?roleId): it then restricts nothing",
-				Query: []Param{{Name: "roleId", Required: true, Description: "The role"}}, Response: okFlag{}, Errors: lookup}},
+			Access: apikit.Access{Features: manage, TenantWide: true},
+			Doc: apikit.Doc{Summary: "Remove a role's widget restriction (?roleId): it then restricts nothing",
+				Query: []apikit.Param{{Name: "roleId", Required: true, Description: "The role"}}, Response: apikit.OkFlag{}, Errors: lookup}},
 		{Method: "GET", Path: base + "/users/widgets", Handler: h.userWidgets,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "The widgets a user sees and whether they override its roles' (?userId)",
-				Query: []Param{{Name: "userId", Required: true, Description: "The user"}}, Response: userWidgetsBody{},
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "The widgets a user sees and whether they override its roles' (?userId)",
+				Query: []apikit.Param{{Name: "userId", Required: true, Description: "The user"}}, Response: userWidgetsBody{},
 				Errors: lookup}},
 		{Method: "PUT", Path: base + "/users/widgets", Handler: h.setUserWidgets,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Set a user's widgets ({userId, mode: inherit|override, widgetIds})",
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Set a user's widgets ({userId, mode: inherit|override, widgetIds})",
 				Request: userWidgetsInput{}, Response: setUserWidgetsBody{}, Errors: lookup}},
 	}
 }
@@ -81,12 +82,7 @@ func dashboardRoutes(svc *dashboards.Service, env *areaEnv) []route {
 // dashboards.ModeOverride.
 type widgetMode string
 
-var _ = docEnum[widgetMode](dashboards.ModeInherit, dashboards.ModeOverride)
-
-// okFlag is the {ok: true} body of writes that answer nothing else.
-type okFlag struct {
-	OK bool `json:"ok"`
-}
+var _ = apikit.DocEnum[widgetMode](dashboards.ModeInherit, dashboards.ModeOverride)
 
 // layoutBody is GET /dashboards/layout.
 type layoutBody struct {
@@ -179,9 +175,9 @@ func viewer(r *http.Request) dashboards.Viewer {
 func dashboardError(err error) error {
 	switch {
 	case errors.Is(err, dashboards.ErrPreconditionFailed):
-		return &statusError{status: http.StatusPreconditionFailed, message: "The layout changed since it was read (If-Match)", err: err}
+		return &apikit.StatusError{Status: http.StatusPreconditionFailed, Message: "The layout changed since it was read (If-Match)", Err: err}
 	case errors.Is(err, dashboards.ErrNoDirectory):
-		return &statusError{status: http.StatusNotImplemented, message: "Role and user lookups are not configured", err: err}
+		return &apikit.StatusError{Status: http.StatusNotImplemented, Message: "Role and user lookups are not configured", Err: err}
 	}
 	return err
 }
@@ -192,11 +188,11 @@ func (h dashboardHandlers) layout(w http.ResponseWriter, r *http.Request) error 
 		return dashboardError(err)
 	}
 	w.Header().Set("ETag", etag)
-	return encode(w, http.StatusOK, layoutBody{Widgets: widgets})
+	return apikit.Encode(w, http.StatusOK, layoutBody{Widgets: widgets})
 }
 
 func (h dashboardHandlers) putLayout(w http.ResponseWriter, r *http.Request) error {
-	body, err := decode[layoutInput](r)
+	body, err := apikit.Decode[layoutInput](r)
 	if err != nil {
 		return err
 	}
@@ -209,18 +205,15 @@ func (h dashboardHandlers) putLayout(w http.ResponseWriter, r *http.Request) err
 		return dashboardError(err)
 	}
 	w.Header().Set("ETag", etag)
-	return encode(w, http.StatusOK, okBody)
+	return apikit.Encode(w, http.StatusOK, apikit.OkBody)
 }
-
-// okBody is {ok: true}.
-var okBody = okFlag{OK: true}
 
 func (h dashboardHandlers) item(w http.ResponseWriter, r *http.Request) error {
 	item, err := h.svc.LayoutItem(r.Context(), viewer(r), r.PathValue("itemId"))
 	if err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, item)
+	return apikit.Encode(w, http.StatusOK, item)
 }
 
 func (h dashboardHandlers) deleteItem(w http.ResponseWriter, r *http.Request) error {
@@ -229,7 +222,7 @@ func (h dashboardHandlers) deleteItem(w http.ResponseWriter, r *http.Request) er
 		return dashboardError(err)
 	}
 	w.Header().Set("ETag", etag)
-	return encode(w, http.StatusOK, okBody)
+	return apikit.Encode(w, http.StatusOK, apikit.OkBody)
 }
 
 // widgetDefinition is a definition as GET /dashboards/widgets lists it.
@@ -255,7 +248,7 @@ func (h dashboardHandlers) widgets(w http.ResponseWriter, r *http.Request) error
 		items[i] = widgetDefinition{ID: d.ID, Title: d.Title, Description: d.Description, Features: d.Features,
 			DefaultEnabled: d.DefaultEnabled, DefaultGrid: d.DefaultGrid, DefaultConfig: d.DefaultConfig, HasData: d.Data != nil}
 	}
-	return encode(w, http.StatusOK, widgetList{Items: items})
+	return apikit.Encode(w, http.StatusOK, widgetList{Items: items})
 }
 
 func (h dashboardHandlers) data(w http.ResponseWriter, r *http.Request) error {
@@ -263,7 +256,7 @@ func (h dashboardHandlers) data(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, data)
+	return apikit.Encode(w, http.StatusOK, data)
 }
 
 func (h dashboardHandlers) roleWidgets(w http.ResponseWriter, r *http.Request) error {
@@ -271,11 +264,11 @@ func (h dashboardHandlers) roleWidgets(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, widgetItems{Items: items})
+	return apikit.Encode(w, http.StatusOK, widgetItems{Items: items})
 }
 
 func (h dashboardHandlers) setRoleWidgets(w http.ResponseWriter, r *http.Request) error {
-	body, err := decode[roleWidgetsInput](r)
+	body, err := apikit.Decode[roleWidgetsInput](r)
 	if err != nil {
 		return err
 	}
@@ -283,14 +276,14 @@ func (h dashboardHandlers) setRoleWidgets(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, roleWidgetsBody{OK: true, WidgetIDs: ids})
+	return apikit.Encode(w, http.StatusOK, roleWidgetsBody{OK: true, WidgetIDs: ids})
 }
 
 func (h dashboardHandlers) clearRoleWidgets(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.ClearRoleWidgets(r.Context(), r.URL.Query().Get("roleId")); err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, okResponse)
+	return apikit.Encode(w, http.StatusOK, apikit.OkResponse)
 }
 
 func (h dashboardHandlers) userWidgets(w http.ResponseWriter, r *http.Request) error {
@@ -298,11 +291,11 @@ func (h dashboardHandlers) userWidgets(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, userWidgetsBody{Mode: widgetMode(mode), Items: items})
+	return apikit.Encode(w, http.StatusOK, userWidgetsBody{Mode: widgetMode(mode), Items: items})
 }
 
 func (h dashboardHandlers) setUserWidgets(w http.ResponseWriter, r *http.Request) error {
-	body, err := decode[userWidgetsInput](r)
+	body, err := apikit.Decode[userWidgetsInput](r)
 	if err != nil {
 		return err
 	}
@@ -310,5 +303,5 @@ func (h dashboardHandlers) setUserWidgets(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return dashboardError(err)
 	}
-	return encode(w, http.StatusOK, setUserWidgetsBody{OK: true, Mode: body.Mode, WidgetIDs: ids})
+	return apikit.Encode(w, http.StatusOK, setUserWidgetsBody{OK: true, Mode: body.Mode, WidgetIDs: ids})
 }

@@ -1,4 +1,4 @@
-package httpapi
+package paymentsapi
 
 import (
 	"bytes"
@@ -8,22 +8,23 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
 )
 
 // Features of the payment gateway routes: the permission a route needs.
 const (
-	featurePaymentsView    = "payment_gateways.view"
-	featurePaymentsManage  = "payment_gateways.manage"
-	featurePaymentsCapture = "payment_gateways.capture"
-	featurePaymentsRefund  = "payment_gateways.refund"
+	FeaturePaymentsView    = "payment_gateways.view"
+	FeaturePaymentsManage  = "payment_gateways.manage"
+	FeaturePaymentsCapture = "payment_gateways.capture"
+	FeaturePaymentsRefund  = "payment_gateways.refund"
 )
 
-// paymentRoutes are the payment gateway endpoints: sessions, capture,
+// PaymentRoutes are the payment gateway endpoints: sessions, capture,
 // refund, cancel, status, the transaction lists and the providers'
 // webhooks.
-func paymentRoutes(svc *payments.Service, env *areaEnv) []route {
+func PaymentRoutes(svc *payments.Service, env *apikit.Env) []apikit.Route {
 	h := paymentHandlers{svc: svc}
 	const base = "/payment_gateways"
 	// The POSTs that reach a provider: 422 for an invalid payload or an
@@ -31,48 +32,48 @@ func paymentRoutes(svc *payments.Service, env *areaEnv) []route {
 	// action or the provider's refusal, 502 for any other provider failure.
 	providerErrors := []int{http.StatusConflict, http.StatusUnprocessableEntity, http.StatusBadGateway}
 	actionErrors := []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusBadGateway}
-	return []route{
+	return []apikit.Route{
 		// NoStore: a session's clientSecret confirms its payment.
 		{Method: "POST", Path: base + "/sessions", Handler: h.createSession, ErrorBody: paymentErrorBody, NoStore: true,
-			Access: routeAccess{Features: []string{featurePaymentsManage}},
-			Doc: routeDoc{Summary: "Open a payment session at a provider", Request: payments.SessionRequest{},
+			Access: apikit.Access{Features: []string{FeaturePaymentsManage}},
+			Doc: apikit.Doc{Summary: "Open a payment session at a provider", Request: payments.SessionRequest{},
 				Status: http.StatusCreated, Response: payments.Session{}, Errors: providerErrors}},
 		{Method: "POST", Path: base + "/capture", Handler: h.capture, ErrorBody: paymentErrorBody,
-			Access: routeAccess{Features: []string{featurePaymentsCapture}},
-			Doc: routeDoc{Summary: "Capture an authorized payment (all of it, or amount)", Request: payments.CaptureRequest{},
+			Access: apikit.Access{Features: []string{FeaturePaymentsCapture}},
+			Doc: apikit.Doc{Summary: "Capture an authorized payment (all of it, or amount)", Request: payments.CaptureRequest{},
 				Response: payments.CaptureResponse{}, Errors: actionErrors}},
 		{Method: "POST", Path: base + "/refund", Handler: h.refund, ErrorBody: paymentErrorBody,
-			Access: routeAccess{Features: []string{featurePaymentsRefund}},
-			Doc: routeDoc{Summary: "Refund a captured payment (all of what is left, or amount)", Request: payments.RefundRequest{},
+			Access: apikit.Access{Features: []string{FeaturePaymentsRefund}},
+			Doc: apikit.Doc{Summary: "Refund a captured payment (all of what is left, or amount)", Request: payments.RefundRequest{},
 				Response: payments.RefundResponse{}, Errors: actionErrors}},
 		{Method: "POST", Path: base + "/cancel", Handler: h.cancel, ErrorBody: paymentErrorBody,
-			Access: routeAccess{Features: []string{featurePaymentsManage}},
-			Doc: routeDoc{Summary: "Cancel a payment before capture", Request: payments.CancelRequest{},
+			Access: apikit.Access{Features: []string{FeaturePaymentsManage}},
+			Doc: apikit.Doc{Summary: "Cancel a payment before capture", Request: payments.CancelRequest{},
 				Response: payments.CancelResponse{}, Errors: actionErrors}},
 		{Method: "GET", Path: base + "/status", Handler: h.status, ErrorBody: paymentErrorBody,
-			Access: routeAccess{Features: []string{featurePaymentsView}},
-			Doc: routeDoc{Summary: "A payment's status (?transactionId)",
-				Query:    []Param{{Name: "transactionId", Required: true, Pattern: paymentIDPattern, Description: "The payment's transactionId"}},
+			Access: apikit.Access{Features: []string{FeaturePaymentsView}},
+			Doc: apikit.Doc{Summary: "A payment's status (?transactionId)",
+				Query:    []apikit.Param{{Name: "transactionId", Required: true, Pattern: paymentIDPattern, Description: "The payment's transactionId"}},
 				Response: payments.StatusView{}, Errors: []int{http.StatusNotFound}}},
 		{Method: "POST", Path: base + "/status", Handler: h.refresh, ErrorBody: paymentErrorBody,
-			Access: routeAccess{Features: []string{featurePaymentsManage}},
-			Doc: routeDoc{Summary: "Refresh a payment's status from its provider ({transactionId})",
+			Access: apikit.Access{Features: []string{FeaturePaymentsManage}},
+			Doc: apikit.Doc{Summary: "Refresh a payment's status from its provider ({transactionId})",
 				Request: payments.RefreshRequest{}, Response: payments.StatusView{}, Errors: actionErrors}},
 		{Method: "GET", Path: base + "/transactions", Handler: h.list, ErrorBody: paymentErrorBody,
-			Access: routeAccess{Features: []string{featurePaymentsView}},
-			Doc: routeDoc{Summary: "List payments, newest first (page, pageSize, status, providerKey)",
-				Query: append(pageQuery(20, 100), enumQuery("status", "Payment status", paymentStatusValues()...),
-					textQuery("providerKey", "Exact provider key")), Response: pageResponse[paymentTransaction]{}}},
+			Access: apikit.Access{Features: []string{FeaturePaymentsView}},
+			Doc: apikit.Doc{Summary: "List payments, newest first (page, pageSize, status, providerKey)",
+				Query: append(apikit.PageQuery(20, 100), apikit.EnumQuery("status", "Payment status", paymentStatusValues()...),
+					apikit.TextQuery("providerKey", "Exact provider key")), Response: apikit.PageResponse[paymentTransaction]{}}},
 		{Method: "GET", Path: base + "/transactions/{id}", Handler: h.get, ErrorBody: paymentErrorBody,
-			Access: routeAccess{Features: []string{featurePaymentsView}},
-			Doc:    routeDoc{Summary: "A payment with its refunds and webhook history", Response: paymentTransactionDetail{}}},
+			Access: apikit.Access{Features: []string{FeaturePaymentsView}},
+			Doc:    apikit.Doc{Summary: "A payment with its refunds and webhook history", Response: paymentTransactionDetail{}}},
 		{Method: "GET", Path: base + "/providers", Handler: h.providers,
-			Access: routeAccess{Features: []string{featurePaymentsView}},
-			Doc:    routeDoc{Summary: "The providers sessions may use", Response: paymentProviderList{}}},
+			Access: apikit.Access{Features: []string{FeaturePaymentsView}},
+			Doc:    apikit.Doc{Summary: "The providers sessions may use", Response: paymentProviderList{}}},
 		{Method: "POST", Path: base + "/webhook/{provider}", Handler: h.webhook, ErrorBody: paymentErrorBody,
-			Access: routeAccess{Public: true},
-			Limits: routeLimits{RateLimit: paymentWebhookLimit, MaxBodyBytes: maxInboundBody},
-			Doc: routeDoc{Summary: "Receive a provider's webhook (its signature is the credential)",
+			Access: apikit.Access{Public: true},
+			Limits: apikit.Limits{RateLimit: paymentWebhookLimit, MaxBodyBytes: apikit.MaxInboundBody},
+			Doc: apikit.Doc{Summary: "Receive a provider's webhook (its signature is the credential)",
 				// The provider's raw body, as it sent it (its signature covers
 				// the bytes).
 				RequestContent: "application/json", Status: http.StatusAccepted, Response: paymentWebhookAccepted{},
@@ -80,7 +81,7 @@ func paymentRoutes(svc *payments.Service, env *areaEnv) []route {
 	}
 }
 
-var _ = docEnum(payments.Statuses...)
+var _ = apikit.DocEnum(payments.Statuses...)
 
 // paymentIDPattern is what store.IsID accepts: a UUID in its 36-character
 // form, either case.
@@ -97,7 +98,7 @@ func paymentStatusValues() []string {
 
 // paymentWebhookLimit limits each provider's webhooks per client address
 // (60 a minute).
-var paymentWebhookLimit = &rateLimit{Points: 60, Duration: time.Minute, KeyPrefix: "payments-webhook", ByPathValue: "provider"}
+var paymentWebhookLimit = &apikit.RateLimit{Points: 60, Duration: time.Minute, KeyPrefix: "payments-webhook", ByPathValue: "provider"}
 
 type paymentHandlers struct {
 	svc *payments.Service
@@ -109,7 +110,7 @@ func paymentErrorBody(status int, err error, message string, details map[string]
 	if status == http.StatusUnprocessableEntity && len(details) > 0 {
 		message = "Invalid payload"
 	}
-	return defaultErrorBody(status, err, message, details)
+	return apikit.DefaultErrorBody(status, err, message, details)
 }
 
 // paymentError gives the payment POSTs their statuses: an invalid payload
@@ -122,17 +123,17 @@ func paymentError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrInvalid):
-		return &statusError{status: http.StatusUnprocessableEntity, err: err}
+		return &apikit.StatusError{Status: http.StatusUnprocessableEntity, Err: err}
 	case errors.Is(err, payments.ErrUnknownProvider):
-		return &statusError{status: http.StatusUnprocessableEntity, message: unwrapMessage(err), err: err}
+		return &apikit.StatusError{Status: http.StatusUnprocessableEntity, Message: unwrapMessage(err), Err: err}
 	case errors.Is(err, payments.ErrNotConfigured):
-		return &statusError{status: http.StatusUnprocessableEntity, message: "The payment provider is not configured for this tenant", err: err}
+		return &apikit.StatusError{Status: http.StatusUnprocessableEntity, Message: "The payment provider is not configured for this tenant", Err: err}
 	case errors.As(err, &conflict):
-		return &statusError{status: http.StatusConflict, message: conflict.Error(), err: err}
+		return &apikit.StatusError{Status: http.StatusConflict, Message: conflict.Error(), Err: err}
 	case errors.Is(err, payments.ErrDeclined):
-		return &statusError{status: http.StatusConflict, message: unwrapMessage(err), err: err}
+		return &apikit.StatusError{Status: http.StatusConflict, Message: unwrapMessage(err), Err: err}
 	case errors.Is(err, payments.ErrProvider):
-		return &statusError{status: http.StatusBadGateway, message: "The payment provider failed; try again later", err: err}
+		return &apikit.StatusError{Status: http.StatusBadGateway, Message: "The payment provider failed; try again later", Err: err}
 	}
 	return err
 }
@@ -156,7 +157,7 @@ func decodePayment[T any](r *http.Request) (T, error) {
 	var v T
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return v, decodeError(err)
+		return v, apikit.DecodeError(err)
 	}
 	var probe struct {
 		Amount json.RawMessage `json:"amount"`
@@ -167,7 +168,7 @@ func decodePayment[T any](r *http.Request) (T, error) {
 		}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return decode[T](r)
+	return apikit.Decode[T](r)
 }
 
 func (h paymentHandlers) createSession(w http.ResponseWriter, r *http.Request) error {
@@ -179,7 +180,7 @@ func (h paymentHandlers) createSession(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return paymentError(err)
 	}
-	return encode(w, http.StatusCreated, s)
+	return apikit.Encode(w, http.StatusCreated, s)
 }
 
 func (h paymentHandlers) capture(w http.ResponseWriter, r *http.Request) error {
@@ -191,7 +192,7 @@ func (h paymentHandlers) capture(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return paymentError(err)
 	}
-	return encode(w, http.StatusOK, out)
+	return apikit.Encode(w, http.StatusOK, out)
 }
 
 func (h paymentHandlers) refund(w http.ResponseWriter, r *http.Request) error {
@@ -203,7 +204,7 @@ func (h paymentHandlers) refund(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return paymentError(err)
 	}
-	return encode(w, http.StatusOK, out)
+	return apikit.Encode(w, http.StatusOK, out)
 }
 
 func (h paymentHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
@@ -215,7 +216,7 @@ func (h paymentHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return paymentError(err)
 	}
-	return encode(w, http.StatusOK, out)
+	return apikit.Encode(w, http.StatusOK, out)
 }
 
 func (h paymentHandlers) status(w http.ResponseWriter, r *http.Request) error {
@@ -230,7 +231,7 @@ func (h paymentHandlers) status(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, v)
+	return apikit.Encode(w, http.StatusOK, v)
 }
 
 func (h paymentHandlers) refresh(w http.ResponseWriter, r *http.Request) error {
@@ -242,12 +243,12 @@ func (h paymentHandlers) refresh(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return paymentError(err)
 	}
-	return encode(w, http.StatusOK, v)
+	return apikit.Encode(w, http.StatusOK, v)
 }
 
 func (h paymentHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := parsePage(q, 20, 100)
+	p, err := apikit.ParsePage(q, 20, 100)
 	if err != nil {
 		return err
 	}
@@ -260,7 +261,7 @@ func (h paymentHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range items {
 		out[i] = toPaymentTransaction(t)
 	}
-	return encode(w, http.StatusOK, newPage(out, total, p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewPage(out, total, p))
 }
 
 // paymentTransactionFields is payments.Transaction without its
@@ -321,7 +322,7 @@ func (h paymentHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if out.Webhooks == nil {
 		out.Webhooks = []*payments.Webhook{}
 	}
-	return encode(w, http.StatusOK, out)
+	return apikit.Encode(w, http.StatusOK, out)
 }
 
 // paymentProvider is a provider sessions may use.
@@ -340,7 +341,7 @@ func (h paymentHandlers) providers(w http.ResponseWriter, r *http.Request) error
 	for _, key := range h.svc.Providers().Keys() {
 		items = append(items, paymentProvider{key})
 	}
-	return encode(w, http.StatusOK, paymentProviderList{Items: items, Total: len(items)})
+	return apikit.Encode(w, http.StatusOK, paymentProviderList{Items: items, Total: len(items)})
 }
 
 // paymentWebhookAccepted answers a provider's webhook: received, and
@@ -353,16 +354,16 @@ type paymentWebhookAccepted struct {
 func (h paymentHandlers) webhook(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body) // bounded by the route's MaxBodyBytes
 	if err != nil {
-		return decodeError(err)
+		return apikit.DecodeError(err)
 	}
 	_, err = h.svc.Receive(r.Context(), r.PathValue("provider"), r.Header, body)
 	switch {
 	case errors.Is(err, payments.ErrUnknownProvider):
 		return store.Errorf(store.ErrNotFound, "%s", unwrapMessage(err))
 	case errors.Is(err, payments.ErrVerification):
-		return &statusError{status: http.StatusUnauthorized, message: "Webhook verification failed", err: err}
+		return &apikit.StatusError{Status: http.StatusUnauthorized, Message: "Webhook verification failed", Err: err}
 	case err != nil:
 		return err
 	}
-	return encode(w, http.StatusAccepted, paymentWebhookAccepted{Received: true, Queued: true})
+	return apikit.Encode(w, http.StatusAccepted, paymentWebhookAccepted{Received: true, Queued: true})
 }

@@ -1,4 +1,4 @@
-package httpapi
+package integrationsapi
 
 import (
 	"errors"
@@ -6,64 +6,65 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/store"
 )
 
 // Features of the integration routes: the permission a route needs.
 const (
-	featureIntegrationsView        = "integrations.view"
-	featureIntegrationsManage      = "integrations.manage"
-	featureIntegrationsCredentials = "integrations.credentials.manage"
+	FeatureIntegrationsView        = "integrations.view"
+	FeatureIntegrationsManage      = "integrations.manage"
+	FeatureIntegrationsCredentials = "integrations.credentials.manage"
 )
 
-// integrationRoutes are the integration catalogue, each tenant's state,
+// IntegrationRoutes are the integration catalogue, each tenant's state,
 // API version and credentials, and the integration log.
-func integrationRoutes(svc *integrations.Service, env *areaEnv) []route {
+func IntegrationRoutes(svc *integrations.Service, env *apikit.Env) []apikit.Route {
 	h := integrationHandlers{svc: svc}
 	const base = "/integrations"
-	view := []string{featureIntegrationsView}
+	view := []string{FeatureIntegrationsView}
 	// The writes answer 422 for a payload the service refuses.
 	writeErrors := []int{http.StatusUnprocessableEntity}
-	return []route{
+	return []apikit.Route{
 		{Method: "GET", Path: base, Handler: h.list,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "The integration catalogue with the caller's tenant's state (q, category, isEnabled, page, pageSize)",
-				Query: append([]Param{textQuery("q", "Text in the id, title or description (any case)"), textQuery("category", "Exact category"),
-					enumQuery("isEnabled", "Select by the tenant's state", "true", "false", "1", "0")}, strictPageQuery(100, 100)...),
-				Response: pageResponse[integrations.ListItem]{}}},
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "The integration catalogue with the caller's tenant's state (q, category, isEnabled, page, pageSize)",
+				Query: append([]apikit.Param{apikit.TextQuery("q", "Text in the id, title or description (any case)"), apikit.TextQuery("category", "Exact category"),
+					apikit.EnumQuery("isEnabled", "Select by the tenant's state", "true", "false", "1", "0")}, apikit.StrictPageQuery(100, 100)...),
+				Response: apikit.PageResponse[integrations.ListItem]{}}},
 		{Method: "GET", Path: base + "/logs", Handler: h.logs,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "The integration log, newest first (integrationId, level, runId, entityType, entityId, page, pageSize ≤ 100)",
-				Query: append([]Param{textQuery("integrationId", "Exact integration id"),
-					enumQuery("level", "Log level", integrations.LevelInfo, integrations.LevelWarn, integrations.LevelError),
-					textQuery("runId", "Exact sync run id"), textQuery("entityType", "Exact entity type"), textQuery("entityId", "Exact entity id")},
-					strictPageQuery(20, 100)...), Response: pageResponse[*integrations.LogEntry]{}}},
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "The integration log, newest first (integrationId, level, runId, entityType, entityId, page, pageSize ≤ 100)",
+				Query: append([]apikit.Param{apikit.TextQuery("integrationId", "Exact integration id"),
+					apikit.EnumQuery("level", "Log level", integrations.LevelInfo, integrations.LevelWarn, integrations.LevelError),
+					apikit.TextQuery("runId", "Exact sync run id"), apikit.TextQuery("entityType", "Exact entity type"), apikit.TextQuery("entityId", "Exact entity id")},
+					apikit.StrictPageQuery(20, 100)...), Response: apikit.PageResponse[*integrations.LogEntry]{}}},
 		{Method: "GET", Path: base + "/{id}", Handler: h.get,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "An integration with its bundle, the tenant's state and which credentials are stored",
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "An integration with its bundle, the tenant's state and which credentials are stored",
 				Response: integrations.Detail{}}},
 		{Method: "PUT", Path: base + "/{id}/state", Handler: h.setState,
-			Access: routeAccess{Features: []string{featureIntegrationsManage}, TenantWide: true},
-			Doc: routeDoc{Summary: "Enable or disable an integration, or flag it for re-authentication ({isEnabled?, reauthRequired?})",
+			Access: apikit.Access{Features: []string{FeatureIntegrationsManage}, TenantWide: true},
+			Doc: apikit.Doc{Summary: "Enable or disable an integration, or flag it for re-authentication ({isEnabled?, reauthRequired?})",
 				Request: integrations.StateInput{}, Response: integrationStateBody{}, Errors: writeErrors}},
 		{Method: "PUT", Path: base + "/{id}/version", Handler: h.setVersion,
-			Access: routeAccess{Features: []string{featureIntegrationsManage}, TenantWide: true},
-			Doc: routeDoc{Summary: "Pick the API version the tenant uses ({apiVersion})", Request: integrationVersionInput{},
+			Access: apikit.Access{Features: []string{FeatureIntegrationsManage}, TenantWide: true},
+			Doc: apikit.Doc{Summary: "Pick the API version the tenant uses ({apiVersion})", Request: integrationVersionInput{},
 				Response: integrationVersionBody{}, Errors: writeErrors}},
 		// NoStore: the answer holds the tenant's non-secret credentials.
 		{Method: "GET", Path: base + "/{id}/credentials", Handler: h.credentials, NoStore: true,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "The credential schema and the tenant's credentials, secrets masked",
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "The credential schema and the tenant's credentials, secrets masked",
 				Response: integrationCredentialsBody{}}},
 		{Method: "PUT", Path: base + "/{id}/credentials", Handler: h.setCredentials, NoStore: true,
-			Access: routeAccess{Features: []string{featureIntegrationsCredentials}, TenantWide: true},
-			Doc: routeDoc{Summary: "Replace the tenant's credentials ({credentials}), stored encrypted",
-				Request: integrationCredentialsInput{}, Response: okBody, Errors: writeErrors}},
+			Access: apikit.Access{Features: []string{FeatureIntegrationsCredentials}, TenantWide: true},
+			Doc: apikit.Doc{Summary: "Replace the tenant's credentials ({credentials}), stored encrypted",
+				Request: integrationCredentialsInput{}, Response: apikit.OkBody, Errors: writeErrors}},
 	}
 }
 
-var _ = docEnum(integrations.FieldText, integrations.FieldSecret, integrations.FieldSelect, integrations.FieldBoolean, integrations.FieldURL)
+var _ = apikit.DocEnum(integrations.FieldText, integrations.FieldSecret, integrations.FieldSelect, integrations.FieldBoolean, integrations.FieldURL)
 
 type integrationHandlers struct {
 	svc *integrations.Service
@@ -72,33 +73,14 @@ type integrationHandlers struct {
 // integrationError makes the state, version and credential refusals 422.
 func integrationError(err error) error {
 	if errors.Is(err, store.ErrInvalid) {
-		return &statusError{status: http.StatusUnprocessableEntity, err: err}
+		return &apikit.StatusError{Status: http.StatusUnprocessableEntity, Err: err}
 	}
 	return err
 }
 
-// strictPageQuery documents strictPage: pageQuery with pageSize at most
-// maxSize.
-func strictPageQuery(def, maxSize int) []Param {
-	ps := pageQuery(def, maxSize)
-	ps[1].Maximum = bound(float64(maxSize))
-	ps[1].Description = "Items per page, at most " + strconv.Itoa(maxSize) + " (default " + strconv.Itoa(def) + ")"
-	return ps
-}
-
-// strictPage is parsePage refusing (400) a pageSize above maxSize instead
-// of clamping it.
-func strictPage(r *http.Request, def, maxSize int) (pageParams, error) {
-	q := r.URL.Query()
-	if n, err := strconv.Atoi(q.Get("pageSize")); err == nil && n > maxSize {
-		return pageParams{}, store.Invalid("pageSize", "must be at most "+strconv.Itoa(maxSize))
-	}
-	return parsePage(q, def, maxSize)
-}
-
 func (h integrationHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := strictPage(r, 100, 100)
+	p, err := apikit.StrictPage(r, 100, 100)
 	if err != nil {
 		return err
 	}
@@ -116,7 +98,7 @@ func (h integrationHandlers) list(w http.ResponseWriter, r *http.Request) error 
 	}
 	from := min(p.Offset(), len(items))
 	to := min(from+p.PageSize, len(items))
-	return encode(w, http.StatusOK, newPage(items[from:to], len(items), p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewPage(items[from:to], len(items), p))
 }
 
 func (h integrationHandlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -124,11 +106,11 @@ func (h integrationHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, d)
+	return apikit.Encode(w, http.StatusOK, d)
 }
 
 func (h integrationHandlers) setState(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[integrations.StateInput](r)
+	in, err := apikit.Decode[integrations.StateInput](r)
 	if err != nil {
 		return integrationError(err)
 	}
@@ -136,7 +118,7 @@ func (h integrationHandlers) setState(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return integrationError(err)
 	}
-	return encode(w, http.StatusOK, integrationStateBody{IsEnabled: st.IsEnabled, ReauthRequired: st.ReauthRequired,
+	return apikit.Encode(w, http.StatusOK, integrationStateBody{IsEnabled: st.IsEnabled, ReauthRequired: st.ReauthRequired,
 		NotifyAdminsOnFailure: st.NotifyAdminsOnFailure, APIVersion: st.APIVersion, UpdatedAt: st.UpdatedAt})
 }
 
@@ -165,7 +147,7 @@ type integrationVersionBody struct {
 }
 
 func (h integrationHandlers) setVersion(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[integrationVersionInput](r)
+	in, err := apikit.Decode[integrationVersionInput](r)
 	if err != nil {
 		return integrationError(err)
 	}
@@ -173,7 +155,7 @@ func (h integrationHandlers) setVersion(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return integrationError(err)
 	}
-	return encode(w, http.StatusOK, integrationVersionBody{APIVersion: current, PreviousVersion: previous})
+	return apikit.Encode(w, http.StatusOK, integrationVersionBody{APIVersion: current, PreviousVersion: previous})
 }
 
 func (h integrationHandlers) credentials(w http.ResponseWriter, r *http.Request) error {
@@ -182,7 +164,7 @@ func (h integrationHandlers) credentials(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, integrationCredentialsBody{IntegrationID: id, Schema: schema, Credentials: values})
+	return apikit.Encode(w, http.StatusOK, integrationCredentialsBody{IntegrationID: id, Schema: schema, Credentials: values})
 }
 
 // integrationCredentialsBody answers GET /integrations/{id}/credentials:
@@ -202,7 +184,7 @@ type integrationCredentialsInput struct {
 }
 
 func (h integrationHandlers) setCredentials(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[integrationCredentialsInput](r)
+	in, err := apikit.Decode[integrationCredentialsInput](r)
 	if err != nil {
 		return integrationError(err)
 	}
@@ -212,12 +194,12 @@ func (h integrationHandlers) setCredentials(w http.ResponseWriter, r *http.Reque
 	if err := h.svc.SetCredentials(r.Context(), r.PathValue("id"), in.Credentials); err != nil {
 		return integrationError(err)
 	}
-	return encode(w, http.StatusOK, okBody)
+	return apikit.Encode(w, http.StatusOK, apikit.OkBody)
 }
 
 func (h integrationHandlers) logs(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := strictPage(r, 20, 100)
+	p, err := apikit.StrictPage(r, 20, 100)
 	if err != nil {
 		return err
 	}
@@ -226,5 +208,5 @@ func (h integrationHandlers) logs(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, newPage(items, total, p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewPage(items, total, p))
 }

@@ -1,57 +1,59 @@
-package httpapi
+package datasyncapi
 
 import (
 	"errors"
 	"net/http"
 
 	"github.com/tenantkit/tenantkit/datasync"
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 )
 
 // Features of the data sync routes: the permission a route needs.
 const (
-	featureSyncView      = "data_sync.view"
-	featureSyncConfigure = "data_sync.configure"
-	featureSyncRun       = "data_sync.run"
+	FeatureSyncView      = "data_sync.view"
+	FeatureSyncConfigure = "data_sync.configure"
+	FeatureSyncRun       = "data_sync.run"
 )
 
-// dataSyncRoutes are the data sync endpoints: validate a target, start,
+// DataSyncRoutes are the data sync endpoints: validate a target, start,
 // list, read, cancel and retry runs.
-func dataSyncRoutes(svc *datasync.Service, env *areaEnv) []route {
+func DataSyncRoutes(svc *datasync.Service, env *apikit.Env) []apikit.Route {
 	h := syncHandlers{svc: svc}
 	const base = "/data_sync"
-	return []route{
+	return []apikit.Route{
 		{Method: "POST", Path: base + "/validate", Handler: h.validate, ErrorBody: syncErrorBody,
-			Access: routeAccess{Features: []string{featureSyncConfigure}},
-			Doc: routeDoc{Summary: "Check that a sync could run: integration, adapter, entity type, credentials, the adapter's own check",
+			Access: apikit.Access{Features: []string{FeatureSyncConfigure}},
+			Doc: apikit.Doc{Summary: "Check that a sync could run: integration, adapter, entity type, credentials, the adapter's own check",
 				Request: syncTarget{}, Response: datasync.ValidateResult{},
 				Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity}}},
 		{Method: "POST", Path: base + "/run", Handler: h.run,
-			Access: routeAccess{Features: []string{featureSyncRun}},
-			Doc: routeDoc{Summary: "Start an import or export run ({integrationId, entityType, direction, fullSync?, batchSize?, triggeredBy?}); " +
-				"an export also needs " + featureEntitiesRecordsView + " and sends only the records of the organizations the caller may read",
+			Access: apikit.Access{Features: []string{FeatureSyncRun}},
+			Doc: apikit.Doc{Summary: "Start an import or export run ({integrationId, entityType, direction, fullSync?, batchSize?, triggeredBy?}); " +
+				"an export also needs " + entitiesapi.FeatureEntitiesRecordsView + " and sends only the records of the organizations the caller may read",
 				Request: datasync.RunInput{}, Status: http.StatusCreated, Response: syncRunStarted{},
 				Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity}}},
 		{Method: "GET", Path: base + "/runs", Handler: h.list,
-			Access: routeAccess{Features: []string{featureSyncView}},
-			Doc: routeDoc{Summary: "Sync runs, newest first (integrationId, entityType, direction, status, page, pageSize ≤ 100)",
-				Query: append([]Param{textQuery("integrationId", "Exact integration id"), textQuery("entityType", "Exact entity type"),
-					enumQuery("direction", "Direction", string(datasync.Import), string(datasync.Export)),
-					enumQuery("status", "Run status", string(datasync.StatusPending), string(datasync.StatusRunning),
+			Access: apikit.Access{Features: []string{FeatureSyncView}},
+			Doc: apikit.Doc{Summary: "Sync runs, newest first (integrationId, entityType, direction, status, page, pageSize ≤ 100)",
+				Query: append([]apikit.Param{apikit.TextQuery("integrationId", "Exact integration id"), apikit.TextQuery("entityType", "Exact entity type"),
+					apikit.EnumQuery("direction", "Direction", string(datasync.Import), string(datasync.Export)),
+					apikit.EnumQuery("status", "Run status", string(datasync.StatusPending), string(datasync.StatusRunning),
 						string(datasync.StatusCompleted), string(datasync.StatusFailed), string(datasync.StatusCancelled), string(datasync.StatusPaused))},
-					strictPageQuery(20, 100)...), Response: pageResponse[*datasync.Run]{}}},
+					apikit.StrictPageQuery(20, 100)...), Response: apikit.PageResponse[*datasync.Run]{}}},
 		{Method: "GET", Path: base + "/runs/{id}", Handler: h.get,
-			Access: routeAccess{Features: []string{featureSyncView}},
-			Doc:    routeDoc{Summary: "A sync run with its counters and progress job", Response: syncRunDetail{}}},
+			Access: apikit.Access{Features: []string{FeatureSyncView}},
+			Doc:    apikit.Doc{Summary: "A sync run with its counters and progress job", Response: syncRunDetail{}}},
 		{Method: "POST", Path: base + "/runs/{id}/cancel", Handler: h.cancel,
-			Access: routeAccess{Features: []string{featureSyncRun}},
-			Doc: routeDoc{Summary: "Cancel a pending or running run (it stops after the batch in progress)", Response: okBody,
+			Access: apikit.Access{Features: []string{FeatureSyncRun}},
+			Doc: apikit.Doc{Summary: "Cancel a pending or running run (it stops after the batch in progress)", Response: apikit.OkBody,
 				Errors: []int{http.StatusConflict}}},
 		{Method: "POST", Path: base + "/runs/{id}/retry", Handler: h.retry,
-			Access: routeAccess{Features: []string{featureSyncRun}},
-			Doc: routeDoc{Summary: "Retry a failed or cancelled run from its cursor ({fromBeginning?}); " +
-				"an export's retry also needs " + featureEntitiesRecordsView, Request: retryInput{}, BodyOptional: true,
+			Access: apikit.Access{Features: []string{FeatureSyncRun}},
+			Doc: apikit.Doc{Summary: "Retry a failed or cancelled run from its cursor ({fromBeginning?}); " +
+				"an export's retry also needs " + entitiesapi.FeatureEntitiesRecordsView, Request: retryInput{}, BodyOptional: true,
 				Status: http.StatusCreated, Response: syncRunStarted{}, Errors: []int{http.StatusConflict}}},
 	}
 }
@@ -59,7 +61,7 @@ func dataSyncRoutes(svc *datasync.Service, env *areaEnv) []route {
 // A run's status is the status of long-running work (jobstatus.Status),
 // whose values progress.go documents; datasync.Run's status field adds
 // paused (its jsonschema tag).
-var _ = docEnum(datasync.Import, datasync.Export)
+var _ = apikit.DocEnum(datasync.Import, datasync.Export)
 
 type syncHandlers struct {
 	svc *datasync.Service
@@ -68,7 +70,7 @@ type syncHandlers struct {
 // syncError gives invalid run input 422.
 func syncError(err error) error {
 	if errors.Is(err, store.ErrInvalid) {
-		return &statusError{status: http.StatusUnprocessableEntity, err: err}
+		return &apikit.StatusError{Status: http.StatusUnprocessableEntity, Err: err}
 	}
 	return err
 }
@@ -99,19 +101,19 @@ type syncTarget struct {
 }
 
 func (h syncHandlers) validate(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[syncTarget](r)
+	in, err := apikit.Decode[syncTarget](r)
 	if err != nil {
 		return syncError(err)
 	}
 	res, err := h.svc.Validate(r.Context(), in.IntegrationID, in.EntityType, in.Direction)
 	var se *datasync.SourceError
 	if errors.As(err, &se) {
-		return &statusError{status: http.StatusUnprocessableEntity, message: se.Error(), err: err}
+		return &apikit.StatusError{Status: http.StatusUnprocessableEntity, Message: se.Error(), Err: err}
 	}
 	if err != nil {
 		return syncError(err)
 	}
-	return encode(w, http.StatusOK, res)
+	return apikit.Encode(w, http.StatusOK, res)
 }
 
 // mayExport refuses (403, naming the feature) a caller who may not read
@@ -126,14 +128,14 @@ func mayExport(r *http.Request, d datasync.Direction) error {
 	if id == nil {
 		return identity.ErrUnauthenticated
 	}
-	if missing := id.Missing(featureEntitiesRecordsView); len(missing) > 0 {
-		return &forbiddenError{features: missing}
+	if missing := id.Missing(entitiesapi.FeatureEntitiesRecordsView); len(missing) > 0 {
+		return &apikit.ForbiddenError{Features: missing}
 	}
 	return nil
 }
 
 func (h syncHandlers) run(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[datasync.RunInput](r)
+	in, err := apikit.Decode[datasync.RunInput](r)
 	if err != nil {
 		return syncError(err)
 	}
@@ -144,7 +146,7 @@ func (h syncHandlers) run(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return syncError(err)
 	}
-	return encode(w, http.StatusCreated, syncRunStarted{ID: run.ID, ProgressJobID: run.ProgressJobID})
+	return apikit.Encode(w, http.StatusCreated, syncRunStarted{ID: run.ID, ProgressJobID: run.ProgressJobID})
 }
 
 // syncRunStarted answers a started or retried run: its id and its
@@ -156,7 +158,7 @@ type syncRunStarted struct {
 
 func (h syncHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := strictPage(r, 20, 100)
+	p, err := apikit.StrictPage(r, 20, 100)
 	if err != nil {
 		return err
 	}
@@ -165,7 +167,7 @@ func (h syncHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, newPage(runs, total, p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewPage(runs, total, p))
 }
 
 func (h syncHandlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -173,7 +175,7 @@ func (h syncHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, syncRunDetail{run, pj})
+	return apikit.Encode(w, http.StatusOK, syncRunDetail{run, pj})
 }
 
 // syncRunDetail is a run with its progress job's summary (null without
@@ -187,7 +189,7 @@ func (h syncHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.CancelRun(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okBody)
+	return apikit.Encode(w, http.StatusOK, apikit.OkBody)
 }
 
 // retryInput is the optional body of a retry.
@@ -199,7 +201,7 @@ func (h syncHandlers) retry(w http.ResponseWriter, r *http.Request) error {
 	var in retryInput
 	if r.ContentLength != 0 { // the body is optional
 		var err error
-		if in, err = decode[retryInput](r); err != nil {
+		if in, err = apikit.Decode[retryInput](r); err != nil {
 			return err
 		}
 	}
@@ -214,5 +216,5 @@ func (h syncHandlers) retry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, syncRunStarted{ID: run.ID, ProgressJobID: run.ProgressJobID})
+	return apikit.Encode(w, http.StatusCreated, syncRunStarted{ID: run.ID, ProgressJobID: run.ProgressJobID})
 }

@@ -1,4 +1,4 @@
-package httpapi
+package rulesapi
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/rules/action"
 	"github.com/tenantkit/tenantkit/store"
@@ -13,132 +14,132 @@ import (
 
 // Features of the rules routes. Rule-set routes need authentication only.
 const (
-	featureRulesView    = "business_rules.rules.view"
-	featureRulesCreate  = "business_rules.rules.create"
-	featureRulesEdit    = "business_rules.rules.edit"
-	featureRulesDelete  = "business_rules.rules.delete"
-	featureRulesExecute = "business_rules.rules.execute"
-	featureLogsView     = "business_rules.logs.view"
+	FeatureRulesView    = "business_rules.rules.view"
+	FeatureRulesCreate  = "business_rules.rules.create"
+	FeatureRulesEdit    = "business_rules.rules.edit"
+	FeatureRulesDelete  = "business_rules.rules.delete"
+	FeatureRulesExecute = "business_rules.rules.execute"
+	FeatureLogsView     = "business_rules.logs.view"
 )
 
 // The rule-set limits, per tenant per minute: reads share one
 // bucket, writes (members included) another.
 var (
-	ruleSetReads  = &rateLimit{Points: 100, Duration: time.Minute, KeyPrefix: "business_rules-sets-read", PerTenant: true}
-	ruleSetWrites = &rateLimit{Points: 50, Duration: time.Minute, KeyPrefix: "business_rules-sets-write", PerTenant: true}
-	ruleSetRuns   = &rateLimit{Points: 200, Duration: time.Minute, KeyPrefix: "business_rules-sets-execute", PerTenant: true}
+	ruleSetReads  = &apikit.RateLimit{Points: 100, Duration: time.Minute, KeyPrefix: "business_rules-sets-read", PerTenant: true}
+	ruleSetWrites = &apikit.RateLimit{Points: 50, Duration: time.Minute, KeyPrefix: "business_rules-sets-write", PerTenant: true}
+	ruleSetRuns   = &apikit.RateLimit{Points: 200, Duration: time.Minute, KeyPrefix: "business_rules-sets-execute", PerTenant: true}
 )
 
-// ruleRoutes are the business rules, rule sets, execution and execution
+// RuleRoutes are the business rules, rule sets, execution and execution
 // log endpoints.
-func ruleRoutes(svc *rules.Service, env *areaEnv) []route {
+func RuleRoutes(svc *rules.Service, env *apikit.Env) []apikit.Route {
 	h := ruleHandlers{svc: svc}
 	const sets, rulesPath = "/business_rules/sets", "/business_rules/rules"
-	set := func(rt route) route {
+	set := func(rt apikit.Route) apikit.Route {
 		rt.Path, rt.ErrorBody = sets+rt.Path, ruleSetErrorBody
 		return rt
 	}
-	enabled := boolQuery("enabled", "Only enabled (true) or disabled (false) ones")
-	return []route{
-		set(route{Method: "GET", Handler: h.listSets,
-			Limits: routeLimits{RateLimit: ruleSetReads},
-			Doc: routeDoc{Summary: "List rule sets",
-				Query:    append([]Param{textQuery("search", "Text in the name or description (case-insensitive)"), enabled}, limitOffsetQuery(50, 100)...),
+	enabled := apikit.BoolQuery("enabled", "Only enabled (true) or disabled (false) ones")
+	return []apikit.Route{
+		set(apikit.Route{Method: "GET", Handler: h.listSets,
+			Limits: apikit.Limits{RateLimit: ruleSetReads},
+			Doc: apikit.Doc{Summary: "List rule sets",
+				Query:    append([]apikit.Param{apikit.TextQuery("search", "Text in the name or description (case-insensitive)"), enabled}, apikit.LimitOffsetQuery(50, 100)...),
 				Response: setList{}}}),
-		set(route{Method: "POST", Handler: h.createSet,
-			Access: routeAccess{TenantWide: true},
-			Limits: routeLimits{RateLimit: ruleSetWrites},
-			Doc: routeDoc{Summary: "Create a rule set", Request: rules.SetInput{}, Status: http.StatusCreated,
+		set(apikit.Route{Method: "POST", Handler: h.createSet,
+			Access: apikit.Access{TenantWide: true},
+			Limits: apikit.Limits{RateLimit: ruleSetWrites},
+			Doc: apikit.Doc{Summary: "Create a rule set", Request: rules.SetInput{}, Status: http.StatusCreated,
 				Response: rules.RuleSet{}, Errors: []int{http.StatusConflict}}}),
-		set(route{Method: "GET", Path: "/{setId}", Handler: h.getSet,
-			Limits: routeLimits{RateLimit: ruleSetReads},
-			Doc:    routeDoc{Summary: "Get a rule set with its members", Response: ruleSetDetail{}}}),
-		set(route{Method: "PATCH", Path: "/{setId}", Handler: h.updateSet,
-			Access: routeAccess{TenantWide: true},
-			Limits: routeLimits{RateLimit: ruleSetWrites},
-			Doc:    routeDoc{Summary: "Update a rule set", Request: rules.SetPatch{}, Response: rules.RuleSet{}}}),
-		set(route{Method: "DELETE", Path: "/{setId}", Handler: h.deleteSet,
-			Access: routeAccess{TenantWide: true},
-			Limits: routeLimits{RateLimit: ruleSetWrites},
-			Doc: routeDoc{Summary: "Delete a rule set (force=true detaches its members)",
-				Query:  []Param{boolQuery("force", "Detach the set's members instead of refusing a set that has some (409 SET_HAS_MEMBERS)")},
+		set(apikit.Route{Method: "GET", Path: "/{setId}", Handler: h.getSet,
+			Limits: apikit.Limits{RateLimit: ruleSetReads},
+			Doc:    apikit.Doc{Summary: "Get a rule set with its members", Response: ruleSetDetail{}}}),
+		set(apikit.Route{Method: "PATCH", Path: "/{setId}", Handler: h.updateSet,
+			Access: apikit.Access{TenantWide: true},
+			Limits: apikit.Limits{RateLimit: ruleSetWrites},
+			Doc:    apikit.Doc{Summary: "Update a rule set", Request: rules.SetPatch{}, Response: rules.RuleSet{}}}),
+		set(apikit.Route{Method: "DELETE", Path: "/{setId}", Handler: h.deleteSet,
+			Access: apikit.Access{TenantWide: true},
+			Limits: apikit.Limits{RateLimit: ruleSetWrites},
+			Doc: apikit.Doc{Summary: "Delete a rule set (force=true detaches its members)",
+				Query:  []apikit.Param{apikit.BoolQuery("force", "Detach the set's members instead of refusing a set that has some (409 SET_HAS_MEMBERS)")},
 				Status: http.StatusNoContent, Errors: []int{http.StatusConflict}}}),
-		set(route{Method: "POST", Path: "/{setId}/members", Handler: h.addMember,
-			Access: routeAccess{TenantWide: true},
-			Limits: routeLimits{RateLimit: ruleSetWrites},
-			Doc: routeDoc{Summary: "Add a rule to a set", Request: rules.MemberInput{}, Status: http.StatusCreated,
+		set(apikit.Route{Method: "POST", Path: "/{setId}/members", Handler: h.addMember,
+			Access: apikit.Access{TenantWide: true},
+			Limits: apikit.Limits{RateLimit: ruleSetWrites},
+			Doc: apikit.Doc{Summary: "Add a rule to a set", Request: rules.MemberInput{}, Status: http.StatusCreated,
 				Response: rules.SetMember{}, Errors: []int{http.StatusConflict}}}),
-		set(route{Method: "PATCH", Path: "/{setId}/members/{ruleId}", Handler: h.updateMember,
-			Access: routeAccess{TenantWide: true},
-			Limits: routeLimits{RateLimit: ruleSetWrites},
-			Doc: routeDoc{Summary: "Change a member's sequence or enabled flag", Request: rules.MemberPatch{},
+		set(apikit.Route{Method: "PATCH", Path: "/{setId}/members/{ruleId}", Handler: h.updateMember,
+			Access: apikit.Access{TenantWide: true},
+			Limits: apikit.Limits{RateLimit: ruleSetWrites},
+			Doc: apikit.Doc{Summary: "Change a member's sequence or enabled flag", Request: rules.MemberPatch{},
 				Response: rules.SetMember{}}}),
-		set(route{Method: "DELETE", Path: "/{setId}/members/{ruleId}", Handler: h.removeMember,
-			Access: routeAccess{TenantWide: true},
-			Limits: routeLimits{RateLimit: ruleSetWrites},
-			Doc:    routeDoc{Summary: "Remove a rule from a set", Status: http.StatusNoContent}}),
-		set(route{Method: "POST", Path: "/{setId}/execute", Handler: h.executeSet,
-			Limits: routeLimits{RateLimit: ruleSetRuns},
-			Doc: routeDoc{Summary: "Execute a rule set (entityType, entityId, eventType and data are required)",
+		set(apikit.Route{Method: "DELETE", Path: "/{setId}/members/{ruleId}", Handler: h.removeMember,
+			Access: apikit.Access{TenantWide: true},
+			Limits: apikit.Limits{RateLimit: ruleSetWrites},
+			Doc:    apikit.Doc{Summary: "Remove a rule from a set", Status: http.StatusNoContent}}),
+		set(apikit.Route{Method: "POST", Path: "/{setId}/execute", Handler: h.executeSet,
+			Limits: apikit.Limits{RateLimit: ruleSetRuns},
+			Doc: apikit.Doc{Summary: "Execute a rule set (entityType, entityId, eventType and data are required)",
 				Request: executeSetInput{}, Response: executionResult{}, Errors: []int{http.StatusConflict}}}),
 
 		{Method: "GET", Path: rulesPath, Handler: h.listRules,
-			Access: routeAccess{Features: []string{featureRulesView}},
-			Doc: routeDoc{Summary: "List rules", Query: append(append([]Param{
-				textQuery("search", "Text in the rule's name or business id (case-insensitive)"),
-				textQuery("ruleId", "Exact business id"),
-				textQuery("ruleType", "Exact rule type (GUARD, VALIDATION, CALCULATION, ACTION or ASSIGNMENT; another value matches nothing)"),
-				textQuery("entityType", "Exact entity type"), textQuery("eventType", "Exact event type"),
-				textQuery("ruleCategory", "Exact category"), enabled,
-			}, pageQuery(20, 100)...), sortQuery(ruleSortFields, "createdAt")...), Response: dataPage[*rules.Rule]{}}},
+			Access: apikit.Access{Features: []string{FeatureRulesView}},
+			Doc: apikit.Doc{Summary: "List rules", Query: append(append([]apikit.Param{
+				apikit.TextQuery("search", "Text in the rule's name or business id (case-insensitive)"),
+				apikit.TextQuery("ruleId", "Exact business id"),
+				apikit.TextQuery("ruleType", "Exact rule type (GUARD, VALIDATION, CALCULATION, ACTION or ASSIGNMENT; another value matches nothing)"),
+				apikit.TextQuery("entityType", "Exact entity type"), apikit.TextQuery("eventType", "Exact event type"),
+				apikit.TextQuery("ruleCategory", "Exact category"), enabled,
+			}, apikit.PageQuery(20, 100)...), apikit.SortQuery(ruleSortFields, "createdAt")...), Response: dataPage[*rules.Rule]{}}},
 		{Method: "POST", Path: rulesPath, Handler: h.createRule,
-			Access: routeAccess{Features: []string{featureRulesCreate}},
-			Doc: routeDoc{Summary: "Create a rule", Request: rules.RuleInput{}, Status: http.StatusCreated, Response: rules.Rule{},
+			Access: apikit.Access{Features: []string{FeatureRulesCreate}},
+			Doc: apikit.Doc{Summary: "Create a rule", Request: rules.RuleInput{}, Status: http.StatusCreated, Response: rules.Rule{},
 				Errors: []int{http.StatusConflict}}},
 		{Method: "GET", Path: rulesPath + "/{id}", Handler: h.getRule,
-			Access: routeAccess{Features: []string{featureRulesView}},
-			Doc:    routeDoc{Summary: "Get a rule", Response: rules.Rule{}}},
+			Access: apikit.Access{Features: []string{FeatureRulesView}},
+			Doc:    apikit.Doc{Summary: "Get a rule", Response: rules.Rule{}}},
 		{Method: "PUT", Path: rulesPath, Handler: h.updateRule,
-			Access: routeAccess{Features: []string{featureRulesEdit}},
-			Doc: routeDoc{Summary: "Update a rule (id in the body)", Request: ruleUpdateInput{}, Response: rules.Rule{},
+			Access: apikit.Access{Features: []string{FeatureRulesEdit}},
+			Doc: apikit.Doc{Summary: "Update a rule (id in the body)", Request: ruleUpdateInput{}, Response: rules.Rule{},
 				Errors: []int{http.StatusNotFound, http.StatusConflict}}},
 		{Method: "DELETE", Path: rulesPath, Handler: h.deleteRule,
-			Access: routeAccess{Features: []string{featureRulesDelete}},
-			Doc: routeDoc{Summary: "Delete a rule (?id=)",
-				Query: []Param{{Name: "id", Required: true, Description: "The rule's id"}}, Status: http.StatusNoContent,
+			Access: apikit.Access{Features: []string{FeatureRulesDelete}},
+			Doc: apikit.Doc{Summary: "Delete a rule (?id=)",
+				Query: []apikit.Param{{Name: "id", Required: true, Description: "The rule's id"}}, Status: http.StatusNoContent,
 				Errors: []int{http.StatusNotFound}}},
 		{Method: "POST", Path: rulesPath + "/{id}/execute", Handler: h.executeRule,
-			Access: routeAccess{Features: []string{featureRulesExecute}},
-			Doc: routeDoc{Summary: "Execute one rule (data is required; entityType defaults to the rule's)",
+			Access: apikit.Access{Features: []string{FeatureRulesExecute}},
+			Doc: apikit.Doc{Summary: "Execute one rule (data is required; entityType defaults to the rule's)",
 				Request: executeRuleInput{}, Response: executionResult{}}},
 		{Method: "POST", Path: "/business_rules/execute", Handler: h.execute,
-			Access: routeAccess{Features: []string{featureRulesExecute}},
-			Doc: routeDoc{Summary: "Execute the rules of an entity type and event (entityType and data are required)",
+			Access: apikit.Access{Features: []string{FeatureRulesExecute}},
+			Doc: apikit.Doc{Summary: "Execute the rules of an entity type and event (entityType and data are required)",
 				Request: executeInput{}, Response: executionResult{}}},
 		{Method: "GET", Path: "/business_rules/logs", Handler: h.listLogs,
-			Access: routeAccess{Features: []string{featureLogsView}},
-			Doc: routeDoc{Summary: "List execution log rows", Query: append([]Param{
-				textQuery("ruleId", "The rule's business id"), textQuery("entityType", "Exact entity type"), textQuery("entityId", "Exact entity id"),
-				enumQuery("result", "The rule's result", string(rules.StatusSuccess), string(rules.StatusFailure), string(rules.StatusError)),
+			Access: apikit.Access{Features: []string{FeatureLogsView}},
+			Doc: apikit.Doc{Summary: "List execution log rows", Query: append([]apikit.Param{
+				apikit.TextQuery("ruleId", "The rule's business id"), apikit.TextQuery("entityType", "Exact entity type"), apikit.TextQuery("entityId", "Exact entity id"),
+				apikit.EnumQuery("result", "The rule's result", string(rules.StatusSuccess), string(rules.StatusFailure), string(rules.StatusError)),
 				instantQuery("executedAtFrom", "Executed at or after: an RFC 3339 date-time, or a date (from its start)"),
 				instantQuery("executedAtTo", "Executed at or before: an RFC 3339 date-time, or a date (to its end)"),
-			}, pageQuery(20, 100)...), Response: dataPage[*rules.LogEntry]{}}},
+			}, apikit.PageQuery(20, 100)...), Response: dataPage[*rules.LogEntry]{}}},
 		{Method: "GET", Path: "/business_rules/logs/{id}", Handler: h.getLog,
-			Access: routeAccess{Features: []string{featureLogsView}},
-			Doc:    routeDoc{Summary: "Get an execution log row", Response: rules.LogEntry{}}},
+			Access: apikit.Access{Features: []string{FeatureLogsView}},
+			Doc:    apikit.Doc{Summary: "Get an execution log row", Response: rules.LogEntry{}}},
 	}
 }
 
 var (
-	_ = docEnum(rules.Types...)
-	_ = docEnum(rules.StatusSuccess, rules.StatusFailure, rules.StatusError, rules.StatusSkipped)
-	_ = docEnum(action.Types...)
+	_ = apikit.DocEnum(rules.Types...)
+	_ = apikit.DocEnum(rules.StatusSuccess, rules.StatusFailure, rules.StatusError, rules.StatusSkipped)
+	_ = apikit.DocEnum(action.Types...)
 )
 
 // instantQuery documents a parseInstant parameter: both of its forms
 // start with a date.
-func instantQuery(name, description string) Param {
-	return Param{Name: name, Pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}", Description: description}
+func instantQuery(name, description string) apikit.Param {
+	return apikit.Param{Name: name, Pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}", Description: description}
 }
 
 type ruleHandlers struct{ svc *rules.Service }
@@ -185,11 +186,11 @@ type setPagination struct {
 
 func (h ruleHandlers) listSets(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	lo, err := parseLimitOffset(q, 50, 100)
+	lo, err := apikit.ParseLimitOffset(q, 50, 100)
 	if err != nil {
 		return err
 	}
-	enabled, err := parseBool(q, "enabled")
+	enabled, err := apikit.ParseBool(q, "enabled")
 	if err != nil {
 		return err
 	}
@@ -202,11 +203,11 @@ func (h ruleHandlers) listSets(w http.ResponseWriter, r *http.Request) error {
 		out.Data = []*rules.RuleSet{}
 	}
 	out.Pagination.Total, out.Pagination.Limit, out.Pagination.Offset = total, lo.Limit, lo.Offset
-	return encode(w, http.StatusOK, out)
+	return apikit.Encode(w, http.StatusOK, out)
 }
 
 func (h ruleHandlers) createSet(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[rules.SetInput](r)
+	in, err := apikit.Decode[rules.SetInput](r)
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func (h ruleHandlers) createSet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, rs)
+	return apikit.Encode(w, http.StatusCreated, rs)
 }
 
 func (h ruleHandlers) getSet(w http.ResponseWriter, r *http.Request) error {
@@ -225,7 +226,7 @@ func (h ruleHandlers) getSet(w http.ResponseWriter, r *http.Request) error {
 	if rs.Members == nil {
 		rs.Members = []rules.SetMember{}
 	}
-	return encode(w, http.StatusOK, ruleSetDetail{rs, rs.Members})
+	return apikit.Encode(w, http.StatusOK, ruleSetDetail{rs, rs.Members})
 }
 
 // ruleSetDetail is a rule set with its members, which are present even
@@ -236,7 +237,7 @@ type ruleSetDetail struct {
 }
 
 func (h ruleHandlers) updateSet(w http.ResponseWriter, r *http.Request) error {
-	p, err := decode[rules.SetPatch](r)
+	p, err := apikit.Decode[rules.SetPatch](r)
 	if err != nil {
 		return err
 	}
@@ -244,11 +245,11 @@ func (h ruleHandlers) updateSet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, rs)
+	return apikit.Encode(w, http.StatusOK, rs)
 }
 
 func (h ruleHandlers) deleteSet(w http.ResponseWriter, r *http.Request) error {
-	force, err := parseBool(r.URL.Query(), "force")
+	force, err := apikit.ParseBool(r.URL.Query(), "force")
 	if err != nil {
 		return err
 	}
@@ -260,7 +261,7 @@ func (h ruleHandlers) deleteSet(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h ruleHandlers) addMember(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[rules.MemberInput](r)
+	in, err := apikit.Decode[rules.MemberInput](r)
 	if err != nil {
 		return err
 	}
@@ -268,11 +269,11 @@ func (h ruleHandlers) addMember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, m)
+	return apikit.Encode(w, http.StatusCreated, m)
 }
 
 func (h ruleHandlers) updateMember(w http.ResponseWriter, r *http.Request) error {
-	p, err := decode[rules.MemberPatch](r)
+	p, err := apikit.Decode[rules.MemberPatch](r)
 	if err != nil {
 		return err
 	}
@@ -280,7 +281,7 @@ func (h ruleHandlers) updateMember(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, m)
+	return apikit.Encode(w, http.StatusOK, m)
 }
 
 func (h ruleHandlers) removeMember(w http.ResponseWriter, r *http.Request) error {
@@ -306,8 +307,8 @@ type dataPagination struct {
 	TotalPages int `json:"totalPages"`
 }
 
-func newDataPage[T any](items []T, total int, p pageParams) dataPage[T] {
-	page := newPage(items, total, p)
+func newDataPage[T any](items []T, total int, p apikit.PageParams) dataPage[T] {
+	page := apikit.NewPage(items, total, p)
 	out := dataPage[T]{Data: page.Items}
 	out.Pagination.Page, out.Pagination.PageSize, out.Pagination.Total, out.Pagination.TotalPages = page.Page, page.PageSize, page.Total, page.TotalPages
 	return out
@@ -317,15 +318,15 @@ var ruleSortFields = []string{"ruleName", "priority", "createdAt", "updatedAt"}
 
 func (h ruleHandlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := parsePage(q, 20, 100)
+	p, err := apikit.ParsePage(q, 20, 100)
 	if err != nil {
 		return err
 	}
-	sort, err := parseSort(q, ruleSortFields, "createdAt")
+	sort, err := apikit.ParseSort(q, ruleSortFields, "createdAt")
 	if err != nil {
 		return err
 	}
-	enabled, err := parseBool(q, "enabled")
+	enabled, err := apikit.ParseBool(q, "enabled")
 	if err != nil {
 		return err
 	}
@@ -337,11 +338,11 @@ func (h ruleHandlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, newDataPage(items, total, p))
+	return apikit.Encode(w, http.StatusOK, newDataPage(items, total, p))
 }
 
 func (h ruleHandlers) createRule(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[rules.RuleInput](r)
+	in, err := apikit.Decode[rules.RuleInput](r)
 	if err != nil {
 		return err
 	}
@@ -349,7 +350,7 @@ func (h ruleHandlers) createRule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, rule)
+	return apikit.Encode(w, http.StatusCreated, rule)
 }
 
 func (h ruleHandlers) getRule(w http.ResponseWriter, r *http.Request) error {
@@ -361,11 +362,11 @@ func (h ruleHandlers) getRule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, rule)
+	return apikit.Encode(w, http.StatusOK, rule)
 }
 
 func (h ruleHandlers) updateRule(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[ruleUpdateInput](r)
+	in, err := apikit.Decode[ruleUpdateInput](r)
 	if err != nil {
 		return err
 	}
@@ -379,7 +380,7 @@ func (h ruleHandlers) updateRule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, rule)
+	return apikit.Encode(w, http.StatusOK, rule)
 }
 
 // ruleUpdateInput is the body of PUT /business_rules/rules: the rule's id
@@ -437,7 +438,7 @@ type executedRule struct {
 }
 
 func (h ruleHandlers) executeSet(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeRuleInput(r)
+	in, err := DecodeRuleInput(r)
 	if err != nil {
 		return err
 	}
@@ -445,11 +446,11 @@ func (h ruleHandlers) executeSet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encodeMarshaled(w, http.StatusOK, res)
+	return apikit.EncodeMarshaled(w, http.StatusOK, res)
 }
 
 func (h ruleHandlers) execute(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeRuleInput(r)
+	in, err := DecodeRuleInput(r)
 	if err != nil {
 		return err
 	}
@@ -457,7 +458,7 @@ func (h ruleHandlers) execute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encodeMarshaled(w, http.StatusOK, res)
+	return apikit.EncodeMarshaled(w, http.StatusOK, res)
 }
 
 func (h ruleHandlers) executeRule(w http.ResponseWriter, r *http.Request) error {
@@ -465,7 +466,7 @@ func (h ruleHandlers) executeRule(w http.ResponseWriter, r *http.Request) error 
 	if !store.IsID(id) {
 		return store.Errorf(store.ErrNotFound, "Rule not found")
 	}
-	in, err := decodeRuleInput(r)
+	in, err := DecodeRuleInput(r)
 	if err != nil {
 		return err
 	}
@@ -473,12 +474,12 @@ func (h ruleHandlers) executeRule(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return encodeMarshaled(w, http.StatusOK, res)
+	return apikit.EncodeMarshaled(w, http.StatusOK, res)
 }
 
 func (h ruleHandlers) listLogs(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := parsePage(q, 20, 100)
+	p, err := apikit.ParsePage(q, 20, 100)
 	if err != nil {
 		return err
 	}
@@ -499,7 +500,7 @@ func (h ruleHandlers) listLogs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, newDataPage(items, total, p))
+	return apikit.Encode(w, http.StatusOK, newDataPage(items, total, p))
 }
 
 func (h ruleHandlers) getLog(w http.ResponseWriter, r *http.Request) error {
@@ -507,7 +508,7 @@ func (h ruleHandlers) getLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, l)
+	return apikit.Encode(w, http.StatusOK, l)
 }
 
 // parseInstant reads an RFC 3339 date-time or a date (the day's start, or

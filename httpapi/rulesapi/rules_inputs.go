@@ -1,4 +1,4 @@
-package httpapi
+package rulesapi
 
 // The execute routes all decode rules.Input (decodeRuleInput), but each
 // needs different fields of it; these types document each route's body

@@ -1,34 +1,35 @@
-package httpapi
+package rulesapi
 
 import (
 	"net/http"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/internal/jsondec"
 	"github.com/tenantkit/tenantkit/rules"
 )
 
-// decodeRuleInput is decode[rules.Input] for the execute endpoints, the
+// DecodeRuleInput is decode[rules.Input] for the execute endpoints, the
 // hottest body of the API: a body that is a plain object of rules.Input's
 // fields, each spelled as documented with a value of its type (or null),
 // is read by jsondec in one pass without reflection; any other body
 // (another spelling, which encoding/json matches without regard to case,
 // a field given twice, a wrong type, malformed JSON) is decoded by
 // decode's encoding/json path, whose value or error is the answer.
-func decodeRuleInput(r *http.Request) (rules.Input, error) {
-	body, err := readBody(r)
+func DecodeRuleInput(r *http.Request) (rules.Input, error) {
+	body, err := apikit.ReadBody(r)
 	if err != nil {
 		return rules.Input{}, err
 	}
-	if in, ok := ruleInputFast(body); ok {
+	if in, ok := RuleInputFast(body); ok {
 		return in, nil
 	}
-	return decodeBody[rules.Input](body)
+	return apikit.DecodeBody[rules.Input](body)
 }
 
-// ruleInputFast reads body as encoding/json reads it into a rules.Input,
+// RuleInputFast reads body as encoding/json reads it into a rules.Input,
 // or reports false. A body that repeats a field is not read here
 // (jsondec.ObjectOnce): encoding/json merges two "data" objects.
-func ruleInputFast(body []byte) (rules.Input, bool) {
+func RuleInputFast(body []byte) (rules.Input, bool) {
 	var in rules.Input
 	m, ok := jsondec.ObjectOnce(body)
 	if !ok {

@@ -1,4 +1,4 @@
-package httpapi
+package attachmentsapi
 
 import (
 	"encoding/json"
@@ -13,14 +13,15 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 )
 
 // Features of the attachment routes: the permission a route needs.
 const (
-	featureAttachmentsView   = "attachments.view"
-	featureAttachmentsManage = "attachments.manage"
+	FeatureAttachmentsView   = "attachments.view"
+	FeatureAttachmentsManage = "attachments.manage"
 )
 
 // multipartOverhead is what a multipart upload may carry beyond its file
@@ -30,93 +31,93 @@ const multipartOverhead = 1 << 20
 // maxFormField bounds each non-file field of an upload.
 const maxFormField = 64 << 10
 
-// attachmentRoutes are the attachment endpoints: upload, lists, the
+// AttachmentRoutes are the attachment endpoints: upload, lists, the
 // library, transfer, partitions, and file and image delivery.
-func attachmentRoutes(svc *attachments.Service, env *areaEnv) []route {
+func AttachmentRoutes(svc *attachments.Service, env *apikit.Env) []apikit.Route {
 	h := attachmentHandlers{svc: svc, base: env.Base}
 	const base = "/attachments"
-	view, manage := []string{featureAttachmentsView}, []string{featureAttachmentsManage}
-	imageQuery := []Param{
-		{Name: "width", Type: "integer", Minimum: bound(1), Maximum: bound(4000), Description: "Width in pixels (alone, it is the height too)"},
-		{Name: "height", Type: "integer", Minimum: bound(1), Maximum: bound(4000), Description: "Height in pixels (alone, it is the width too)"},
-		enumQuery("cropType", "cover (default: fill the box, cropping) or contain (fit inside it)", string(attachments.Cover), string(attachments.Contain)),
+	view, manage := []string{FeatureAttachmentsView}, []string{FeatureAttachmentsManage}
+	imageQuery := []apikit.Param{
+		{Name: "width", Type: "integer", Minimum: apikit.Bound(1), Maximum: apikit.Bound(4000), Description: "Width in pixels (alone, it is the height too)"},
+		{Name: "height", Type: "integer", Minimum: apikit.Bound(1), Maximum: apikit.Bound(4000), Description: "Height in pixels (alone, it is the width too)"},
+		apikit.EnumQuery("cropType", "cover (default: fill the box, cropping) or contain (fit inside it)", string(attachments.Cover), string(attachments.Contain)),
 	}
 	// A file's bytes go out with their sniffed type (images inline) or as
 	// application/octet-stream.
 	fileTypes := []string{"application/octet-stream", "image/png", "image/jpeg", "image/gif", "image/webp"}
 	imageTypes := []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
-	return []route{
+	return []apikit.Route{
 		{Method: "GET", Path: base, Handler: h.list,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "List a record's attachments, newest first (?entityId, recordId)",
-				Query:    []Param{{Name: "entityId", Required: true, Description: "The record's entity"}, {Name: "recordId", Required: true, Description: "The record"}},
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "List a record's attachments, newest first (?entityId, recordId)",
+				Query:    []apikit.Param{{Name: "entityId", Required: true, Description: "The record's entity"}, {Name: "recordId", Required: true, Description: "The record"}},
 				Response: attachmentListBody{}}},
 		{Method: "POST", Path: base, Handler: h.upload,
-			Access: routeAccess{Features: manage},
-			Limits: routeLimits{MaxBodyBytes: h.svc.MaxUploadBytes() + multipartOverhead},
-			Doc: routeDoc{Summary: "Upload a file to a record (multipart/form-data)", RequestContent: "multipart/form-data",
+			Access: apikit.Access{Features: manage},
+			Limits: apikit.Limits{MaxBodyBytes: h.svc.MaxUploadBytes() + multipartOverhead},
+			Doc: apikit.Doc{Summary: "Upload a file to a record (multipart/form-data)", RequestContent: "multipart/form-data",
 				Request: uploadFields{}, Response: attachmentWriteBody{}}},
 		{Method: "DELETE", Path: base, Handler: h.deleteByQuery,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Delete an attachment and its file (?id)",
-				Query: []Param{{Name: "id", Required: true, Description: "The attachment's id"}}, Response: attachmentOKBody{},
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Delete an attachment and its file (?id)",
+				Query: []apikit.Param{{Name: "id", Required: true, Description: "The attachment's id"}}, Response: attachmentOKBody{},
 				Errors: []int{http.StatusNotFound}}},
 		{Method: "GET", Path: base + "/library", Handler: h.library,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "Search the attachment library (page, pageSize, search, partition, tags, sortField, sortDir)",
-				Query: []Param{
-					{Name: "page", Type: "integer", Minimum: bound(1), Description: "Page number, from 1 (default 1)"},
-					{Name: "pageSize", Type: "integer", Minimum: bound(1), Maximum: bound(attachments.MaxPageSize),
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "Search the attachment library (page, pageSize, search, partition, tags, sortField, sortDir)",
+				Query: []apikit.Param{
+					{Name: "page", Type: "integer", Minimum: apikit.Bound(1), Description: "Page number, from 1 (default 1)"},
+					{Name: "pageSize", Type: "integer", Minimum: apikit.Bound(1), Maximum: apikit.Bound(attachments.MaxPageSize),
 						Description: "Items per page (default " + strconv.Itoa(attachments.DefaultPageSize) + ")"},
-					textQuery("search", "Text in the file name, any case (at most 500 bytes)"),
-					textQuery("partition", "A partition's code"),
-					textQuery("tags", "Tags, comma-separated: attachments with all of them"),
-					enumQuery("sortField", "Field to sort by (default createdAt)", librarySorts...),
+					apikit.TextQuery("search", "Text in the file name, any case (at most 500 bytes)"),
+					apikit.TextQuery("partition", "A partition's code"),
+					apikit.TextQuery("tags", "Tags, comma-separated: attachments with all of them"),
+					apikit.EnumQuery("sortField", "Field to sort by (default createdAt)", librarySorts...),
 					{Name: "sortDir", Pattern: "^([aA][sS][cC]|[dD][eE][sS][cC])$", Description: "asc or desc (default desc: newest first)"},
 				}, Response: libraryBody{}}},
 		{Method: "GET", Path: base + "/library/{id}", Handler: h.get,
-			Access: routeAccess{Features: view},
-			Doc:    routeDoc{Summary: "Get an attachment with its partition and custom fields", Response: attachmentBody{}}},
+			Access: apikit.Access{Features: view},
+			Doc:    apikit.Doc{Summary: "Get an attachment with its partition and custom fields", Response: attachmentBody{}}},
 		{Method: "PATCH", Path: base + "/library/{id}", Handler: h.patch,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Rename an attachment or change its tags, assignments and custom fields (also as top-level cf_<key> keys)",
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Rename an attachment or change its tags, assignments and custom fields (also as top-level cf_<key> keys)",
 				Request: attachmentPatchInput{}, Response: attachmentPatchBody{}}},
 		{Method: "DELETE", Path: base + "/library/{id}", Handler: h.deleteByPath,
-			Access: routeAccess{Features: manage},
-			Doc:    routeDoc{Summary: "Delete an attachment and its file", Response: attachmentOKBody{}}},
+			Access: apikit.Access{Features: manage},
+			Doc:    apikit.Doc{Summary: "Delete an attachment and its file", Response: attachmentOKBody{}}},
 		{Method: "POST", Path: base + "/transfer", Handler: h.transfer,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Move attachments of an entity to another record", Request: attachments.TransferInput{},
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Move attachments of an entity to another record", Request: attachments.TransferInput{},
 				Response: transferBody{}, Errors: []int{http.StatusNotFound}}},
 		{Method: "GET", Path: base + "/partitions", Handler: h.partitions,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "List storage partitions (the defaults are created on first use)",
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "List storage partitions (the defaults are created on first use)",
 				Response: partitionListBody{}}},
 		{Method: "POST", Path: base + "/partitions", Handler: h.createPartition,
-			Access: routeAccess{Features: manage, TenantWide: true},
-			Doc: routeDoc{Summary: "Create a storage partition", Request: attachments.PartitionInput{}, Status: http.StatusCreated,
+			Access: apikit.Access{Features: manage, TenantWide: true},
+			Doc: apikit.Doc{Summary: "Create a storage partition", Request: attachments.PartitionInput{}, Status: http.StatusCreated,
 				Response: partitionBody{}, Errors: []int{http.StatusConflict}}},
 		{Method: "PUT", Path: base + "/partitions", Handler: h.updatePartition,
-			Access: routeAccess{Features: manage, TenantWide: true},
-			Doc: routeDoc{Summary: "Update a storage partition (its code cannot change)", Request: partitionUpdateInput{},
+			Access: apikit.Access{Features: manage, TenantWide: true},
+			Doc: apikit.Doc{Summary: "Update a storage partition (its code cannot change)", Request: partitionUpdateInput{},
 				Response: partitionBody{}, Errors: []int{http.StatusNotFound}}},
 		{Method: "DELETE", Path: base + "/partitions", Handler: h.deletePartition,
-			Access: routeAccess{Features: manage, TenantWide: true},
-			Doc: routeDoc{Summary: "Delete a storage partition (?id; not a default, not one in use)",
-				Query: []Param{{Name: "id", Required: true, Description: "The partition's id"}}, Response: attachmentOKBody{},
+			Access: apikit.Access{Features: manage, TenantWide: true},
+			Doc: apikit.Doc{Summary: "Delete a storage partition (?id; not a default, not one in use)",
+				Query: []apikit.Param{{Name: "id", Required: true, Description: "The partition's id"}}, Response: attachmentOKBody{},
 				Errors: []int{http.StatusNotFound, http.StatusConflict}}},
 		{Method: "GET", Path: base + "/file/{id}", Handler: h.file,
-			Access: routeAccess{Features: view, OptionalAuth: true},
-			Doc: routeDoc{Summary: "Download an attachment's file (public partitions need no credential; ?download=1 forces a download)",
-				Query:           []Param{textQuery("download", "1 or true: serve as a download (application/octet-stream) even an image")},
+			Access: apikit.Access{Features: view, OptionalAuth: true},
+			Doc: apikit.Doc{Summary: "Download an attachment's file (public partitions need no credential; ?download=1 forces a download)",
+				Query:           []apikit.Param{apikit.TextQuery("download", "1 or true: serve as a download (application/octet-stream) even an image")},
 				ResponseContent: fileTypes, Ranges: true}},
 		{Method: "GET", Path: base + "/image/{id}", Handler: h.image,
-			Access: routeAccess{Features: view, OptionalAuth: true},
-			Doc: routeDoc{Summary: "An image attachment, resized (?width, height, cropType=cover|contain) or as uploaded",
+			Access: apikit.Access{Features: view, OptionalAuth: true},
+			Doc: apikit.Doc{Summary: "An image attachment, resized (?width, height, cropType=cover|contain) or as uploaded",
 				Query: imageQuery, ResponseContent: imageTypes, Ranges: true}},
 		{Method: "GET", Path: base + "/image/{id}/{slug}", Handler: h.image,
-			Access: routeAccess{Features: view, OptionalAuth: true},
-			Doc: routeDoc{Summary: "An image attachment, resized, with a file name in the path", Query: imageQuery,
+			Access: apikit.Access{Features: view, OptionalAuth: true},
+			Doc: apikit.Doc{Summary: "An image attachment, resized, with a file name in the path", Query: imageQuery,
 				ResponseContent: imageTypes, Ranges: true}},
 	}
 }
@@ -295,7 +296,7 @@ func (h attachmentHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, attachmentListBody{Items: h.items(list)})
+	return apikit.Encode(w, http.StatusOK, attachmentListBody{Items: h.items(list)})
 }
 
 // uploadForm is what an upload's parts say besides the file.
@@ -412,7 +413,7 @@ func (h attachmentHandlers) upload(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, attachmentWriteBody{OK: true, Item: h.item(a)})
+	return apikit.Encode(w, http.StatusOK, attachmentWriteBody{OK: true, Item: h.item(a)})
 }
 
 // uploadInput checks an upload's fields: the required ones, the JSON
@@ -462,7 +463,7 @@ func jsonField(v *store.ValidationError, form map[string]string, name, want stri
 }
 
 func (h attachmentHandlers) deleteByQuery(w http.ResponseWriter, r *http.Request) error {
-	id, err := requiredID(r)
+	id, err := apikit.RequiredID(r)
 	if err != nil {
 		return err
 	}
@@ -477,7 +478,7 @@ func (h attachmentHandlers) delete(w http.ResponseWriter, r *http.Request, id st
 	if err := h.svc.Delete(r.Context(), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, attachmentOKBody{OK: true})
+	return apikit.Encode(w, http.StatusOK, attachmentOKBody{OK: true})
 }
 
 // librarySorts are the library's sort fields.
@@ -485,12 +486,12 @@ var librarySorts = []string{"createdAt", "fileName", "fileSize"}
 
 func (h attachmentHandlers) library(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if err := checkText(q, "search", "partition", "tags"); err != nil {
+	if err := apikit.CheckText(q, "search", "partition", "tags"); err != nil {
 		return err
 	}
 	var v store.ValidationError
-	page := intParam(q, "page", 1, 1, msgPositive, &v)
-	pageSize := intParam(q, "pageSize", attachments.DefaultPageSize, 1, msgPositive, &v)
+	page := apikit.IntParam(q, "page", 1, 1, apikit.MsgPositive, &v)
+	pageSize := apikit.IntParam(q, "pageSize", attachments.DefaultPageSize, 1, apikit.MsgPositive, &v)
 	if pageSize > attachments.MaxPageSize {
 		v.Add("pageSize", "must be at most 100")
 	}
@@ -500,7 +501,7 @@ func (h attachmentHandlers) library(w http.ResponseWriter, r *http.Request) erro
 	if err := v.Err(); err != nil {
 		return err
 	}
-	sort, err := parseSort(q, librarySorts, "createdAt")
+	sort, err := apikit.ParseSort(q, librarySorts, "createdAt")
 	if err != nil {
 		return err
 	}
@@ -519,7 +520,7 @@ func (h attachmentHandlers) library(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, libraryBody{Items: h.items(res.Items), Total: res.Total, Page: res.Page,
+	return apikit.Encode(w, http.StatusOK, libraryBody{Items: h.items(res.Items), Total: res.Total, Page: res.Page,
 		PageSize: res.PageSize, TotalPages: res.TotalPages, AvailableTags: res.AvailableTags, Partitions: res.Partitions})
 }
 
@@ -530,11 +531,11 @@ func (h attachmentHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	item := h.item(a)
 	item.PartitionTitle = p.Title
-	return encode(w, http.StatusOK, attachmentBody{Item: item})
+	return apikit.Encode(w, http.StatusOK, attachmentBody{Item: item})
 }
 
 func (h attachmentHandlers) patch(w http.ResponseWriter, r *http.Request) error {
-	body, err := decode[map[string]json.RawMessage](r)
+	body, err := apikit.Decode[map[string]json.RawMessage](r)
 	if err != nil {
 		return err
 	}
@@ -582,12 +583,12 @@ func (h attachmentHandlers) patch(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	it := h.item(a)
-	return encode(w, http.StatusOK, attachmentPatchBody{OK: true, Item: attachmentPatchItem{ID: it.ID, Tags: it.Tags,
+	return apikit.Encode(w, http.StatusOK, attachmentPatchBody{OK: true, Item: attachmentPatchItem{ID: it.ID, Tags: it.Tags,
 		Assignments: it.Assignments, CustomFields: it.CustomFields}})
 }
 
 func (h attachmentHandlers) transfer(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[attachments.TransferInput](r)
+	in, err := apikit.Decode[attachments.TransferInput](r)
 	if err != nil {
 		return err
 	}
@@ -595,7 +596,7 @@ func (h attachmentHandlers) transfer(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, transferBody{OK: true, Updated: n})
+	return apikit.Encode(w, http.StatusOK, transferBody{OK: true, Updated: n})
 }
 
 func (h attachmentHandlers) partitions(w http.ResponseWriter, r *http.Request) error {
@@ -603,11 +604,11 @@ func (h attachmentHandlers) partitions(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, partitionListBody{Items: list})
+	return apikit.Encode(w, http.StatusOK, partitionListBody{Items: list})
 }
 
 func (h attachmentHandlers) createPartition(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[attachments.PartitionInput](r)
+	in, err := apikit.Decode[attachments.PartitionInput](r)
 	if err != nil {
 		return err
 	}
@@ -615,11 +616,11 @@ func (h attachmentHandlers) createPartition(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, partitionBody{Item: *p})
+	return apikit.Encode(w, http.StatusCreated, partitionBody{Item: *p})
 }
 
 func (h attachmentHandlers) updatePartition(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[partitionUpdateInput](r)
+	in, err := apikit.Decode[partitionUpdateInput](r)
 	if err != nil {
 		return err
 	}
@@ -627,18 +628,18 @@ func (h attachmentHandlers) updatePartition(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, partitionBody{Item: *p})
+	return apikit.Encode(w, http.StatusOK, partitionBody{Item: *p})
 }
 
 func (h attachmentHandlers) deletePartition(w http.ResponseWriter, r *http.Request) error {
-	id, err := requiredID(r)
+	id, err := apikit.RequiredID(r)
 	if err != nil {
 		return err
 	}
 	if err := h.svc.DeletePartition(r.Context(), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, attachmentOKBody{OK: true})
+	return apikit.Encode(w, http.StatusOK, attachmentOKBody{OK: true})
 }
 
 // lookup finds the attachment a delivery route serves, for the caller:
@@ -654,7 +655,7 @@ func (h attachmentHandlers) lookup(r *http.Request) (*attachments.File, error) {
 	}
 	f, err := h.svc.Lookup(r.Context(), r.PathValue("id"), access)
 	if errors.Is(err, attachments.ErrCredentialRequired) {
-		return nil, errNoCredential
+		return nil, apikit.ErrNoCredential
 	}
 	return f, err
 }
@@ -775,8 +776,8 @@ func (h attachmentHandlers) image(w http.ResponseWriter, r *http.Request) error 
 	}
 	if errors.Is(err, attachments.ErrBusy) {
 		w.Header().Set("Retry-After", strconv.Itoa(imageRetryAfter))
-		return &statusError{status: http.StatusServiceUnavailable, err: err,
-			message: "Too many images are being resized; retry in a few seconds."}
+		return &apikit.StatusError{Status: http.StatusServiceUnavailable, Err: err,
+			Message: "Too many images are being resized; retry in a few seconds."}
 	}
 	if err != nil {
 		return err

@@ -1,36 +1,36 @@
-package httpapi
+package progressapi
 
 import (
 	"net/http"
-	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/progress"
 )
 
 // featureProgressView is the permission the progress routes need.
-const featureProgressView = "progress.view"
+const FeatureProgressView = "progress.view"
 
-// progressRoutes are the job progress endpoints: what runs and what just
+// ProgressRoutes are the job progress endpoints: what runs and what just
 // finished in the caller's scope, and one job. Jobs are created and
 // reported through the Go API (Kit.Progress); no route writes.
-func progressRoutes(svc *progress.Service, env *areaEnv) []route {
+func ProgressRoutes(svc *progress.Service, env *apikit.Env) []apikit.Route {
 	h := progressHandlers{svc: svc}
-	view := []string{featureProgressView}
-	return []route{
+	view := []string{FeatureProgressView}
+	return []apikit.Route{
 		{Method: "GET", Path: "/progress/active", Handler: h.active,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "The caller's pending and running jobs and those finished in the last minutes ({active, recentlyCompleted})",
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "The caller's pending and running jobs and those finished in the last minutes ({active, recentlyCompleted})",
 				Response: progressActive{}}},
 		{Method: "GET", Path: "/progress/jobs/{id}", Handler: h.job,
-			Access: routeAccess{Features: view},
-			Doc: routeDoc{Summary: "One job's progress (a running job without a heartbeat for 60 s shows failed)",
+			Access: apikit.Access{Features: view},
+			Doc: apikit.Doc{Summary: "One job's progress (a running job without a heartbeat for 60 s shows failed)",
 				Response: progressJob{}}},
 	}
 }
 
 // The status of long-running work (jobstatus.Status): a progress job's
 // and a data sync run's, whose Run.Status field adds paused.
-var _ = docEnum(progress.StatusPending, progress.StatusRunning, progress.StatusCompleted, progress.StatusFailed, progress.StatusCancelled)
+var _ = apikit.DocEnum(progress.StatusPending, progress.StatusRunning, progress.StatusCompleted, progress.StatusFailed, progress.StatusCancelled)
 
 type progressHandlers struct {
 	svc *progress.Service
@@ -56,19 +56,11 @@ type progressJob struct {
 func progressJSON(j *progress.Job) progressJob {
 	out := progressJob{ID: j.ID, JobType: j.JobType, Name: j.Name, Status: j.Status, ProgressPercent: j.ProgressPercent,
 		ProcessedCount: j.ProcessedCount, TotalCount: j.TotalCount, ETASeconds: j.ETASeconds, Cancellable: j.Cancellable,
-		StartedAt: progressTime(j.StartedAt), FinishedAt: progressTime(j.FinishedAt)}
+		StartedAt: apikit.TimeOrNull(j.StartedAt), FinishedAt: apikit.TimeOrNull(j.FinishedAt)}
 	if j.ErrorMessage != "" {
 		out.ErrorMessage = &j.ErrorMessage
 	}
 	return out
-}
-
-func progressTime(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := t.UTC().Format(time.RFC3339Nano)
-	return &s
 }
 
 func progressList(jobs []*progress.Job) []progressJob {
@@ -84,7 +76,7 @@ func (h progressHandlers) active(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, progressActive{Active: progressList(a.Active), RecentlyCompleted: progressList(a.RecentlyCompleted)})
+	return apikit.Encode(w, http.StatusOK, progressActive{Active: progressList(a.Active), RecentlyCompleted: progressList(a.RecentlyCompleted)})
 }
 
 // progressActive is GET /progress/active: the scope's pending and running
@@ -99,5 +91,5 @@ func (h progressHandlers) job(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, progressJSON(j))
+	return apikit.Encode(w, http.StatusOK, progressJSON(j))
 }

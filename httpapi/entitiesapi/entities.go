@@ -1,6 +1,7 @@
-package httpapi
+package entitiesapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -10,79 +11,80 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/store"
 )
 
 // Features of the entities routes: the permission a route needs.
 const (
-	featureEntitiesDefinitionsView   = "entities.definitions.view"
-	featureEntitiesDefinitionsManage = "entities.definitions.manage"
-	featureEntitiesRecordsView       = "entities.records.view"
-	featureEntitiesRecordsManage     = "entities.records.manage"
+	FeatureEntitiesDefinitionsView   = "entities.definitions.view"
+	FeatureEntitiesDefinitionsManage = "entities.definitions.manage"
+	FeatureEntitiesRecordsView       = "entities.records.view"
+	FeatureEntitiesRecordsManage     = "entities.records.manage"
 )
 
-// entityRoutes are the custom entity, field definition, record and
+// EntityRoutes are the custom entity, field definition, record and
 // relation option endpoints.
-func entityRoutes(svc *entities.Service, progress *progress.Service, env *areaEnv) []route {
+func EntityRoutes(svc *entities.Service, progress *progress.Service, env *apikit.Env) []apikit.Route {
 	h := entityHandlers{svc: svc, progress: progress}
 	const base = "/entities"
-	manage := []string{featureEntitiesDefinitionsManage}
-	entityIDQuery := Param{Name: "entityId", Required: true,
+	manage := []string{FeatureEntitiesDefinitionsManage}
+	entityIDQuery := apikit.Param{Name: "entityId", Required: true,
 		Description: "The entity: module.name (or module:name), lowercase letters, digits and _"}
-	definitionsQuery := []Param{
-		textQuery("entityId", "An entity (module.name or module:name); repeat it for several. entityId or entityIds is required"),
-		textQuery("entityIds", "Entities, comma-separated (beside or instead of entityId)"),
-		textQuery("fieldset", "Only the fields of this field set (configJson.fieldset)"),
+	definitionsQuery := []apikit.Param{
+		apikit.TextQuery("entityId", "An entity (module.name or module:name); repeat it for several. entityId or entityIds is required"),
+		apikit.TextQuery("entityIds", "Entities, comma-separated (beside or instead of entityId)"),
+		apikit.TextQuery("fieldset", "Only the fields of this field set (configJson.fieldset)"),
 	}
-	recordsQuery := append(append([]Param{entityIDQuery}, pageQuery(50, 100)...),
-		textQuery("sortField", "id (default), createdAt, updatedAt (or created_at, updated_at), or a field's key, with or without cf_"),
-		Param{Name: "sortDir", Pattern: "^([aA][sS][cC]|[dD][eE][sS][cC])$", Description: "asc (default) or desc"},
-		textQuery("search", "Records whose values contain this text (case-insensitive)"),
-		boolQuery("withDeleted", "Include deleted records (they carry deletedAt)"),
-		textQuery("id", "Only these records: ids, comma-separated (at most 100; an id that is not a UUID matches nothing)"),
-		textQuery("exportScope", "With format: full exports every matching record rather than the page"),
-		textQuery("all", "With format: true is exportScope=full"),
-		textQuery("full", "With format: true is exportScope=full"),
+	recordsQuery := append(append([]apikit.Param{entityIDQuery}, apikit.PageQuery(50, 100)...),
+		apikit.TextQuery("sortField", "id (default), createdAt, updatedAt (or created_at, updated_at), or a field's key, with or without cf_"),
+		apikit.Param{Name: "sortDir", Pattern: "^([aA][sS][cC]|[dD][eE][sS][cC])$", Description: "asc (default) or desc"},
+		apikit.TextQuery("search", "Records whose values contain this text (case-insensitive)"),
+		apikit.BoolQuery("withDeleted", "Include deleted records (they carry deletedAt)"),
+		apikit.TextQuery("id", "Only these records: ids, comma-separated (at most 100; an id that is not a UUID matches nothing)"),
+		apikit.TextQuery("exportScope", "With format: full exports every matching record rather than the page"),
+		apikit.TextQuery("all", "With format: true is exportScope=full"),
+		apikit.TextQuery("full", "With format: true is exportScope=full"),
 	)
-	recordQuery := []Param{
+	recordQuery := []apikit.Param{
 		{Name: "entityId", Description: "The record's entity (instead of the body)"},
 		{Name: "recordId", Description: "The record's id (instead of the body)"},
 	}
-	return []route{
+	return []apikit.Route{
 		{Method: "GET", Path: base + "/entities", Handler: h.listEntities,
-			Doc: routeDoc{Summary: "List custom entities with their field counts", Response: entityListBody{}}},
+			Doc: apikit.Doc{Summary: "List custom entities with their field counts", Response: entityListBody{}}},
 		{Method: "POST", Path: base + "/entities", Handler: h.upsertEntity,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Create or update a custom entity", Request: entities.EntityInput{},
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Create or update a custom entity", Request: entities.EntityInput{},
 				Response: entityUpsertBody{}}},
 		{Method: "DELETE", Path: base + "/entities", Handler: h.deleteEntity,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Delete a custom entity ({entityId}; its records stay)", Request: entityRef{},
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Delete a custom entity ({entityId}; its records stay)", Request: entityRef{},
 				Response: entityOKBody{}, Errors: []int{http.StatusNotFound}}},
 		{Method: "GET", Path: base + "/sidebar-entities", Handler: h.sidebarEntities,
-			Doc: routeDoc{Summary: "List the custom entities shown in the sidebar", Response: entityListBody{}}},
+			Doc: apikit.Doc{Summary: "List the custom entities shown in the sidebar", Response: entityListBody{}}},
 		{Method: "GET", Path: base + "/definitions", Handler: h.definitions,
-			Doc: routeDoc{Summary: "The field definitions that apply (?entityId=…&entityId=… or ?entityIds=a,b)",
+			Doc: apikit.Doc{Summary: "The field definitions that apply (?entityId=…&entityId=… or ?entityIds=a,b)",
 				Query: definitionsQuery, Response: definitionsBody{}}},
 		{Method: "GET", Path: base + "/definitions.manage", Handler: h.manage,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "The winning definitions and the keys deleted at the caller's scope (?entityId)",
-				Query: []Param{entityIDQuery}, Response: manageBody{}}},
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "The winning definitions and the keys deleted at the caller's scope (?entityId)",
+				Query: []apikit.Param{entityIDQuery}, Response: manageBody{}}},
 		{Method: "POST", Path: base + "/definitions", Handler: h.define,
-			Access: routeAccess{Features: manage},
-			Doc:    routeDoc{Summary: "Create or update a field definition", Request: definitionInput{}, Response: defineBody{}}},
+			Access: apikit.Access{Features: manage},
+			Doc:    apikit.Doc{Summary: "Create or update a field definition", Request: definitionInput{}, Response: defineBody{}}},
 		{Method: "POST", Path: base + "/definitions.batch", Handler: h.batch,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Write an entity's definitions in order, with field sets", Request: entities.BatchInput{},
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Write an entity's definitions in order, with field sets", Request: entities.BatchInput{},
 				Response: definitionVersionBody{}}},
 		{Method: "DELETE", Path: base + "/definitions", Handler: h.deleteDefinition,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Delete (tombstone) a field at the caller's scope ({entityId, key})", Request: fieldRef{},
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Delete (tombstone) a field at the caller's scope ({entityId, key})", Request: fieldRef{},
 				Response: definitionVersionBody{}, Errors: []int{http.StatusNotFound}}},
 		{Method: "POST", Path: base + "/definitions.restore", Handler: h.restore,
-			Access: routeAccess{Features: manage},
-			Doc: routeDoc{Summary: "Restore a deleted field ({entityId, key})", Request: fieldRef{}, Response: entityOKBody{},
+			Access: apikit.Access{Features: manage},
+			Doc: apikit.Doc{Summary: "Restore a deleted field ({entityId, key})", Request: fieldRef{}, Response: entityOKBody{},
 				Errors: []int{http.StatusNotFound}}},
 		// The custom field filters are query parameters named after the
 		// fields (cf_<key>, cf_<key>In, …): OpenAPI cannot list them, so
@@ -90,34 +92,34 @@ func entityRoutes(svc *entities.Service, progress *progress.Service, env *areaEn
 		// through: its validator does not refuse query parameters the
 		// document does not list).
 		{Method: "GET", Path: base + "/records", Handler: h.listRecords, ErrorBody: recordErrorBody,
-			Access: routeAccess{Features: []string{featureEntitiesRecordsView}},
-			Doc: routeDoc{Summary: "List or export an entity's records",
+			Access: apikit.Access{Features: []string{FeatureEntitiesRecordsView}},
+			Doc: apikit.Doc{Summary: "List or export an entity's records",
 				Description: "List an entity's records, a page at a time, each with its values by field key beside id, createdAt and updatedAt; " +
 					"with format=csv|json|markdown|xml, the whole result set as a file instead (format=json: an array of rows, not a page, as application/vnd.tenantkit.export+json).\n\n" +
 					"Filter by custom field with query parameters named after the fields: cf_<key>=v (a comma-separated list matches any of its values), " +
 					"cf_<key>In=a,b, and cf_<key>Gt|Gte|Lt|Lte=v on integer, float, currency, date and datetime fields; " +
 					"values are read by the field's kind, and keys without an active definition are ignored", Query: recordsQuery,
-				Exports: true, Response: pageResponse[recordItem]{}, ResponseHeaders: []Param{exportProgressParam}}},
+				Exports: true, Response: apikit.PageResponse[recordItem]{}, ResponseHeaders: []apikit.Param{ExportProgressParam}}},
 		{Method: "POST", Path: base + "/records", Handler: h.createRecord, ErrorBody: recordErrorBody,
-			Access: routeAccess{Features: []string{featureEntitiesRecordsManage}},
-			Doc: routeDoc{Summary: "Create a record (values under values, customFields or as top-level cf_<key> keys)",
+			Access: apikit.Access{Features: []string{FeatureEntitiesRecordsManage}},
+			Doc: apikit.Doc{Summary: "Create a record (values under values, customFields or as top-level cf_<key> keys)",
 				Request: recordCreateInput{}, Response: recordWriteBody{}, Errors: []int{http.StatusConflict}}},
 		{Method: "PUT", Path: base + "/records", Handler: h.updateRecord, ErrorBody: recordErrorBody,
-			Access: routeAccess{Features: []string{featureEntitiesRecordsManage}},
-			Doc: routeDoc{Summary: "Update a record (values given replace those stored, null clears one; a recordId that is not a UUID creates a record)",
+			Access: apikit.Access{Features: []string{FeatureEntitiesRecordsManage}},
+			Doc: apikit.Doc{Summary: "Update a record (values given replace those stored, null clears one; a recordId that is not a UUID creates a record)",
 				Request: recordUpdateInput{}, Response: recordWriteBody{}, Errors: []int{http.StatusNotFound}}},
 		{Method: "DELETE", Path: base + "/records", Handler: h.deleteRecord, ErrorBody: recordErrorBody,
-			Access: routeAccess{Features: []string{featureEntitiesRecordsManage}},
-			Doc: routeDoc{Summary: "Delete a record (?entityId&recordId or a JSON body)", Query: recordQuery, Request: recordRef{},
+			Access: apikit.Access{Features: []string{FeatureEntitiesRecordsManage}},
+			Doc: apikit.Doc{Summary: "Delete a record (?entityId&recordId or a JSON body)", Query: recordQuery, Request: recordRef{},
 				BodyOptional: true, Response: entityOKBody{}, Errors: []int{http.StatusNotFound}}},
 		{Method: "GET", Path: base + "/relations/options", Handler: h.relationOptions,
-			Access: routeAccess{Features: []string{featureEntitiesDefinitionsView}},
-			Doc: routeDoc{Summary: "Choices for a relation field (?entityId, labelField, q, pageSize, cursor)", Query: []Param{
-				textQuery("entityId", "The related entity (an unknown one has no options)"),
-				textQuery("labelField", "The field whose value labels a record (default: the entity's labelField, then name, title, code or email)"),
-				textQuery("q", "Records whose values contain this text"),
-				{Name: "pageSize", Type: "integer", Minimum: bound(1), Description: "Options per page (default 20; larger values are reduced to 100)"},
-				textQuery("cursor", "nextCursor of the previous page"),
+			Access: apikit.Access{Features: []string{FeatureEntitiesDefinitionsView}},
+			Doc: apikit.Doc{Summary: "Choices for a relation field (?entityId, labelField, q, pageSize, cursor)", Query: []apikit.Param{
+				apikit.TextQuery("entityId", "The related entity (an unknown one has no options)"),
+				apikit.TextQuery("labelField", "The field whose value labels a record (default: the entity's labelField, then name, title, code or email)"),
+				apikit.TextQuery("q", "Records whose values contain this text"),
+				{Name: "pageSize", Type: "integer", Minimum: apikit.Bound(1), Description: "Options per page (default 20; larger values are reduced to 100)"},
+				apikit.TextQuery("cursor", "nextCursor of the previous page"),
 			}, Response: relationOptionsBody{}}},
 	}
 }
@@ -157,7 +159,7 @@ func (h entityHandlers) listEntities(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, entityListBody{Items: items})
+	return apikit.Encode(w, http.StatusOK, entityListBody{Items: items})
 }
 
 func (h entityHandlers) sidebarEntities(w http.ResponseWriter, r *http.Request) error {
@@ -165,11 +167,11 @@ func (h entityHandlers) sidebarEntities(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, entityListBody{Items: items})
+	return apikit.Encode(w, http.StatusOK, entityListBody{Items: items})
 }
 
 func (h entityHandlers) upsertEntity(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[entities.EntityInput](r)
+	in, err := apikit.Decode[entities.EntityInput](r)
 	if err != nil {
 		return err
 	}
@@ -177,7 +179,7 @@ func (h entityHandlers) upsertEntity(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, entityUpsertBody{OK: true, Item: entityUpsertItem{
+	return apikit.Encode(w, http.StatusOK, entityUpsertBody{OK: true, Item: entityUpsertItem{
 		ID: e.ID, EntityID: e.EntityID, Label: e.Label, Description: e.Description}})
 }
 
@@ -197,7 +199,7 @@ type fieldRef struct {
 }
 
 func (h entityHandlers) deleteEntity(w http.ResponseWriter, r *http.Request) error {
-	ref, err := decode[entityRef](r)
+	ref, err := apikit.Decode[entityRef](r)
 	if err != nil {
 		return err
 	}
@@ -207,11 +209,11 @@ func (h entityHandlers) deleteEntity(w http.ResponseWriter, r *http.Request) err
 	if err := h.svc.DeleteEntity(r.Context(), ref.EntityID); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, entityOKBody{OK: true})
+	return apikit.Encode(w, http.StatusOK, entityOKBody{OK: true})
 }
 
-// entityIDsOf reads ?entityId (repeated) and ?entityIds (comma-separated).
-func entityIDsOf(r *http.Request) []string {
+// EntityIDsOf reads ?entityId (repeated) and ?entityIds (comma-separated).
+func EntityIDsOf(r *http.Request) []string {
 	q := r.URL.Query()
 	var ids []string
 	for _, id := range q["entityId"] {
@@ -230,7 +232,7 @@ func entityIDsOf(r *http.Request) []string {
 }
 
 func (h entityHandlers) definitions(w http.ResponseWriter, r *http.Request) error {
-	ids := entityIDsOf(r)
+	ids := EntityIDsOf(r)
 	if len(ids) == 0 {
 		return store.Errorf(store.ErrInvalid, "entityId is required")
 	}
@@ -259,7 +261,7 @@ func (h entityHandlers) definitions(w http.ResponseWriter, r *http.Request) erro
 		}
 		entitySettings[id] = entitySettingsView{SingleFieldsetPerRecord: s.SingleFieldsetPerRecord}
 	}
-	return encode(w, http.StatusOK, definitionsBody{Items: items, FieldsetsByEntity: fieldsets, EntitySettings: entitySettings})
+	return apikit.Encode(w, http.StatusOK, definitionsBody{Items: items, FieldsetsByEntity: fieldsets, EntitySettings: entitySettings})
 }
 
 // definitionsBody answers GET /entities/definitions: the fields, and the
@@ -339,7 +341,7 @@ func (h entityHandlers) manage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, manageBody{Items: items, DeletedKeys: deleted})
+	return apikit.Encode(w, http.StatusOK, manageBody{Items: items, DeletedKeys: deleted})
 }
 
 // manageBody answers GET /entities/definitions.manage.
@@ -383,7 +385,7 @@ type definitionVersionBody struct {
 }
 
 func (h entityHandlers) define(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[definitionInput](r)
+	in, err := apikit.Decode[definitionInput](r)
 	if err != nil {
 		return err
 	}
@@ -391,12 +393,12 @@ func (h entityHandlers) define(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, defineBody{OK: true, Item: definitionItem{
+	return apikit.Encode(w, http.StatusOK, defineBody{OK: true, Item: definitionItem{
 		ID: d.ID, Key: d.Key, Kind: d.Kind, ConfigJSON: d.ConfigJSON, IsActive: d.IsActive}})
 }
 
 func (h entityHandlers) batch(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[entities.BatchInput](r)
+	in, err := apikit.Decode[entities.BatchInput](r)
 	if err != nil {
 		return err
 	}
@@ -404,11 +406,11 @@ func (h entityHandlers) batch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, definitionVersionBody{OK: true, Version: v})
+	return apikit.Encode(w, http.StatusOK, definitionVersionBody{OK: true, Version: v})
 }
 
 func (h entityHandlers) deleteDefinition(w http.ResponseWriter, r *http.Request) error {
-	ref, err := decode[fieldRef](r)
+	ref, err := apikit.Decode[fieldRef](r)
 	if err != nil {
 		return err
 	}
@@ -419,11 +421,11 @@ func (h entityHandlers) deleteDefinition(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, definitionVersionBody{OK: true, Version: v})
+	return apikit.Encode(w, http.StatusOK, definitionVersionBody{OK: true, Version: v})
 }
 
 func (h entityHandlers) restore(w http.ResponseWriter, r *http.Request) error {
-	ref, err := decode[fieldRef](r)
+	ref, err := apikit.Decode[fieldRef](r)
 	if err != nil {
 		return err
 	}
@@ -433,7 +435,7 @@ func (h entityHandlers) restore(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.RestoreDefinition(r.Context(), ref.EntityID, ref.Key); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, entityOKBody{OK: true})
+	return apikit.Encode(w, http.StatusOK, entityOKBody{OK: true})
 }
 
 // recordErrorBody is the records routes' error body: a validation failure
@@ -443,12 +445,12 @@ func recordErrorBody(status int, err error, message string, details map[string]s
 	if details != nil && status == http.StatusBadRequest {
 		return map[string]any{"error": "Validation failed", "fields": details}
 	}
-	return defaultErrorBody(status, err, message, details)
+	return apikit.DefaultErrorBody(status, err, message, details)
 }
 
-// recordFilters reads the cf_ query parameters: cf_<key>=v (a comma makes
+// RecordFilters reads the cf_ query parameters: cf_<key>=v (a comma makes
 // it a list: In), cf_<key>In=a,b, and cf_<key>Gt|Gte|Lt|Lte=v.
-func recordFilters(q url.Values) []entities.Filter {
+func RecordFilters(q url.Values) []entities.Filter {
 	var out []entities.Filter
 	for name, values := range q {
 		if !strings.HasPrefix(name, "cf_") || len(values) == 0 {
@@ -484,22 +486,22 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	if entityID == "" {
 		return store.Errorf(store.ErrInvalid, "entityId is required")
 	}
-	p, err := parsePage(q, 50, 100)
+	p, err := apikit.ParsePage(q, 50, 100)
 	if err != nil {
 		return err
 	}
-	withDeleted, err := parseBool(q, "withDeleted")
+	withDeleted, err := apikit.ParseBool(q, "withDeleted")
 	if err != nil {
 		return err
 	}
-	format, err := parseExportFormat(q)
+	format, err := apikit.ParseExportFormat(q)
 	if err != nil {
 		return err
 	}
 	full := q.Get("exportScope") == "full" || q.Get("all") == "true" || q.Get("full") == "true"
 	rq := entities.RecordQuery{EntityID: entityID, Page: p.Page, PageSize: p.PageSize, All: format != "" && full,
 		SortField: q.Get("sortField"), SortDir: q.Get("sortDir"), WithDeleted: withDeleted != nil && *withDeleted,
-		Search: q.Get("search"), Filters: recordFilters(q)}
+		Search: q.Get("search"), Filters: RecordFilters(q)}
 	if id := q.Get("id"); id != "" {
 		rq.IDs = strings.Split(id, ",")
 	}
@@ -514,7 +516,7 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	for i, rec := range items {
 		rows[i] = recordRow(rec)
 	}
-	return encode(w, http.StatusOK, newPage(rows, total, p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewPage(rows, total, p))
 }
 
 // recordsExportJobType is the progress job type of a records export.
@@ -531,21 +533,21 @@ func (h entityHandlers) exportRecords(w http.ResponseWriter, r *http.Request, rq
 	if err != nil {
 		return err
 	}
-	cols := []exportColumn{{Key: "id", Header: "Id"}}
+	cols := []apikit.ExportColumn{{Key: "id", Header: "Id"}}
 	for _, d := range defs {
-		cols = append(cols, exportColumn{Key: d.Key, Header: humanize(d.Key)})
+		cols = append(cols, apikit.ExportColumn{Key: d.Key, Header: humanize(d.Key)})
 	}
-	cols = append(cols, exportColumn{Key: "createdAt", Header: "Created At"}, exportColumn{Key: "updatedAt", Header: "Updated At"})
+	cols = append(cols, apikit.ExportColumn{Key: "createdAt", Header: "Created At"}, apikit.ExportColumn{Key: "updatedAt", Header: "Updated At"})
 	name := strings.ReplaceAll(rq.EntityID, ":", ".")
 	if full {
 		name += "_full"
 	}
-	table := exportTable{Columns: cols, Rows: make([]map[string]any, len(items))}
+	table := apikit.ExportTable{Columns: cols, Rows: make([]map[string]any, len(items))}
 	for i, rec := range items {
 		table.Rows[i] = recordRow(rec)
 	}
 	jobName := "Export of " + name + " records (" + strings.ToUpper(format) + ")"
-	return writeTrackedExport(w, r, h.progress, recordsExportJobType, jobName, format, name, table)
+	return WriteTrackedExport(w, r, h.progress, recordsExportJobType, jobName, format, name, table)
 }
 
 // recordItem is a record as lists show it: its values by bare key, with
@@ -593,7 +595,7 @@ func humanize(key string) string {
 // name) or as top-level "cf_<key>" keys, merged in that order.
 func decodeRecord(r *http.Request) (entities.RecordInput, error) {
 	var in entities.RecordInput
-	body, err := decode[map[string]json.RawMessage](r)
+	body, err := apikit.Decode[map[string]json.RawMessage](r)
 	if err != nil {
 		return in, err
 	}
@@ -678,7 +680,7 @@ func (h entityHandlers) createRecord(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, recordWriteBody{OK: true, Item: recordRef{EntityID: rec.EntityID, RecordID: rec.ID}})
+	return apikit.Encode(w, http.StatusOK, recordWriteBody{OK: true, Item: recordRef{EntityID: rec.EntityID, RecordID: rec.ID}})
 }
 
 func (h entityHandlers) updateRecord(w http.ResponseWriter, r *http.Request) error {
@@ -693,7 +695,7 @@ func (h entityHandlers) updateRecord(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, recordWriteBody{OK: true, Item: recordRef{EntityID: rec.EntityID, RecordID: rec.ID}})
+	return apikit.Encode(w, http.StatusOK, recordWriteBody{OK: true, Item: recordRef{EntityID: rec.EntityID, RecordID: rec.ID}})
 }
 
 // recordRef names a record: DELETE /entities/records takes it from the
@@ -709,7 +711,7 @@ func (h entityHandlers) deleteRecord(w http.ResponseWriter, r *http.Request) err
 	ref := recordRef{q.Get("entityId"), q.Get("recordId")}
 	if ref.EntityID == "" && ref.RecordID == "" && r.ContentLength != 0 {
 		var err error
-		if ref, err = decode[recordRef](r); err != nil {
+		if ref, err = apikit.Decode[recordRef](r); err != nil {
 			return err
 		}
 	}
@@ -719,7 +721,7 @@ func (h entityHandlers) deleteRecord(w http.ResponseWriter, r *http.Request) err
 	if err := h.svc.DeleteRecord(r.Context(), ref.EntityID, ref.RecordID); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, entityOKBody{OK: true})
+	return apikit.Encode(w, http.StatusOK, entityOKBody{OK: true})
 }
 
 func (h entityHandlers) relationOptions(w http.ResponseWriter, r *http.Request) error {
@@ -728,7 +730,7 @@ func (h entityHandlers) relationOptions(w http.ResponseWriter, r *http.Request) 
 	if v := q.Get("pageSize"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return store.Invalid("pageSize", msgPositive)
+			return store.Invalid("pageSize", apikit.MsgPositive)
 		}
 		size = n
 	}
@@ -741,7 +743,7 @@ func (h entityHandlers) relationOptions(w http.ResponseWriter, r *http.Request) 
 	if next != "" {
 		nextCursor = &next
 	}
-	return encode(w, http.StatusOK, relationOptionsBody{Items: items, NextCursor: nextCursor})
+	return apikit.Encode(w, http.StatusOK, relationOptionsBody{Items: items, NextCursor: nextCursor})
 }
 
 // relationOptionsBody answers GET /entities/relations/options: a page of
@@ -749,4 +751,40 @@ func (h entityHandlers) relationOptions(w http.ResponseWriter, r *http.Request) 
 type relationOptionsBody struct {
 	Items      []entities.Option `json:"items"`
 	NextCursor *string           `json:"nextCursor"`
+}
+
+// ExportProgressHeader carries the id of an export's progress job.
+const ExportProgressHeader = "X-Progress-Job-Id"
+
+// ExportProgressParam documents ExportProgressHeader on a list that
+// exports.
+var ExportProgressParam = apikit.Param{Name: ExportProgressHeader,
+	Description: "With format: the id of the progress job that tracks the export (GET /progress/jobs/{id}); absent without the progress area"}
+
+// WriteTrackedExport is writeExport as a progress job of jobType named
+// jobName, when the Kit has the progress area (svc not nil; otherwise it
+// is writeExport). The file is rendered and sent in the response, so the
+// job lives as long as the request: it is created running once the rows
+// are read (a refused request, such as a bad filter, leaves no job), with
+// the row count as its total and its id in the X-Progress-Job-Id header;
+// it reports the rows rendered every apikit.ExportReportEvery rows (written at
+// most once a second, progress.Reporter), is completed once the whole
+// file is written to the response, and failed when rendering or sending
+// fails (a download cut short shows "The download was interrupted"). It
+// is not cancellable: a client stops an export by closing the request. A
+// progress write that fails never fails the download.
+func WriteTrackedExport(w http.ResponseWriter, r *http.Request, svc *progress.Service, jobType, jobName, format, baseName string, t apikit.ExportTable) error {
+	if svc == nil {
+		return apikit.WriteExport(w, format, baseName, t)
+	}
+	if n := []rune(jobName); len(n) > progress.MaxNameLength {
+		jobName = string(n[:progress.MaxNameLength-1]) + "…"
+	}
+	total := int64(len(t.Rows))
+	_, err := svc.Run(r.Context(), progress.CreateInput{JobType: jobType, Name: jobName, Total: &total}, func(ctx context.Context, rep *progress.Reporter) error {
+		w.Header().Set(ExportProgressHeader, rep.ID())
+		t.Progress = func(rows int) { _ = rep.Report(ctx, int64(rows), nil) } // Run writes the last count when it finishes
+		return apikit.WriteExport(w, format, baseName, t)
+	})
+	return err
 }

@@ -1,4 +1,4 @@
-package httpapi
+package togglesapi
 
 import (
 	"context"
@@ -6,70 +6,71 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/toggles"
 )
 
-// toggleRoutes are the feature toggle endpoints: the admin routes need a
+// ToggleRoutes are the feature toggle endpoints: the admin routes need a
 // super admin, the check routes any authenticated caller.
-func toggleRoutes(svc *toggles.Service, env *areaEnv) []route {
+func ToggleRoutes(svc *toggles.Service, env *apikit.Env) []apikit.Route {
 	h := toggleHandlers{svc: svc, names: env.TenantName}
 	const base = "/feature_toggles"
-	check := func(t toggles.Type) route {
+	check := func(t toggles.Type) apikit.Route {
 		var body any = valueCheck{}
 		if t == toggles.Boolean {
-			body = booleanCheck{}
+			body = BooleanCheck{}
 		}
-		return route{Method: "GET", Path: base + "/check/" + string(t), Handler: h.check(t), ErrorBody: codedErrorBody,
-			Doc: routeDoc{Summary: "Resolve a " + string(t) + " toggle for the caller's tenant (?identifier=)",
-				Query: []Param{{Name: "identifier", Required: true, Description: "The toggle's identifier"}}, Response: body,
+		return apikit.Route{Method: "GET", Path: base + "/check/" + string(t), Handler: h.check(t), ErrorBody: codedErrorBody,
+			Doc: apikit.Doc{Summary: "Resolve a " + string(t) + " toggle for the caller's tenant (?identifier=)",
+				Query: []apikit.Param{{Name: "identifier", Required: true, Description: "The toggle's identifier"}}, Response: body,
 				Errors: []int{http.StatusNotFound}}}
 	}
-	byID := []Param{textQuery("id", "The toggle's id (instead of the body)")}
-	return []route{
+	byID := []apikit.Param{apikit.TextQuery("id", "The toggle's id (instead of the body)")}
+	return []apikit.Route{
 		{Method: "GET", Path: base + "/global", Handler: h.list,
-			Access: routeAccess{SuperAdmin: true},
-			Doc: routeDoc{Summary: "List feature toggles",
-				Query: append(append([]Param{textQuery("search", "Text in the identifier, name, description or category"),
-					textQuery("identifier", "Exact identifier"), textQuery("name", "Exact name"), textQuery("category", "Exact category"),
-					enumQuery("type", "Toggle type", "boolean", "string", "number", "json")}, pageQuery(50, 200)...), sortQuery(toggleSortFields, "createdAt")...),
-				Response: pageResponse[toggleItem]{}}},
+			Access: apikit.Access{SuperAdmin: true},
+			Doc: apikit.Doc{Summary: "List feature toggles",
+				Query: append(append([]apikit.Param{apikit.TextQuery("search", "Text in the identifier, name, description or category"),
+					apikit.TextQuery("identifier", "Exact identifier"), apikit.TextQuery("name", "Exact name"), apikit.TextQuery("category", "Exact category"),
+					apikit.EnumQuery("type", "Toggle type", "boolean", "string", "number", "json")}, apikit.PageQuery(50, 200)...), apikit.SortQuery(toggleSortFields, "createdAt")...),
+				Response: apikit.PageResponse[toggleItem]{}}},
 		{Method: "GET", Path: base + "/global/{id}", Handler: h.get,
-			Access: routeAccess{SuperAdmin: true},
-			Doc:    routeDoc{Summary: "Get a feature toggle", Response: toggleItem{}}},
+			Access: apikit.Access{SuperAdmin: true},
+			Doc:    apikit.Doc{Summary: "Get a feature toggle", Response: toggleItem{}}},
 		{Method: "POST", Path: base + "/global", Handler: h.create,
-			Access: routeAccess{SuperAdmin: true},
-			Doc: routeDoc{Summary: "Create a feature toggle", Request: toggles.CreateInput{}, Status: http.StatusCreated,
-				Response: idBody{}, Errors: []int{http.StatusConflict}}},
+			Access: apikit.Access{SuperAdmin: true},
+			Doc: apikit.Doc{Summary: "Create a feature toggle", Request: toggles.CreateInput{}, Status: http.StatusCreated,
+				Response: apikit.IDBody{}, Errors: []int{http.StatusConflict}}},
 		{Method: "PUT", Path: base + "/global", Handler: h.update,
-			Access: routeAccess{SuperAdmin: true},
-			Doc: routeDoc{Summary: "Update a feature toggle (id in the body)", Request: toggles.UpdateInput{}, Response: idBody{},
+			Access: apikit.Access{SuperAdmin: true},
+			Doc: apikit.Doc{Summary: "Update a feature toggle (id in the body)", Request: toggles.UpdateInput{}, Response: apikit.IDBody{},
 				Errors: []int{http.StatusNotFound, http.StatusConflict}}},
 		{Method: "DELETE", Path: base + "/global", Handler: h.delete,
-			Access: routeAccess{SuperAdmin: true},
-			Doc: routeDoc{Summary: "Delete a feature toggle (body {id} or ?id=)", Query: byID, Request: idBody{},
-				BodyOptional: true, Response: idBody{}, Errors: []int{http.StatusNotFound}}},
+			Access: apikit.Access{SuperAdmin: true},
+			Doc: apikit.Doc{Summary: "Delete a feature toggle (body {id} or ?id=)", Query: byID, Request: apikit.IDBody{},
+				BodyOptional: true, Response: apikit.IDBody{}, Errors: []int{http.StatusNotFound}}},
 		{Method: "GET", Path: base + "/global/{id}/override", Handler: h.getOverride,
-			Access: routeAccess{SuperAdmin: true},
-			Doc:    routeDoc{Summary: "The caller's tenant's value of a toggle", Response: overrideBody{}}},
+			Access: apikit.Access{SuperAdmin: true},
+			Doc:    apikit.Doc{Summary: "The caller's tenant's value of a toggle", Response: overrideBody{}}},
 		{Method: "GET", Path: base + "/overrides", Handler: h.listOverrides,
-			Access: routeAccess{SuperAdmin: true},
-			Doc: routeDoc{Summary: "Every toggle as the caller's tenant sees it",
-				Query: append(append([]Param{textQuery("identifier", "Exact identifier"), textQuery("name", "Exact name"),
-					textQuery("category", "Exact category")}, pageQuery(25, 100)...), sortQuery(overrideSortFields, "identifier")...),
+			Access: apikit.Access{SuperAdmin: true},
+			Doc: apikit.Doc{Summary: "Every toggle as the caller's tenant sees it",
+				Query: append(append([]apikit.Param{apikit.TextQuery("identifier", "Exact identifier"), apikit.TextQuery("name", "Exact name"),
+					apikit.TextQuery("category", "Exact category")}, apikit.PageQuery(25, 100)...), apikit.SortQuery(overrideSortFields, "identifier")...),
 				Response: overridePage{}}},
 		{Method: "PUT", Path: base + "/overrides", Handler: h.setOverride,
-			Access: routeAccess{SuperAdmin: true},
-			Doc: routeDoc{Summary: "Set or remove the caller's tenant's override", Request: setOverrideInput{},
+			Access: apikit.Access{SuperAdmin: true},
+			Doc: apikit.Doc{Summary: "Set or remove the caller's tenant's override", Request: setOverrideInput{},
 				Response: setOverrideBody{}, Errors: []int{http.StatusNotFound}}},
 		check(toggles.Boolean), check(toggles.String), check(toggles.Number), check(toggles.JSON),
 	}
 }
 
 var (
-	_ = docEnum(toggles.Boolean, toggles.String, toggles.Number, toggles.JSON)
-	_ = docEnum(toggles.FromOverride, toggles.FromDefault)
+	_ = apikit.DocEnum(toggles.Boolean, toggles.String, toggles.Number, toggles.JSON)
+	_ = apikit.DocEnum(toggles.FromOverride, toggles.FromDefault)
 )
 
 type toggleHandlers struct {
@@ -104,14 +105,14 @@ var toggleSortFields = []string{"id", "category", "identifier", "name", "created
 
 func (h toggleHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if err := checkText(q, "search", "identifier", "name", "category"); err != nil {
+	if err := apikit.CheckText(q, "search", "identifier", "name", "category"); err != nil {
 		return err
 	}
-	p, err := parsePage(q, 50, 200)
+	p, err := apikit.ParsePage(q, 50, 200)
 	if err != nil {
 		return err
 	}
-	sort, err := parseSort(q, toggleSortFields, "createdAt")
+	sort, err := apikit.ParseSort(q, toggleSortFields, "createdAt")
 	if err != nil {
 		return err
 	}
@@ -130,7 +131,7 @@ func (h toggleHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range items {
 		out[i] = toToggleItem(t)
 	}
-	return encode(w, http.StatusOK, newPage(out, total, p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewPage(out, total, p))
 }
 
 // toggleID reads a path id, refusing what cannot be one.
@@ -151,11 +152,11 @@ func (h toggleHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toToggleItem(t))
+	return apikit.Encode(w, http.StatusOK, toToggleItem(t))
 }
 
 func (h toggleHandlers) create(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[toggles.CreateInput](r)
+	in, err := apikit.Decode[toggles.CreateInput](r)
 	if err != nil {
 		return err
 	}
@@ -163,11 +164,11 @@ func (h toggleHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, idBody{ID: t.ID})
+	return apikit.Encode(w, http.StatusCreated, apikit.IDBody{ID: t.ID})
 }
 
 func (h toggleHandlers) update(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[toggles.UpdateInput](r)
+	in, err := apikit.Decode[toggles.UpdateInput](r)
 	if err != nil {
 		return err
 	}
@@ -181,13 +182,13 @@ func (h toggleHandlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, idBody{ID: t.ID})
+	return apikit.Encode(w, http.StatusOK, apikit.IDBody{ID: t.ID})
 }
 
 func (h toggleHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	id := r.URL.Query().Get("id")
 	if id == "" && r.ContentLength != 0 {
-		body, err := decode[idBody](r)
+		body, err := apikit.Decode[apikit.IDBody](r)
 		if err != nil {
 			return err
 		}
@@ -202,7 +203,7 @@ func (h toggleHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.Delete(r.Context(), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, idBody{ID: id})
+	return apikit.Encode(w, http.StatusOK, apikit.IDBody{ID: id})
 }
 
 func (h toggleHandlers) getOverride(w http.ResponseWriter, r *http.Request) error {
@@ -214,7 +215,7 @@ func (h toggleHandlers) getOverride(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, overrideBody{OverrideView: v, TenantName: h.names(r.Context(), v.TenantID)})
+	return apikit.Encode(w, http.StatusOK, overrideBody{OverrideView: v, TenantName: h.names(r.Context(), v.TenantID)})
 }
 
 // overrideBody is a tenant's value of one toggle, with the tenant's name.
@@ -233,14 +234,14 @@ var overrideSortFields = []string{"identifier", "name", "category"}
 
 func (h toggleHandlers) listOverrides(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if err := checkText(q, "identifier", "name", "category"); err != nil {
+	if err := apikit.CheckText(q, "identifier", "name", "category"); err != nil {
 		return err
 	}
-	p, err := parsePage(q, 25, 100)
+	p, err := apikit.ParsePage(q, 25, 100)
 	if err != nil {
 		return err
 	}
-	sort, err := parseSort(q, overrideSortFields, "identifier")
+	sort, err := apikit.ParseSort(q, overrideSortFields, "identifier")
 	if err != nil {
 		return err
 	}
@@ -260,13 +261,13 @@ func (h toggleHandlers) listOverrides(w http.ResponseWriter, r *http.Request) er
 		out[i] = overrideItem{OverrideItem: it, TenantName: name}
 	}
 	id := identity.IdentityFrom(r.Context())
-	return encode(w, http.StatusOK, overridePage{newPage(out, total, p), id != nil && id.IsSuperAdmin})
+	return apikit.Encode(w, http.StatusOK, overridePage{apikit.NewPage(out, total, p), id != nil && id.IsSuperAdmin})
 }
 
 // overridePage is the overrides list: a page and whether the caller is a
 // super admin.
 type overridePage struct {
-	pageResponse[overrideItem]
+	apikit.PageResponse[overrideItem]
 	IsSuperAdmin bool `json:"isSuperAdmin"`
 }
 
@@ -285,7 +286,7 @@ type setOverrideBody struct {
 }
 
 func (h toggleHandlers) setOverride(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[setOverrideInput](r)
+	in, err := apikit.Decode[setOverrideInput](r)
 	if err != nil {
 		return err
 	}
@@ -309,13 +310,13 @@ func (h toggleHandlers) setOverride(w http.ResponseWriter, r *http.Request) erro
 	if o != nil {
 		overrideID = &o.ID
 	}
-	return encode(w, http.StatusOK, setOverrideBody{OK: true, OverrideToggleID: overrideID})
+	return apikit.Encode(w, http.StatusOK, setOverrideBody{OK: true, OverrideToggleID: overrideID})
 }
 
 // check answers GET /feature_toggles/check/<type>.
-func (h toggleHandlers) check(want toggles.Type) apiFunc {
+func (h toggleHandlers) check(want toggles.Type) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		identifier := queryParam(r.URL, "identifier")
+		identifier := apikit.QueryParam(r.URL, "identifier")
 		if identifier == "" {
 			return store.Errorf(store.ErrInvalid, "Missing required parameter: identifier")
 		}
@@ -333,20 +334,20 @@ func (h toggleHandlers) check(want toggles.Type) apiFunc {
 			return err
 		}
 		if want == toggles.Boolean {
-			return encode(w, http.StatusOK, booleanCheck{
+			return apikit.Encode(w, http.StatusOK, BooleanCheck{
 				Enabled: string(res.Value) == "true", Source: res.Source, ToggleID: res.ToggleID,
 				Identifier: res.Identifier, TenantID: res.TenantID,
 			})
 		}
-		return encode(w, http.StatusOK, valueCheck{
+		return apikit.Encode(w, http.StatusOK, valueCheck{
 			ValueType: want, Value: res.Value, Source: res.Source, ToggleID: res.ToggleID,
 			Identifier: res.Identifier, TenantID: res.TenantID,
 		})
 	}
 }
 
-// booleanCheck is the body of /check/boolean.
-type booleanCheck struct {
+// BooleanCheck is the body of /check/boolean.
+type BooleanCheck struct {
 	Enabled    bool           `json:"enabled"`
 	Source     toggles.Source `json:"source"`
 	ToggleID   string         `json:"toggleId"`

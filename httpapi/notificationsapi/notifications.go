@@ -1,42 +1,43 @@
-package httpapi
+package notificationsapi
 
 import (
 	"net/http"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/notifications"
 )
 
-// notificationRoutes are the caller's inbox: every authenticated caller
+// NotificationRoutes are the caller's inbox: every authenticated caller
 // reads and tidies its own (a user's, or an API key's own inbox), so no
 // route needs a feature. Notifications are created by the Kit's feeds
 // and the Go API (Kit.Notifications), never by a route.
-func notificationRoutes(svc *notifications.Service, env *areaEnv) []route {
+func NotificationRoutes(svc *notifications.Service, env *apikit.Env) []apikit.Route {
 	h := notificationHandlers{svc: svc}
 	const base = "/notifications"
 	inbox := "The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). " +
 		"Another user's or tenant's notification id answers 404, like an unknown one."
-	return []route{
+	return []apikit.Route{
 		{Method: "GET", Path: base, Handler: h.list,
-			Doc: routeDoc{Summary: "The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)",
+			Doc: apikit.Doc{Summary: "The caller's notifications, newest first, with the unread count (unread, page, pageSize ≤ 100)",
 				Description: inbox + " unreadCount counts every unread notification of the inbox, whatever the unread filter.",
-				Query:       append([]Param{boolQuery("unread", "true: only the unread notifications")}, pageQuery(notifications.DefaultPageSize, notifications.MaxPageSize)...),
+				Query:       append([]apikit.Param{apikit.BoolQuery("unread", "true: only the unread notifications")}, apikit.PageQuery(notifications.DefaultPageSize, notifications.MaxPageSize)...),
 				Response:    notificationPage{}}},
 		{Method: "POST", Path: base + "/{id}/read", Handler: h.read,
-			Doc: routeDoc{Summary: "Mark one of the caller's notifications read",
-				Description: inbox + " A notification already read keeps the time it was first read.", Response: okFlag{}}},
+			Doc: apikit.Doc{Summary: "Mark one of the caller's notifications read",
+				Description: inbox + " A notification already read keeps the time it was first read.", Response: apikit.OkFlag{}}},
 		{Method: "POST", Path: base + "/{id}/unread", Handler: h.unread,
-			Doc: routeDoc{Summary: "Mark one of the caller's notifications unread", Description: inbox, Response: okFlag{}}},
+			Doc: apikit.Doc{Summary: "Mark one of the caller's notifications unread", Description: inbox, Response: apikit.OkFlag{}}},
 		{Method: "POST", Path: base + "/read-all", Handler: h.readAll,
-			Doc: routeDoc{Summary: "Mark every unread notification of the caller's inbox read",
+			Doc: apikit.Doc{Summary: "Mark every unread notification of the caller's inbox read",
 				Description: "The caller's inbox only; notifications already read keep the time they were read.",
-				Response:    okFlag{}}},
+				Response:    apikit.OkFlag{}}},
 		{Method: "DELETE", Path: base + "/{id}", Handler: h.delete,
-			Doc: routeDoc{Summary: "Delete one of the caller's notifications", Description: inbox, Response: okFlag{}}},
+			Doc: apikit.Doc{Summary: "Delete one of the caller's notifications", Description: inbox, Response: apikit.OkFlag{}}},
 	}
 }
 
-var _ = docEnum(notifications.SeverityInfo, notifications.SeverityWarning, notifications.SeverityError)
+var _ = apikit.DocEnum(notifications.SeverityInfo, notifications.SeverityWarning, notifications.SeverityError)
 
 type notificationHandlers struct {
 	svc *notifications.Service
@@ -57,7 +58,7 @@ type notificationItem struct {
 
 func notificationJSON(n *notifications.Notification) notificationItem {
 	out := notificationItem{ID: n.ID, Type: n.Type, Title: n.Title, Body: n.Body, Severity: n.Severity,
-		CreatedAt: n.CreatedAt.UTC().Format(time.RFC3339Nano), ReadAt: progressTime(n.ReadAt)}
+		CreatedAt: n.CreatedAt.UTC().Format(time.RFC3339Nano), ReadAt: apikit.TimeOrNull(n.ReadAt)}
 	if n.Link != "" {
 		out.Link = &n.Link
 	}
@@ -77,11 +78,11 @@ type notificationPage struct {
 
 func (h notificationHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := parsePage(q, notifications.DefaultPageSize, notifications.MaxPageSize)
+	p, err := apikit.ParsePage(q, notifications.DefaultPageSize, notifications.MaxPageSize)
 	if err != nil {
 		return err
 	}
-	unread, err := parseBool(q, "unread")
+	unread, err := apikit.ParseBool(q, "unread")
 	if err != nil {
 		return err
 	}
@@ -93,8 +94,8 @@ func (h notificationHandlers) list(w http.ResponseWriter, r *http.Request) error
 	for i, n := range res.Items {
 		items[i] = notificationJSON(n)
 	}
-	pg := newPage(items, res.Total, p)
-	return encode(w, http.StatusOK, notificationPage{Items: pg.Items, Total: pg.Total, Page: pg.Page, PageSize: pg.PageSize,
+	pg := apikit.NewPage(items, res.Total, p)
+	return apikit.Encode(w, http.StatusOK, notificationPage{Items: pg.Items, Total: pg.Total, Page: pg.Page, PageSize: pg.PageSize,
 		TotalPages: pg.TotalPages, UnreadCount: res.UnreadCount})
 }
 
@@ -102,26 +103,26 @@ func (h notificationHandlers) read(w http.ResponseWriter, r *http.Request) error
 	if _, err := h.svc.MarkRead(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okBody)
+	return apikit.Encode(w, http.StatusOK, apikit.OkBody)
 }
 
 func (h notificationHandlers) unread(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.svc.MarkUnread(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okBody)
+	return apikit.Encode(w, http.StatusOK, apikit.OkBody)
 }
 
 func (h notificationHandlers) readAll(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.svc.MarkAllRead(r.Context()); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okBody)
+	return apikit.Encode(w, http.StatusOK, apikit.OkBody)
 }
 
 func (h notificationHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.Delete(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okBody)
+	return apikit.Encode(w, http.StatusOK, apikit.OkBody)
 }

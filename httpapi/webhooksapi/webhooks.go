@@ -1,4 +1,4 @@
-package httpapi
+package webhooksapi
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -16,80 +17,80 @@ import (
 
 // Features of the webhook routes: the permission a route needs.
 const (
-	featureWebhooksView    = "webhooks.view"
-	featureWebhooksManage  = "webhooks.manage"
-	featureWebhooksSecrets = "webhooks.secrets"
-	featureWebhooksTest    = "webhooks.test"
+	FeatureWebhooksView    = "webhooks.view"
+	FeatureWebhooksManage  = "webhooks.manage"
+	FeatureWebhooksSecrets = "webhooks.secrets"
+	FeatureWebhooksTest    = "webhooks.test"
 )
 
-// webhookRoutes are the outbound webhook endpoints: CRUD, secret
+// WebhookRoutes are the outbound webhook endpoints: CRUD, secret
 // rotation, test sends, the delivery log, the event catalogue and the
 // delivery queues' owners (super admins).
-func webhookRoutes(svc *webhooks.Service, env *areaEnv) []route {
+func WebhookRoutes(svc *webhooks.Service, env *apikit.Env) []apikit.Route {
 	h := webhookHandlers{svc: svc, catalogue: eventCatalogue(env.Kit.EventTypes())}
 	const base = "/webhooks"
-	page := pageQuery(50, 100)
-	return []route{
+	page := apikit.PageQuery(50, 100)
+	return []apikit.Route{
 		// NoStore: create and rotate-secret show a signing secret; the
 		// reads and the update show customHeaders in full, which commonly
 		// carry the receiver's credentials (an Authorization header).
 		{Method: "GET", Path: base, Handler: h.list, NoStore: true,
-			Access: routeAccess{Features: []string{featureWebhooksView}},
-			Doc: routeDoc{Summary: "List webhooks",
-				Query: append([]Param{textQuery("search", "Text in the name or URL (case-insensitive)"),
-					boolQuery("isActive", "Only active (true) or inactive (false) webhooks")}, page...),
-				Response: pageResponse[*webhooks.Webhook]{}}},
+			Access: apikit.Access{Features: []string{FeatureWebhooksView}},
+			Doc: apikit.Doc{Summary: "List webhooks",
+				Query: append([]apikit.Param{apikit.TextQuery("search", "Text in the name or URL (case-insensitive)"),
+					apikit.BoolQuery("isActive", "Only active (true) or inactive (false) webhooks")}, page...),
+				Response: apikit.PageResponse[*webhooks.Webhook]{}}},
 		{Method: "POST", Path: base, Handler: h.create, NoStore: true,
-			Access: routeAccess{Features: []string{featureWebhooksManage}},
-			Doc: routeDoc{Summary: "Create a webhook (its secret is shown this one time)", Request: webhooks.Input{},
+			Access: apikit.Access{Features: []string{FeatureWebhooksManage}},
+			Doc: apikit.Doc{Summary: "Create a webhook (its secret is shown this one time)", Request: webhooks.Input{},
 				Status: http.StatusCreated, Response: webhookCreated{}}},
 		{Method: "GET", Path: base + "/{id}", Handler: h.get, NoStore: true,
-			Access: routeAccess{Features: []string{featureWebhooksView}},
-			Doc:    routeDoc{Summary: "Get a webhook", Response: webhooks.Webhook{}}},
+			Access: apikit.Access{Features: []string{FeatureWebhooksView}},
+			Doc:    apikit.Doc{Summary: "Get a webhook", Response: webhooks.Webhook{}}},
 		{Method: "PUT", Path: base + "/{id}", Handler: h.update, NoStore: true,
-			Access: routeAccess{Features: []string{featureWebhooksManage}},
-			Doc: routeDoc{Summary: "Update a webhook (fields left out are kept)", Request: webhooks.Patch{},
+			Access: apikit.Access{Features: []string{FeatureWebhooksManage}},
+			Doc: apikit.Doc{Summary: "Update a webhook (fields left out are kept)", Request: webhooks.Patch{},
 				Response: webhooks.Webhook{}}},
 		{Method: "DELETE", Path: base + "/{id}", Handler: h.delete,
-			Access: routeAccess{Features: []string{featureWebhooksManage}},
-			Doc:    routeDoc{Summary: "Delete a webhook", Status: http.StatusNoContent}},
+			Access: apikit.Access{Features: []string{FeatureWebhooksManage}},
+			Doc:    apikit.Doc{Summary: "Delete a webhook", Status: http.StatusNoContent}},
 		// POST /webhooks/inbound/{endpointId} and POST /webhooks/{id}/test
 		// (or /rotate-secret) are the same pattern to net/http: one
 		// pattern, told apart by Match.
 		{Method: "POST", Path: base + "/{id}/{action}", Match: pathIs("id", "inbound"), Handler: h.inbound,
 			ErrorBody: inboundErrorBody,
-			Access:    routeAccess{Public: true},
-			Limits:    routeLimits{RateLimit: inboundLimit, MaxBodyBytes: maxInboundBody},
-			Doc: routeDoc{Summary: "Receive an inbound webhook (POST /webhooks/inbound/{endpointId}; the signature is the credential)",
+			Access:    apikit.Access{Public: true},
+			Limits:    apikit.Limits{RateLimit: inboundLimit, MaxBodyBytes: apikit.MaxInboundBody},
+			Doc: apikit.Doc{Summary: "Receive an inbound webhook (POST /webhooks/inbound/{endpointId}; the signature is the credential)",
 				DocPath: base + "/inbound/{endpointId}", RequestContent: "application/json", Response: inboundAck{},
 				Errors: []int{http.StatusConflict}}},
 		{Method: "POST", Path: base + "/{id}/{action}", Match: pathIs("action", "rotate-secret"), Handler: h.rotate, NoStore: true,
-			Access: routeAccess{Features: []string{featureWebhooksSecrets}},
-			Doc: routeDoc{Summary: "Rotate a webhook's signing secret (POST /webhooks/{id}/rotate-secret; the new one is shown this one time)",
+			Access: apikit.Access{Features: []string{FeatureWebhooksSecrets}},
+			Doc: apikit.Doc{Summary: "Rotate a webhook's signing secret (POST /webhooks/{id}/rotate-secret; the new one is shown this one time)",
 				DocPath: base + "/{id}/rotate-secret", Response: webhooks.Rotation{}}},
 		{Method: "POST", Path: base + "/{id}/{action}", Match: pathIs("action", "test"), Handler: h.test,
-			Access: routeAccess{Features: []string{featureWebhooksTest}},
-			Doc: routeDoc{Summary: "Send a signed test delivery now (POST /webhooks/{id}/test)", DocPath: base + "/{id}/test",
+			Access: apikit.Access{Features: []string{FeatureWebhooksTest}},
+			Doc: apikit.Doc{Summary: "Send a signed test delivery now (POST /webhooks/{id}/test)", DocPath: base + "/{id}/test",
 				Response: webhooks.Delivery{}, Errors: []int{http.StatusConflict}}},
 		{Method: "GET", Path: base + "/deliveries", Handler: h.listDeliveries,
-			Access: routeAccess{Features: []string{featureWebhooksView}},
-			Doc: routeDoc{Summary: "List deliveries (?webhookId, eventType, status)",
-				Query: append([]Param{textQuery("webhookId", "The webhook's id"), textQuery("eventType", "Exact event type"),
-					enumQuery("status", "The delivery's status", deliveryStatuses...)}, page...),
-				Response: pageResponse[*webhooks.Delivery]{}}},
+			Access: apikit.Access{Features: []string{FeatureWebhooksView}},
+			Doc: apikit.Doc{Summary: "List deliveries (?webhookId, eventType, status)",
+				Query: append([]apikit.Param{apikit.TextQuery("webhookId", "The webhook's id"), apikit.TextQuery("eventType", "Exact event type"),
+					apikit.EnumQuery("status", "The delivery's status", deliveryStatuses...)}, page...),
+				Response: apikit.PageResponse[*webhooks.Delivery]{}}},
 		{Method: "GET", Path: base + "/deliveries/{id}", Handler: h.getDelivery,
-			Access: routeAccess{Features: []string{featureWebhooksView}},
-			Doc: routeDoc{Summary: "Get a delivery with its payload and response",
+			Access: apikit.Access{Features: []string{FeatureWebhooksView}},
+			Doc: apikit.Doc{Summary: "Get a delivery with its payload and response",
 				Description: "Get a delivery with its payload and response. The path template overlaps POST /webhooks/{id}/test and " +
 					"POST /webhooks/{id}/rotate-secret only in form: the methods differ, and a webhook's id is a generated UUID, never \"deliveries\"",
 				Response: webhooks.Delivery{}}},
 		{Method: "POST", Path: base + "/deliveries/{id}/retry", Handler: h.retry,
-			Access: routeAccess{Features: []string{featureWebhooksManage}},
-			Doc: routeDoc{Summary: "Give a failed or expired delivery one more attempt", Response: webhooks.Delivery{},
+			Access: apikit.Access{Features: []string{FeatureWebhooksManage}},
+			Doc: apikit.Doc{Summary: "Give a failed or expired delivery one more attempt", Response: webhooks.Delivery{},
 				Errors: []int{http.StatusConflict}}},
 		{Method: "GET", Path: base + "/events", Handler: h.events,
-			Access: routeAccess{Features: []string{featureWebhooksView}},
-			Doc:    routeDoc{Summary: "The event types webhooks can subscribe to", Response: eventCatalogueBody{}}},
+			Access: apikit.Access{Features: []string{FeatureWebhooksView}},
+			Doc:    apikit.Doc{Summary: "The event types webhooks can subscribe to", Response: eventCatalogueBody{}}},
 		h.queuesRoute(base), // webhooks_queues.go
 	}
 }
@@ -106,20 +107,17 @@ func pathIs(name, value string) func(*http.Request) bool {
 
 // inboundLimit limits each inbound endpoint per client address (60 a
 // minute).
-var inboundLimit = &rateLimit{Points: 60, Duration: time.Minute, KeyPrefix: "webhooks-inbound", ByPathValue: "action"}
+var inboundLimit = &apikit.RateLimit{Points: 60, Duration: time.Minute, KeyPrefix: "webhooks-inbound", ByPathValue: "action"}
 
 // inboundErrorBody is the inbound receiver's error body: {error} only.
 func inboundErrorBody(_ int, _ error, message string, _ map[string]string) any {
 	return map[string]string{"error": message}
 }
 
-// maxInboundBody bounds an inbound message, whatever the API's body limit.
-const maxInboundBody = 1 << 20
-
 func (h webhookHandlers) inbound(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body) // bounded by the route's MaxBodyBytes
 	if err != nil {
-		return decodeError(err)
+		return apikit.DecodeError(err)
 	}
 	duplicate, err := h.svc.Receive(r.Context(), r.PathValue("action"), r.Header, body)
 	switch {
@@ -130,7 +128,7 @@ func (h webhookHandlers) inbound(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	return encode(w, http.StatusOK, inboundAck{OK: true, Duplicate: duplicate})
+	return apikit.Encode(w, http.StatusOK, inboundAck{OK: true, Duplicate: duplicate})
 }
 
 // inboundAck answers an accepted inbound message: {ok: true}, with
@@ -142,11 +140,11 @@ type inboundAck struct {
 
 func (h webhookHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := parsePage(q, 50, 100)
+	p, err := apikit.ParsePage(q, 50, 100)
 	if err != nil {
 		return err
 	}
-	active, err := parseBool(q, "isActive")
+	active, err := apikit.ParseBool(q, "isActive")
 	if err != nil {
 		return err
 	}
@@ -154,11 +152,11 @@ func (h webhookHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, newPage(items, total, p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewPage(items, total, p))
 }
 
 func (h webhookHandlers) create(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[webhooks.Input](r)
+	in, err := apikit.Decode[webhooks.Input](r)
 	if err != nil {
 		return err
 	}
@@ -166,7 +164,7 @@ func (h webhookHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, webhookCreated{wh, secret})
+	return apikit.Encode(w, http.StatusCreated, webhookCreated{wh, secret})
 }
 
 // webhookCreated is a new webhook with its signing secret, shown this one
@@ -181,11 +179,11 @@ func (h webhookHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, wh)
+	return apikit.Encode(w, http.StatusOK, wh)
 }
 
 func (h webhookHandlers) update(w http.ResponseWriter, r *http.Request) error {
-	p, err := decode[webhooks.Patch](r)
+	p, err := apikit.Decode[webhooks.Patch](r)
 	if err != nil {
 		return err
 	}
@@ -193,7 +191,7 @@ func (h webhookHandlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, wh)
+	return apikit.Encode(w, http.StatusOK, wh)
 }
 
 func (h webhookHandlers) delete(w http.ResponseWriter, r *http.Request) error {
@@ -209,7 +207,7 @@ func (h webhookHandlers) rotate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, rot)
+	return apikit.Encode(w, http.StatusOK, rot)
 }
 
 func (h webhookHandlers) test(w http.ResponseWriter, r *http.Request) error {
@@ -217,7 +215,7 @@ func (h webhookHandlers) test(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, d)
+	return apikit.Encode(w, http.StatusOK, d)
 }
 
 // deliveryStatuses are the values of the status filter.
@@ -225,7 +223,7 @@ var deliveryStatuses = []string{webhooks.StatusPending, webhooks.StatusSending, 
 
 func (h webhookHandlers) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := parsePage(q, 50, 100)
+	p, err := apikit.ParsePage(q, 50, 100)
 	if err != nil {
 		return err
 	}
@@ -238,7 +236,7 @@ func (h webhookHandlers) listDeliveries(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, newPage(items, total, p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewPage(items, total, p))
 }
 
 func (h webhookHandlers) getDelivery(w http.ResponseWriter, r *http.Request) error {
@@ -246,7 +244,7 @@ func (h webhookHandlers) getDelivery(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, d)
+	return apikit.Encode(w, http.StatusOK, d)
 }
 
 func (h webhookHandlers) retry(w http.ResponseWriter, r *http.Request) error {
@@ -254,7 +252,7 @@ func (h webhookHandlers) retry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, d)
+	return apikit.Encode(w, http.StatusOK, d)
 }
 
 // catalogueEvent is one entry of GET /webhooks/events.
@@ -297,7 +295,7 @@ func eventCatalogue(areaTypes []store.EventType) []catalogueEvent {
 
 func (h webhookHandlers) events(w http.ResponseWriter, r *http.Request) error {
 	events := h.catalogue
-	return encode(w, http.StatusOK, eventCatalogueBody{events, len(events)})
+	return apikit.Encode(w, http.StatusOK, eventCatalogueBody{events, len(events)})
 }
 
 // eventCatalogueBody is the body of GET /webhooks/events.

@@ -1,9 +1,11 @@
-package httpapi
+package webhooksapi
 
 import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 )
 
 // GET /webhooks/queues: the webhooks' delivery queues for operators,
@@ -14,11 +16,11 @@ import (
 // tenant's; ?tenantId picks one tenant's out.
 
 // queuesRoute is the route, in webhookRoutes.
-func (h webhookHandlers) queuesRoute(base string) route {
-	return route{Method: "GET", Path: base + "/queues", Handler: h.queues,
-		Access: routeAccess{SuperAdmin: true},
-		Doc: routeDoc{Summary: "Delivery queues: which server process drains each webhook's deliveries, and how far behind it is (super admins)",
-			Query: []Param{textQuery("tenantId", "Only the queues of this tenant's webhooks")}, Response: queuesBody{},
+func (h webhookHandlers) queuesRoute(base string) apikit.Route {
+	return apikit.Route{Method: "GET", Path: base + "/queues", Handler: h.queues,
+		Access: apikit.Access{SuperAdmin: true},
+		Doc: apikit.Doc{Summary: "Delivery queues: which server process drains each webhook's deliveries, and how far behind it is (super admins)",
+			Query: []apikit.Param{apikit.TextQuery("tenantId", "Only the queues of this tenant's webhooks")}, Response: queuesBody{},
 			Errors: []int{http.StatusNotImplemented}}}
 }
 
@@ -46,7 +48,7 @@ type queueItem struct {
 func (h webhookHandlers) queues(w http.ResponseWriter, r *http.Request) error {
 	owners, err := h.svc.QueueOwners(r.Context(), r.URL.Query().Get("tenantId"))
 	if errors.Is(err, errors.ErrUnsupported) {
-		return &statusError{status: http.StatusNotImplemented, message: "The webhooks store does not report its queues", err: err}
+		return &apikit.StatusError{Status: http.StatusNotImplemented, Message: "The webhooks store does not report its queues", Err: err}
 	}
 	if err != nil {
 		return err
@@ -66,5 +68,5 @@ func (h webhookHandlers) queues(w http.ResponseWriter, r *http.Request) error {
 		}
 		items[i] = it
 	}
-	return encode(w, http.StatusOK, queuesBody{items, len(items)})
+	return apikit.Encode(w, http.StatusOK, queuesBody{items, len(items)})
 }
