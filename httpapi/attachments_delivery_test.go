@@ -21,8 +21,8 @@ import (
 	"github.com/matryer/is"
 	_ "golang.org/x/image/webp" // decode the WebP fixture's size
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/attachmentsapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -442,7 +442,7 @@ func TestAttachmentFilesOnDisk(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
 		dir := t.TempDir()
-		e := attNewEnvConfig(t, db, tenantkit.Config{FilesDir: dir, Attachments: attachments.Options{MaxUploadBytes: 64 << 10}})
+		e := attNewEnvConfig(t, db, full.Config{FilesDir: dir, Attachments: attachments.Options{MaxUploadBytes: 64 << 10}})
 		f := attSetup(e, "Acme")
 		files := func() []string {
 			var out []string

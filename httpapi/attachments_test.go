@@ -19,8 +19,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/attachmentsapi"
 	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
 	"github.com/tenantkit/tenantkit/store"
@@ -43,12 +43,12 @@ const attBoundary = "tk-attachment-test-boundary-5e1f"
 // attNewEnv is newTestEnv over a Kit with the attachments options given.
 func attNewEnv(t testing.TB, db *store.DB, opts attachments.Options) *testEnv {
 	t.Helper()
-	return attNewEnvConfig(t, db, tenantkit.Config{Attachments: opts})
+	return attNewEnvConfig(t, db, full.Config{Attachments: opts})
 }
 
 // attNewEnvConfig is newTestEnv over a Kit opened with cfg (its DB and
 // SecretKey are set here).
-func attNewEnvConfig(t testing.TB, db *store.DB, cfg tenantkit.Config) *testEnv {
+func attNewEnvConfig(t testing.TB, db *store.DB, cfg full.Config) *testEnv {
 	t.Helper()
 	return newTestEnvConfig(t, db, cfg)
 }

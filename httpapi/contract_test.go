@@ -57,7 +57,7 @@ func (e *testEnv) loadContract() error {
 		contract.v = v
 		// Which area a request is in: the route table in a mux, whose
 		// handlers apply the routes' Match as the served one does.
-		a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
+		a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth}, base: "/api"}
 		mux := http.NewServeMux()
 		shared := map[string][]apikit.Route{}
 		for _, rt := range a.routes() {

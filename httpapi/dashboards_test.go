@@ -19,7 +19,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/dashboards"
 	"github.com/tenantkit/tenantkit/httpapi/dashboardsapi"
 	"github.com/tenantkit/tenantkit/store"
@@ -38,11 +37,11 @@ const dashBase = "/api/dashboards"
 
 // The built-in widgets (widgets.go).
 const (
-	dashWH       = tenantkit.WidgetWebhookHealth
-	dashRules    = tenantkit.WidgetRuleExecutions
-	dashStorage  = tenantkit.WidgetStorageUse
-	dashPayments = tenantkit.WidgetPayments
-	dashSync     = tenantkit.WidgetDataSync
+	dashWH       = dashboardsapi.WidgetWebhookHealth
+	dashRules    = dashboardsapi.WidgetRuleExecutions
+	dashStorage  = dashboardsapi.WidgetStorageUse
+	dashPayments = dashboardsapi.WidgetPayments
+	dashSync     = dashboardsapi.WidgetDataSync
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/dashboardsapi"
 	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
 	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
@@ -24,7 +24,7 @@ import (
 func TestDashboardBuiltinWidgetData(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+		e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 		acme, other := e.newTenant("Acme "+randomHex(3)), e.newTenant("Other "+randomHex(3))
 		features := append([]string{dashboardsapi.FeatureWidgetsView, webhooksapi.FeatureWebhooksView, webhooksapi.FeatureWebhooksManage, "webhooks.test",
 			"attachments.view", "attachments.manage", datasyncapi.FeatureSyncView, datasyncapi.FeatureSyncRun, integrationsapi.FeatureIntegrationsCredentials,

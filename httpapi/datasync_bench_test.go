@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/datasync"
 	"github.com/tenantkit/tenantkit/datasync/httpjson"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
 	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
 	"github.com/tenantkit/tenantkit/store"
@@ -127,7 +127,7 @@ func syncBenchSource(b *testing.B, items []map[string]any) *httptest.Server {
 }
 
 func benchDataSyncImport(b *testing.B, db *store.DB) {
-	e := newTestEnvConfig(b, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+	e := newTestEnvConfig(b, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 	e.start()
 	tf := e.newTenant("Sync bench " + randomHex(3))
 	key := e.newKey(tf, slices.Concat(recAllFeatures, []string{integrationsapi.FeatureIntegrationsView, integrationsapi.FeatureIntegrationsCredentials, datasyncapi.FeatureSyncRun, datasyncapi.FeatureSyncView})...)

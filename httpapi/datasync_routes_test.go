@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/datasync"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
 	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
 	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
@@ -63,7 +63,7 @@ type dsFixture struct {
 
 func dsNewEnv(t *testing.T, db *store.DB, start bool) *testEnv {
 	t.Helper()
-	e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true},
+	e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true},
 		DataSync: datasync.Options{Backoff: dsBackoff}})
 	if start {
 		e.start()

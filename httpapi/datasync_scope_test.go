@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/datasync"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
 	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
 	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
@@ -101,7 +101,7 @@ func TestDataSyncExportOrganizationScope(t *testing.T) {
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		// A 4 s job limit gives a job a 2 s slice; every export batch below
 		// takes over 1.2 s, so a run of three batches needs a second job.
-		e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true},
+		e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true},
 			DataSync: datasync.Options{Backoff: dsBackoff}, Jobs: jobs.Config{JobTimeout: 4 * time.Second}})
 		var snoozes atomic.Int64
 		e.kit.Jobs.Observe(func(kind, outcome string, _ time.Duration) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
 	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
 	"github.com/tenantkit/tenantkit/store"
@@ -61,7 +61,7 @@ func waitRun(t *testing.T, e *testEnv, key, id string) map[string]any {
 func TestDataSyncImportRoundTrip(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
-		e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+		e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 		e.start()
 		tf := e.newTenant("Sync " + randomHex(3))
 		key := e.newKey(tf, append(recAllFeatures, integrationsapi.FeatureIntegrationsView, integrationsapi.FeatureIntegrationsCredentials, datasyncapi.FeatureSyncRun, datasyncapi.FeatureSyncView, "progress.view")...)

@@ -52,7 +52,7 @@ func TestOpenAPIDocumentIsPortable(t *testing.T) {
 	for name, s := range doc.Components.Schemas {
 		checkPortableSchema(t, "components/schemas/"+name, s)
 	}
-	a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
+	a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth}, base: "/api"}
 	public := map[string]bool{}
 	for _, rt := range a.routes() {
 		public[strings.ToLower(rt.Method)+" "+rt.DocPath()] = rt.Access.Public

@@ -93,7 +93,7 @@ func TestOpenAPIListsExactlyTheRouteTable(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		paths := fetchDocument(t, e)
-		a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
+		a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth}, base: "/api"}
 		want := map[string]apikit.Route{}
 		for _, rt := range a.routes() {
 			want[strings.ToLower(rt.Method)+" /api"+rt.DocPath()] = rt
@@ -155,7 +155,7 @@ func TestDocsRoutes(t *testing.T) {
 		}
 	}
 
-	a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
+	a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth}, base: "/api"}
 	for _, rt := range a.routes() { // every route, with its features and an example request
 		i := strings.Index(text, "\n### "+rt.Method+" /api"+rt.DocPath()+"\n")
 		if i < 0 {

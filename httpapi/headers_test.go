@@ -81,7 +81,7 @@ func TestSecurityHeadersEveryRoute(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newTestEnv(t, db)
-		routes := (&api{kit: e.kit, opts: Options{Auth: e.auth}}).routes()
+		routes := (&api{kit: e.kit.Kit, opts: Options{Auth: e.auth}}).routes()
 		noStore := 0
 		for _, rt := range routes {
 			t.Run(rt.Method+" "+rt.Path, func(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
 	"github.com/tenantkit/tenantkit/httpapi/rulesapi"
 	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
@@ -23,7 +23,7 @@ import (
 func TestIntegrationWebhooksSwitch(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
-		e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+		e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 		e.start()
 		var hits atomic.Int64
 		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))

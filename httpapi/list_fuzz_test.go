@@ -143,7 +143,7 @@ func FuzzGetRoutes(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	envs := fuzzEnvs(f)
-	routes := (&api{kit: envs[0].kit, opts: Options{Auth: envs[0].auth}}).routes()
+	routes := (&api{kit: envs[0].kit.Kit, opts: Options{Auth: envs[0].auth}}).routes()
 	f.Fuzz(func(t *testing.T, query, segment string) {
 		for _, fe := range envs {
 			e := fe.with(t)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/paymentsapi"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/ratelimit"
@@ -679,7 +679,7 @@ func TestPaymentConcurrency(t *testing.T) {
 		// The provider is called only for what the books record: a refund
 		// the payment cannot take must not reach it.
 		provider := &payCountingProvider{Mock: payments.NewMock(payments.KeyMock)}
-		e := newTestEnvConfig(t, db, tenantkit.Config{Payments: payments.Options{
+		e := newTestEnvConfig(t, db, full.Config{Payments: payments.Options{
 			Providers: payments.NewRegistry(provider, payments.NewMock(payments.KeyMockProcessing))}})
 		a := paySetup(e, "Acme")
 
@@ -1015,7 +1015,7 @@ func TestPaymentProviderFailures(t *testing.T) {
 		const secret = "sk_live_51HxSECRETdoNotShow"
 		leak := fmt.Errorf("stripe: invalid API key %s (request req_9f8e7d)", secret)
 		logs := &syncBuffer{}
-		e := newTestEnvConfig(t, db, tenantkit.Config{
+		e := newTestEnvConfig(t, db, full.Config{
 			Logger: slog.New(slog.NewTextHandler(logs, nil)),
 			Payments: payments.Options{Providers: payments.NewRegistry(payments.NewMock("mock"),
 				&payFailingProvider{Mock: payments.NewMock("failing"), createErr: leak},
@@ -1210,7 +1210,7 @@ func TestPaymentWebhooks(t *testing.T) {
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
 		var secrets sync.Map // tenant id → its mock webhookSecret
-		e := newTestEnvConfig(t, db, tenantkit.Config{Payments: payments.Options{
+		e := newTestEnvConfig(t, db, full.Config{Payments: payments.Options{
 			Credentials: payments.CredentialFunc(func(_ context.Context, tenantID, _ string) (payments.Credentials, error) {
 				if s, ok := secrets.Load(tenantID); ok {
 					return payments.Credentials{"webhookSecret": s.(string)}, nil

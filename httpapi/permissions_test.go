@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
@@ -120,7 +120,7 @@ func TestPermissionMatrix(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := permNewEnv(t, db)
-		routes := (&api{kit: e.kit, opts: Options{Auth: e.auth}}).routes()
+		routes := (&api{kit: e.kit.Kit, opts: Options{Auth: e.auth}}).routes()
 		words := permWords(routes)
 		features := permFeatures(routes)
 		if len(features) == 0 {
@@ -561,7 +561,7 @@ func permUpload(e *testEnv, key, entityID, recordID, name string, data []byte) s
 // It starts no workers.
 func permNewEnv(t *testing.T, db *store.DB) *testEnv {
 	t.Helper()
-	return newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+	return newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 }
 
 // permOrgKey creates, as the super admin, a role of the tenant holding

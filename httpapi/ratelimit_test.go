@@ -389,7 +389,7 @@ func TestRouteLevelLimit(t *testing.T) {
 	e := limitedEnv(t, behindProxy(), nil)
 	acme, globex := e.newTenant("Acme"), e.newTenant("Globex")
 	acmeKey, globexKey := e.newKey(acme), e.newKey(globex)
-	a := &api{kit: e.kit, opts: Options{Auth: e.auth, MaxBodyBytes: defaultMaxBody, RateLimit: ratelimit.NewPolicy(behindProxy(), nil, nil)},
+	a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth, MaxBodyBytes: defaultMaxBody, RateLimit: ratelimit.NewPolicy(behindProxy(), nil, nil)},
 		authn: serviceAuthenticator{e.auth}, logger: e.kit.Logger, base: "/api"}
 	ran := 0
 	ok := func(w http.ResponseWriter, r *http.Request) error {

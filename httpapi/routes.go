@@ -3,24 +3,15 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
-	"github.com/tenantkit/tenantkit/httpapi/attachmentsapi"
-	"github.com/tenantkit/tenantkit/httpapi/dashboardsapi"
-	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
-	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
-	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
+	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
-	"github.com/tenantkit/tenantkit/httpapi/notificationsapi"
-	"github.com/tenantkit/tenantkit/httpapi/paymentsapi"
-	"github.com/tenantkit/tenantkit/httpapi/progressapi"
-	"github.com/tenantkit/tenantkit/httpapi/rulesapi"
-	"github.com/tenantkit/tenantkit/httpapi/togglesapi"
-	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 )
 
 // routes lists every endpoint, grouped by area.
 func (a *api) routes() []apikit.Route {
-	rs := inArea("Health", []apikit.Route{
+	rs := apikit.InArea("Health", []apikit.Route{
 		{Method: "GET", Path: "/health", Handler: a.health,
 			Access: apikit.Access{Public: true},
 			Doc: apikit.Doc{Summary: "Health: 200 when the database answers", Response: statusBody{},
@@ -31,33 +22,15 @@ func (a *api) routes() []apikit.Route {
 				Response: statusBody{}, ErrorTypes: map[int]any{http.StatusServiceUnavailable: statusBody{}}}},
 	})
 	if a.opts.Auth != nil {
-		rs = append(rs, inArea("Identity", identityRoutes(a.opts.Auth, a.opts.RateLimit))...)
+		rs = append(rs, apikit.InArea("Identity", identityRoutes(a.opts.Auth, a.opts.RateLimit))...)
 	}
 	env := &apikit.Env{Kit: a.kit, Auth: a.opts.Auth, Base: a.base}
-	k := a.kit
-	areas := []struct {
-		name   string
-		on     bool
-		routes func() []apikit.Route
-	}{
-		{"Feature toggles", k.Toggles != nil, func() []apikit.Route { return togglesapi.ToggleRoutes(k.Toggles, env) }},
-		{"Business rules", k.Rules != nil, func() []apikit.Route { return rulesapi.RuleRoutes(k.Rules, env) }},
-		{"Webhooks", k.Webhooks != nil, func() []apikit.Route { return webhooksapi.WebhookRoutes(k.Webhooks, env) }},
-		{"Custom entities", k.Entities != nil, func() []apikit.Route { return entitiesapi.EntityRoutes(k.Entities, k.Progress, env) }},
-		{"Attachments", k.Attachments != nil, func() []apikit.Route { return attachmentsapi.AttachmentRoutes(k.Attachments, env) }},
-		{"Payment gateways", k.Payments != nil, func() []apikit.Route { return paymentsapi.PaymentRoutes(k.Payments, env) }},
-		{"Dashboards", k.Dashboards != nil, func() []apikit.Route { return dashboardsapi.DashboardRoutes(k.Dashboards, env) }},
-		{"Progress", k.Progress != nil, func() []apikit.Route { return progressapi.ProgressRoutes(k.Progress, env) }},
-		{"Integrations", k.Integrations != nil, func() []apikit.Route { return integrationsapi.IntegrationRoutes(k.Integrations, env) }},
-		{"Data sync", k.DataSync != nil, func() []apikit.Route { return datasyncapi.DataSyncRoutes(k.DataSync, env) }},
-		{"Notifications", k.Notifications != nil, func() []apikit.Route { return notificationsapi.NotificationRoutes(k.Notifications, env) }},
-		{"Events", k.Events != nil, a.eventRoutes},
-	}
-	for _, area := range areas {
-		if area.on {
-			rs = append(rs, inArea(area.name, area.routes())...)
+	for _, m := range modulesInRouteOrder(a.kit) {
+		if r, ok := m.(areaRoutes); ok {
+			rs = append(rs, r.Routes(env)...)
 		}
 	}
+	rs = append(rs, apikit.InArea("Events", a.eventRoutes())...)
 	rs = withExamples(rs)
 	rs = append(rs, hostRoutes(a.opts.Routes)...)
 	d := &docs{}
@@ -66,14 +39,31 @@ func (a *api) routes() []apikit.Route {
 	return rs
 }
 
-// inArea sets the documentation area of routes that have none.
-func inArea(area string, rs []apikit.Route) []apikit.Route {
-	for i := range rs {
-		if rs[i].Doc.Area == "" {
-			rs[i].Doc.Area = area
+// areaRoutes is a module that serves its area's routes: the modules of
+// the area packages of httpapi (togglesapi.Area, …).
+type areaRoutes interface {
+	Routes(env *apikit.Env) []apikit.Route
+}
+
+// routeOrder is the order the areas' routes are documented in.
+var routeOrder = []string{
+	tenantkit.AreaToggles, tenantkit.AreaRules, tenantkit.AreaWebhooks, tenantkit.AreaEntities,
+	tenantkit.AreaAttachments, tenantkit.AreaPayments, tenantkit.AreaDashboards, tenantkit.AreaProgress,
+	tenantkit.AreaIntegrations, tenantkit.AreaDataSync, tenantkit.AreaNotifications,
+}
+
+// modulesInRouteOrder returns the Kit's modules in routeOrder, the others
+// after them.
+func modulesInRouteOrder(k *tenantkit.Kit) []tenantkit.Module {
+	ms := k.Modules()
+	rank := func(m tenantkit.Module) int {
+		if i := slices.Index(routeOrder, m.Name()); i >= 0 {
+			return i
 		}
+		return len(routeOrder)
 	}
-	return rs
+	slices.SortStableFunc(ms, func(a, b tenantkit.Module) int { return rank(a) - rank(b) })
+	return ms
 }
 
 // checkRoutes reports the first pair of routes whose patterns conflict

@@ -17,7 +17,7 @@ import (
 	"github.com/matryer/is"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
@@ -62,7 +62,7 @@ func newDeliveryEnv(t *testing.T, db *store.DB) *testEnv {
 // newDeliveryEnvRetrying is newDeliveryEnv with retries after retryDelay.
 func newDeliveryEnvRetrying(t *testing.T, db *store.DB, retryDelay time.Duration) *testEnv {
 	t.Helper()
-	e := newTestEnvConfig(t, db, tenantkit.Config{
+	e := newTestEnvConfig(t, db, full.Config{
 		Webhooks: webhooks.Options{AllowPrivateURLs: true, RetryDelay: func(int) time.Duration { return retryDelay }},
 		Rules:    rules.Options{AllowPrivateURLs: true}})
 	e.start()

@@ -43,7 +43,7 @@ func FuzzWriteBodies(f *testing.F) {
 	}
 	envs := fuzzEnvs(f)
 	var routes []apikit.Route
-	for _, rt := range (&api{kit: envs[0].kit, opts: Options{Auth: envs[0].auth}}).routes() {
+	for _, rt := range (&api{kit: envs[0].kit.Kit, opts: Options{Auth: envs[0].auth}}).routes() {
 		inArea := false
 		for _, a := range fuzzWriteAreas {
 			inArea = inArea || strings.HasPrefix(rt.Path+"/", a)

@@ -31,9 +31,9 @@ const multipartOverhead = 1 << 20
 // maxFormField bounds each non-file field of an upload.
 const maxFormField = 64 << 10
 
-// AttachmentRoutes are the attachment endpoints: upload, lists, the
+// routes are the attachment endpoints: upload, lists, the
 // library, transfer, partitions, and file and image delivery.
-func AttachmentRoutes(svc *attachments.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *attachments.Service, env *apikit.Env) []apikit.Route {
 	h := attachmentHandlers{svc: svc, base: env.Base}
 	const base = "/attachments"
 	view, manage := []string{FeatureAttachmentsView}, []string{FeatureAttachmentsManage}

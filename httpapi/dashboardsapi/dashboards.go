@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/dashboards"
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
@@ -17,9 +16,9 @@ const (
 	FeatureWidgetsManage = "dashboard.widgets.manage"
 )
 
-// DashboardRoutes are the dashboard endpoints: the caller's layout, the
+// routes are the dashboard endpoints: the caller's layout, the
 // widget registry and its data, and who sees which widget.
-func DashboardRoutes(svc *dashboards.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *dashboards.Service, env *apikit.Env) []apikit.Route {
 	h := dashboardHandlers{svc: svc}
 	const base = "/dashboards"
 	view, manage := []string{FeatureWidgetsView}, []string{FeatureWidgetsManage}
@@ -163,7 +162,7 @@ func viewer(r *http.Request) dashboards.Viewer {
 	if id == nil {
 		return dashboards.Viewer{}
 	}
-	v := dashboards.Viewer{UserID: id.UserID, Owner: id.UserID, Access: tenantkit.AccessOf(id)}
+	v := dashboards.Viewer{UserID: id.UserID, Owner: id.UserID, Access: AccessOf(id)}
 	if v.Owner == "" && id.APIKeyID != "" {
 		v.Owner = "api_key:" + id.APIKeyID
 	}

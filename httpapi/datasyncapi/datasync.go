@@ -18,9 +18,9 @@ const (
 	FeatureSyncRun       = "data_sync.run"
 )
 
-// DataSyncRoutes are the data sync endpoints: validate a target, start,
+// routes are the data sync endpoints: validate a target, start,
 // list, read, cancel and retry runs.
-func DataSyncRoutes(svc *datasync.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *datasync.Service, env *apikit.Env) []apikit.Route {
 	h := syncHandlers{svc: svc}
 	const base = "/data_sync"
 	return []apikit.Route{

@@ -24,9 +24,9 @@ const (
 	FeatureEntitiesRecordsManage     = "entities.records.manage"
 )
 
-// EntityRoutes are the custom entity, field definition, record and
+// routes are the custom entity, field definition, record and
 // relation option endpoints.
-func EntityRoutes(svc *entities.Service, progress *progress.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *entities.Service, progress *progress.Service, env *apikit.Env) []apikit.Route {
 	h := entityHandlers{svc: svc, progress: progress}
 	const base = "/entities"
 	manage := []string{FeatureEntitiesDefinitionsManage}

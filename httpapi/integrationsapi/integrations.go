@@ -18,9 +18,9 @@ const (
 	FeatureIntegrationsCredentials = "integrations.credentials.manage"
 )
 
-// IntegrationRoutes are the integration catalogue, each tenant's state,
+// routes are the integration catalogue, each tenant's state,
 // API version and credentials, and the integration log.
-func IntegrationRoutes(svc *integrations.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *integrations.Service, env *apikit.Env) []apikit.Route {
 	h := integrationHandlers{svc: svc}
 	const base = "/integrations"
 	view := []string{FeatureIntegrationsView}

@@ -8,11 +8,11 @@ import (
 	"github.com/tenantkit/tenantkit/notifications"
 )
 
-// NotificationRoutes are the caller's inbox: every authenticated caller
+// routes are the caller's inbox: every authenticated caller
 // reads and tidies its own (a user's, or an API key's own inbox), so no
 // route needs a feature. Notifications are created by the Kit's feeds
 // and the Go API (Kit.Notifications), never by a route.
-func NotificationRoutes(svc *notifications.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *notifications.Service, env *apikit.Env) []apikit.Route {
 	h := notificationHandlers{svc: svc}
 	const base = "/notifications"
 	inbox := "The caller's inbox: a user's own, or an API key's own (keys have an inbox of their own). " +

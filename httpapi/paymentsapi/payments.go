@@ -21,10 +21,10 @@ const (
 	FeaturePaymentsRefund  = "payment_gateways.refund"
 )
 
-// PaymentRoutes are the payment gateway endpoints: sessions, capture,
+// routes are the payment gateway endpoints: sessions, capture,
 // refund, cancel, status, the transaction lists and the providers'
 // webhooks.
-func PaymentRoutes(svc *payments.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *payments.Service, env *apikit.Env) []apikit.Route {
 	h := paymentHandlers{svc: svc}
 	const base = "/payment_gateways"
 	// The POSTs that reach a provider: 422 for an invalid payload or an

@@ -10,10 +10,10 @@ import (
 // featureProgressView is the permission the progress routes need.
 const FeatureProgressView = "progress.view"
 
-// ProgressRoutes are the job progress endpoints: what runs and what just
+// routes are the job progress endpoints: what runs and what just
 // finished in the caller's scope, and one job. Jobs are created and
 // reported through the Go API (Kit.Progress); no route writes.
-func ProgressRoutes(svc *progress.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *progress.Service, env *apikit.Env) []apikit.Route {
 	h := progressHandlers{svc: svc}
 	view := []string{FeatureProgressView}
 	return []apikit.Route{

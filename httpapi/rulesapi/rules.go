@@ -30,9 +30,9 @@ var (
 	ruleSetRuns   = &apikit.RateLimit{Points: 200, Duration: time.Minute, KeyPrefix: "business_rules-sets-execute", PerTenant: true}
 )
 
-// RuleRoutes are the business rules, rule sets, execution and execution
+// routes are the business rules, rule sets, execution and execution
 // log endpoints.
-func RuleRoutes(svc *rules.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *rules.Service, env *apikit.Env) []apikit.Route {
 	h := ruleHandlers{svc: svc}
 	const sets, rulesPath = "/business_rules/sets", "/business_rules/rules"
 	set := func(rt apikit.Route) apikit.Route {

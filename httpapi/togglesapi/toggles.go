@@ -12,9 +12,9 @@ import (
 	"github.com/tenantkit/tenantkit/toggles"
 )
 
-// ToggleRoutes are the feature toggle endpoints: the admin routes need a
+// routes are the feature toggle endpoints: the admin routes need a
 // super admin, the check routes any authenticated caller.
-func ToggleRoutes(svc *toggles.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *toggles.Service, env *apikit.Env) []apikit.Route {
 	h := toggleHandlers{svc: svc, names: env.TenantName}
 	const base = "/feature_toggles"
 	check := func(t toggles.Type) apikit.Route {

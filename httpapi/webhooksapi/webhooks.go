@@ -23,10 +23,10 @@ const (
 	FeatureWebhooksTest    = "webhooks.test"
 )
 
-// WebhookRoutes are the outbound webhook endpoints: CRUD, secret
+// routes are the outbound webhook endpoints: CRUD, secret
 // rotation, test sends, the delivery log, the event catalogue and the
 // delivery queues' owners (super admins).
-func WebhookRoutes(svc *webhooks.Service, env *apikit.Env) []apikit.Route {
+func routes(svc *webhooks.Service, env *apikit.Env) []apikit.Route {
 	h := webhookHandlers{svc: svc, catalogue: eventCatalogue(env.Kit.EventTypes())}
 	const base = "/webhooks"
 	page := apikit.PageQuery(50, 100)

@@ -169,3 +169,13 @@ func (e *Env) TenantName(ctx context.Context, id string) string {
 	}
 	return name
 }
+
+// InArea sets the documentation area of routes that have none.
+func InArea(area string, rs []Route) []Route {
+	for i := range rs {
+		if rs[i].Doc.Area == "" {
+			rs[i].Doc.Area = area
+		}
+	}
+	return rs
+}

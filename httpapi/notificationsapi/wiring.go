@@ -1,14 +1,17 @@
-package tenantkit
+package notificationsapi
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
+	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/datasync"
 	"github.com/tenantkit/tenantkit/identity"
+	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/notifications"
 	"github.com/tenantkit/tenantkit/rules"
@@ -36,34 +39,49 @@ const (
 	NotificationSyncFailed = "data_sync.run_failed"
 )
 
+// integrationCustomWebhooks is the integration whose notifyAdminsOnFailure
+// setting turns the webhooks' feed on (integrationsapi.IntegrationWebhooks).
+const integrationCustomWebhooks = "webhooks_custom"
+
 // featureWebhooksManage is the feature whose holders hear of webhook
 // failures.
 const featureWebhooksManage = "webhooks.manage"
 
-// subscribeNotifications registers the feeds of the areas the Kit has on
-// the job engine (the webhooks' feed reads its setting from the
-// integrations area).
-func (k *Kit) subscribeNotifications() error {
-	if k.Rules != nil {
+// feeds turns the other areas' events into notifications.
+type feeds struct {
+	logger       *slog.Logger
+	notes        *notifications.Service
+	integrations *integrations.Service
+	dataSync     *datasync.Service
+}
+
+// subscribe registers the feeds of the areas the Kit has on its job
+// engine (the webhooks' feed reads its setting from the integrations
+// area).
+func subscribe(k *tenantkit.Kit, notes *notifications.Service) error {
+	f := &feeds{logger: k.Logger, notes: notes}
+	f.integrations, _ = tenantkit.AreaOf[*integrations.Service](k)
+	f.dataSync, _ = tenantkit.AreaOf[*datasync.Service](k)
+	if _, ok := tenantkit.AreaOf[*rules.Service](k); ok {
 		err := k.Jobs.Subscribe(jobs.Subscription{Name: "notifications.rules",
 			Match:  func(t string) bool { return t == rules.EventNotificationCreated },
-			Handle: k.notifyRule})
+			Handle: f.notifyRule})
 		if err != nil {
 			return err
 		}
 	}
-	if k.Webhooks != nil && k.Integrations != nil {
+	if _, ok := tenantkit.AreaOf[*webhooks.Service](k); ok && f.integrations != nil {
 		err := k.Jobs.Subscribe(jobs.Subscription{Name: "notifications.webhooks",
 			Match:  func(t string) bool { return t == webhooks.EventWebhookDisabled || t == webhooks.EventDeliveryFailed },
-			Handle: k.notifyWebhook})
+			Handle: f.notifyWebhook})
 		if err != nil {
 			return err
 		}
 	}
-	if k.DataSync != nil {
+	if f.dataSync != nil {
 		return k.Jobs.Subscribe(jobs.Subscription{Name: "notifications.datasync",
 			Match:  func(t string) bool { return t == datasync.EventRunFailed },
-			Handle: k.notifySyncFailed})
+			Handle: f.notifySyncFailed})
 	}
 	return nil
 }
@@ -71,16 +89,16 @@ func (k *Kit) subscribeNotifications() error {
 // notifySyncFailed tells the caller who started a data sync run (a user,
 // or an API key's inbox) that it failed, with the run's error. A run
 // whose starter is unknown tells nobody.
-func (k *Kit) notifySyncFailed(ctx context.Context, ev store.Event) error {
+func (f *feeds) notifySyncFailed(ctx context.Context, ev store.Event) error {
 	var ref struct {
 		ID string `json:"id"`
 	}
 	if err := json.Unmarshal(ev.Data, &ref); err != nil || ev.TenantID == "" || ref.ID == "" {
-		k.Logger.Warn("notifications: unreadable sync run event", "event", ev.ID, "err", err)
+		f.logger.Warn("notifications: unreadable sync run event", "event", ev.ID, "err", err)
 		return nil
 	}
 	sctx := store.WithScope(ctx, store.Scope{TenantID: ev.TenantID})
-	run, _, err := k.DataSync.GetRun(sctx, ref.ID)
+	run, _, err := f.dataSync.GetRun(sctx, ref.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil // deleted since
@@ -93,10 +111,10 @@ func (k *Kit) notifySyncFailed(ctx context.Context, ev store.Event) error {
 	if run.LastError != nil {
 		body = *run.LastError
 	}
-	_, err = k.Notifications.Create(sctx, notifications.CreateInput{Recipient: run.StartedBy, Type: NotificationSyncFailed,
+	_, err = f.notes.Create(sctx, notifications.CreateInput{Recipient: run.StartedBy, Type: NotificationSyncFailed,
 		Title: notifications.Clip("Data sync failed: "+string(run.Direction)+" of "+run.EntityType+" ("+run.IntegrationID+")", notifications.MaxTitleLength),
 		Body:  notifications.Clip(body, notifications.MaxBodyLength), Severity: notifications.SeverityError, DedupKey: "event:" + ev.ID})
-	return k.feedError(ev, err)
+	return f.feedError(ev, err)
 }
 
 // notifyWebhook tells the tenant's users holding webhooks.manage over the
@@ -107,11 +125,11 @@ func (k *Kit) notifySyncFailed(ctx context.Context, ev store.Event) error {
 // flood the inboxes; a failed delivery of a notifications event is not
 // told at all, so that a webhook subscribed to every event cannot feed
 // itself.
-func (k *Kit) notifyWebhook(ctx context.Context, ev store.Event) error {
+func (f *feeds) notifyWebhook(ctx context.Context, ev store.Event) error {
 	if ev.TenantID == "" {
 		return nil
 	}
-	st, err := k.Integrations.TenantState(ctx, ev.TenantID, IntegrationWebhooks)
+	st, err := f.integrations.TenantState(ctx, ev.TenantID, integrationCustomWebhooks)
 	if err != nil || !st.NotifyAdminsOnFailure {
 		return err
 	}
@@ -120,7 +138,7 @@ func (k *Kit) notifyWebhook(ctx context.Context, ev store.Event) error {
 	case webhooks.EventWebhookDisabled:
 		var w webhooks.Webhook
 		if err := json.Unmarshal(ev.Data, &w); err != nil {
-			k.Logger.Warn("notifications: unreadable webhook event", "event", ev.ID, "err", err)
+			f.logger.Warn("notifications: unreadable webhook event", "event", ev.ID, "err", err)
 			return nil
 		}
 		in.Type, in.DedupKey = NotificationWebhookDisabled, "event:"+ev.ID
@@ -130,7 +148,7 @@ func (k *Kit) notifyWebhook(ctx context.Context, ev store.Event) error {
 	default:
 		var d webhooks.DeliveryFailed
 		if err := json.Unmarshal(ev.Data, &d); err != nil {
-			k.Logger.Warn("notifications: unreadable webhook event", "event", ev.ID, "err", err)
+			f.logger.Warn("notifications: unreadable webhook event", "event", ev.ID, "err", err)
 			return nil
 		}
 		if strings.HasPrefix(d.EventType, "notifications.") {
@@ -147,8 +165,8 @@ func (k *Kit) notifyWebhook(ctx context.Context, ev store.Event) error {
 			"Later failures of this webhook within the hour are not told again.", d.EventType, d.Attempts, status), notifications.MaxBodyLength)
 	}
 	sctx := store.WithScope(ctx, store.Scope{TenantID: ev.TenantID})
-	_, err = k.Notifications.NotifyHolding(sctx, ev.OrganizationID, featureWebhooksManage, in)
-	return k.feedError(ev, err)
+	_, err = f.notes.NotifyHolding(sctx, ev.OrganizationID, featureWebhooksManage, in)
+	return f.feedError(ev, err)
 }
 
 // ruleNotification is the data of rules.EventNotificationCreated that the
@@ -164,10 +182,10 @@ type ruleNotification struct {
 // notifyRule delivers a NOTIFY action to the users its recipients name
 // (user ids, emails, role names; others are skipped). The subject is the
 // title ("Rule <name>" when empty), the message the body.
-func (k *Kit) notifyRule(ctx context.Context, ev store.Event) error {
+func (f *feeds) notifyRule(ctx context.Context, ev store.Event) error {
 	var d ruleNotification
 	if err := json.Unmarshal(ev.Data, &d); err != nil || ev.TenantID == "" {
-		k.Logger.Warn("notifications: a rule notification without a tenant or readable data", "event", ev.ID, "err", err)
+		f.logger.Warn("notifications: a rule notification without a tenant or readable data", "event", ev.ID, "err", err)
 		return nil // retrying cannot help
 	}
 	title := d.Subject
@@ -178,15 +196,15 @@ func (k *Kit) notifyRule(ctx context.Context, ev store.Event) error {
 		Body: notifications.Clip(d.Message, notifications.MaxBodyLength), Severity: notifications.SeverityInfo,
 		DedupKey: "event:" + ev.ID}
 	sctx := store.WithScope(ctx, store.Scope{TenantID: ev.TenantID})
-	_, err := k.Notifications.NotifyRefs(sctx, d.Recipients, in)
-	return k.feedError(ev, err)
+	_, err := f.notes.NotifyRefs(sctx, d.Recipients, in)
+	return f.feedError(ev, err)
 }
 
 // feedError drops an error retrying cannot mend (the notification is
 // invalid), after logging it; other errors retry the delivery.
-func (k *Kit) feedError(ev store.Event, err error) error {
+func (f *feeds) feedError(ev store.Event, err error) error {
 	if errors.Is(err, store.ErrInvalid) {
-		k.Logger.Warn("notifications: an event's notification was refused", "event", ev.ID, "type", ev.Type, "err", err)
+		f.logger.Warn("notifications: an event's notification was refused", "event", ev.ID, "type", ev.Type, "err", err)
 		return nil
 	}
 	return err

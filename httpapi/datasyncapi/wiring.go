@@ -1,4 +1,4 @@
-package tenantkit
+package datasyncapi
 
 import (
 	"context"

@@ -1,10 +1,11 @@
-package tenantkit
+package notificationsapi
 
 import (
 	"context"
 	"encoding/json"
 	"testing"
 
+	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/notifications"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
@@ -26,23 +27,26 @@ func TestNotificationFeedRedelivery(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
-		kit, err := Open(ctx, Config{DB: db, Notifications: notifications.Options{Recipients: fixedRecipients{"u-1", "u-2"}}})
+		kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: db,
+			Areas: []tenantkit.Module{Area(notifications.Options{Recipients: fixedRecipients{"u-1", "u-2"}})}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = kit.Close(context.Background()) })
+		notes, _ := tenantkit.AreaOf[*notifications.Service](kit)
+		f := &feeds{logger: kit.Logger, notes: notes}
 		tenantID := "t-" + store.NewID()
 		data, _ := json.Marshal(map[string]any{"ruleId": "R-1", "ruleName": "Heavy", "recipients": []string{"ops"},
 			"subject": "", "message": "Heavy: 12 kg"})
 		ev := store.Event{ID: store.NewID(), Type: rules.EventNotificationCreated, TenantID: tenantID, Data: data}
 		for range 2 {
-			if err := kit.notifyRule(ctx, ev); err != nil {
+			if err := f.notifyRule(ctx, ev); err != nil {
 				t.Fatal(err)
 			}
 		}
 		inbox := func(user string) []*notifications.Notification {
 			t.Helper()
-			p, err := kit.Notifications.List(store.WithScope(ctx, store.Scope{TenantID: tenantID, ActorID: user}), notifications.ListOptions{})
+			p, err := notes.List(store.WithScope(ctx, store.Scope{TenantID: tenantID, ActorID: user}), notifications.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +62,7 @@ func TestNotificationFeedRedelivery(t *testing.T) {
 			}
 		}
 		ev.ID = store.NewID()
-		if err := kit.notifyRule(ctx, ev); err != nil {
+		if err := f.notifyRule(ctx, ev); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(inbox("u-1")); n != 2 {

@@ -1,12 +1,18 @@
-package tenantkit
+package dashboardsapi
 
 import (
 	"context"
 	"time"
 
+	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/dashboards"
+	"github.com/tenantkit/tenantkit/datasync"
 	"github.com/tenantkit/tenantkit/identity"
+	"github.com/tenantkit/tenantkit/payments"
+	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/webhooks"
 )
 
 // Built-in dashboard widgets: each shows one of the Kit's areas, with data
@@ -29,71 +35,69 @@ type WindowData[T any] struct {
 	Items T         `json:"items"`
 }
 
-// registerWidgets registers the built-in widgets over the Kit's areas.
-func (k *Kit) registerWidgets() error {
-	if k.Dashboards == nil {
-		return nil
-	}
+// registerWidgets registers on svc the built-in widgets of the Kit's
+// areas.
+func registerWidgets(k *tenantkit.Kit, svc *dashboards.Service) error {
 	since := func() time.Time { return k.DB.Now().Add(-widgetWindow) }
 	var defs []dashboards.WidgetDefinition
-	if k.Webhooks != nil {
+	if webhooksSvc, ok := tenantkit.AreaOf[*webhooks.Service](k); ok {
 		defs = append(defs, dashboards.WidgetDefinition{
 			ID: WidgetWebhookHealth, Title: "Webhook delivery health",
 			Description: "Deliveries of each webhook in the last 24 hours: delivered, failed and pending.",
 			Features:    []string{"webhooks.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 0, W: 6, H: 4},
 			Data: func(ctx context.Context) (any, error) {
 				from := since()
-				items, err := k.Webhooks.DeliveryHealth(ctx, from)
+				items, err := webhooksSvc.DeliveryHealth(ctx, from)
 				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
 			},
 		})
 	}
-	if k.Rules != nil {
+	if rulesSvc, ok := tenantkit.AreaOf[*rules.Service](k); ok {
 		defs = append(defs, dashboards.WidgetDefinition{
 			ID: WidgetRuleExecutions, Title: "Rule executions",
 			Description: "Rule executions and failures per rule set in the last 24 hours.",
 			Features:    []string{"business_rules.rules.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 6, Y: 0, W: 6, H: 4},
 			Data: func(ctx context.Context) (any, error) {
 				from := since()
-				items, err := k.Rules.ExecutionSummary(ctx, from)
+				items, err := rulesSvc.ExecutionSummary(ctx, from)
 				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
 			},
 		})
 	}
-	if k.Attachments != nil {
+	if attachmentsSvc, ok := tenantkit.AreaOf[*attachments.Service](k); ok {
 		defs = append(defs, dashboards.WidgetDefinition{
 			ID: WidgetStorageUse, Title: "Attachment storage",
 			Description: "Bytes and files stored, against the storage quota.",
 			Features:    []string{"attachments.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 4, W: 4, H: 3},
-			Data: func(ctx context.Context) (any, error) { return k.Attachments.StorageUsage(ctx) },
+			Data: func(ctx context.Context) (any, error) { return attachmentsSvc.StorageUsage(ctx) },
 		})
 	}
-	if k.Payments != nil {
+	if paymentsSvc, ok := tenantkit.AreaOf[*payments.Service](k); ok {
 		defs = append(defs, dashboards.WidgetDefinition{
 			ID: WidgetPayments, Title: "Payments",
 			Description: "Payment transactions of the last 24 hours by status, and the amounts received per currency.",
 			Features:    []string{"payment_gateways.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 4, Y: 4, W: 8, H: 3},
 			Data: func(ctx context.Context) (any, error) {
 				from := since()
-				summary, err := k.Payments.Summary(ctx, from)
+				summary, err := paymentsSvc.Summary(ctx, from)
 				return WindowData[any]{Since: from, Items: summary}, err
 			},
 		})
 	}
-	if k.DataSync != nil {
+	if datasyncSvc, ok := tenantkit.AreaOf[*datasync.Service](k); ok {
 		defs = append(defs, dashboards.WidgetDefinition{
 			ID: WidgetDataSync, Title: "Data sync runs",
 			Description: "Per integration, the latest sync run and the runs of the last 24 hours by status.",
 			Features:    []string{"data_sync.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 7, W: 12, H: 3},
 			Data: func(ctx context.Context) (any, error) {
 				from := since()
-				items, err := k.DataSync.Summary(ctx, from)
+				items, err := datasyncSvc.Summary(ctx, from)
 				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
 			},
 		})
 	}
 	for _, d := range defs {
-		if err := k.Dashboards.Register(d); err != nil {
+		if err := svc.Register(d); err != nil {
 			return err
 		}
 	}
@@ -111,13 +115,13 @@ func nonNilSlice[T any](s []T) []T {
 // forgetOnDelete hooks the dashboards into the identity area's deletes, so
 // that deleting a user or role removes its visibility records in the same
 // transaction.
-func (k *Kit) forgetOnDelete() {
-	k.Identity.OnDelete(func(ctx context.Context, tx *store.Tx, kind, tenantID, id string) error {
+func forgetOnDelete(id *identity.Service, svc *dashboards.Service) {
+	id.OnDelete(func(ctx context.Context, tx *store.Tx, kind, tenantID, id string) error {
 		switch kind {
 		case identity.DeletedUser:
-			return k.Dashboards.ForgetUser(ctx, tx, tenantID, id)
+			return svc.ForgetUser(ctx, tx, tenantID, id)
 		case identity.DeletedRole:
-			return k.Dashboards.ForgetRole(ctx, tx, tenantID, id)
+			return svc.ForgetRole(ctx, tx, tenantID, id)
 		}
 		return nil
 	})

@@ -1,10 +1,11 @@
-package tenantkit
+package attachmentsapi
 
 import (
 	"context"
 	"errors"
 
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/jobstatus"
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/store"
@@ -48,4 +49,20 @@ func (b extractionProgress) Finish(ctx context.Context, id string, status jobsta
 		_, err := b.svc.FinishTx(ctx, tx, id, status, message)
 		return err
 	})
+}
+
+// entityFields gives the attachments area the entities area's custom
+// field definitions.
+type entityFields struct{ svc *entities.Service }
+
+func (f entityFields) CheckValues(ctx context.Context, entityID string, values map[string]any, partial bool) (map[string]any, error) {
+	return f.svc.CheckValues(ctx, entityID, values, partial)
+}
+
+func (f entityFields) FieldConfig(ctx context.Context, entityID, key string) (map[string]any, error) {
+	d, err := f.svc.Field(ctx, entityID, key)
+	if err != nil {
+		return nil, err
+	}
+	return d.ConfigJSON, nil
 }
