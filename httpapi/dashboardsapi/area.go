@@ -1,10 +1,9 @@
 package dashboardsapi
 
 import (
-
 	"github.com/tenantkit/tenantkit"
-	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/dashboards"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 )
 
 // Area returns the module of the dashboards area, for tenantkit.Config.Areas:

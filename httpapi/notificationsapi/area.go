@@ -1,7 +1,6 @@
 package notificationsapi
 
 import (
-
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/notifications"

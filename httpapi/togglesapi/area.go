@@ -1,7 +1,6 @@
 package togglesapi
 
 import (
-
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/toggles"
