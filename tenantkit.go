@@ -147,11 +147,6 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 	if k.areas, err = k.buildAreas(modules); err != nil {
 		return err
 	}
-	for _, a := range k.areas {
-		if svc, ok := a.(*identity.Service); ok {
-			k.Identity = svc
-		}
-	}
 	if err := k.DB.Migrate(ctx, k.Migrations()...); err != nil {
 		return fmt.Errorf("tenantkit: migrate: %w", err)
 	}

@@ -153,6 +153,9 @@ func (k *Kit) buildAreas(modules []Module) ([]Area, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tenantkit: %s: %w", m.Name(), err)
 		}
+		if svc, ok := a.(*identity.Service); ok {
+			k.Identity = svc // the areas built after it look it up
+		}
 		built = append(built, a)
 		names = append(names, m.Name())
 	}

@@ -348,11 +348,15 @@ func (h toggleHandlers) check(want toggles.Type) apikit.HandlerFunc {
 
 // BooleanCheck is the body of /check/boolean.
 type BooleanCheck struct {
-	Enabled    bool           `json:"enabled"`
-	Source     toggles.Source `json:"source"`
-	ToggleID   string         `json:"toggleId"`
-	Identifier string         `json:"identifier"`
-	TenantID   string         `json:"tenantId"`
+	// Enabled is the toggle's value for the tenant.
+	Enabled bool `json:"enabled"`
+	// Source says where the value comes from: the tenant's override or
+	// the toggle's default.
+	Source   toggles.Source `json:"source"`
+	ToggleID string         `json:"toggleId"`
+	// Identifier is the toggle's identifier, as the request named it.
+	Identifier string `json:"identifier"`
+	TenantID   string `json:"tenantId"`
 }
 
 // valueCheck is the body of the string, number and json checks.
