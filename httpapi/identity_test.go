@@ -385,7 +385,7 @@ func TestRouteTable(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t)
 	e := newTestEnv(t, db)
-	a := &api{opts: Options{Auth: e.auth}, base: "/api", logger: e.kit.Logger}
+	a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth}, base: "/api", logger: e.kit.Logger}
 	routes := a.routes()
 	if err := checkRoutes("/api", routes); err != nil {
 		t.Fatal(err)

@@ -478,8 +478,13 @@ func schemaName(t reflect.Type) string {
 	return qualifiedName(t.PkgPath() + "." + name)
 }
 
+// httpapiPath is this package's import path: its types and those of the
+// packages under it (the areas' routes, apikit) keep their bare names.
+var httpapiPath = reflect.TypeFor[api]().PkgPath()
+
 // qualifiedName turns "github.com/x/tenantkit/toggles.CreateInput" into
-// "TogglesCreateInput" (httpapi's own types keep their bare name).
+// "TogglesCreateInput" (the types of httpapi and of the packages under it
+// keep their bare name).
 func qualifiedName(full string) string {
 	full = strings.TrimPrefix(full, "*")
 	full = strings.TrimPrefix(full, "[]")
@@ -487,8 +492,9 @@ func qualifiedName(full string) string {
 	if dot < 0 {
 		return upperFirst(full)
 	}
-	pkg, name := path.Base(full[:dot]), full[dot+1:]
-	if pkg == "httpapi" || pkg == "." {
+	pkgPath, name := full[:dot], full[dot+1:]
+	pkg := path.Base(pkgPath)
+	if pkgPath == httpapiPath || strings.HasPrefix(pkgPath, httpapiPath+"/") || pkg == "httpapi" || pkg == "." {
 		return upperFirst(name)
 	}
 	return upperFirst(pkg) + upperFirst(name)

@@ -42,15 +42,15 @@ func routes(svc *toggles.Service, env *apikit.Env) []apikit.Route {
 		{Method: "POST", Path: base + "/global", Handler: h.create,
 			Access: apikit.Access{SuperAdmin: true},
 			Doc: apikit.Doc{Summary: "Create a feature toggle", Request: toggles.CreateInput{}, Status: http.StatusCreated,
-				Response: apikit.IDBody{}, Errors: []int{http.StatusConflict}}},
+				Response: apikit.IdBody{}, Errors: []int{http.StatusConflict}}},
 		{Method: "PUT", Path: base + "/global", Handler: h.update,
 			Access: apikit.Access{SuperAdmin: true},
-			Doc: apikit.Doc{Summary: "Update a feature toggle (id in the body)", Request: toggles.UpdateInput{}, Response: apikit.IDBody{},
+			Doc: apikit.Doc{Summary: "Update a feature toggle (id in the body)", Request: toggles.UpdateInput{}, Response: apikit.IdBody{},
 				Errors: []int{http.StatusNotFound, http.StatusConflict}}},
 		{Method: "DELETE", Path: base + "/global", Handler: h.delete,
 			Access: apikit.Access{SuperAdmin: true},
-			Doc: apikit.Doc{Summary: "Delete a feature toggle (body {id} or ?id=)", Query: byID, Request: apikit.IDBody{},
-				BodyOptional: true, Response: apikit.IDBody{}, Errors: []int{http.StatusNotFound}}},
+			Doc: apikit.Doc{Summary: "Delete a feature toggle (body {id} or ?id=)", Query: byID, Request: apikit.IdBody{},
+				BodyOptional: true, Response: apikit.IdBody{}, Errors: []int{http.StatusNotFound}}},
 		{Method: "GET", Path: base + "/global/{id}/override", Handler: h.getOverride,
 			Access: apikit.Access{SuperAdmin: true},
 			Doc:    apikit.Doc{Summary: "The caller's tenant's value of a toggle", Response: overrideBody{}}},
@@ -164,7 +164,7 @@ func (h toggleHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return apikit.Encode(w, http.StatusCreated, apikit.IDBody{ID: t.ID})
+	return apikit.Encode(w, http.StatusCreated, apikit.IdBody{ID: t.ID})
 }
 
 func (h toggleHandlers) update(w http.ResponseWriter, r *http.Request) error {
@@ -182,13 +182,13 @@ func (h toggleHandlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return apikit.Encode(w, http.StatusOK, apikit.IDBody{ID: t.ID})
+	return apikit.Encode(w, http.StatusOK, apikit.IdBody{ID: t.ID})
 }
 
 func (h toggleHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	id := r.URL.Query().Get("id")
 	if id == "" && r.ContentLength != 0 {
-		body, err := apikit.Decode[apikit.IDBody](r)
+		body, err := apikit.Decode[apikit.IdBody](r)
 		if err != nil {
 			return err
 		}
@@ -203,7 +203,7 @@ func (h toggleHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.Delete(r.Context(), id); err != nil {
 		return err
 	}
-	return apikit.Encode(w, http.StatusOK, apikit.IDBody{ID: id})
+	return apikit.Encode(w, http.StatusOK, apikit.IdBody{ID: id})
 }
 
 func (h toggleHandlers) getOverride(w http.ResponseWriter, r *http.Request) error {

@@ -65,7 +65,8 @@ func DocEnum[T ~string](values ...T) struct{} {
 	return struct{}{}
 }
 
-// IDBody is the {id} body many writes answer with.
-type IDBody struct {
+// IdBody is the {id} body many writes answer with. (Its name, not
+// IDBody, is the OpenAPI schema name the document has always used.)
+type IdBody struct {
 	ID string `json:"id"`
 }
