@@ -133,7 +133,7 @@ var (
 	// ErrNoAuthenticator: the Kit has no identity area, and Options sets
 	// neither Auth nor Authenticator, so no request could be
 	// authenticated.
-	ErrNoAuthenticator = errors.New("httpapi: no way to authenticate: the Kit has no identity area (add tenantkit.AreaIdentity to Config.Areas) and Options sets neither Auth nor Authenticator")
+	ErrNoAuthenticator = errors.New("httpapi: no way to authenticate: the Kit has no identity area (add tenantkit.IdentityArea to Config.Areas) and Options sets neither Auth nor Authenticator")
 )
 
 // New returns the Handler serving the Kit's areas. It leaves the Kit as it

@@ -11,7 +11,7 @@ import (
 // routes are the caller's inbox: every authenticated caller
 // reads and tidies its own (a user's, or an API key's own inbox), so no
 // route needs a feature. Notifications are created by the Kit's feeds
-// and the Go API (Kit.Notifications), never by a route.
+// and the Go API (notifications.Service), never by a route.
 func routes(svc *notifications.Service, env *apikit.Env) []apikit.Route {
 	h := notificationHandlers{svc: svc}
 	const base = "/notifications"

@@ -12,7 +12,7 @@ const FeatureProgressView = "progress.view"
 
 // routes are the job progress endpoints: what runs and what just
 // finished in the caller's scope, and one job. Jobs are created and
-// reported through the Go API (Kit.Progress); no route writes.
+// reported through the Go API (progress.Service); no route writes.
 func routes(svc *progress.Service, env *apikit.Env) []apikit.Route {
 	h := progressHandlers{svc: svc}
 	view := []string{FeatureProgressView}
