@@ -99,7 +99,7 @@ func routes(svc *entities.Service, progress *progress.Service, env *apikit.Env) 
 					"Filter by custom field with query parameters named after the fields: cf_<key>=v (a comma-separated list matches any of its values), " +
 					"cf_<key>In=a,b, and cf_<key>Gt|Gte|Lt|Lte=v on integer, float, currency, date and datetime fields; " +
 					"values are read by the field's kind, and keys without an active definition are ignored", Query: recordsQuery,
-				Exports: true, Response: apikit.PageResponse[recordItem]{}, ResponseHeaders: []apikit.Param{ExportProgressParam}}},
+				Exports: true, Response: apikit.PageResponse[recordItem]{}, ResponseHeaders: []apikit.Param{exportProgressParam}}},
 		{Method: "POST", Path: base + "/records", Handler: h.createRecord, ErrorBody: recordErrorBody,
 			Access: apikit.Access{Features: []string{FeatureEntitiesRecordsManage}},
 			Doc: apikit.Doc{Summary: "Create a record (values under values, customFields or as top-level cf_<key> keys)",
@@ -547,7 +547,7 @@ func (h entityHandlers) exportRecords(w http.ResponseWriter, r *http.Request, rq
 		table.Rows[i] = recordRow(rec)
 	}
 	jobName := "Export of " + name + " records (" + strings.ToUpper(format) + ")"
-	return WriteTrackedExport(w, r, h.progress, recordsExportJobType, jobName, format, name, table)
+	return writeTrackedExport(w, r, h.progress, recordsExportJobType, jobName, format, name, table)
 }
 
 // recordItem is a record as lists show it: its values by bare key, with
@@ -756,12 +756,12 @@ type relationOptionsBody struct {
 // ExportProgressHeader carries the id of an export's progress job.
 const ExportProgressHeader = "X-Progress-Job-Id"
 
-// ExportProgressParam documents ExportProgressHeader on a list that
+// exportProgressParam documents ExportProgressHeader on a list that
 // exports.
-var ExportProgressParam = apikit.Param{Name: ExportProgressHeader,
+var exportProgressParam = apikit.Param{Name: ExportProgressHeader,
 	Description: "With format: the id of the progress job that tracks the export (GET /progress/jobs/{id}); absent without the progress area"}
 
-// WriteTrackedExport is writeExport as a progress job of jobType named
+// writeTrackedExport is writeExport as a progress job of jobType named
 // jobName, when the Kit has the progress area (svc not nil; otherwise it
 // is writeExport). The file is rendered and sent in the response, so the
 // job lives as long as the request: it is created running once the rows
@@ -773,7 +773,7 @@ var ExportProgressParam = apikit.Param{Name: ExportProgressHeader,
 // fails (a download cut short shows "The download was interrupted"). It
 // is not cancellable: a client stops an export by closing the request. A
 // progress write that fails never fails the download.
-func WriteTrackedExport(w http.ResponseWriter, r *http.Request, svc *progress.Service, jobType, jobName, format, baseName string, t apikit.ExportTable) error {
+func writeTrackedExport(w http.ResponseWriter, r *http.Request, svc *progress.Service, jobType, jobName, format, baseName string, t apikit.ExportTable) error {
 	if svc == nil {
 		return apikit.WriteExport(w, format, baseName, t)
 	}
