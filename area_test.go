@@ -11,6 +11,7 @@ import (
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/dashboards"
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/notifications"
 	"github.com/tenantkit/tenantkit/payments"
@@ -44,7 +45,7 @@ func TestKitAreas(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	ctx := t.Context()
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: storetest.SQLite(t)})
+	kit, err := full.OpenPlain(ctx, full.Config{DB: storetest.SQLite(t)})
 	is.NoErr(err)
 
 	var names []string
@@ -82,7 +83,7 @@ func TestKitAreas(t *testing.T) {
 	is.NoErr(kit.Start(ctx))
 	is.NoErr(kit.Close(context.Background()))
 
-	unstarted, err := tenantkit.Open(ctx, tenantkit.Config{DB: storetest.SQLite(t)})
+	unstarted, err := full.OpenPlain(ctx, full.Config{DB: storetest.SQLite(t)})
 	is.NoErr(err)
 	is.NoErr(unstarted.Close(context.Background()))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
@@ -41,7 +42,7 @@ func TestKitWithChosenAreas(t *testing.T) {
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
 		ctx := t.Context()
-		kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: db, Areas: []string{tenantkit.AreaToggles, tenantkit.AreaRules}})
+		kit, err := full.OpenPlain(ctx, full.Config{DB: db, Areas: []string{tenantkit.AreaToggles, tenantkit.AreaRules}})
 		is.NoErr(err)
 		defer func() { is.NoErr(kit.Close(context.Background())) }()
 
@@ -79,7 +80,7 @@ func TestKitAreasPullInWhatTheyNeed(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	ctx := t.Context()
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: storetest.SQLite(t), Areas: []string{tenantkit.AreaDataSync, tenantkit.AreaPayments}})
+	kit, err := full.OpenPlain(ctx, full.Config{DB: storetest.SQLite(t), Areas: []string{tenantkit.AreaDataSync, tenantkit.AreaPayments}})
 	is.NoErr(err)
 	defer func() { is.NoErr(kit.Close(context.Background())) }()
 	var names []string
@@ -88,7 +89,7 @@ func TestKitAreasPullInWhatTheyNeed(t *testing.T) {
 	}
 	is.Equal(names, []string{"entities", "integrations", "payments", "progress", "datasync"})
 
-	_, err = tenantkit.Open(ctx, tenantkit.Config{DB: storetest.SQLite(t), Areas: []string{"toggles", "billing"}})
+	_, err = full.OpenPlain(ctx, full.Config{DB: storetest.SQLite(t), Areas: []string{"toggles", "billing"}})
 	is.True(err != nil && strings.Contains(err.Error(), `"billing"`))
 	is.Equal(tenantkit.AllAreas()[0], tenantkit.AreaIdentity)
 }
@@ -101,15 +102,15 @@ func TestHandlerServesOnlyTheKitsAreas(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	ctx := t.Context()
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: storetest.SQLite(t), Areas: []string{tenantkit.AreaToggles, tenantkit.AreaRules}})
+	kit, err := full.OpenPlain(ctx, full.Config{DB: storetest.SQLite(t), Areas: []string{tenantkit.AreaToggles, tenantkit.AreaRules}})
 	is.NoErr(err)
 	defer func() { is.NoErr(kit.Close(context.Background())) }()
 
-	_, err = httpapi.New(kit, httpapi.Options{})
+	_, err = httpapi.New(kit.Kit, httpapi.Options{})
 	is.True(errors.Is(err, httpapi.ErrNoAuthenticator))
 
 	tenant := store.NewID()
-	h, err := httpapi.New(kit, httpapi.Options{Authenticator: httpapi.AuthenticatorFunc(func(r *http.Request) (*identity.Identity, error) {
+	h, err := httpapi.New(kit.Kit, httpapi.Options{Authenticator: httpapi.AuthenticatorFunc(func(r *http.Request) (*identity.Identity, error) {
 		if r.Header.Get("X-Tenant") == "" {
 			return nil, nil
 		}

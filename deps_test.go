@@ -166,15 +166,24 @@ func isPluginCode(p string) (string, bool) {
 	return "", false
 }
 
+// smallHost is what a host of feature toggles and business rules that
+// mounts httpapi imports (examples/embed/minimal).
+var smallHost = []string{modulePath, modulePath + "/httpapi", modulePath + "/httpapi/togglesapi",
+	modulePath + "/httpapi/rulesapi", modulePath + "/toggles", modulePath + "/rules"}
+
+// otherAreas are the packages of the areas a host of toggles and rules
+// does not compose: their services, their workers and their routes.
+var otherAreas = []string{"webhooks", "entities", "attachments", "integrations", "payments", "dashboards",
+	"progress", "datasync", "notifications", "jobs/drain"}
+
 // TestSmallHostLinksNoPlugins: a host that composes feature toggles and
-// business rules and mounts httpapi (it imports tenantkit, httpapi,
-// toggles and rules) links no Stripe, PDF, image-decoding or S3 code:
-// those are plug-ins, which package full (and attachments/s3blobs) brings.
-// Package full does link them, so the list names packages that exist.
+// business rules and mounts httpapi (smallHost) links no Stripe, PDF,
+// image-decoding or S3 code: those are plug-ins, which package full (and
+// attachments/s3blobs) brings. Package full does link them, so the list
+// names packages that exist.
 func TestSmallHostLinksNoPlugins(t *testing.T) {
 	t.Parallel()
-	for _, p := range goList(t, "list", "-deps", "-f", "{{.ImportPath}}",
-		modulePath, modulePath+"/httpapi", modulePath+"/toggles", modulePath+"/rules") {
+	for _, p := range goList(t, append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, smallHost...)...) {
 		if c, ok := isPluginCode(p); ok {
 			t.Errorf("a host of toggles and rules with httpapi links %s (%s): an area package or httpapi imports a plug-in; "+
 				"move the code behind an interface the plug-in implements (see package full)", p, c)
@@ -189,6 +198,42 @@ func TestSmallHostLinksNoPlugins(t *testing.T) {
 	for _, c := range pluginCode {
 		if !linked[c] {
 			t.Errorf("packages full and attachments/s3blobs link no %s: is the list of plug-in code current?", c)
+		}
+	}
+}
+
+// TestSmallHostLinksNoOtherArea: a host of feature toggles and business
+// rules (smallHost) links no package of another area: not its service,
+// not its job workers, not its routes (httpapi/<area>api). An area's code
+// comes in with its module only; package full links them all, so the
+// list names packages that exist.
+func TestSmallHostLinksNoOtherArea(t *testing.T) {
+	t.Parallel()
+	isOther := func(p string) (string, bool) {
+		for _, a := range otherAreas {
+			for _, pkg := range []string{modulePath + "/" + a, modulePath + "/httpapi/" + a + "api"} {
+				if p == pkg || strings.HasPrefix(p, pkg+"/") {
+					return a, true
+				}
+			}
+		}
+		return "", false
+	}
+	for _, p := range goList(t, append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, smallHost...)...) {
+		if a, ok := isOther(p); ok {
+			t.Errorf("a host of toggles and rules links %s, of the %s area: a package it imports reaches another area "+
+				"(areas meet in their modules, httpapi/<area>api, never in tenantkit, httpapi or store)", p, a)
+		}
+	}
+	linked := map[string]bool{}
+	for _, p := range goList(t, "list", "-deps", "-f", "{{.ImportPath}}", modulePath+"/full") {
+		if a, ok := isOther(p); ok {
+			linked[a] = true
+		}
+	}
+	for _, a := range otherAreas {
+		if !linked[a] {
+			t.Errorf("package full links no package of %s: is the list of areas current?", a)
 		}
 	}
 }

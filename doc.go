@@ -4,21 +4,32 @@
 // rate limiting, each an importable package with a service and a store on
 // SQLite or PostgreSQL.
 //
-// A Kit wires the areas a host picks together over one database:
+// A Kit wires the areas a host picks together over one database. Each
+// area joins through its module: IdentityArea in this package, and the
+// Area function of the area's package under httpapi (togglesapi.Area,
+// rulesapi.Area, …), which also serves its routes:
 //
 //	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite:app.db",
-//		Areas: []string{tenantkit.AreaToggles, tenantkit.AreaRules}}) // nil: every area
+//		Areas: []tenantkit.Module{togglesapi.Area(toggles.Options{}), rulesapi.Area(rules.Options{})}})
 //	if err != nil { … }
 //	defer kit.Close(ctx)
 //	if err := kit.Start(ctx); err != nil { … } // background jobs
+//	svc, _ := tenantkit.AreaOf[*toggles.Service](kit)
+//
+// Package full opens any of the built-in areas by name, with one Config
+// of every area's options and a Kit with a typed field per area.
 //
 // Every area's service, identity's included, is an Area: the Kit builds
-// the chosen ones and the areas they are built on (constructors start and
-// read nothing), applies their migrations, registers their jobs, and
-// starts and stops them in one loop. The cross-area wiring (what one area
-// needs of another, through a small interface in its Options) is in the
-// wiring*.go files of this package, the only place that knows more than
-// one area. Each area reaches its data through a
+// the chosen ones and the areas they are built on (Module.Needs;
+// constructors start and read nothing), applies their migrations,
+// registers their jobs, lets each module connect its area to the others
+// (Wirer), and starts and stops them in one loop. This package imports no
+// area but identity, and httpapi none: what one area needs of another (a
+// small interface in its Options) is wired in the area's module, so a
+// host links the areas whose modules it imports and no others
+// (deps_test.go checks a host of toggles and rules).
+//
+// Each area reaches its data through a
 // Store interface whose SQL implementation serves both engines; a host may
 // plug in its own and check it with the area's conformance suite, a Run
 // function that tests an implementation against the behaviour the service
@@ -59,9 +70,9 @@
 // What a host links: package tenantkit, httpapi and the area packages
 // import no heavy plug-in (the Stripe client, image codecs, the PDF
 // parser, the S3 client), so a host of feature toggles and business rules
-// builds without them (deps_test.go checks it). A Kit from Open takes
-// payments through the mock providers only, serves images unresized and
-// extracts no text; package full opens one with every built-in plug-in
-// (what the standalone server does), and attachments/s3blobs keeps files
-// in S3.
+// builds without them (deps_test.go checks it). Without plug-ins,
+// payments go through the mock providers only, images are served
+// unresized and no text is extracted; full.Open opens a Kit with every
+// built-in plug-in (what the standalone server does), and
+// attachments/s3blobs keeps files in S3.
 package tenantkit

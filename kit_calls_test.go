@@ -12,7 +12,7 @@ import (
 	"github.com/matryer/is"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -48,7 +48,7 @@ func TestKitSignsRuleCalls(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	kit, err := tenantkit.Open(t.Context(), tenantkit.Config{DatabaseURL: "sqlite::memory:",
+	kit, err := full.OpenPlain(t.Context(), full.Config{DatabaseURL: "sqlite::memory:",
 		Rules: rules.Options{AllowPrivateURLs: true}, Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 	is.NoErr(err)
 	is.NoErr(kit.Start(t.Context()))

@@ -10,38 +10,22 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/tenantkit/tenantkit/attachments"
-	"github.com/tenantkit/tenantkit/dashboards"
-	"github.com/tenantkit/tenantkit/datasync"
-	"github.com/tenantkit/tenantkit/datasync/httpjson"
-	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/identity"
-	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/jobs"
-	"github.com/tenantkit/tenantkit/notifications"
-	"github.com/tenantkit/tenantkit/payments"
-	"github.com/tenantkit/tenantkit/progress"
-	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/stream"
-	"github.com/tenantkit/tenantkit/toggles"
-	"github.com/tenantkit/tenantkit/webhooks"
 )
 
 // Config configures a Kit. Either DatabaseURL or DB is required.
 type Config struct {
-	// Areas names the areas the Kit opens (AreaToggles, AreaRules, …);
-	// nil opens every area (AllAreas). An area another one is built on is
-	// added with it: entities with attachments, integrations with
-	// payments, entities, integrations and progress with data sync. Only
-	// the chosen areas' tables are created, their jobs registered and,
-	// through httpapi, their routes served. httpapi serves identity's
-	// routes and authenticates with it when AreaIdentity is among them.
-	Areas []string
-	// Identity configures the identity area: session lifetimes, the
-	// password-reset mailer, its Store. Its SecretKey is the Kit's, and
-	// the Kit registers its jobs.
-	Identity identity.Options
+	// Areas are the areas the Kit opens, each given by its module:
+	// IdentityArea here, togglesapi.Area, rulesapi.Area … in the area
+	// packages of httpapi (which also serve its routes). An area another
+	// one is built on comes with it (its module's Needs) unless Areas
+	// lists it with options of its own. A Kit without the identity area
+	// serves HTTP only with a host's authenticator. Package full opens
+	// every area by name.
+	Areas []Module
 	// DatabaseURL is passed to store.Open: "sqlite:PATH", "sqlite::memory:"
 	// or "postgres://…".
 	DatabaseURL string
@@ -54,47 +38,6 @@ type Config struct {
 	SecretKey []byte
 	// Jobs tunes the background job engine.
 	Jobs jobs.Config
-	// Rules configures the business rules' background work: the execution
-	// log's retention and whether CALL_WEBHOOK may reach private addresses.
-	Rules rules.Options
-	// Webhooks configures outbound webhooks (SecretKey is the Kit's).
-	Webhooks webhooks.Options
-	// Attachments configures uploads: limits, quota, partitions, text
-	// extraction and image resizing (plug-ins that package full sets).
-	// Its Fields (custom fields) are the entities area's, and
-	// its Blobs, when nil, FSBlobs under FilesDir.
-	Attachments attachments.Options
-	// FilesDir is where attachments' files are stored (the standalone
-	// server uses DATA_DIR/files). Empty, with no Attachments.Blobs, keeps
-	// them in memory: fine for tests, lost on restart.
-	FilesDir string
-	// FilesInDatabase keeps attachments' files in the database
-	// (attachments.SQLBlobs) when Attachments.Blobs is nil: with
-	// PostgreSQL, every process sharing the database shares the files.
-	// It wins over FilesDir.
-	FilesInDatabase bool
-	// Payments configures the payment gateways: providers (nil: mock
-	// and mock_processing; package full adds stripe) and where their
-	// credentials come from.
-	// A tenant's credentials stored in the provider's gateway integration
-	// (gateway_<provider>) always win; Payments.Credentials (nil: the
-	// environment) gives the settings the tenant has not stored.
-	Payments payments.Options
-	// Dashboards configures the dashboards: their Store and Directory
-	// (from the identity area when nil). The Kit registers its built-in
-	// widgets; register more with Kit.Dashboards.Register.
-	Dashboards dashboards.Options
-	// Progress configures job progress: its Store, how long a running
-	// job may go without a heartbeat before it shows failed, and how long
-	// finished jobs stay in GET /progress/active.
-	Progress progress.Options
-	// Notifications configures the users' inboxes: their Store, and the
-	// Recipients the feeds address (the identity area's users and roles
-	// when nil).
-	Notifications notifications.Options
-	// DataSync tunes the sync runs (their Store, the retry waits of a
-	// failing source); the Kit sets its bridges to the other areas.
-	DataSync datasync.Options
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -111,47 +54,17 @@ type Kit struct {
 	SecretKey []byte
 	// Logger is the logger from Config.
 	Logger *slog.Logger
-	// The area services follow; an area the Kit does not have (see
-	// Config.Areas) is nil.
-
-	// Identity manages tenants, organizations, users, roles, API keys
-	// and sessions, and authenticates callers.
+	// Identity is the identity area (tenants, organizations, users,
+	// roles, API keys and sessions), nil when Config.Areas has no
+	// IdentityArea. The other areas are reached with AreaOf.
 	Identity *identity.Service
-	// Toggles manages feature toggles and resolves them in-process.
-	Toggles *toggles.Service
-	// Rules manages business rules and rule sets, executes them and keeps
-	// the execution log.
-	Rules *rules.Service
-	// Webhooks manages outbound webhooks.
-	Webhooks *webhooks.Service
-	// Entities manages custom entities and custom field definitions.
-	Entities *entities.Service
-	// Attachments manages uploaded files, their partitions and delivery.
-	Attachments *attachments.Service
-	// Payments runs payment sessions through the providers and applies
-	// their webhooks.
-	Payments *payments.Service
-	// Integrations is the integration catalogue with each tenant's state,
-	// credentials (sealed with SecretKey) and logs.
-	Integrations *integrations.Service
-	// DataSync runs imports and exports of custom entity records through
-	// the integrations' adapters, as durable jobs.
-	DataSync *datasync.Service
-	// Dashboards keeps per-user widget layouts, the widget registry and
-	// who sees which widget.
-	Dashboards *dashboards.Service
-	// Progress records the progress of long-running jobs (exports,
-	// extractions, syncs) and answers what runs and what just finished.
-	Progress *progress.Service
-	// Notifications keeps each user's inbox (GET /notifications), fed by
-	// the other areas' events.
-	Notifications *notifications.Service
 	// Events streams the broadcast domain events to clients, live and
 	// resumable (GET /api/events/stream is built on it).
 	Events *stream.Hub
 
-	areas  []Area
-	ownsDB bool
+	areas   []Area
+	modules []Module
+	ownsDB  bool
 	// migrated is set once Ready has found no migration pending.
 	migrated atomic.Bool
 }
@@ -226,52 +139,13 @@ func Open(ctx context.Context, cfg Config) (*Kit, error) {
 }
 
 func (k *Kit) open(ctx context.Context, cfg Config) error {
-	cfg.SecretKey, cfg.Logger = k.SecretKey, k.Logger
-	chosen, err := chooseAreas(cfg.Areas)
+	modules, err := chooseModules(cfg.Areas)
 	if err != nil {
 		return err
 	}
-	if k.areas, err = newAreas(k.DB, cfg, chosen); err != nil {
+	k.modules = modules
+	if k.areas, err = k.buildAreas(modules); err != nil {
 		return err
-	}
-	for _, a := range k.areas {
-		switch svc := a.(type) {
-		case *identity.Service:
-			k.Identity = svc
-		case *toggles.Service:
-			k.Toggles = svc
-		case *rules.Service:
-			k.Rules = svc
-		case *webhooks.Service:
-			k.Webhooks = svc
-		case *entities.Service:
-			k.Entities = svc
-		case *attachments.Service:
-			k.Attachments = svc
-		case *payments.Service:
-			k.Payments = svc
-		case *integrations.Service:
-			k.Integrations = svc
-		case *dashboards.Service:
-			k.Dashboards = svc
-		case *datasync.Service:
-			k.DataSync = svc
-		case *progress.Service:
-			k.Progress = svc
-		case *notifications.Service:
-			k.Notifications = svc
-		}
-	}
-	if err := k.registerIntegrations(); err != nil {
-		return fmt.Errorf("tenantkit: integrations: %w", err)
-	}
-	if k.DataSync != nil {
-		if err := k.DataSync.RegisterAdapter(httpjson.New(httpjson.Options{AllowPrivate: cfg.Webhooks.AllowPrivateURLs, Logger: k.Logger})); err != nil {
-			return fmt.Errorf("tenantkit: datasync: %w", err)
-		}
-	}
-	if err := k.registerWidgets(); err != nil {
-		return fmt.Errorf("tenantkit: dashboards: %w", err)
 	}
 	if err := k.DB.Migrate(ctx, k.Migrations()...); err != nil {
 		return fmt.Errorf("tenantkit: migrate: %w", err)
@@ -289,12 +163,11 @@ func (k *Kit) open(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("tenantkit: %s: %w", a.Name(), err)
 		}
 	}
-	if k.Identity != nil && k.Dashboards != nil {
-		k.forgetOnDelete()
-	}
-	if k.Notifications != nil {
-		if err := k.subscribeNotifications(); err != nil {
-			return fmt.Errorf("tenantkit: notifications: %w", err)
+	for _, m := range modules {
+		if w, ok := m.(Wirer); ok {
+			if err := w.Wire(k); err != nil {
+				return fmt.Errorf("tenantkit: %s: %w", m.Name(), err)
+			}
 		}
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -19,11 +19,11 @@ import (
 func TestOpenValidatesConfig(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	_, err := tenantkit.Open(t.Context(), tenantkit.Config{})
+	_, err := full.OpenPlain(t.Context(), full.Config{})
 	is.True(err != nil) // no database
-	_, err = tenantkit.Open(t.Context(), tenantkit.Config{DatabaseURL: "sqlite::memory:", SecretKey: []byte("short")})
+	_, err = full.OpenPlain(t.Context(), full.Config{DatabaseURL: "sqlite::memory:", SecretKey: []byte("short")})
 	is.True(err != nil)
-	_, err = tenantkit.Open(t.Context(), tenantkit.Config{DatabaseURL: "mysql://nope"})
+	_, err = full.OpenPlain(t.Context(), full.Config{DatabaseURL: "mysql://nope"})
 	is.True(err != nil)
 }
 
@@ -32,7 +32,7 @@ func TestInMemoryKitDeliversEvents(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	ctx := t.Context()
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite::memory:"})
+	kit, err := full.OpenPlain(ctx, full.Config{DatabaseURL: "sqlite::memory:"})
 	is.NoErr(err)
 	var mu sync.Mutex
 	var got []string
@@ -73,8 +73,8 @@ func TestInMemoryKitDeliversEvents(t *testing.T) {
 func TestTogglesFreshAcrossKits(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
-		open := func() *tenantkit.Kit {
-			kit, err := tenantkit.Open(t.Context(), tenantkit.Config{DatabaseURL: url})
+		open := func() *full.Kit {
+			kit, err := full.OpenPlain(t.Context(), full.Config{DatabaseURL: url})
 			if err != nil {
 				t.Fatal(err)
 			}

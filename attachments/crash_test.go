@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/attachments/extract"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -47,11 +47,11 @@ type answeringOCR struct{ text string }
 
 func (o answeringOCR) Text(context.Context, io.Reader, string) (string, error) { return o.text, nil }
 
-func crashKit(ctx context.Context, dir, dbURL string, ocr attachments.OCR) (*tenantkit.Kit, error) {
+func crashKit(ctx context.Context, dir, dbURL string, ocr attachments.OCR) (*full.Kit, error) {
 	if dbURL == "" {
 		dbURL = "sqlite:" + filepath.Join(dir, "kit.db")
 	}
-	return tenantkit.Open(ctx, tenantkit.Config{
+	return full.OpenPlain(ctx, full.Config{
 		DatabaseURL: dbURL,
 		FilesDir:    filepath.Join(dir, "files"),
 		Attachments: attachments.Options{OCR: ocr, Extractor: extract.Extractor{Limits: crashExtract},
@@ -126,7 +126,7 @@ wait:
 	}
 	ctx := store.WithScope(t.Context(), store.Scope{TenantID: tenantID})
 	// The other process: the same database and files, an OCR that answers.
-	open := func() *tenantkit.Kit {
+	open := func() *full.Kit {
 		kit, err := crashKit(t.Context(), dir, dbURL, answeringOCR{"recovered text"})
 		if err != nil {
 			t.Fatal(err)
@@ -141,7 +141,7 @@ wait:
 		}
 		return kit
 	}
-	var kit *tenantkit.Kit
+	var kit *full.Kit
 	if running {
 		kit = open()
 	}

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -39,7 +38,7 @@ func benchFilesKit(b *testing.B, dir string) (srv *httptest.Server, key string) 
 	ctx := b.Context()
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	kit, err := full.Open(ctx, tenantkit.Config{DB: storetest.SQLite(b), SecretKey: secret, FilesDir: dir})
+	kit, err := full.Open(ctx, full.Config{DB: storetest.SQLite(b), SecretKey: secret, FilesDir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}

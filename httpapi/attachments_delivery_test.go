@@ -21,8 +21,9 @@ import (
 	"github.com/matryer/is"
 	_ "golang.org/x/image/webp" // decode the WebP fixture's size
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/attachmentsapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -217,7 +218,7 @@ func TestAttachmentFileDelivery(t *testing.T) {
 		attNotFound(t, "unknown with a key", e.attGet(unknown, f.key))
 		e.attGet(path, e.superKey).expect(200)
 		attNotFound(t, "unknown for the super admin", e.attGet(unknown, e.superKey))
-		expectForbidden(t, e.attGet(path, e.newKey(f.tf, featureAttachmentsManage)), featureAttachmentsView)
+		expectForbidden(t, e.attGet(path, e.newKey(f.tf, attachmentsapi.FeatureAttachmentsManage)), attachmentsapi.FeatureAttachmentsView)
 
 		// A public file: anyone, and cached publicly.
 		pub := f.upload("r", "pub.png", attPNG(t, 10, 10), "partitionCode", "productsMedia")
@@ -441,7 +442,7 @@ func TestAttachmentFilesOnDisk(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
 		dir := t.TempDir()
-		e := attNewEnvConfig(t, db, tenantkit.Config{FilesDir: dir, Attachments: attachments.Options{MaxUploadBytes: 64 << 10}})
+		e := attNewEnvConfig(t, db, full.Config{FilesDir: dir, Attachments: attachments.Options{MaxUploadBytes: 64 << 10}})
 		f := attSetup(e, "Acme")
 		files := func() []string {
 			var out []string

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/httpapi/attachmentsapi"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
@@ -55,7 +56,7 @@ func FuzzAttachmentUpload(f *testing.F) {
 	// make the fuzzer crawl. The limits are small so that large inputs
 	// reach the refusals.
 	shared := attNewEnv(f, storetest.SQLite(f), attachments.Options{MaxUploadBytes: 4 << 10, TenantQuotaBytes: 1 << 20})
-	key := shared.newKey(shared.newTenant("Fuzz"), featureAttachmentsView, featureAttachmentsManage)
+	key := shared.newKey(shared.newTenant("Fuzz"), attachmentsapi.FeatureAttachmentsView, attachmentsapi.FeatureAttachmentsManage)
 	f.Fuzz(func(t *testing.T, body []byte, entity, record, partition, tags string) {
 		e := shared.with(t)
 		// Fields given as arguments go first, as parts of their own.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -18,7 +18,7 @@ func TestAttachmentsWithoutPlugins(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
-		e := newTestEnvOpen(t, db, tenantkit.Config{}, tenantkit.Open)
+		e := newTestEnvOpen(t, db, full.Config{}, full.OpenPlain)
 		f := attSetup(e, "Acme")
 		pngData := attPNG(t, 200, 100)
 		item := f.upload("r", "photo.png", pngData)

@@ -8,9 +8,9 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/attachments/s3blobs"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/internal/s3test"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -31,7 +31,7 @@ func TestAttachmentFilesInS3(t *testing.T) {
 		cfg.AccessKey, cfg.SecretKey = srv.AccessKey, srv.SecretKey
 		blobs, err := s3blobs.New(t.Context(), cfg)
 		is.NoErr(err)
-		e := attNewEnvConfig(t, db, tenantkit.Config{Attachments: attachments.Options{Blobs: blobs, MaxUploadBytes: 32 << 20}})
+		e := attNewEnvConfig(t, db, full.Config{Attachments: attachments.Options{Blobs: blobs, MaxUploadBytes: 32 << 20}})
 		f := attSetup(e, "Acme")
 
 		const size = 24 << 20

@@ -19,8 +19,10 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/attachmentsapi"
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -41,19 +43,19 @@ const attBoundary = "tk-attachment-test-boundary-5e1f"
 // attNewEnv is newTestEnv over a Kit with the attachments options given.
 func attNewEnv(t testing.TB, db *store.DB, opts attachments.Options) *testEnv {
 	t.Helper()
-	return attNewEnvConfig(t, db, tenantkit.Config{Attachments: opts})
+	return attNewEnvConfig(t, db, full.Config{Attachments: opts})
 }
 
 // attNewEnvConfig is newTestEnv over a Kit opened with cfg (its DB and
 // SecretKey are set here).
-func attNewEnvConfig(t testing.TB, db *store.DB, cfg tenantkit.Config) *testEnv {
+func attNewEnvConfig(t testing.TB, db *store.DB, cfg full.Config) *testEnv {
 	t.Helper()
 	return newTestEnvConfig(t, db, cfg)
 }
 
 // attAllFeatures are what the fixture's key holds: both attachment
 // features and custom field definitions (to declare attachment fields).
-var attAllFeatures = []string{featureAttachmentsView, featureAttachmentsManage, featureEntitiesDefinitionsManage}
+var attAllFeatures = []string{attachmentsapi.FeatureAttachmentsView, attachmentsapi.FeatureAttachmentsManage, entitiesapi.FeatureEntitiesDefinitionsManage}
 
 // attFixture is a tenant with a key holding attAllFeatures in its
 // organization, and an entity id of the test's own.
@@ -376,9 +378,9 @@ func TestAttachmentPartitions(t *testing.T) {
 		e.do("POST", base, f.key, map[string]any{"code": "invoices-2024", "title": "Invoices"}).expect(201)
 
 		// Partitions need attachments.manage.
-		view := e.newKey(f.tf, featureAttachmentsView)
+		view := e.newKey(f.tf, attachmentsapi.FeatureAttachmentsView)
 		for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
-			expectForbidden(t, e.do(m, base, view, map[string]any{"code": "x", "title": "x"}), featureAttachmentsManage)
+			expectForbidden(t, e.do(m, base, view, map[string]any{"code": "x", "title": "x"}), attachmentsapi.FeatureAttachmentsManage)
 		}
 	})
 }
@@ -553,7 +555,7 @@ func TestAttachmentUpload(t *testing.T) {
 // attKey returns a key of tf with both attachment features.
 func attKey(e *testEnv, tf tenantFixture) string {
 	e.t.Helper()
-	return e.newKey(tf, featureAttachmentsView, featureAttachmentsManage)
+	return e.newKey(tf, attachmentsapi.FeatureAttachmentsView, attachmentsapi.FeatureAttachmentsManage)
 }
 
 func TestAttachmentRefusals(t *testing.T) {
@@ -1123,7 +1125,7 @@ func TestAttachmentOrganizations(t *testing.T) {
 		e := attNewEnv(t, db, attachments.Options{})
 		tf := e.newTenant("Acme")
 		o1, o2 := tf.OrgID, e.entNewOrg(tf.ID, "Acme West")
-		feats := []string{featureAttachmentsView, featureAttachmentsManage}
+		feats := []string{attachmentsapi.FeatureAttachmentsView, attachmentsapi.FeatureAttachmentsManage}
 		// Keys whose roles read only their organization, and a tenant-wide
 		// one acting in none.
 		k1 := e.specKey(tf.ID, o1, []string{o1}, feats...)
@@ -1168,8 +1170,8 @@ func TestAttachmentFeatures(t *testing.T) {
 		e := attNewEnv(t, db, attachments.Options{})
 		f := attSetup(e, "Acme")
 		id := f.upload("r", "a.png", attPNG(t, 8, 8))["id"].(string)
-		view := e.newKey(f.tf, featureAttachmentsView)
-		manage := e.newKey(f.tf, featureAttachmentsManage)
+		view := e.newKey(f.tf, attachmentsapi.FeatureAttachmentsView)
+		manage := e.newKey(f.tf, attachmentsapi.FeatureAttachmentsManage)
 		none := e.newKey(f.tf)
 
 		// Reads need attachments.view, changes attachments.manage.
@@ -1185,7 +1187,7 @@ func TestAttachmentFeatures(t *testing.T) {
 			e.do("DELETE", attBase+"?id="+id, view, nil),
 			e.do("POST", attBase+"/transfer", view, map[string]any{"entityId": f.entity, "attachmentIds": []string{id}, "toRecordId": "x"}),
 		} {
-			expectForbidden(t, r, featureAttachmentsManage)
+			expectForbidden(t, r, attachmentsapi.FeatureAttachmentsManage)
 		}
 		for _, r := range []*response{
 			e.do("GET", attBase+"?entityId="+f.entity+"&recordId=r", manage, nil),
@@ -1195,7 +1197,7 @@ func TestAttachmentFeatures(t *testing.T) {
 			e.do("GET", attBase+"/image/"+id, manage, nil),
 			e.do("GET", attBase+"/image/"+id+"/a.png", none, nil),
 		} {
-			expectForbidden(t, r, featureAttachmentsView)
+			expectForbidden(t, r, attachmentsapi.FeatureAttachmentsView)
 		}
 		e.attUpload(manage, f.fields("r"), "b.txt", []byte("b")).expect(200)
 		// Anonymous callers get 401 everywhere but on the delivery routes'

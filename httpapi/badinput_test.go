@@ -64,7 +64,7 @@ func TestBadInputNeverFails(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := permNewEnv(t, db)
-		routes := (&api{kit: e.kit, opts: Options{Auth: e.auth}}).routes()
+		routes := (&api{kit: e.kit.Kit, opts: Options{Auth: e.auth}}).routes()
 		words := permWords(routes)
 		bodies := badBodies()
 		names := make([]string, 0, len(bodies))

@@ -16,6 +16,7 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/config"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 )
 
 // The contract check: every request the HTTP tests send through testEnv
@@ -56,9 +57,9 @@ func (e *testEnv) loadContract() error {
 		contract.v = v
 		// Which area a request is in: the route table in a mux, whose
 		// handlers apply the routes' Match as the served one does.
-		a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
+		a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth}, base: "/api"}
 		mux := http.NewServeMux()
-		shared := map[string][]route{}
+		shared := map[string][]apikit.Route{}
 		for _, rt := range a.routes() {
 			pattern := rt.Method + " " + a.base + rt.Path
 			if _, ok := shared[pattern]; !ok {

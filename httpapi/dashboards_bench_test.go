@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/tenantkit/tenantkit/httpapi/dashboardsapi"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
@@ -16,7 +17,7 @@ import (
 func BenchmarkDashboardLayout(b *testing.B) {
 	e := newTestEnv(b, storetest.SQLite(b))
 	acme := e.newTenant("Acme")
-	key := e.newKey(acme, featureWidgetsView, featureWidgetsManage, "webhooks.view", "attachments.view", "payment_gateways.view", "business_rules.rules.view")
+	key := e.newKey(acme, dashboardsapi.FeatureWidgetsView, dashboardsapi.FeatureWidgetsManage, "webhooks.view", "attachments.view", "payment_gateways.view", "business_rules.rules.view")
 	answer := e.do("GET", "/api/dashboards/layout", key, nil).expect(200).Body
 	get := func(b *testing.B, h http.Handler) {
 		b.ReportAllocs()

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tenantkit/tenantkit/httpapi/dashboardsapi"
 )
 
 // fuzzETag is the form of a layout's ETag.
@@ -62,7 +64,7 @@ func FuzzLayoutIfMatch(f *testing.F) {
 	var fxs []fixture
 	for _, fe := range fuzzEnvs(f) {
 		tf := fe.newTenant("Fuzz Dashboards")
-		key := fe.newKey(tf, featureWidgetsView, featureWidgetsManage, "*")
+		key := fe.newKey(tf, dashboardsapi.FeatureWidgetsView, dashboardsapi.FeatureWidgetsManage, "*")
 		var body struct{ Widgets json.RawMessage }
 		if err := json.Unmarshal(fe.do("GET", dashBase+"/layout", key, nil).expect(200).Body, &body); err != nil {
 			f.Fatal(err)

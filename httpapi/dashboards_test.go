@@ -19,8 +19,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/dashboards"
+	"github.com/tenantkit/tenantkit/httpapi/dashboardsapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -37,11 +37,11 @@ const dashBase = "/api/dashboards"
 
 // The built-in widgets (widgets.go).
 const (
-	dashWH       = tenantkit.WidgetWebhookHealth
-	dashRules    = tenantkit.WidgetRuleExecutions
-	dashStorage  = tenantkit.WidgetStorageUse
-	dashPayments = tenantkit.WidgetPayments
-	dashSync     = tenantkit.WidgetDataSync
+	dashWH       = dashboardsapi.WidgetWebhookHealth
+	dashRules    = dashboardsapi.WidgetRuleExecutions
+	dashStorage  = dashboardsapi.WidgetStorageUse
+	dashPayments = dashboardsapi.WidgetPayments
+	dashSync     = dashboardsapi.WidgetDataSync
 )
 
 var (
@@ -51,7 +51,7 @@ var (
 
 // dashWith is the dashboard features plus more.
 func dashWith(more ...string) []string {
-	return append([]string{featureWidgetsView, featureWidgetsManage}, more...)
+	return append([]string{dashboardsapi.FeatureWidgetsView, dashboardsapi.FeatureWidgetsManage}, more...)
 }
 
 // dashAs authenticates a request (an API key or a session).
@@ -689,7 +689,7 @@ func TestDashboardFeatures(t *testing.T) {
 		e := newTestEnv(t, db)
 		tf := e.newTenant("Dash features " + randomHex(3))
 		none := dashNewKey(e, tf, "webhooks.view")
-		viewer := dashNewKey(e, tf, featureWidgetsView, "webhooks.view")
+		viewer := dashNewKey(e, tf, dashboardsapi.FeatureWidgetsView, "webhooks.view")
 		item := uuid.NewString()
 		put := map[string]any{"widgets": []any{}}
 		for _, c := range []struct {
@@ -701,7 +701,7 @@ func TestDashboardFeatures(t *testing.T) {
 		} {
 			r := dashReq(e, none.as, c.method, c.path, c.body)
 			if r.Status != 403 {
-				t.Errorf("%s %s without %s: status %d, want 403", c.method, c.path, featureWidgetsView, r.Status)
+				t.Errorf("%s %s without %s: status %d, want 403", c.method, c.path, dashboardsapi.FeatureWidgetsView, r.Status)
 			}
 		}
 		for _, c := range []struct {
@@ -715,7 +715,7 @@ func TestDashboardFeatures(t *testing.T) {
 			for _, k := range []dashKey{none, viewer} {
 				r := dashReq(e, k.as, c.method, c.path, c.body)
 				if r.Status != 403 {
-					t.Errorf("%s %s without %s: status %d, want 403", c.method, c.path, featureWidgetsManage, r.Status)
+					t.Errorf("%s %s without %s: status %d, want 403", c.method, c.path, dashboardsapi.FeatureWidgetsManage, r.Status)
 				}
 			}
 		}

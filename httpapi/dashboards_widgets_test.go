@@ -6,7 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/dashboardsapi"
+	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
+	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
+	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -19,11 +24,11 @@ import (
 func TestDashboardBuiltinWidgetData(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+		e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 		acme, other := e.newTenant("Acme "+randomHex(3)), e.newTenant("Other "+randomHex(3))
-		features := append([]string{featureWidgetsView, featureWebhooksView, featureWebhooksManage, "webhooks.test",
-			"attachments.view", "attachments.manage", featureSyncView, featureSyncRun, featureIntegrationsCredentials,
-			featureEntitiesDefinitionsManage}, append(execFeatures, payAllFeatures...)...)
+		features := append([]string{dashboardsapi.FeatureWidgetsView, webhooksapi.FeatureWebhooksView, webhooksapi.FeatureWebhooksManage, "webhooks.test",
+			"attachments.view", "attachments.manage", datasyncapi.FeatureSyncView, datasyncapi.FeatureSyncRun, integrationsapi.FeatureIntegrationsCredentials,
+			entitiesapi.FeatureEntitiesDefinitionsManage}, append(execFeatures, payAllFeatures...)...)
 		key, otherKey := e.newKey(acme, features...), e.newKey(other, features...)
 		data := func(key, widget string) map[string]any {
 			t.Helper()
@@ -122,7 +127,7 @@ func TestDashboardBuiltinWidgetData(t *testing.T) {
 			map[string]any{"total": 0.0, "byStatus": map[string]any{}, "received": []any{}})
 
 		// A key lacking a widget's feature may not read its data.
-		narrow := e.newKey(acme, featureWidgetsView)
+		narrow := e.newKey(acme, dashboardsapi.FeatureWidgetsView)
 		e.do("GET", "/api/dashboards/widgets/payment_gateways.summary/data", narrow, nil).expect(403)
 	})
 }

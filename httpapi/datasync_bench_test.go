@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/datasync"
 	"github.com/tenantkit/tenantkit/datasync/httpjson"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
+	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -125,10 +127,10 @@ func syncBenchSource(b *testing.B, items []map[string]any) *httptest.Server {
 }
 
 func benchDataSyncImport(b *testing.B, db *store.DB) {
-	e := newTestEnvConfig(b, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+	e := newTestEnvConfig(b, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 	e.start()
 	tf := e.newTenant("Sync bench " + randomHex(3))
-	key := e.newKey(tf, slices.Concat(recAllFeatures, []string{featureIntegrationsView, featureIntegrationsCredentials, featureSyncRun, featureSyncView})...)
+	key := e.newKey(tf, slices.Concat(recAllFeatures, []string{integrationsapi.FeatureIntegrationsView, integrationsapi.FeatureIntegrationsCredentials, datasyncapi.FeatureSyncRun, datasyncapi.FeatureSyncView})...)
 	ctx := store.WithScope(b.Context(), store.Scope{TenantID: tf.ID, OrganizationID: tf.OrgID})
 	err := db.Tx(ctx, func(tx *store.Tx) error {
 		_, err := tx.Exec(ctx, `CREATE TABLE bench_rows (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, data TEXT NOT NULL)`)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/datasync"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -30,7 +30,7 @@ func dsBoundsSetup(t *testing.T, db *store.DB, opts datasync.Options, jobTimeout
 	if opts.Backoff == nil {
 		opts.Backoff = dsBackoff
 	}
-	e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}, DataSync: opts,
+	e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}, DataSync: opts,
 		Jobs: jobs.Config{JobTimeout: jobTimeout}})
 	var snoozes atomic.Int64
 	e.kit.Jobs.Observe(func(kind, outcome string, _ time.Duration) {

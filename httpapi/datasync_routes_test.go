@@ -14,8 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/datasync"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
+	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
+	"github.com/tenantkit/tenantkit/httpapi/progressapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -30,8 +34,8 @@ import (
 const dsIntegration = "sync_http_json"
 
 // dsFeatures are every feature the tests' main keys hold.
-var dsFeatures = slices.Concat(recAllFeatures, []string{featureIntegrationsView, featureIntegrationsManage,
-	featureIntegrationsCredentials, featureSyncView, featureSyncConfigure, featureSyncRun, featureProgressView})
+var dsFeatures = slices.Concat(recAllFeatures, []string{integrationsapi.FeatureIntegrationsView, integrationsapi.FeatureIntegrationsManage,
+	integrationsapi.FeatureIntegrationsCredentials, datasyncapi.FeatureSyncView, datasyncapi.FeatureSyncConfigure, datasyncapi.FeatureSyncRun, progressapi.FeatureProgressView})
 
 // dsBackoff are the fast retry waits the tests' Kits use.
 var dsBackoff = []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}
@@ -59,7 +63,7 @@ type dsFixture struct {
 
 func dsNewEnv(t *testing.T, db *store.DB, start bool) *testEnv {
 	t.Helper()
-	e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true},
+	e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true},
 		DataSync: datasync.Options{Backoff: dsBackoff}})
 	if start {
 		e.start()
@@ -1423,12 +1427,12 @@ func TestDataSyncPermissions(t *testing.T) {
 			body                  any
 			also                  []string
 		}{
-			{"POST", "/api/data_sync/validate", featureSyncConfigure, f.body("import"), nil},
-			{"POST", "/api/data_sync/run", featureSyncRun, f.body("export"), []string{featureEntitiesRecordsView}},
-			{"GET", "/api/data_sync/runs", featureSyncView, nil, nil},
-			{"GET", "/api/data_sync/runs/" + id, featureSyncView, nil, nil},
-			{"POST", "/api/data_sync/runs/" + id + "/cancel", featureSyncRun, nil, nil},
-			{"POST", "/api/data_sync/runs/" + id + "/retry", featureSyncRun, nil, nil},
+			{"POST", "/api/data_sync/validate", datasyncapi.FeatureSyncConfigure, f.body("import"), nil},
+			{"POST", "/api/data_sync/run", datasyncapi.FeatureSyncRun, f.body("export"), []string{entitiesapi.FeatureEntitiesRecordsView}},
+			{"GET", "/api/data_sync/runs", datasyncapi.FeatureSyncView, nil, nil},
+			{"GET", "/api/data_sync/runs/" + id, datasyncapi.FeatureSyncView, nil, nil},
+			{"POST", "/api/data_sync/runs/" + id + "/cancel", datasyncapi.FeatureSyncRun, nil, nil},
+			{"POST", "/api/data_sync/runs/" + id + "/retry", datasyncapi.FeatureSyncRun, nil, nil},
 		}
 		for _, rt := range routes {
 			var others []string

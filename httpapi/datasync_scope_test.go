@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/datasync"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
+	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -98,7 +101,7 @@ func TestDataSyncExportOrganizationScope(t *testing.T) {
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		// A 4 s job limit gives a job a 2 s slice; every export batch below
 		// takes over 1.2 s, so a run of three batches needs a second job.
-		e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true},
+		e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true},
 			DataSync: datasync.Options{Backoff: dsBackoff}, Jobs: jobs.Config{JobTimeout: 4 * time.Second}})
 		var snoozes atomic.Int64
 		e.kit.Jobs.Observe(func(kind, outcome string, _ time.Duration) {
@@ -132,9 +135,9 @@ func TestDataSyncExportOrganizationScope(t *testing.T) {
 		// Without the records view: 403 naming it, on the start and nothing
 		// stored.
 		noView, _ := e.keyWith(g.tenantFixture, g.OrgID, e.newRole(g.tenantFixture, []string{g.OrgID},
-			featureSyncRun, featureSyncView, featureIntegrationsCredentials))
+			datasyncapi.FeatureSyncRun, datasyncapi.FeatureSyncView, integrationsapi.FeatureIntegrationsCredentials))
 		e.do("GET", recRecords+"?entityId="+eid, noView, nil).expect(403)
-		expectForbidden(t, e.do("POST", "/api/data_sync/run", noView, body), featureEntitiesRecordsView)
+		expectForbidden(t, e.do("POST", "/api/data_sync/run", noView, body), entitiesapi.FeatureEntitiesRecordsView)
 		if l := e.do("GET", "/api/data_sync/runs", tenantKey, nil).expect(200).JSON(); l["total"] != 0.0 {
 			t.Fatalf("a refused export stored a run: %v", l)
 		}
@@ -144,7 +147,7 @@ func TestDataSyncExportOrganizationScope(t *testing.T) {
 
 		// With it: org1's records and those of no organization, never org2's.
 		withView, _ := e.keyWith(g.tenantFixture, g.OrgID, e.newRole(g.tenantFixture, []string{g.OrgID},
-			featureSyncRun, featureSyncView, featureIntegrationsCredentials, featureEntitiesRecordsView))
+			datasyncapi.FeatureSyncRun, datasyncapi.FeatureSyncView, integrationsapi.FeatureIntegrationsCredentials, entitiesapi.FeatureEntitiesRecordsView))
 		id := e.do("POST", "/api/data_sync/run", withView, body).expect(201).JSON()["id"].(string)
 		f := &dsFixture{t: t, e: e, tf: g.tenantFixture, key: withView, eid: eid}
 		run := f.wait(id)
@@ -165,7 +168,7 @@ func TestDataSyncExportOrganizationScope(t *testing.T) {
 		expectRun(t, "the refused export", f.wait(failed), "failed", 0, 0, 0, 0, 0)
 		listener.setStatus(0)
 		expectForbidden(t, e.do("POST", "/api/data_sync/runs/"+failed+"/retry", noView, map[string]any{"fromBeginning": true}),
-			featureEntitiesRecordsView)
+			entitiesapi.FeatureEntitiesRecordsView)
 		retried := e.do("POST", "/api/data_sync/runs/"+failed+"/retry", tenantKey, map[string]any{"fromBeginning": true}).expect(201).JSON()
 		expectRun(t, "the retried export", f.wait(retried["id"].(string)), "completed", 0, 3, 0, 0, 3)
 		if got := listener.received(); !slices.Equal(got, readable) {
@@ -198,7 +201,7 @@ func TestDataSyncImportOrganizationScope(t *testing.T) {
 		tenantKey, _ := e.keyWith(g.tenantFixture, "", g.adminRole)
 		tenantInOrg2, _ := e.keyWith(g.tenantFixture, g.org2, g.adminRole)
 		org1Key, _ := e.keyWith(g.tenantFixture, g.OrgID, e.newRole(g.tenantFixture, []string{g.OrgID},
-			featureSyncRun, featureSyncView, featureEntitiesRecordsView))
+			datasyncapi.FeatureSyncRun, datasyncapi.FeatureSyncView, entitiesapi.FeatureEntitiesRecordsView))
 		org2Key, _ := e.keyWith(g.tenantFixture, g.org2, e.newRole(g.tenantFixture, []string{g.org2}, recAllFeatures...))
 
 		eid := recEntity()

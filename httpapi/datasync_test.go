@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/datasyncapi"
+	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -59,10 +61,10 @@ func waitRun(t *testing.T, e *testEnv, key, id string) map[string]any {
 func TestDataSyncImportRoundTrip(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
-		e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+		e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 		e.start()
 		tf := e.newTenant("Sync " + randomHex(3))
-		key := e.newKey(tf, append(recAllFeatures, featureIntegrationsView, featureIntegrationsCredentials, featureSyncRun, featureSyncView, "progress.view")...)
+		key := e.newKey(tf, append(recAllFeatures, integrationsapi.FeatureIntegrationsView, integrationsapi.FeatureIntegrationsCredentials, datasyncapi.FeatureSyncRun, datasyncapi.FeatureSyncView, "progress.view")...)
 		eid := recEntity()
 		e.do("POST", "/api/entities/entities", key, map[string]any{"entityId": eid, "label": "Products"}).expect(200)
 		e.do("POST", "/api/entities/definitions.batch", key, map[string]any{"entityId": eid,

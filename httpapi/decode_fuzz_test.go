@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
+	"github.com/tenantkit/tenantkit/httpapi/rulesapi"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -21,9 +23,9 @@ import (
 func decodeWithDecoder[T any](body []byte) (T, error) {
 	var v T
 	if !utf8.Valid(body) {
-		return v, invalidUTF8(body)
+		return v, apikit.InvalidUTF8(body)
 	}
-	err := decodeStream(body, &v)
+	err := apikit.DecodeStream(body, &v)
 	return v, err
 }
 
@@ -46,7 +48,7 @@ func FuzzDecode(f *testing.F) {
 	for _, c := range decodeCases {
 		f.Add([]byte(c))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) { sameAsReference(t, body, decode[rules.Input]) })
+	f.Fuzz(func(t *testing.T, body []byte) { sameAsReference(t, body, apikit.Decode[rules.Input]) })
 }
 
 // FuzzDecodeRuleInput holds the execute endpoints' decoding (jsondec's
@@ -56,7 +58,7 @@ func FuzzDecodeRuleInput(f *testing.F) {
 	for _, c := range decodeCases {
 		f.Add([]byte(c))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) { sameAsReference(t, body, decodeRuleInput) })
+	f.Fuzz(func(t *testing.T, body []byte) { sameAsReference(t, body, rulesapi.DecodeRuleInput) })
 }
 
 // The bodies clients send take the one-pass path; the ones it must leave
@@ -71,7 +73,7 @@ func TestRuleInputFastPath(t *testing.T) {
 		`{"entityType":1,"data":{}}`:         false,
 		`{"dryRun":"yes","data":{}}`:         false,
 	} {
-		if _, ok := ruleInputFast([]byte(body)); ok != fast {
+		if _, ok := rulesapi.RuleInputFast([]byte(body)); ok != fast {
 			t.Errorf("body %s: one-pass %v, want %v", body, ok, fast)
 		}
 	}
@@ -110,7 +112,7 @@ func TestDecodeMessages(t *testing.T) {
 		`{"a" 1}`:          "Malformed JSON at byte 6",
 		`{"entityType":1}`: "entityType",
 	} {
-		_, err := decode[rules.Input](httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+		_, err := apikit.Decode[rules.Input](httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("body %q: %v, want an invalid-input error with %q", body, err, want)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -25,7 +25,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	var logs syncBuffer
-	e := newTestEnvConfig(t, db, tenantkit.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	e := newTestEnvConfig(t, db, full.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	acme := e.newTenant("Acme")
 	key := e.newKey(acme, "payment_gateways.manage", "payment_gateways.view")
 	session := map[string]any{"providerKey": "mock", "amount": 10, "currencyCode": "USD",

@@ -3,7 +3,9 @@
 //
 // # What a Handler serves
 //
-// The routes of the areas the Kit has (tenantkit.Config.Areas), the
+// The routes of the areas the Kit has (the modules of
+// tenantkit.Config.Areas that serve routes: those of the area packages
+// under httpapi, togglesapi.Area and the others), the
 // identity routes when it authenticates with the Kit's identity area (or
 // Options.Auth), the health and documentation routes, and the host's own
 // Options.Routes; its OpenAPI document lists exactly those. New does not
@@ -14,19 +16,28 @@
 //
 // # Route table
 //
-// routes.go lists every endpoint once, its description grouped by
+// The route table (apikit.Route, assembled by routes.go from this
+// package's routes and the areas' modules) describes every endpoint
+// once, grouped by
 // concern: the route's pattern, handler, error body format and no-store
 // mark; who may call it (Access: public, super-admin only, the features
 // it needs, tenant-wide); its own limits (Limits: body size, rate); and
 // its documentation (Doc), which nothing but the API documentation reads.
 // Dispatch, authorization, rate limiting and the API
 // documentation all read that table; a test checks it
-// for conflicting or duplicate patterns. Each area adds its routes from
-// its own file (identity.go, toggles.go, …) with small handlers: decode,
-// call the service, encode. Bodies are decoded with encoding/json
-// (decode), except the rule execution endpoints' (ruleinput.go), the
-// hottest: a plain body is read in one pass by internal/jsondec with the
-// same result, anything else takes decode's path and its messages.
+// for conflicting or duplicate patterns. Identity's routes are this
+// package's (identity.go); every other area adds its routes from its own
+// package, httpapi/<area>api, whose module (Area) a host lists in
+// tenantkit.Config.Areas: the module builds the area's service, connects
+// it to the Kit's other areas and serves its routes, so that a host links
+// the areas it imports and no others. The route type and the helpers
+// every area's handlers share (decode, encode, lists, exports, errors,
+// the documentation's parameters) are in httpapi/internal/apikit.
+// Handlers are small: decode, call the service, encode. Bodies are
+// decoded with encoding/json (apikit.Decode), except the rule execution
+// endpoints' (rulesapi's ruleinput.go), the hottest: a plain body is read
+// in one pass by internal/jsondec with the same result, anything else
+// takes Decode's path and its messages.
 //
 // # Middleware
 //

@@ -10,27 +10,9 @@ import (
 	"sync"
 
 	"github.com/tenantkit/tenantkit/httpapi/explorer"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/store"
 )
-
-// Param documents one query parameter of a route.
-type Param struct {
-	// Name is the parameter's name ("pageSize").
-	Name string
-	// Type is its JSON Schema type: "string" (the default), "integer",
-	// "number" or "boolean".
-	Type string
-	// Description says what it does.
-	Description string
-	// Required parameters must be present.
-	Required bool
-	// Enum lists the accepted values, when they are a closed set.
-	Enum []string
-	// Minimum and Maximum bound an integer or number, when set.
-	Minimum, Maximum *float64
-	// Pattern is a regular expression (ECMA-262) a string value matches.
-	Pattern string
-}
 
 // Route is an endpoint a host adds to the handler through
 // Options.Routes. It is served under Options.BasePath behind the same
@@ -52,7 +34,7 @@ type Route struct {
 	// Features the caller must all hold.
 	Features []string
 	// Query documents the query parameters the handler reads.
-	Query []Param
+	Query []apikit.Param
 	// Request is a value of the JSON request body's Go type (nil: no
 	// body); Response of the success body's (nil: none).
 	Request, Response any
@@ -74,12 +56,12 @@ type Route struct {
 }
 
 // hostRoutes turns Options.Routes into route table entries.
-func hostRoutes(rs []Route) []route {
-	out := make([]route, len(rs))
+func hostRoutes(rs []Route) []apikit.Route {
+	out := make([]apikit.Route, len(rs))
 	for i, r := range rs {
-		out[i] = route{Method: r.Method, Path: r.Path, Handler: r.Handler,
-			Access: routeAccess{Public: r.Public, Features: r.Features},
-			Doc: routeDoc{Summary: r.Summary, Description: r.Description, Area: r.Area, Query: r.Query, Request: r.Request,
+		out[i] = apikit.Route{Method: r.Method, Path: r.Path, Handler: r.Handler,
+			Access: apikit.Access{Public: r.Public, Features: r.Features},
+			Doc: apikit.Doc{Summary: r.Summary, Description: r.Description, Area: r.Area, Query: r.Query, Request: r.Request,
 				Example: r.Example, Response: r.Response, Status: r.Status, Errors: r.Errors}}
 		if out[i].Doc.Area == "" {
 			out[i].Doc.Area = "Custom"
@@ -109,29 +91,29 @@ type docs struct {
 // Options.DocsRequireAuth. The document is built on first use from the
 // final route table (these routes included), so it describes exactly
 // what is served.
-func (a *api) docsRoutes(d *docs) []route {
+func (a *api) docsRoutes(d *docs) []apikit.Route {
 	public := !a.opts.DocsRequireAuth
 	const area = "Documentation"
-	return []route{
+	return []apikit.Route{
 		{Method: "GET", Path: "/docs/openapi", Handler: d.serveOpenAPI,
-			Access: routeAccess{Public: public},
-			Doc: routeDoc{Summary: "The OpenAPI 3.1 document of this API", Area: area,
+			Access: apikit.Access{Public: public},
+			Doc: apikit.Doc{Summary: "The OpenAPI 3.1 document of this API", Area: area,
 				Description: "With tag, only the part of the document for that area (one of the document's tags): " +
 					"its operations and the schemas they use. The explorer shows the API one area at a time from these parts.",
-				Query:    []Param{textQuery("tag", "An area (a tag of the document): answer the part of the document for that area only")},
+				Query:    []apikit.Param{apikit.TextQuery("tag", "An area (a tag of the document): answer the part of the document for that area only")},
 				Response: map[string]any{}}},
 		{Method: "GET", Path: "/docs/markdown", Handler: d.serveMarkdown,
-			Access: routeAccess{Public: public},
-			Doc:    routeDoc{Summary: "The same API description as Markdown", Area: area, ResponseContent: []string{"text/markdown"}}},
+			Access: apikit.Access{Public: public},
+			Doc:    apikit.Doc{Summary: "The same API description as Markdown", Area: area, ResponseContent: []string{"text/markdown"}}},
 		{Method: "GET", Path: "/docs/api", Handler: a.serveExplorer(d),
-			Access: routeAccess{Public: public},
-			Doc: routeDoc{Summary: "The interactive API explorer (Swagger UI); it loads nothing from any other host", Area: area,
+			Access: apikit.Access{Public: public},
+			Doc: apikit.Doc{Summary: "The interactive API explorer (Swagger UI); it loads nothing from any other host", Area: area,
 				ResponseContent: []string{"text/html"}}},
 		// Public even with DocsRequireAuth: a <script src> cannot send an
 		// API key, and the files are Swagger UI's own.
 		{Method: "GET", Path: "/docs/api/assets/{name}", Handler: serveExplorerAsset,
-			Access: routeAccess{Public: true},
-			Doc: routeDoc{Summary: "A file of the API explorer (Swagger UI's script and style)", Area: area,
+			Access: apikit.Access{Public: true},
+			Doc: apikit.Doc{Summary: "A file of the API explorer (Swagger UI's script and style)", Area: area,
 				ResponseContent: []string{"text/javascript", "text/css", "text/plain"}}},
 	}
 }
@@ -240,7 +222,7 @@ func (d *docs) serveMarkdown(w http.ResponseWriter, _ *http.Request) error {
 // serveExplorer serves the explorer page, which shows the API one area at
 // a time (Swagger UI 5.35.0 renders no operation past the first tag of a
 // document of 137 or more operations).
-func (a *api) serveExplorer(d *docs) apiFunc {
+func (a *api) serveExplorer(d *docs) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if err := d.load(); err != nil {
 			return err

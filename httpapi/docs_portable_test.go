@@ -52,10 +52,10 @@ func TestOpenAPIDocumentIsPortable(t *testing.T) {
 	for name, s := range doc.Components.Schemas {
 		checkPortableSchema(t, "components/schemas/"+name, s)
 	}
-	a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
+	a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth}, base: "/api"}
 	public := map[string]bool{}
 	for _, rt := range a.routes() {
-		public[strings.ToLower(rt.Method)+" "+rt.docPath()] = rt.Access.Public
+		public[strings.ToLower(rt.Method)+" "+rt.DocPath()] = rt.Access.Public
 	}
 	for p, item := range doc.Paths {
 		if strings.HasPrefix(p, "/api/") {

@@ -14,6 +14,7 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/tenantkit/tenantkit/httpapi/explorer"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -92,10 +93,10 @@ func TestOpenAPIListsExactlyTheRouteTable(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		paths := fetchDocument(t, e)
-		a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
-		want := map[string]route{}
+		a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth}, base: "/api"}
+		want := map[string]apikit.Route{}
 		for _, rt := range a.routes() {
-			want[strings.ToLower(rt.Method)+" /api"+rt.docPath()] = rt
+			want[strings.ToLower(rt.Method)+" /api"+rt.DocPath()] = rt
 		}
 		var got []string
 		for p, item := range paths {
@@ -118,7 +119,7 @@ func TestOpenAPIListsExactlyTheRouteTable(t *testing.T) {
 					is.True(op.Responses["401"] != nil)
 					is.True(op.Responses["403"] != nil)
 				}
-				for _, name := range pathParams(rt.docPath()) {
+				for _, name := range apikit.PathParams(rt.DocPath()) {
 					is.True(slices.ContainsFunc(op.Parameters, func(p struct{ Name, In string }) bool {
 						return p.Name == name && p.In == "path"
 					}))
@@ -154,11 +155,11 @@ func TestDocsRoutes(t *testing.T) {
 		}
 	}
 
-	a := &api{kit: e.kit, opts: Options{Auth: e.auth}, base: "/api"}
+	a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth}, base: "/api"}
 	for _, rt := range a.routes() { // every route, with its features and an example request
-		i := strings.Index(text, "\n### "+rt.Method+" /api"+rt.docPath()+"\n")
+		i := strings.Index(text, "\n### "+rt.Method+" /api"+rt.DocPath()+"\n")
 		if i < 0 {
-			t.Errorf("the Markdown has no section for %s %s", rt.Method, rt.docPath())
+			t.Errorf("the Markdown has no section for %s %s", rt.Method, rt.DocPath())
 			continue
 		}
 		section := text[i+1:]
@@ -166,11 +167,11 @@ func TestDocsRoutes(t *testing.T) {
 			section = section[:j+4]
 		}
 		if !strings.Contains(section, "curl -X "+rt.Method+" 'http://localhost:8080/api") {
-			t.Errorf("the Markdown's %s %s has no example request", rt.Method, rt.docPath())
+			t.Errorf("the Markdown's %s %s has no example request", rt.Method, rt.DocPath())
 		}
 		for _, f := range rt.Access.Features {
 			if !strings.Contains(section, "`"+f+"`") {
-				t.Errorf("the Markdown's %s %s does not name feature %s", rt.Method, rt.docPath(), f)
+				t.Errorf("the Markdown's %s %s does not name feature %s", rt.Method, rt.DocPath(), f)
 			}
 		}
 	}
@@ -203,7 +204,7 @@ func TestHostRoutes(t *testing.T) {
 	}
 	e.handler = mustNew(e.kit, Options{Auth: e.auth, Routes: []Route{{
 		Method: "GET", Path: "/reports/{name}", Summary: "A report", Area: "Reports", Features: []string{"reports.view"},
-		Query: []Param{{Name: "limit", Type: "integer"}}, Response: report{},
+		Query: []apikit.Param{{Name: "limit", Type: "integer"}}, Response: report{},
 		Handler: func(w http.ResponseWriter, r *http.Request) error {
 			if r.PathValue("name") == "missing" {
 				return store.ErrNotFound

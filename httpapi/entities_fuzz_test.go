@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
 )
 
 // FuzzRecordFilters reads arbitrary query strings with recordFilters:
@@ -28,7 +29,7 @@ func FuzzRecordFilters(f *testing.F) {
 	suffix := map[string]string{entities.OpIn: "In", entities.OpGt: "Gt", entities.OpGte: "Gte", entities.OpLt: "Lt", entities.OpLte: "Lte"}
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, _ := url.ParseQuery(raw)
-		for _, fl := range recordFilters(q) {
+		for _, fl := range entitiesapi.RecordFilters(q) {
 			if !slices.Contains(ops, fl.Op) {
 				t.Fatalf("%q: filter %+v has an unknown operator", raw, fl)
 			}

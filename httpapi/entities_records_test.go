@@ -15,6 +15,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -30,8 +31,8 @@ const (
 
 // recAllFeatures are the features of every records and options route,
 // and of defining fields.
-var recAllFeatures = []string{featureEntitiesRecordsView, featureEntitiesRecordsManage, featureEntitiesDefinitionsView,
-	featureEntitiesDefinitionsManage}
+var recAllFeatures = []string{entitiesapi.FeatureEntitiesRecordsView, entitiesapi.FeatureEntitiesRecordsManage, entitiesapi.FeatureEntitiesDefinitionsView,
+	entitiesapi.FeatureEntitiesDefinitionsManage}
 
 // recEntity returns an entity id no other test uses (dotted form).
 func recEntity() string { return "rec.h_" + randomHex(6) }
@@ -280,12 +281,12 @@ func TestEntityRecordsFeatures(t *testing.T) {
 			feature      string
 		}
 		calls := []call{
-			{"GET", recRecords + "?entityId=" + eid, nil, featureEntitiesRecordsView},
-			{"GET", recRecords + "?entityId=" + eid + "&format=csv", nil, featureEntitiesRecordsView},
-			{"POST", recRecords, create, featureEntitiesRecordsManage},
-			{"PUT", recRecords, update, featureEntitiesRecordsManage},
-			{"DELETE", recRecords + "?entityId=" + eid + "&recordId=" + id, nil, featureEntitiesRecordsManage},
-			{"GET", recOptions + "?entityId=" + eid, nil, featureEntitiesDefinitionsView},
+			{"GET", recRecords + "?entityId=" + eid, nil, entitiesapi.FeatureEntitiesRecordsView},
+			{"GET", recRecords + "?entityId=" + eid + "&format=csv", nil, entitiesapi.FeatureEntitiesRecordsView},
+			{"POST", recRecords, create, entitiesapi.FeatureEntitiesRecordsManage},
+			{"PUT", recRecords, update, entitiesapi.FeatureEntitiesRecordsManage},
+			{"DELETE", recRecords + "?entityId=" + eid + "&recordId=" + id, nil, entitiesapi.FeatureEntitiesRecordsManage},
+			{"GET", recOptions + "?entityId=" + eid, nil, entitiesapi.FeatureEntitiesDefinitionsView},
 		}
 		// No key: 401.
 		for _, c := range calls {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -145,7 +145,7 @@ func TestEntitiesSpecRouteTable(t *testing.T) {
 			{"GET", "/entities/relations/options", "entities.definitions.view", false, false},
 		}
 		var got []row
-		for _, rt := range (&api{kit: e.kit}).routes() {
+		for _, rt := range (&api{kit: e.kit.Kit}).routes() {
 			if !strings.HasPrefix(rt.Path, "/entities") {
 				continue
 			}
@@ -1201,7 +1201,7 @@ func TestEntitiesSpecDefinitionCacheAcrossProcesses(t *testing.T) {
 			return db
 		}
 		e := newTestEnv(t, open())
-		kit2, err := tenantkit.Open(t.Context(), tenantkit.Config{DB: open()})
+		kit2, err := full.OpenPlain(t.Context(), full.Config{DB: open()})
 		is.NoErr(err)
 		t.Cleanup(func() { _ = kit2.Close(context.Background()) })
 		e2 := *e

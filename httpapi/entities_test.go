@@ -14,6 +14,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
+	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -172,7 +174,7 @@ func TestEntitiesEntityRoutes(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, featureEntitiesDefinitionsManage)
+		key := e.newKey(acme, entitiesapi.FeatureEntitiesDefinitionsManage)
 		ticket, note := entTestID("ticket"), entTestID("note")
 
 		// Nothing yet.
@@ -291,7 +293,7 @@ func TestEntitiesDefinitionRoutes(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, featureEntitiesDefinitionsManage)
+		key := e.newKey(acme, entitiesapi.FeatureEntitiesDefinitionsManage)
 		id := entTestID("ticket")
 		q := "entityId=" + id
 
@@ -473,7 +475,7 @@ func TestEntitiesEntityIDForms(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, featureEntitiesDefinitionsManage)
+		key := e.newKey(acme, entitiesapi.FeatureEntitiesDefinitionsManage)
 		dotted := entTestID("thing")
 		col := colon(dotted)
 		is.True(strings.Contains(col, ":") && !strings.Contains(col, "."))
@@ -542,7 +544,7 @@ func TestEntitiesScopes(t *testing.T) {
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
 		o1, o2 := acme.OrgID, e.entNewOrg(acme.ID, "Acme West")
-		m := featureEntitiesDefinitionsManage
+		m := entitiesapi.FeatureEntitiesDefinitionsManage
 		kT, k1, k2 := e.entKey(acme.ID, "", m), e.entKey(acme.ID, o1, m), e.entKey(acme.ID, o2, m)
 		// The tenant-level key acts in no organization.
 		me := e.do("GET", "/api/auth/me", kT, nil).expect(200).JSON()
@@ -709,7 +711,7 @@ func TestEntitiesGlobalDefinitions(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme, globex := e.newTenant("Acme"), e.newTenant("Globex")
-		m := featureEntitiesDefinitionsManage
+		m := entitiesapi.FeatureEntitiesDefinitionsManage
 		kA, kAT, kB := e.newKey(acme, m), e.entKey(acme.ID, "", m), e.newKey(globex, m)
 		id := entTestID("global") // global definitions are seen by every tenant: this id is the test's own
 		g, err := e.kit.Entities.DefineGlobal(t.Context(), entities.DefinitionInput{EntityID: colon(id), Key: "sku", Kind: "text",
@@ -768,7 +770,7 @@ func TestEntitiesBatch(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, featureEntitiesDefinitionsManage)
+		key := e.newKey(acme, entitiesapi.FeatureEntitiesDefinitionsManage)
 		id := entTestID("order")
 		q := "entityId=" + id
 		batchPath := entBase + "/definitions.batch"
@@ -894,7 +896,7 @@ func TestEntitiesValidation(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, featureEntitiesDefinitionsManage)
+		key := e.newKey(acme, entitiesapi.FeatureEntitiesDefinitionsManage)
 		id := entTestID("valid")
 		const dict = "0190a0b1-1c2d-7e3f-8a9b-0c1d2e3f4a5b"
 		ent := func(edits ...func(map[string]any)) map[string]any {
@@ -1053,7 +1055,7 @@ func TestEntitiesBadInputNever5xx(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, featureEntitiesDefinitionsManage)
+		key := e.newKey(acme, entitiesapi.FeatureEntitiesDefinitionsManage)
 		id := entTestID("robust")
 		e.do("POST", entBase+"/definitions", key, map[string]any{"entityId": id, "key": "seed", "kind": "text"}).expect(200)
 
@@ -1117,7 +1119,7 @@ func TestEntitiesFeatures(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		admin := e.newKey(acme, featureEntitiesDefinitionsManage)
+		admin := e.newKey(acme, entitiesapi.FeatureEntitiesDefinitionsManage)
 		id := entTestID("guarded")
 		e.do("POST", entBase+"/entities", admin, map[string]any{"entityId": id, "label": "Seed", "showInSidebar": true}).expect(200)
 		e.do("POST", entBase+"/definitions", admin, map[string]any{"entityId": id, "key": "seed", "kind": "text"}).expect(200)
@@ -1146,7 +1148,7 @@ func TestEntitiesFeatures(t *testing.T) {
 		}
 		for name, k := range map[string]string{
 			"none":     e.newKey(acme),
-			"webhooks": e.newKey(acme, featureWebhooksView, featureWebhooksManage),
+			"webhooks": e.newKey(acme, webhooksapi.FeatureWebhooksView, webhooksapi.FeatureWebhooksManage),
 			"similar":  e.newKey(acme, "entities.definitions.view", "entities.records.manage", "entities.definitions"),
 		} {
 			for _, c := range open {
@@ -1161,11 +1163,11 @@ func TestEntitiesFeatures(t *testing.T) {
 					t.Errorf("%s key, %s %s: status %d, want 403; body: %s", name, c.method, c.path, r.Status, r.Body)
 					continue
 				}
-				expectForbiddenFeature(t, r, featureEntitiesDefinitionsManage)
+				expectForbiddenFeature(t, r, entitiesapi.FeatureEntitiesDefinitionsManage)
 			}
 			// Invalid bodies are forbidden before they are read.
-			expectForbiddenFeature(t, e.do("POST", entBase+"/entities", k, "{"), featureEntitiesDefinitionsManage)
-			expectForbiddenFeature(t, e.do("GET", entBase+"/definitions.manage", k, nil), featureEntitiesDefinitionsManage)
+			expectForbiddenFeature(t, e.do("POST", entBase+"/entities", k, "{"), entitiesapi.FeatureEntitiesDefinitionsManage)
+			expectForbiddenFeature(t, e.do("GET", entBase+"/definitions.manage", k, nil), entitiesapi.FeatureEntitiesDefinitionsManage)
 		}
 		// The open routes show the same to any key.
 		none := e.newKey(acme)
@@ -1210,7 +1212,7 @@ func TestEntitiesTenantIsolation(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme, globex := e.newTenant("Acme"), e.newTenant("Globex")
-		m := featureEntitiesDefinitionsManage
+		m := entitiesapi.FeatureEntitiesDefinitionsManage
 		keyA, keyAT := e.newKey(acme, m), e.entKey(acme.ID, "", m)
 		keyB, keyBT := e.newKey(globex, m), e.entKey(globex.ID, "", m)
 		id := entTestID("secret")
@@ -1287,7 +1289,7 @@ func TestEntitiesConcurrentUpserts(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, featureEntitiesDefinitionsManage)
+		key := e.newKey(acme, entitiesapi.FeatureEntitiesDefinitionsManage)
 		id := entTestID("race")
 		const n = 8
 		calls := []struct {
@@ -1330,7 +1332,7 @@ func TestEntitiesEventCatalogue(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		body := e.do("GET", "/api/webhooks/events", e.newKey(acme, featureWebhooksView), nil).expect(200).JSON()
+		body := e.do("GET", "/api/webhooks/events", e.newKey(acme, webhooksapi.FeatureWebhooksView), nil).expect(200).JSON()
 		byID := map[string]any{}
 		for _, it := range body["data"].([]any) {
 			ev := it.(map[string]any)
@@ -1362,7 +1364,7 @@ func TestEntitiesEventCatalogue(t *testing.T) {
 			is.Equal(ev["module"], "entities")
 		}
 		// A webhook may subscribe to them.
-		key := e.newKey(acme, featureWebhooksView, featureWebhooksManage)
+		key := e.newKey(acme, webhooksapi.FeatureWebhooksView, webhooksapi.FeatureWebhooksManage)
 		e.do("POST", "/api/webhooks", key, map[string]any{"name": "ent", "url": "https://hooks.example.com/ent",
 			"subscribedEvents": []string{"entities.*", "entities.definition.restored"}}).expect(201)
 	})

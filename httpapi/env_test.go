@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
@@ -24,7 +23,7 @@ import (
 // database, with a super-admin key. Area tests build on it.
 type testEnv struct {
 	t        testing.TB
-	kit      *tenantkit.Kit
+	kit      *full.Kit
 	auth     *identity.Service
 	handler  http.Handler
 	superKey string
@@ -33,19 +32,19 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB, db *store.DB) *testEnv {
 	t.Helper()
-	return newTestEnvConfig(t, db, tenantkit.Config{})
+	return newTestEnvConfig(t, db, full.Config{})
 }
 
 // newTestEnvConfig is newTestEnv over a Kit opened with cfg (its DB and
 // SecretKey are set here) and every built-in plug-in (full.Open).
-func newTestEnvConfig(t testing.TB, db *store.DB, cfg tenantkit.Config) *testEnv {
+func newTestEnvConfig(t testing.TB, db *store.DB, cfg full.Config) *testEnv {
 	t.Helper()
 	return newTestEnvOpen(t, db, cfg, full.Open)
 }
 
 // newTestEnvOpen is newTestEnvConfig with the Kit opened by open
 // (tenantkit.Open: no plug-ins).
-func newTestEnvOpen(t testing.TB, db *store.DB, cfg tenantkit.Config, open func(context.Context, tenantkit.Config) (*tenantkit.Kit, error)) *testEnv {
+func newTestEnvOpen(t testing.TB, db *store.DB, cfg full.Config, open func(context.Context, full.Config) (*full.Kit, error)) *testEnv {
 	t.Helper()
 	ctx := t.Context()
 	key := make([]byte, 32)
@@ -278,8 +277,8 @@ func (b *syncBuffer) String() string {
 }
 
 // mustNew is New for tests, whose options are always valid.
-func mustNew(kit *tenantkit.Kit, opts Options) *Handler {
-	h, err := New(kit, opts)
+func mustNew(kit *full.Kit, opts Options) *Handler {
+	h, err := New(kit.Kit, opts)
 	if err != nil {
 		panic(err)
 	}

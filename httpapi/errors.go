@@ -3,9 +3,9 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
@@ -18,7 +18,7 @@ var statusTable = []struct {
 	status int
 }{
 	{identity.ErrUnauthenticated, http.StatusUnauthorized},
-	{errBodyTooLarge, http.StatusRequestEntityTooLarge},
+	{apikit.ErrBodyTooLarge, http.StatusRequestEntityTooLarge},
 	{store.ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{store.ErrInvalid, http.StatusBadRequest},
 	{store.ErrNoScope, http.StatusForbidden},
@@ -27,22 +27,10 @@ var statusTable = []struct {
 	{store.ErrConflict, http.StatusConflict},
 }
 
-// statusError gives err a status of its own, outside statusTable (a
-// payment route's 422 or 502), and optionally the message its body shows
-// (for a 5xx, instead of the generic one).
-type statusError struct {
-	status  int
-	message string
-	err     error
-}
-
-func (e *statusError) Error() string { return e.err.Error() }
-func (e *statusError) Unwrap() error { return e.err }
-
 func statusOf(err error) int {
-	var se *statusError
+	var se *apikit.StatusError
 	if errors.As(err, &se) {
-		return se.status
+		return se.Status
 	}
 	for _, row := range statusTable {
 		if errors.Is(err, row.kind) {
@@ -52,15 +40,10 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// errorBodyFunc formats an error response for an area whose documented
-// error body differs from the default. It receives the status and the
-// default body's message and details.
-type errorBodyFunc func(status int, err error, message string, details map[string]string) any
-
 // writeError writes err with the status from statusTable and the route's
 // body format. 5xx responses are logged with the request id and their
 // bodies never carry internals.
-func (a *api) writeError(w http.ResponseWriter, r *http.Request, rt route, err error) {
+func (a *api) writeError(w http.ResponseWriter, r *http.Request, rt apikit.Route, err error) {
 	if limited, ok := ratelimit.AsLimited(err); ok {
 		ratelimit.WriteLimited(w, r, limited.Result)
 		return
@@ -70,10 +53,10 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, rt route, err e
 		a.logger.ErrorContext(r.Context(), "httpapi: request failed", "method", r.Method, "path", r.URL.Path,
 			"requestId", requestID(r), "err", err)
 		message := "Internal server error"
-		if se := (*statusError)(nil); errors.As(err, &se) && se.message != "" {
-			message = se.message
+		if se := (*apikit.StatusError)(nil); errors.As(err, &se) && se.Message != "" {
+			message = se.Message
 		}
-		encode(w, status, map[string]string{"error": message})
+		apikit.Encode(w, status, map[string]string{"error": message})
 		return
 	}
 	message, details := describe(status, err)
@@ -82,23 +65,23 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, rt route, err e
 		body = rt.ErrorBody(status, err, message, details)
 	}
 	if body == nil {
-		body = defaultErrorBody(status, err, message, details)
+		body = apikit.DefaultErrorBody(status, err, message, details)
 	}
-	if fe := (*forbiddenError)(nil); errors.As(err, &fe) && fe.tenantScope {
+	if fe := (*apikit.ForbiddenError)(nil); errors.As(err, &fe) && fe.TenantScope {
 		if m, ok := body.(map[string]any); ok {
 			// In every area's error format alike.
 			m["requiredScope"] = requiredScopeTenant
 		}
 	}
-	encode(w, status, body)
+	apikit.Encode(w, status, body)
 }
 
 // describe returns the caller-facing message and per-field details of a
 // 4xx error. Only messages made for callers (store.Errorf, validation
 // errors) are shown; anything else gets the status's generic text.
 func describe(status int, err error) (string, map[string]string) {
-	if se := (*statusError)(nil); errors.As(err, &se) && se.message != "" {
-		return se.message, nil
+	if se := (*apikit.StatusError)(nil); errors.As(err, &se) && se.Message != "" {
+		return se.Message, nil
 	}
 	var ve *store.ValidationError
 	if errors.As(err, &ve) {
@@ -107,41 +90,10 @@ func describe(status int, err error) (string, map[string]string) {
 	if msg := store.PublicMessage(err); msg != "" {
 		return msg, nil
 	}
-	if errors.Is(err, errBodyTooLarge) {
+	if errors.Is(err, apikit.ErrBodyTooLarge) {
 		return "Request body too large", nil
 	}
 	return http.StatusText(status), nil
-}
-
-// defaultErrorBody is {error, details?}; 403 for missing features adds
-// required and requiredFeatures (and requiredRoles for super-admin routes,
-// requiredScope "tenant" for tenant-wide routes refused to a caller limited
-// to some organizations).
-func defaultErrorBody(status int, err error, message string, details map[string]string) any {
-	var fe *forbiddenError
-	if errors.As(err, &fe) {
-		body := map[string]any{
-			"error":            fe.PublicMessage(),
-			"required":         nonNil(fe.features),
-			"requiredFeatures": nonNil(fe.features),
-		}
-		if len(fe.roles) > 0 {
-			body["requiredRoles"] = fe.roles
-		}
-		return body
-	}
-	body := map[string]any{"error": message}
-	if len(details) > 0 {
-		body["details"] = details
-	}
-	return body
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return slices.Clone(s)
 }
 
 // notFoundPattern is the catch-all route: requests that match no route
@@ -168,9 +120,9 @@ func fallback(mux *http.ServeMux) http.Handler {
 		}
 		if len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
-			encode(w, http.StatusMethodNotAllowed, map[string]string{"error": http.StatusText(http.StatusMethodNotAllowed)})
+			apikit.Encode(w, http.StatusMethodNotAllowed, map[string]string{"error": http.StatusText(http.StatusMethodNotAllowed)})
 			return
 		}
-		encode(w, http.StatusNotFound, map[string]string{"error": http.StatusText(http.StatusNotFound)})
+		apikit.Encode(w, http.StatusNotFound, map[string]string{"error": http.StatusText(http.StatusNotFound)})
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/stream"
 )
@@ -18,10 +19,10 @@ import (
 const streamWriteTimeout = 30 * time.Second
 
 // eventRoutes is the events stream (package stream).
-func (a *api) eventRoutes() []route {
-	return []route{
+func (a *api) eventRoutes() []apikit.Route {
+	return []apikit.Route{
 		{Method: "GET", Path: "/events/stream", Handler: a.eventStream,
-			Doc: routeDoc{Summary: "Live domain events (Server-Sent Events)",
+			Doc: apikit.Doc{Summary: "Live domain events (Server-Sent Events)",
 				Description: "A text/event-stream of the domain events flagged clientBroadcast in GET /webhooks/events, for the caller's " +
 					"tenant and the organizations it may see, of the areas whose view feature it holds (records need entities.records.view, " +
 					"attachments attachments.view, progress jobs progress.view, sync runs data_sync.view, payments payment_gateways.view), " +
@@ -30,11 +31,11 @@ func (a *api) eventRoutes() []route {
 					"(or ?lastEventId=) to receive, in order and once each, the events missed within the last 24 hours; an older or " +
 					"unknown id answers `event: reset` first (reload your state). A comment (`: heartbeat`) comes every 15 s when " +
 					"nothing else does. A client more than 1,000 messages behind receives `event: overflow` and is disconnected: " +
-					"reconnect with the last id received.", Query: []Param{
+					"reconnect with the last id received.", Query: []apikit.Param{
 					{Name: "types", Description: "Comma-separated event patterns as webhooks take them (\"entities.record.*\", \"progress.job.completed\", \"*\"); all broadcast types when absent"},
 					{Name: "lastEventId", Description: "The id of the last event received, for clients that cannot set the Last-Event-ID header; the header wins"},
 				},
-				Headers:         []Param{{Name: "Last-Event-ID", Description: "The id of the last event received: the stream resumes after it"}},
+				Headers:         []apikit.Param{{Name: "Last-Event-ID", Description: "The id of the last event received: the stream resumes after it"}},
 				ResponseContent: []string{"text/event-stream"}},
 		},
 	}

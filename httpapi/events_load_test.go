@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -168,7 +169,7 @@ func TestEventStreamHTTPLoad(t *testing.T) {
 		ids, keys := make([]string, tenants), make([]string, tenants)
 		for i := range tenants {
 			tf := e.newTenant(fmt.Sprintf("Load %d %s", i, randomHex(3)))
-			ids[i], keys[i] = tf.ID, e.newKey(tf, featureEntitiesRecordsView)
+			ids[i], keys[i] = tf.ID, e.newKey(tf, entitiesapi.FeatureEntitiesRecordsView)
 		}
 		maxEvents := rate*seconds + rate
 		committed := make([]atomic.Int64, maxEvents) // event n → unix ns its commit returned

@@ -14,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/attachmentsapi"
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
+	"github.com/tenantkit/tenantkit/httpapi/progressapi"
+	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/stream"
@@ -179,13 +183,13 @@ func TestEventStreamDelivers(t *testing.T) {
 		f := &recFixture{e: e, tf: tf, key: e.newKey(tf, recAllFeatures...), eid: recEntity()}
 		f.define(recField{Key: "n", Kind: "integer"})
 
-		viewer := openStream(t, srv.URL, "/api/events/stream", e.newKey(tf, featureEntitiesRecordsView), nil)
-		typed := openStream(t, srv.URL, "/api/events/stream?types="+"progress.*,%20entities.record.created", e.newKey(tf, featureEntitiesRecordsView, featureProgressView), nil)
-		blindTypes := openStream(t, srv.URL, "/api/events/stream?types=progress.*", e.newKey(tf, featureEntitiesRecordsView, featureProgressView), nil)
-		noFeature := openStream(t, srv.URL, "/api/events/stream", e.newKey(tf, featureAttachmentsView, featureEntitiesDefinitionsView), nil)
-		otherOrg := openStream(t, srv.URL, "/api/events/stream", permOrgKey(e, tf.ID, org2, featureEntitiesRecordsView), nil)
-		sameOrg := openStream(t, srv.URL, "/api/events/stream", permOrgKey(e, tf.ID, tf.OrgID, featureEntitiesRecordsView), nil)
-		otherTenant := openStream(t, srv.URL, "/api/events/stream", e.newKey(other, featureEntitiesRecordsView), nil)
+		viewer := openStream(t, srv.URL, "/api/events/stream", e.newKey(tf, entitiesapi.FeatureEntitiesRecordsView), nil)
+		typed := openStream(t, srv.URL, "/api/events/stream?types="+"progress.*,%20entities.record.created", e.newKey(tf, entitiesapi.FeatureEntitiesRecordsView, progressapi.FeatureProgressView), nil)
+		blindTypes := openStream(t, srv.URL, "/api/events/stream?types=progress.*", e.newKey(tf, entitiesapi.FeatureEntitiesRecordsView, progressapi.FeatureProgressView), nil)
+		noFeature := openStream(t, srv.URL, "/api/events/stream", e.newKey(tf, attachmentsapi.FeatureAttachmentsView, entitiesapi.FeatureEntitiesDefinitionsView), nil)
+		otherOrg := openStream(t, srv.URL, "/api/events/stream", permOrgKey(e, tf.ID, org2, entitiesapi.FeatureEntitiesRecordsView), nil)
+		sameOrg := openStream(t, srv.URL, "/api/events/stream", permOrgKey(e, tf.ID, tf.OrgID, entitiesapi.FeatureEntitiesRecordsView), nil)
+		otherTenant := openStream(t, srv.URL, "/api/events/stream", e.newKey(other, entitiesapi.FeatureEntitiesRecordsView), nil)
 
 		const n = 50
 		var latencies []time.Duration
@@ -213,12 +217,12 @@ func TestEventStreamDelivers(t *testing.T) {
 		}
 
 		e.do("GET", "/api/events/stream", "", nil).expect(http.StatusUnauthorized)
-		bad := e.do("GET", "/api/events/stream?types=Entities.Record", e.newKey(tf, featureEntitiesRecordsView), nil).expect(http.StatusBadRequest)
+		bad := e.do("GET", "/api/events/stream?types=Entities.Record", e.newKey(tf, entitiesapi.FeatureEntitiesRecordsView), nil).expect(http.StatusBadRequest)
 		if !strings.Contains(string(bad.Body), "types") {
 			t.Fatalf("400 without the field: %s", bad.Body)
 		}
 		// The catalogue says which types are broadcast.
-		cat := e.do("GET", "/api/webhooks/events", e.newKey(tf, featureWebhooksView), nil).expect(200).JSON()
+		cat := e.do("GET", "/api/webhooks/events", e.newKey(tf, webhooksapi.FeatureWebhooksView), nil).expect(200).JSON()
 		broadcast := map[string]bool{}
 		for _, x := range cat["data"].([]any) {
 			ev := x.(map[string]any)
@@ -242,7 +246,7 @@ func TestEventStreamResume(t *testing.T) {
 		tf := e.newTenant("Resume " + randomHex(3))
 		f := &recFixture{e: e, tf: tf, key: e.newKey(tf, recAllFeatures...), eid: recEntity()}
 		f.define(recField{Key: "n", Kind: "integer"})
-		viewKey := e.newKey(tf, featureEntitiesRecordsView)
+		viewKey := e.newKey(tf, entitiesapi.FeatureEntitiesRecordsView)
 
 		const total, writers = 1000, 4
 		created := make(chan string, total)
@@ -323,7 +327,7 @@ func TestEventStreamOverflow(t *testing.T) {
 		srv := httptest.NewServer(e.handler)
 		t.Cleanup(srv.Close) // after the streams' cleanups
 		tf := e.newTenant("Slow " + randomHex(3))
-		key := e.newKey(tf, featureEntitiesRecordsView)
+		key := e.newKey(tf, entitiesapi.FeatureEntitiesRecordsView)
 
 		emitBig := func(from, n int) {
 			big := strings.Repeat("x", 64<<10)
@@ -409,7 +413,7 @@ func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 	tf := e.newTenant("Timeouts " + randomHex(3))
 	f := &recFixture{e: e, tf: tf, key: e.newKey(tf, recAllFeatures...), eid: recEntity()}
 	f.define(recField{Key: "n", Kind: "integer"})
-	c := openStream(t, srv.URL, "/api/events/stream", e.newKey(tf, featureEntitiesRecordsView), nil)
+	c := openStream(t, srv.URL, "/api/events/stream", e.newKey(tf, entitiesapi.FeatureEntitiesRecordsView), nil)
 	time.Sleep(1500 * time.Millisecond)
 	id := f.create(map[string]any{"n": 1})
 	if m := c.next(t); m.recordID(t) != id {

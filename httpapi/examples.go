@@ -1,5 +1,7 @@
 package httpapi
 
+import "github.com/tenantkit/tenantkit/httpapi/internal/apikit"
+
 // requestExamples are the example bodies the documentation shows for the
 // main writes (the OpenAPI document's request examples and the
 // Markdown's example requests), by "METHOD path". Routes without one get
@@ -31,14 +33,14 @@ var requestExamples = []struct {
 }
 
 // withExamples sets the example bodies of requestExamples on their routes.
-func withExamples(rs []route) []route {
+func withExamples(rs []apikit.Route) []apikit.Route {
 	byRoute := make(map[string]any, len(requestExamples))
 	for _, ex := range requestExamples {
 		byRoute[ex.route] = ex.body
 	}
 	for i := range rs {
 		if rs[i].Doc.Example == nil {
-			rs[i].Doc.Example = byRoute[rs[i].Method+" "+rs[i].docPath()]
+			rs[i].Doc.Example = byRoute[rs[i].Method+" "+rs[i].DocPath()]
 		}
 	}
 	return rs

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -35,7 +36,7 @@ func TestParseExportFormat(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {
 			is := is.New(t)
-			got, err := parseExportFormat(query(t, tc.query))
+			got, err := apikit.ParseExportFormat(query(t, tc.query))
 			if tc.wantErr {
 				checkFields(t, err, map[string]string{"format": "must be one of csv, json, markdown, xml"})
 			} else {
@@ -83,15 +84,15 @@ func TestCellText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			is.New(t).Equal(cellText(tc.in), tc.want)
+			is.New(t).Equal(apikit.CellText(tc.in), tc.want)
 		})
 	}
 }
 
 // sampleTable is a small table with values of several kinds.
-func sampleTable() exportTable {
-	return exportTable{
-		Columns: []exportColumn{{"id", "ID"}, {"name", "Name"}, {"active", "Active"}, {"tags", "Tags"}, {"created", "Created"}},
+func sampleTable() apikit.ExportTable {
+	return apikit.ExportTable{
+		Columns: []apikit.ExportColumn{{Key: "id", Header: "ID"}, {Key: "name", Header: "Name"}, {Key: "active", Header: "Active"}, {Key: "tags", Header: "Tags"}, {Key: "created", Header: "Created"}},
 		Rows: []map[string]any{
 			{"id": 1, "name": "Ann", "active": true, "tags": []any{"a", "b"}, "created": time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), "secret": "hidden"},
 			{"id": 2, "name": nil, "active": false},
@@ -141,7 +142,7 @@ func TestWriteExport(t *testing.T) {
 		t.Run(tc.format, func(t *testing.T) {
 			is := is.New(t)
 			rec := httptest.NewRecorder()
-			is.NoErr(writeExport(rec, tc.format, "tenants", sampleTable()))
+			is.NoErr(apikit.WriteExport(rec, tc.format, "tenants", sampleTable()))
 			is.Equal(rec.Code, http.StatusOK)
 			is.Equal(rec.Header().Get("Content-Type"), tc.contentType)
 			is.Equal(rec.Header().Get("Content-Disposition"), `attachment; filename="`+tc.filename+`"`)
@@ -152,7 +153,7 @@ func TestWriteExport(t *testing.T) {
 }
 
 func TestWriteExportEmpty(t *testing.T) {
-	cols := []exportColumn{{"id", "ID"}}
+	cols := []apikit.ExportColumn{{Key: "id", Header: "ID"}}
 	tests := map[string]string{
 		"csv":      "ID\n",
 		"json":     "[]\n",
@@ -163,7 +164,7 @@ func TestWriteExportEmpty(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			is := is.New(t)
 			rec := httptest.NewRecorder()
-			is.NoErr(writeExport(rec, format, "x", exportTable{Columns: cols}))
+			is.NoErr(apikit.WriteExport(rec, format, "x", apikit.ExportTable{Columns: cols}))
 			is.Equal(rec.Body.String(), want)
 		})
 	}
@@ -181,7 +182,7 @@ func TestWriteExportFilename(t *testing.T) {
 		t.Run(tc.base, func(t *testing.T) {
 			is := is.New(t)
 			rec := httptest.NewRecorder()
-			is.NoErr(writeExport(rec, "csv", tc.base, exportTable{}))
+			is.NoErr(apikit.WriteExport(rec, "csv", tc.base, apikit.ExportTable{}))
 			is.Equal(rec.Header().Get("Content-Disposition"), tc.want)
 		})
 	}
@@ -190,7 +191,7 @@ func TestWriteExportFilename(t *testing.T) {
 func TestWriteExportUnknownFormat(t *testing.T) {
 	is := is.New(t)
 	rec := httptest.NewRecorder()
-	err := writeExport(rec, "pdf", "x", sampleTable())
+	err := apikit.WriteExport(rec, "pdf", "x", sampleTable())
 	checkFields(t, err, map[string]string{"format": "must be one of csv, json, markdown, xml"})
 	is.Equal(rec.Body.Len(), 0)                           // nothing written
 	is.Equal(rec.Header().Get("Content-Disposition"), "") // no headers set
@@ -199,7 +200,7 @@ func TestWriteExportUnknownFormat(t *testing.T) {
 func TestWriteExportJSONError(t *testing.T) {
 	is := is.New(t)
 	rec := httptest.NewRecorder()
-	err := writeExport(rec, "json", "x", exportTable{Columns: []exportColumn{{"c", "C"}}, Rows: []map[string]any{{"c": make(chan int)}}})
+	err := apikit.WriteExport(rec, "json", "x", apikit.ExportTable{Columns: []apikit.ExportColumn{{Key: "c", Header: "C"}}, Rows: []map[string]any{{"c": make(chan int)}}})
 	is.True(err != nil)
 	is.True(!errors.Is(err, store.ErrInvalid))
 	is.Equal(rec.Body.Len(), 0) // nothing written, the caller can still answer with an error
@@ -239,13 +240,13 @@ func TestCSVInjection(t *testing.T) {
 		{"line\nbreak", "line\nbreak"},
 		{42, "42"},
 	}
-	table := exportTable{Columns: []exportColumn{{"v", "=Value"}, {"k", "Key"}}}
+	table := apikit.ExportTable{Columns: []apikit.ExportColumn{{Key: "v", Header: "=Value"}, {Key: "k", Header: "Key"}}}
 	for i, tc := range tests {
 		table.Rows = append(table.Rows, map[string]any{"v": tc.in, "k": i})
 	}
 	is := is.New(t)
 	rec := httptest.NewRecorder()
-	is.NoErr(writeExport(rec, "csv", "x", table))
+	is.NoErr(apikit.WriteExport(rec, "csv", "x", table))
 	records := readCSV(t, rec.Body.String())
 	is.Equal(len(records), len(tests)+1)
 	is.Equal(records[0], []string{"'=Value", "Key"}) // headers are neutralised as well
@@ -256,15 +257,15 @@ func TestCSVInjection(t *testing.T) {
 
 func TestXMLExport(t *testing.T) {
 	is := is.New(t)
-	table := exportTable{
-		Columns: []exportColumn{
-			{"first name", "First name"},
-			{"1st", "First"},
-			{"a:b", "A:B"},
-			{"", "Empty"},
-			{"ok-key.x_y", "OK"},
-			{"-dash", "Dash"},
-			{"naïve", "Naive"},
+	table := apikit.ExportTable{
+		Columns: []apikit.ExportColumn{
+			{Key: "first name", Header: "First name"},
+			{Key: "1st", Header: "First"},
+			{Key: "a:b", Header: "A:B"},
+			{Key: "", Header: "Empty"},
+			{Key: "ok-key.x_y", Header: "OK"},
+			{Key: "-dash", Header: "Dash"},
+			{Key: "naïve", Header: "Naive"},
 		},
 		Rows: []map[string]any{{
 			"first name": "<b>Tom & \"Jerry\"</b>",
@@ -277,7 +278,7 @@ func TestXMLExport(t *testing.T) {
 		}},
 	}
 	rec := httptest.NewRecorder()
-	is.NoErr(writeExport(rec, "xml", "x", table))
+	is.NoErr(apikit.WriteExport(rec, "xml", "x", table))
 
 	var doc struct {
 		XMLName xml.Name `xml:"items"`
@@ -311,7 +312,7 @@ func TestXMLName(t *testing.T) {
 		{"<x>", "_x_"},
 	}
 	for _, tc := range tests {
-		is.New(t).Equal(xmlName(tc.in), tc.want)
+		is.New(t).Equal(apikit.XMLName(tc.in), tc.want)
 	}
 }
 
@@ -326,18 +327,18 @@ func TestMarkdownCell(t *testing.T) {
 		{"=1+2", "=1+2"}, // no formula neutralisation outside CSV
 	}
 	for _, tc := range tests {
-		is.New(t).Equal(markdownCell(tc.in), tc.want)
+		is.New(t).Equal(apikit.MarkdownCell(tc.in), tc.want)
 	}
 }
 
 func TestMarkdownExportEscapes(t *testing.T) {
 	is := is.New(t)
 	rec := httptest.NewRecorder()
-	table := exportTable{
-		Columns: []exportColumn{{"a", "A|B"}, {"b", "B"}},
+	table := apikit.ExportTable{
+		Columns: []apikit.ExportColumn{{Key: "a", Header: "A|B"}, {Key: "b", Header: "B"}},
 		Rows:    []map[string]any{{"a": "x|y", "b": "1\n2"}},
 	}
-	is.NoErr(writeExport(rec, "markdown", "x", table))
+	is.NoErr(apikit.WriteExport(rec, "markdown", "x", table))
 	is.Equal(rec.Body.String(), "| A\\|B | B |\n| --- | --- |\n| x\\|y | 1<br>2 |\n")
 }
 
@@ -350,11 +351,11 @@ func FuzzCSVCell(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		rec := httptest.NewRecorder()
-		table := exportTable{
-			Columns: []exportColumn{{"v", "V"}, {"end", "End"}},
+		table := apikit.ExportTable{
+			Columns: []apikit.ExportColumn{{Key: "v", Header: "V"}, {Key: "end", Header: "End"}},
 			Rows:    []map[string]any{{"v": in, "end": "end"}},
 		}
-		if err := writeExport(rec, "csv", "fuzz", table); err != nil {
+		if err := apikit.WriteExport(rec, "csv", "fuzz", table); err != nil {
 			t.Fatal(err)
 		}
 		records, err := csv.NewReader(strings.NewReader(rec.Body.String())).ReadAll()

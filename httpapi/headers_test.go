@@ -13,6 +13,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -27,7 +28,7 @@ var wildcardPattern = regexp.MustCompile(`\{([^}.]+)(\.\.\.)?\}`)
 // routeRequest builds a request that reaches rt: its wildcards get a
 // made-up id or, for routes sharing a pattern (Match), the first of a few
 // words that Match accepts. It returns nil when none does.
-func routeRequest(t *testing.T, rt route) *http.Request {
+func routeRequest(t *testing.T, rt apikit.Route) *http.Request {
 	t.Helper()
 	names := wildcardPattern.FindAllStringSubmatch(rt.Path, -1)
 	candidates := []string{store.NewID(), "inbound", "rotate-secret", "test"}
@@ -80,7 +81,7 @@ func TestSecurityHeadersEveryRoute(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newTestEnv(t, db)
-		routes := (&api{kit: e.kit, opts: Options{Auth: e.auth}}).routes()
+		routes := (&api{kit: e.kit.Kit, opts: Options{Auth: e.auth}}).routes()
 		noStore := 0
 		for _, rt := range routes {
 			t.Run(rt.Method+" "+rt.Path, func(t *testing.T) {
@@ -175,12 +176,12 @@ func TestNoStoreRoutes(t *testing.T) {
 func TestSecurityHeadersPanic(t *testing.T) {
 	t.Parallel()
 	a := &api{opts: Options{MaxBodyBytes: defaultMaxBody}, logger: slog.New(slog.DiscardHandler), base: "/api"}
-	h := a.serve([]route{
+	h := a.serve([]apikit.Route{
 		{Method: "GET", Path: "/boom", Handler: func(http.ResponseWriter, *http.Request) error { panic("boom") },
-			Access: routeAccess{Public: true}},
+			Access: apikit.Access{Public: true}},
 		{Method: "GET", Path: "/secret-boom", Handler: func(http.ResponseWriter, *http.Request) error { panic("boom") },
 			NoStore: true,
-			Access:  routeAccess{Public: true}},
+			Access:  apikit.Access{Public: true}},
 		{Method: "GET", Path: "/private", NoStore: true, Handler: func(http.ResponseWriter, *http.Request) error { return nil }},
 	})
 	for _, c := range []struct {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
 )
@@ -132,7 +133,7 @@ var (
 	// ErrNoAuthenticator: the Kit has no identity area, and Options sets
 	// neither Auth nor Authenticator, so no request could be
 	// authenticated.
-	ErrNoAuthenticator = errors.New("httpapi: no way to authenticate: the Kit has no identity area (add tenantkit.AreaIdentity to Config.Areas) and Options sets neither Auth nor Authenticator")
+	ErrNoAuthenticator = errors.New("httpapi: no way to authenticate: the Kit has no identity area (add tenantkit.IdentityArea to Config.Areas) and Options sets neither Auth nor Authenticator")
 )
 
 // New returns the Handler serving the Kit's areas. It leaves the Kit as it
@@ -171,9 +172,9 @@ func New(kit *tenantkit.Kit, opts Options) (*Handler, error) {
 }
 
 // serve builds the handler of a route table.
-func (a *api) serve(routes []route) http.Handler {
+func (a *api) serve(routes []apikit.Route) http.Handler {
 	mux := http.NewServeMux()
-	shared := map[string][]route{} // routes that share a pattern, in order
+	shared := map[string][]apikit.Route{} // routes that share a pattern, in order
 	var patterns []string
 	for _, rt := range routes {
 		pattern := rt.Method + " " + a.base + rt.Path
@@ -199,7 +200,7 @@ func (a *api) serve(routes []route) http.Handler {
 					return
 				}
 			}
-			_ = encode(w, http.StatusNotFound, map[string]string{"error": http.StatusText(http.StatusNotFound)})
+			_ = apikit.Encode(w, http.StatusNotFound, map[string]string{"error": http.StatusText(http.StatusNotFound)})
 		}))
 	}
 	mux.Handle(notFoundPattern, fallback(mux))

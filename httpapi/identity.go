@@ -10,6 +10,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
@@ -17,115 +18,115 @@ import (
 
 // identityRoutes are the built-in identity endpoints: directory, roles,
 // users, API keys, sign-in and password reset.
-func identityRoutes(svc *identity.Service, limits *ratelimit.Policy) []route {
+func identityRoutes(svc *identity.Service, limits *ratelimit.Policy) []apikit.Route {
 	h := identityHandlers{svc: svc, limits: limits}
-	page := pageQuery(50, 200)
-	inTenant := func(what string) []Param {
-		return append([]Param{textQuery("tenantId", "The tenant whose "+what+" to list (default the caller's; another tenant is for super admins)")}, page...)
+	page := apikit.PageQuery(50, 200)
+	inTenant := func(what string) []apikit.Param {
+		return append([]apikit.Param{apikit.TextQuery("tenantId", "The tenant whose "+what+" to list (default the caller's; another tenant is for super admins)")}, page...)
 	}
-	byID := func(what string) []Param {
-		return []Param{{Name: "id", Required: true, Description: "The " + what + "'s id"}}
+	byID := func(what string) []apikit.Param {
+		return []apikit.Param{{Name: "id", Required: true, Description: "The " + what + "'s id"}}
 	}
 	notFound, conflict := http.StatusNotFound, http.StatusConflict
 	// The sign-in routes apply their rate limits in their handlers (429),
 	// and a wrong email or password is 401.
 	signIn := []int{http.StatusTooManyRequests}
-	return []route{
+	return []apikit.Route{
 		// Directory
 		{Method: "GET", Path: "/directory/tenants", Handler: h.listTenants,
-			Access: routeAccess{SuperAdmin: true},
-			Doc:    routeDoc{Summary: "List tenants", Query: page, Response: pageResponse[*identity.Tenant]{}}},
+			Access: apikit.Access{SuperAdmin: true},
+			Doc:    apikit.Doc{Summary: "List tenants", Query: page, Response: apikit.PageResponse[*identity.Tenant]{}}},
 		{Method: "POST", Path: "/directory/tenants", Handler: h.createTenant,
-			Access: routeAccess{SuperAdmin: true},
-			Doc: routeDoc{Summary: "Create a tenant", Request: createTenantInput{}, Status: http.StatusCreated,
+			Access: apikit.Access{SuperAdmin: true},
+			Doc: apikit.Doc{Summary: "Create a tenant", Request: createTenantInput{}, Status: http.StatusCreated,
 				Response: idResponse{}}},
 		{Method: "DELETE", Path: "/directory/tenants", Handler: h.deleteTenant,
-			Access: routeAccess{SuperAdmin: true},
-			Doc: routeDoc{Summary: "Delete a tenant (?id=)", Query: byID("tenant"), Response: okFlag{},
+			Access: apikit.Access{SuperAdmin: true},
+			Doc: apikit.Doc{Summary: "Delete a tenant (?id=)", Query: byID("tenant"), Response: apikit.OkFlag{},
 				Errors: []int{notFound, conflict}}},
 		{Method: "GET", Path: "/directory/organizations", Handler: h.listOrganizations,
-			Access: routeAccess{Features: []string{identity.FeatureOrganizationsView}},
-			Doc: routeDoc{Summary: "List organizations", Query: inTenant("organizations"),
-				Response: pageResponse[*identity.Organization]{}}},
+			Access: apikit.Access{Features: []string{identity.FeatureOrganizationsView}},
+			Doc: apikit.Doc{Summary: "List organizations", Query: inTenant("organizations"),
+				Response: apikit.PageResponse[*identity.Organization]{}}},
 		{Method: "POST", Path: "/directory/organizations", Handler: h.createOrganization,
-			Access: routeAccess{Features: []string{identity.FeatureOrganizationsManage}},
-			Doc: routeDoc{Summary: "Create an organization", Request: identity.OrganizationInput{}, Status: http.StatusCreated,
+			Access: apikit.Access{Features: []string{identity.FeatureOrganizationsManage}},
+			Doc: apikit.Doc{Summary: "Create an organization", Request: identity.OrganizationInput{}, Status: http.StatusCreated,
 				Response: idResponse{}}},
 		{Method: "DELETE", Path: "/directory/organizations", Handler: h.deleteOrganization,
-			Access: routeAccess{Features: []string{identity.FeatureOrganizationsManage}},
-			Doc: routeDoc{Summary: "Delete an organization (?id=)", Query: byID("organization"), Response: okFlag{},
+			Access: apikit.Access{Features: []string{identity.FeatureOrganizationsManage}},
+			Doc: apikit.Doc{Summary: "Delete an organization (?id=)", Query: byID("organization"), Response: apikit.OkFlag{},
 				Errors: []int{notFound, conflict}}},
 		{Method: "GET", Path: "/directory/organization-switcher", Handler: h.switcher,
-			Doc: routeDoc{Summary: "Organization tree the caller may access", Response: switcherBody{}}},
+			Doc: apikit.Doc{Summary: "Organization tree the caller may access", Response: switcherBody{}}},
 
 		// Roles and users
 		{Method: "GET", Path: "/auth/roles", Handler: h.listRoles,
-			Access: routeAccess{Features: []string{identity.FeatureRolesView}},
-			Doc:    routeDoc{Summary: "List roles", Query: inTenant("roles"), Response: pageResponse[*identity.Role]{}}},
+			Access: apikit.Access{Features: []string{identity.FeatureRolesView}},
+			Doc:    apikit.Doc{Summary: "List roles", Query: inTenant("roles"), Response: apikit.PageResponse[*identity.Role]{}}},
 		{Method: "POST", Path: "/auth/roles", Handler: h.createRole,
-			Access: routeAccess{Features: []string{identity.FeatureRolesManage}},
-			Doc: routeDoc{Summary: "Create a role", Request: createRoleInput{}, Status: http.StatusCreated, Response: idResponse{},
+			Access: apikit.Access{Features: []string{identity.FeatureRolesManage}},
+			Doc: apikit.Doc{Summary: "Create a role", Request: createRoleInput{}, Status: http.StatusCreated, Response: idResponse{},
 				Errors: []int{conflict}}},
 		{Method: "PUT", Path: "/auth/roles/acl", Handler: h.setACL,
-			Access: routeAccess{Features: []string{identity.FeatureRolesManage}},
-			Doc:    routeDoc{Summary: "Set a role's features", Request: roleACLInput{}, Response: okFlag{}, Errors: []int{notFound}}},
+			Access: apikit.Access{Features: []string{identity.FeatureRolesManage}},
+			Doc:    apikit.Doc{Summary: "Set a role's features", Request: roleACLInput{}, Response: apikit.OkFlag{}, Errors: []int{notFound}}},
 		{Method: "POST", Path: "/auth/users", Handler: h.createUser,
-			Access: routeAccess{Features: []string{identity.FeatureUsersManage}},
-			Doc: routeDoc{Summary: "Create a user", Request: identity.UserInput{}, Status: http.StatusCreated,
+			Access: apikit.Access{Features: []string{identity.FeatureUsersManage}},
+			Doc: apikit.Doc{Summary: "Create a user", Request: identity.UserInput{}, Status: http.StatusCreated,
 				Response: idResponse{}, Errors: []int{conflict}}},
 		{Method: "GET", Path: "/auth/users", Handler: h.listUsers,
-			Access: routeAccess{Features: []string{identity.FeatureUsersView}},
-			Doc: routeDoc{Summary: "List users (?search= matches emails)",
+			Access: apikit.Access{Features: []string{identity.FeatureUsersView}},
+			Doc: apikit.Doc{Summary: "List users (?search= matches emails)",
 				Description: "The live users of the caller's tenant (or tenantId's, for super admins), by email; a caller limited to some organizations sees only their users. Password hashes are never listed.",
-				Query:       append([]Param{textQuery("search", "Only users whose email contains this text, ignoring case")}, inTenant("users")...),
-				Response:    pageResponse[*identity.User]{}}},
+				Query:       append([]apikit.Param{apikit.TextQuery("search", "Only users whose email contains this text, ignoring case")}, inTenant("users")...),
+				Response:    apikit.PageResponse[*identity.User]{}}},
 		{Method: "PUT", Path: "/auth/users", Handler: h.updateUser,
-			Access: routeAccess{Features: []string{identity.FeatureUsersManage}},
-			Doc: routeDoc{Summary: "Change a user's roles or organization ({id, roles?, organizationId?})",
+			Access: apikit.Access{Features: []string{identity.FeatureUsersManage}},
+			Doc: apikit.Doc{Summary: "Change a user's roles or organization ({id, roles?, organizationId?})",
 				Description: "Absent fields keep their value; roles replaces the user's roles (an empty list removes them). The user's sessions see the change on their next request, on every server.",
 				Request:     identity.UserUpdate{}, Response: userItem{}, Errors: []int{notFound}}},
 		{Method: "DELETE", Path: "/auth/users", Handler: h.deleteUser,
-			Access: routeAccess{Features: []string{identity.FeatureUsersManage}},
-			Doc: routeDoc{Summary: "Delete a user (?id=); its sessions end at once",
+			Access: apikit.Access{Features: []string{identity.FeatureUsersManage}},
+			Doc: apikit.Doc{Summary: "Delete a user (?id=); its sessions end at once",
 				Description: "A soft delete: the user's sessions are refused by every server from the next request, and its dashboard visibility record is removed. A caller cannot delete itself (409).",
-				Query:       byID("user"), Response: okFlag{}, Errors: []int{notFound, conflict}}},
+				Query:       byID("user"), Response: apikit.OkFlag{}, Errors: []int{notFound, conflict}}},
 		{Method: "DELETE", Path: "/auth/roles", Handler: h.deleteRole,
-			Access: routeAccess{Features: []string{identity.FeatureRolesManage}},
-			Doc: routeDoc{Summary: "Delete a role (?id=) no user or API key holds",
+			Access: apikit.Access{Features: []string{identity.FeatureRolesManage}},
+			Doc: apikit.Doc{Summary: "Delete a role (?id=) no user or API key holds",
 				Description: "409 while a live user or API key holds the role, and for a super-admin role. The role's dashboard visibility record is removed with it.",
-				Query:       byID("role"), Response: okFlag{}, Errors: []int{notFound, conflict}}},
-		{Method: "GET", Path: "/auth/me", Handler: h.me, Doc: routeDoc{Summary: "The caller's identity", Response: meResponse{}}},
+				Query:       byID("role"), Response: apikit.OkFlag{}, Errors: []int{notFound, conflict}}},
+		{Method: "GET", Path: "/auth/me", Handler: h.me, Doc: apikit.Doc{Summary: "The caller's identity", Response: meResponse{}}},
 
 		// API keys
 		{Method: "GET", Path: "/api_keys/keys", Handler: h.listKeys,
-			Access: routeAccess{Features: []string{identity.FeatureAPIKeysView}},
-			Doc:    routeDoc{Summary: "List API keys", Query: inTenant("API keys"), Response: pageResponse[*identity.APIKey]{}}},
+			Access: apikit.Access{Features: []string{identity.FeatureAPIKeysView}},
+			Doc:    apikit.Doc{Summary: "List API keys", Query: inTenant("API keys"), Response: apikit.PageResponse[*identity.APIKey]{}}},
 		{Method: "POST", Path: "/api_keys/keys", Handler: h.createKey, NoStore: true,
-			Access: routeAccess{Features: []string{identity.FeatureAPIKeysManage}},
-			Doc: routeDoc{Summary: "Create an API key (the secret is shown once)", Request: identity.APIKeyInput{},
+			Access: apikit.Access{Features: []string{identity.FeatureAPIKeysManage}},
+			Doc: apikit.Doc{Summary: "Create an API key (the secret is shown once)", Request: identity.APIKeyInput{},
 				Status: http.StatusCreated, Response: createKeyResponse{}, Errors: []int{conflict}}},
 		{Method: "DELETE", Path: "/api_keys/keys", Handler: h.deleteKey,
-			Access: routeAccess{Features: []string{identity.FeatureAPIKeysManage}},
-			Doc:    routeDoc{Summary: "Delete an API key (?id=)", Query: byID("API key"), Response: okFlag{}, Errors: []int{notFound}}},
+			Access: apikit.Access{Features: []string{identity.FeatureAPIKeysManage}},
+			Doc:    apikit.Doc{Summary: "Delete an API key (?id=)", Query: byID("API key"), Response: apikit.OkFlag{}, Errors: []int{notFound}}},
 
 		// Sign-in (form bodies; JSON is accepted too)
 		{Method: "POST", Path: "/login", Handler: h.login, ErrorBody: okFalseBody, NoStore: true,
-			Access: routeAccess{Public: true},
-			Doc: routeDoc{Summary: "Sign in with email and password (a form-urlencoded, multipart or JSON body)",
+			Access: apikit.Access{Public: true},
+			Doc: apikit.Doc{Summary: "Sign in with email and password (a form-urlencoded, multipart or JSON body)",
 				Request: loginForm{}, FormBody: true, Response: loginBody{},
 				Errors: append([]int{http.StatusUnauthorized}, signIn...)}},
 		{Method: "POST", Path: "/logout", Handler: h.logout, NoStore: true,
-			Doc: routeDoc{Summary: "End the caller's session token",
+			Doc: apikit.Doc{Summary: "End the caller's session token",
 				Description: "The token is refused by every server from the next request; the user's other sessions and API keys keep working. An API key is not a session (400).",
-				Response:    okFlag{}, Errors: []int{http.StatusBadRequest}}},
+				Response:    apikit.OkFlag{}, Errors: []int{http.StatusBadRequest}}},
 		{Method: "POST", Path: "/reset", Handler: h.requestReset, ErrorBody: okFalseBody,
-			Access: routeAccess{Public: true},
-			Doc: routeDoc{Summary: "Request a password reset email (a form-urlencoded, multipart or JSON body)",
-				Request: resetForm{}, FormBody: true, Response: okFlag{}, Errors: signIn}},
+			Access: apikit.Access{Public: true},
+			Doc: apikit.Doc{Summary: "Request a password reset email (a form-urlencoded, multipart or JSON body)",
+				Request: resetForm{}, FormBody: true, Response: apikit.OkFlag{}, Errors: signIn}},
 		{Method: "POST", Path: "/reset/confirm", Handler: h.confirmReset, ErrorBody: okFalseBody,
-			Access: routeAccess{Public: true},
-			Doc: routeDoc{Summary: "Set a new password with a reset token (a form-urlencoded, multipart or JSON body)",
-				Request: confirmResetForm{}, FormBody: true, Response: okFlag{}, Errors: signIn}},
+			Access: apikit.Access{Public: true},
+			Doc: apikit.Doc{Summary: "Set a new password with a reset token (a form-urlencoded, multipart or JSON body)",
+				Request: confirmResetForm{}, FormBody: true, Response: apikit.OkFlag{}, Errors: signIn}},
 	}
 }
 
@@ -194,18 +195,18 @@ func actor(r *http.Request) *identity.Identity { return identity.IdentityFrom(r.
 
 // listOf pages a list the service already loaded whole.
 func listOf[T any](w http.ResponseWriter, r *http.Request, all []T) error {
-	p, err := parsePage(r.URL.Query(), 50, 200)
+	p, err := apikit.ParsePage(r.URL.Query(), 50, 200)
 	if err != nil {
 		return err
 	}
 	start := min(p.Offset(), len(all))
 	end := min(start+p.PageSize, len(all))
-	return encode(w, http.StatusOK, newPage(all[start:end], len(all), p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewPage(all[start:end], len(all), p))
 }
 
 // pagedList runs a list method that pages in the database.
 func pagedList[T any](w http.ResponseWriter, r *http.Request, list func(offset, limit int) ([]T, int, error)) error {
-	p, err := parsePage(r.URL.Query(), 50, 200)
+	p, err := apikit.ParsePage(r.URL.Query(), 50, 200)
 	if err != nil {
 		return err
 	}
@@ -213,23 +214,12 @@ func pagedList[T any](w http.ResponseWriter, r *http.Request, list func(offset, 
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, newPage(items, total, p))
-}
-
-// requiredID reads the id query parameter of a delete.
-func requiredID(r *http.Request) (string, error) {
-	id := r.URL.Query().Get("id")
-	if id == "" {
-		return "", store.Invalid("id", "is required")
-	}
-	return id, nil
+	return apikit.Encode(w, http.StatusOK, apikit.NewPage(items, total, p))
 }
 
 type idResponse struct {
 	ID string `json:"id"`
 }
-
-var okResponse = okFlag{OK: true}
 
 func (h identityHandlers) listTenants(w http.ResponseWriter, r *http.Request) error {
 	return pagedList(w, r, func(offset, limit int) ([]*identity.Tenant, int, error) {
@@ -238,7 +228,7 @@ func (h identityHandlers) listTenants(w http.ResponseWriter, r *http.Request) er
 }
 
 func (h identityHandlers) createTenant(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[createTenantInput](r)
+	in, err := apikit.Decode[createTenantInput](r)
 	if err != nil {
 		return err
 	}
@@ -246,18 +236,18 @@ func (h identityHandlers) createTenant(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, idResponse{t.ID})
+	return apikit.Encode(w, http.StatusCreated, idResponse{t.ID})
 }
 
 func (h identityHandlers) deleteTenant(w http.ResponseWriter, r *http.Request) error {
-	id, err := requiredID(r)
+	id, err := apikit.RequiredID(r)
 	if err != nil {
 		return err
 	}
 	if err := h.svc.DeleteTenant(r.Context(), actor(r), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okResponse)
+	return apikit.Encode(w, http.StatusOK, apikit.OkResponse)
 }
 
 func (h identityHandlers) listOrganizations(w http.ResponseWriter, r *http.Request) error {
@@ -269,7 +259,7 @@ func (h identityHandlers) listOrganizations(w http.ResponseWriter, r *http.Reque
 }
 
 func (h identityHandlers) createOrganization(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[identity.OrganizationInput](r)
+	in, err := apikit.Decode[identity.OrganizationInput](r)
 	if err != nil {
 		return err
 	}
@@ -277,18 +267,18 @@ func (h identityHandlers) createOrganization(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, idResponse{o.ID})
+	return apikit.Encode(w, http.StatusCreated, idResponse{o.ID})
 }
 
 func (h identityHandlers) deleteOrganization(w http.ResponseWriter, r *http.Request) error {
-	id, err := requiredID(r)
+	id, err := apikit.RequiredID(r)
 	if err != nil {
 		return err
 	}
 	if err := h.svc.DeleteOrganization(r.Context(), actor(r), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okResponse)
+	return apikit.Encode(w, http.StatusOK, apikit.OkResponse)
 }
 
 func (h identityHandlers) switcher(w http.ResponseWriter, r *http.Request) error {
@@ -296,7 +286,7 @@ func (h identityHandlers) switcher(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, (*switcherBody)(sw))
+	return apikit.Encode(w, http.StatusOK, (*switcherBody)(sw))
 }
 
 // switcherBody is identity.Switcher (the same fields, so the same JSON),
@@ -346,7 +336,7 @@ func (h identityHandlers) listRoles(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (h identityHandlers) createRole(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[createRoleInput](r)
+	in, err := apikit.Decode[createRoleInput](r)
 	if err != nil {
 		return err
 	}
@@ -354,22 +344,22 @@ func (h identityHandlers) createRole(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, idResponse{role.ID})
+	return apikit.Encode(w, http.StatusCreated, idResponse{role.ID})
 }
 
 func (h identityHandlers) setACL(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[identity.ACLInput](r)
+	in, err := apikit.Decode[identity.ACLInput](r)
 	if err != nil {
 		return err
 	}
 	if _, err := h.svc.SetRoleACL(r.Context(), actor(r), in); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okResponse)
+	return apikit.Encode(w, http.StatusOK, apikit.OkResponse)
 }
 
 func (h identityHandlers) createUser(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[identity.UserInput](r)
+	in, err := apikit.Decode[identity.UserInput](r)
 	if err != nil {
 		return err
 	}
@@ -377,7 +367,7 @@ func (h identityHandlers) createUser(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, idResponse{u.ID})
+	return apikit.Encode(w, http.StatusCreated, idResponse{u.ID})
 }
 
 // userItem answers PUT /auth/users with the changed user.
@@ -392,7 +382,7 @@ func (h identityHandlers) listUsers(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (h identityHandlers) updateUser(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[identity.UserUpdate](r)
+	in, err := apikit.Decode[identity.UserUpdate](r)
 	if err != nil {
 		return err
 	}
@@ -400,29 +390,29 @@ func (h identityHandlers) updateUser(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, userItem{Item: u})
+	return apikit.Encode(w, http.StatusOK, userItem{Item: u})
 }
 
 func (h identityHandlers) deleteUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := requiredID(r)
+	id, err := apikit.RequiredID(r)
 	if err != nil {
 		return err
 	}
 	if err := h.svc.DeleteUser(r.Context(), actor(r), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okResponse)
+	return apikit.Encode(w, http.StatusOK, apikit.OkResponse)
 }
 
 func (h identityHandlers) deleteRole(w http.ResponseWriter, r *http.Request) error {
-	id, err := requiredID(r)
+	id, err := apikit.RequiredID(r)
 	if err != nil {
 		return err
 	}
 	if err := h.svc.DeleteRole(r.Context(), actor(r), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okResponse)
+	return apikit.Encode(w, http.StatusOK, apikit.OkResponse)
 }
 
 // logout ends the session token the request was authenticated with.
@@ -433,7 +423,7 @@ func (h identityHandlers) logout(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.Logout(r.Context(), credential(r).Secret); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okResponse)
+	return apikit.Encode(w, http.StatusOK, apikit.OkResponse)
 }
 
 // meResponse is GET /auth/me.
@@ -449,9 +439,9 @@ type meResponse struct {
 
 func (h identityHandlers) me(w http.ResponseWriter, r *http.Request) error {
 	id := actor(r)
-	return encode(w, http.StatusOK, meResponse{
+	return apikit.Encode(w, http.StatusOK, meResponse{
 		TenantID: id.TenantID, OrganizationID: optional(id.OrganizationID), UserID: optional(id.UserID),
-		APIKeyID: optional(id.APIKeyID), Roles: nonNil(id.Roles), Features: nonNil(id.Features), IsSuperAdmin: id.IsSuperAdmin,
+		APIKeyID: optional(id.APIKeyID), Roles: apikit.NonNil(id.Roles), Features: apikit.NonNil(id.Features), IsSuperAdmin: id.IsSuperAdmin,
 	})
 }
 
@@ -481,7 +471,7 @@ type createKeyResponse struct {
 }
 
 func (h identityHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[identity.APIKeyInput](r)
+	in, err := apikit.Decode[identity.APIKeyInput](r)
 	if err != nil {
 		return err
 	}
@@ -489,19 +479,19 @@ func (h identityHandlers) createKey(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, createKeyResponse{ID: k.ID, Name: k.Name, KeyPrefix: k.KeyPrefix, Secret: secret,
+	return apikit.Encode(w, http.StatusCreated, createKeyResponse{ID: k.ID, Name: k.Name, KeyPrefix: k.KeyPrefix, Secret: secret,
 		TenantID: k.TenantID, OrganizationID: k.OrganizationID, Roles: k.Roles, ExpiresAt: k.ExpiresAt})
 }
 
 func (h identityHandlers) deleteKey(w http.ResponseWriter, r *http.Request) error {
-	id, err := requiredID(r)
+	id, err := apikit.RequiredID(r)
 	if err != nil {
 		return err
 	}
 	if err := h.svc.DeleteAPIKey(r.Context(), actor(r), id); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okResponse)
+	return apikit.Encode(w, http.StatusOK, apikit.OkResponse)
 }
 
 // formValues reads a sign-in body: application/x-www-form-urlencoded or
@@ -510,7 +500,7 @@ func formValues(r *http.Request, names ...string) (map[string]string, error) {
 	out := map[string]string{}
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "application/json" {
-		m, err := decode[map[string]any](r)
+		m, err := apikit.Decode[map[string]any](r)
 		if err != nil {
 			return nil, err
 		}
@@ -532,7 +522,7 @@ func formValues(r *http.Request, names ...string) (map[string]string, error) {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, errBodyTooLarge
+			return nil, apikit.ErrBodyTooLarge
 		}
 		return nil, store.Errorf(store.ErrInvalid, "Malformed form body")
 	}
@@ -584,7 +574,7 @@ func (h identityHandlers) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.limits.ResetAuthAccount(r, ratelimit.Login, f["email"])
-	return encode(w, http.StatusOK, loginBody{OK: true, Token: token})
+	return apikit.Encode(w, http.StatusOK, loginBody{OK: true, Token: token})
 }
 
 // loginFailed answers a wrong email or password with 401, the same for
@@ -613,7 +603,7 @@ func (h identityHandlers) requestReset(w http.ResponseWriter, r *http.Request) e
 	if err := h.svc.RequestPasswordReset(r.Context(), f["email"]); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okResponse)
+	return apikit.Encode(w, http.StatusOK, apikit.OkResponse)
 }
 
 func (h identityHandlers) confirmReset(w http.ResponseWriter, r *http.Request) error {
@@ -627,7 +617,7 @@ func (h identityHandlers) confirmReset(w http.ResponseWriter, r *http.Request) e
 	if err := h.svc.ConfirmPasswordReset(r.Context(), f["token"], f["password"]); err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, okResponse)
+	return apikit.Encode(w, http.StatusOK, apikit.OkResponse)
 }
 
 // ready answers 200 {"status":"ready"} when the Kit can serve
@@ -640,7 +630,7 @@ func (a *api) ready(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	err := a.kit.Ready(ctx)
 	if err == nil {
-		return encode(w, http.StatusOK, statusBody{Status: "ready"})
+		return apikit.Encode(w, http.StatusOK, statusBody{Status: "ready"})
 	}
 	reason := "database"
 	switch {
@@ -650,7 +640,7 @@ func (a *api) ready(w http.ResponseWriter, r *http.Request) error {
 		reason = "jobs"
 	}
 	a.logger.WarnContext(r.Context(), "httpapi: not ready", "reason", reason, "err", err)
-	return encode(w, http.StatusServiceUnavailable, statusBody{Status: "unavailable", Reason: reason})
+	return apikit.Encode(w, http.StatusServiceUnavailable, statusBody{Status: "unavailable", Reason: reason})
 }
 
 // statusBody is the body of /health and /ready.
@@ -665,7 +655,7 @@ func (a *api) health(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	if err := a.kit.DB.Ping(ctx); err != nil {
 		a.logger.ErrorContext(r.Context(), "httpapi: health check failed", "err", err)
-		return encode(w, http.StatusServiceUnavailable, statusBody{Status: "unavailable"})
+		return apikit.Encode(w, http.StatusServiceUnavailable, statusBody{Status: "unavailable"})
 	}
-	return encode(w, http.StatusOK, statusBody{Status: "ok"})
+	return apikit.Encode(w, http.StatusOK, statusBody{Status: "ok"})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -384,14 +385,14 @@ func TestRouteTable(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t)
 	e := newTestEnv(t, db)
-	a := &api{opts: Options{Auth: e.auth}, base: "/api", logger: e.kit.Logger}
+	a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth}, base: "/api", logger: e.kit.Logger}
 	routes := a.routes()
 	if err := checkRoutes("/api", routes); err != nil {
 		t.Fatal(err)
 	}
 	// The check catches a conflict: two patterns matching the same requests.
-	clash := append(routes, route{Method: "GET", Path: "/directory/{what}", Handler: a.health},
-		route{Method: "GET", Path: "/{area}/tenants", Handler: a.health})
+	clash := append(routes, apikit.Route{Method: "GET", Path: "/directory/{what}", Handler: a.health},
+		apikit.Route{Method: "GET", Path: "/{area}/tenants", Handler: a.health})
 	if err := checkRoutes("/api", clash); err == nil {
 		t.Fatal("conflicting routes were accepted")
 	}
@@ -410,7 +411,7 @@ func TestPanicIsAnOpaque500(t *testing.T) {
 	db := storetest.SQLite(t)
 	e := newTestEnv(t, db)
 	a := &api{opts: Options{MaxBodyBytes: defaultMaxBody}, logger: slog.New(slog.DiscardHandler)}
-	h := a.recoverPanics(a.handle(route{Access: routeAccess{Public: true},
+	h := a.recoverPanics(a.handle(apikit.Route{Access: apikit.Access{Public: true},
 		Handler: func(http.ResponseWriter, *http.Request) error {
 			panic("secret internal detail")
 		}}))

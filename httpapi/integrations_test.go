@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
+	"github.com/tenantkit/tenantkit/httpapi/paymentsapi"
 	"github.com/tenantkit/tenantkit/integrations"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
@@ -28,7 +30,7 @@ import (
 const integBase = "/api/integrations"
 
 // integAll are the three integration features.
-var integAll = []string{featureIntegrationsView, featureIntegrationsManage, featureIntegrationsCredentials}
+var integAll = []string{integrationsapi.FeatureIntegrationsView, integrationsapi.FeatureIntegrationsManage, integrationsapi.FeatureIntegrationsCredentials}
 
 // The exact key sets of the documented bodies.
 var (
@@ -720,7 +722,7 @@ func TestIntegrationPaymentCredentials(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newTestEnv(t, db)
-		pay := []string{featurePaymentsView, featurePaymentsManage}
+		pay := []string{paymentsapi.FeaturePaymentsView, paymentsapi.FeaturePaymentsManage}
 		a := integSetup(e, "Acme", pay...)
 		b := integSetup(e, "Globex", pay...)
 		session := func(f *integFixture, provider string) string {
@@ -902,13 +904,13 @@ func TestIntegrationPermissions(t *testing.T) {
 			body                  any
 			status                int // with only the feature
 		}{
-			{"GET", integBase, featureIntegrationsView, nil, 200},
-			{"GET", integBase + "/logs", featureIntegrationsView, nil, 200},
-			{"GET", integBase + "/gateway_mock", featureIntegrationsView, nil, 200},
-			{"GET", integBase + "/gateway_mock/credentials", featureIntegrationsView, nil, 200},
-			{"PUT", integBase + "/gateway_mock/state", featureIntegrationsManage, map[string]any{"reauthRequired": false}, 200},
-			{"PUT", integBase + "/sync_http_json/version", featureIntegrationsManage, map[string]any{"apiVersion": "v1"}, 200},
-			{"PUT", integBase + "/gateway_mock/credentials", featureIntegrationsCredentials, map[string]any{"credentials": map[string]any{}}, 200},
+			{"GET", integBase, integrationsapi.FeatureIntegrationsView, nil, 200},
+			{"GET", integBase + "/logs", integrationsapi.FeatureIntegrationsView, nil, 200},
+			{"GET", integBase + "/gateway_mock", integrationsapi.FeatureIntegrationsView, nil, 200},
+			{"GET", integBase + "/gateway_mock/credentials", integrationsapi.FeatureIntegrationsView, nil, 200},
+			{"PUT", integBase + "/gateway_mock/state", integrationsapi.FeatureIntegrationsManage, map[string]any{"reauthRequired": false}, 200},
+			{"PUT", integBase + "/sync_http_json/version", integrationsapi.FeatureIntegrationsManage, map[string]any{"apiVersion": "v1"}, 200},
+			{"PUT", integBase + "/gateway_mock/credentials", integrationsapi.FeatureIntegrationsCredentials, map[string]any{"credentials": map[string]any{}}, 200},
 		}
 		without := map[string]string{}
 		only := map[string]string{}
@@ -933,7 +935,7 @@ func TestIntegrationPermissions(t *testing.T) {
 			integError(t, name+" with a garbage key", e.do(rt.method, rt.path, "tk_"+randomHex(24), rt.body), 401, "Unauthorized")
 		}
 		// The credential routes' refusals are not cached either.
-		r := e.do("GET", integBase+"/gateway_mock/credentials", without[featureIntegrationsView], nil)
+		r := e.do("GET", integBase+"/gateway_mock/credentials", without[integrationsapi.FeatureIntegrationsView], nil)
 		if cc := r.Header.Get("Cache-Control"); cc != "no-store" {
 			t.Errorf("the 403 of GET credentials: Cache-Control %q, want no-store", cc)
 		}

@@ -6,7 +6,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
+	"github.com/tenantkit/tenantkit/httpapi/rulesapi"
+	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/webhooks"
@@ -20,13 +23,13 @@ import (
 func TestIntegrationWebhooksSwitch(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
-		e := newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+		e := newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 		e.start()
 		var hits atomic.Int64
 		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
 		t.Cleanup(rcv.Close)
-		features := []string{featureWebhooksView, featureWebhooksManage, "webhooks.test", featureIntegrationsManage,
-			featureRulesView, featureRulesCreate}
+		features := []string{webhooksapi.FeatureWebhooksView, webhooksapi.FeatureWebhooksManage, "webhooks.test", integrationsapi.FeatureIntegrationsManage,
+			rulesapi.FeatureRulesView, rulesapi.FeatureRulesCreate}
 		a, b := e.newTenant("A "+randomHex(3)), e.newTenant("B "+randomHex(3))
 		keyA, keyB := e.newKey(a, features...), e.newKey(b, features...)
 		hook := func(key string) string {
@@ -69,7 +72,7 @@ func TestIntegrationPaymentsLog(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newTestEnv(t, db)
 		a, b := e.newTenant("A "+randomHex(3)), e.newTenant("B "+randomHex(3))
-		features := append([]string{featureIntegrationsView}, payAllFeatures...)
+		features := append([]string{integrationsapi.FeatureIntegrationsView}, payAllFeatures...)
 		keyA, keyB := e.newKey(a, features...), e.newKey(b, features...)
 		tx := e.do("POST", payBase+"/sessions", keyA, map[string]any{"providerKey": "mock", "amount": 10, "currencyCode": "USD",
 			"captureMethod": "manual"}).expect(201).JSON()["transactionId"].(string)

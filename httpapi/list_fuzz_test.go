@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -52,7 +54,7 @@ func FuzzListParams(f *testing.F) {
 		q, _ := url.ParseQuery(raw)
 		what := func(fn string) string { return fn + "(" + strconv.Quote(raw) + ")" }
 
-		p, err := parsePage(q, 50, 100)
+		p, err := apikit.ParsePage(q, 50, 100)
 		if err != nil {
 			fuzzFields(t, what("parsePage"), err, "page", "pageSize")
 		} else {
@@ -64,21 +66,21 @@ func FuzzListParams(f *testing.F) {
 			}
 		}
 
-		lo, err := parseLimitOffset(q, 50, 100)
+		lo, err := apikit.ParseLimitOffset(q, 50, 100)
 		if err != nil {
 			fuzzFields(t, what("parseLimitOffset"), err, "limit", "offset")
 		} else if lo.Limit < 1 || lo.Limit > 100 || lo.Offset < 0 {
 			t.Fatalf("%s = %+v", what("parseLimitOffset"), lo)
 		}
 
-		sp, err := parseSort(q, allowed, "createdAt")
+		sp, err := apikit.ParseSort(q, allowed, "createdAt")
 		if err != nil {
 			fuzzFields(t, what("parseSort"), err, "sortField", "sortDir")
 		} else if !slices.Contains(allowed, sp.Field) || sp.Desc != strings.EqualFold(q.Get("sortDir"), "desc") {
 			t.Fatalf("%s = %+v", what("parseSort"), sp)
 		}
 
-		b, err := parseBool(q, "x")
+		b, err := apikit.ParseBool(q, "x")
 		switch v := strings.ToLower(q.Get("x")); {
 		case v == "":
 			if b != nil || err != nil {
@@ -92,14 +94,14 @@ func FuzzListParams(f *testing.F) {
 			fuzzFields(t, what("parseBool"), err, "x")
 		}
 
-		format, err := parseExportFormat(q)
+		format, err := apikit.ParseExportFormat(q)
 		if err != nil {
 			fuzzFields(t, what("parseExportFormat"), err, "format")
-		} else if _, ok := exportFormats[format]; format != "" && !ok || format == "" && q.Get("format") != "" {
+		} else if _, ok := apikit.ExportFormats[format]; format != "" && !ok || format == "" && q.Get("format") != "" {
 			t.Fatalf("%s = %q", what("parseExportFormat"), format)
 		}
 
-		err = checkText(q, "search", "q")
+		err = apikit.CheckText(q, "search", "q")
 		bad := !store.Storable(q.Get("search")) || !store.Storable(q.Get("q"))
 		if bad {
 			fuzzFields(t, what("checkText"), err, "search", "q")
@@ -109,7 +111,7 @@ func FuzzListParams(f *testing.F) {
 
 		r := httptest.NewRequest("GET", "/api/entities/definitions", nil)
 		r.URL.RawQuery = raw
-		for _, id := range entityIDsOf(r) {
+		for _, id := range entitiesapi.EntityIDsOf(r) {
 			if id == "" || strings.TrimSpace(id) != id {
 				t.Fatalf("%s: id %q", what("entityIDsOf"), id)
 			}
@@ -141,7 +143,7 @@ func FuzzGetRoutes(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	envs := fuzzEnvs(f)
-	routes := (&api{kit: envs[0].kit, opts: Options{Auth: envs[0].auth}}).routes()
+	routes := (&api{kit: envs[0].kit.Kit, opts: Options{Auth: envs[0].auth}}).routes()
 	f.Fuzz(func(t *testing.T, query, segment string) {
 		for _, fe := range envs {
 			e := fe.with(t)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -41,15 +42,15 @@ func TestParsePage(t *testing.T) {
 	tests := []struct {
 		name   string
 		query  string
-		want   pageParams
+		want   apikit.PageParams
 		fields map[string]string
 	}{
-		{name: "defaults", query: "", want: pageParams{Page: 1, PageSize: 20}},
-		{name: "empty values are defaults", query: "page=&pageSize=", want: pageParams{Page: 1, PageSize: 20}},
-		{name: "explicit", query: "page=3&pageSize=10", want: pageParams{Page: 3, PageSize: 10}},
-		{name: "pageSize at max", query: "pageSize=100", want: pageParams{Page: 1, PageSize: 100}},
-		{name: "pageSize clamped", query: "pageSize=101", want: pageParams{Page: 1, PageSize: 100}},
-		{name: "pageSize far above max", query: "page=2&pageSize=1000000", want: pageParams{Page: 2, PageSize: 100}},
+		{name: "defaults", query: "", want: apikit.PageParams{Page: 1, PageSize: 20}},
+		{name: "empty values are defaults", query: "page=&pageSize=", want: apikit.PageParams{Page: 1, PageSize: 20}},
+		{name: "explicit", query: "page=3&pageSize=10", want: apikit.PageParams{Page: 3, PageSize: 10}},
+		{name: "pageSize at max", query: "pageSize=100", want: apikit.PageParams{Page: 1, PageSize: 100}},
+		{name: "pageSize clamped", query: "pageSize=101", want: apikit.PageParams{Page: 1, PageSize: 100}},
+		{name: "pageSize far above max", query: "page=2&pageSize=1000000", want: apikit.PageParams{Page: 2, PageSize: 100}},
 		{name: "page zero", query: "page=0", fields: map[string]string{"page": pos}},
 		{name: "page negative", query: "page=-1", fields: map[string]string{"page": pos}},
 		{name: "page not a number", query: "page=abc", fields: map[string]string{"page": pos}},
@@ -64,7 +65,7 @@ func TestParsePage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			got, err := parsePage(query(t, tc.query), 20, 100)
+			got, err := apikit.ParsePage(query(t, tc.query), 20, 100)
 			checkFields(t, err, tc.fields)
 			is.Equal(got, tc.want)
 		})
@@ -73,12 +74,12 @@ func TestParsePage(t *testing.T) {
 
 func TestPageOffset(t *testing.T) {
 	tests := []struct {
-		p    pageParams
+		p    apikit.PageParams
 		want int
 	}{
-		{pageParams{Page: 1, PageSize: 20}, 0},
-		{pageParams{Page: 2, PageSize: 20}, 20},
-		{pageParams{Page: 3, PageSize: 10}, 20},
+		{apikit.PageParams{Page: 1, PageSize: 20}, 0},
+		{apikit.PageParams{Page: 2, PageSize: 20}, 20},
+		{apikit.PageParams{Page: 3, PageSize: 10}, 20},
 	}
 	for _, tc := range tests {
 		is.New(t).Equal(tc.p.Offset(), tc.want)
@@ -101,7 +102,7 @@ func TestNewPage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strconv.Itoa(tc.total)+"/"+strconv.Itoa(tc.pageSize), func(t *testing.T) {
 			is := is.New(t)
-			got := newPage([]string{"a"}, tc.total, pageParams{Page: 2, PageSize: tc.pageSize})
+			got := apikit.NewPage([]string{"a"}, tc.total, apikit.PageParams{Page: 2, PageSize: tc.pageSize})
 			is.Equal(got.TotalPages, tc.wantPages)
 			is.Equal(got.Total, tc.total)
 			is.Equal(got.Page, 2)
@@ -125,7 +126,7 @@ func TestNewPageJSON(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			b, err := json.Marshal(newPage(tc.items, tc.total, pageParams{Page: 1, PageSize: 20}))
+			b, err := json.Marshal(apikit.NewPage(tc.items, tc.total, apikit.PageParams{Page: 1, PageSize: 20}))
 			is.NoErr(err)
 			is.Equal(string(b), tc.want)
 		})
@@ -137,15 +138,15 @@ func TestParseLimitOffset(t *testing.T) {
 	tests := []struct {
 		name   string
 		query  string
-		want   limitOffset
+		want   apikit.LimitOffset
 		fields map[string]string
 	}{
-		{name: "defaults", query: "", want: limitOffset{Limit: 50, Offset: 0}},
-		{name: "empty values are defaults", query: "limit=&offset=", want: limitOffset{Limit: 50, Offset: 0}},
-		{name: "explicit", query: "limit=5&offset=15", want: limitOffset{Limit: 5, Offset: 15}},
-		{name: "offset zero", query: "offset=0", want: limitOffset{Limit: 50, Offset: 0}},
-		{name: "limit at max", query: "limit=200", want: limitOffset{Limit: 200}},
-		{name: "limit clamped", query: "limit=201&offset=3", want: limitOffset{Limit: 200, Offset: 3}},
+		{name: "defaults", query: "", want: apikit.LimitOffset{Limit: 50, Offset: 0}},
+		{name: "empty values are defaults", query: "limit=&offset=", want: apikit.LimitOffset{Limit: 50, Offset: 0}},
+		{name: "explicit", query: "limit=5&offset=15", want: apikit.LimitOffset{Limit: 5, Offset: 15}},
+		{name: "offset zero", query: "offset=0", want: apikit.LimitOffset{Limit: 50, Offset: 0}},
+		{name: "limit at max", query: "limit=200", want: apikit.LimitOffset{Limit: 200}},
+		{name: "limit clamped", query: "limit=201&offset=3", want: apikit.LimitOffset{Limit: 200, Offset: 3}},
 		{name: "limit zero", query: "limit=0", fields: map[string]string{"limit": pos}},
 		{name: "limit negative", query: "limit=-3", fields: map[string]string{"limit": pos}},
 		{name: "limit not a number", query: "limit=many", fields: map[string]string{"limit": pos}},
@@ -156,7 +157,7 @@ func TestParseLimitOffset(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			got, err := parseLimitOffset(query(t, tc.query), 50, 200)
+			got, err := apikit.ParseLimitOffset(query(t, tc.query), 50, 200)
 			checkFields(t, err, tc.fields)
 			is.Equal(got, tc.want)
 		})
@@ -170,15 +171,15 @@ func TestParseSort(t *testing.T) {
 	tests := []struct {
 		name   string
 		query  string
-		want   sortParams
+		want   apikit.SortParams
 		fields map[string]string
 	}{
-		{name: "default", query: "", want: sortParams{Field: "name"}},
-		{name: "default desc", query: "sortDir=desc", want: sortParams{Field: "name", Desc: true}},
-		{name: "field asc", query: "sortField=email&sortDir=asc", want: sortParams{Field: "email"}},
-		{name: "field desc", query: "sortField=createdAt&sortDir=desc", want: sortParams{Field: "createdAt", Desc: true}},
-		{name: "dir case-insensitive", query: "sortField=email&sortDir=DeSc", want: sortParams{Field: "email", Desc: true}},
-		{name: "dir upper asc", query: "sortDir=ASC", want: sortParams{Field: "name"}},
+		{name: "default", query: "", want: apikit.SortParams{Field: "name"}},
+		{name: "default desc", query: "sortDir=desc", want: apikit.SortParams{Field: "name", Desc: true}},
+		{name: "field asc", query: "sortField=email&sortDir=asc", want: apikit.SortParams{Field: "email"}},
+		{name: "field desc", query: "sortField=createdAt&sortDir=desc", want: apikit.SortParams{Field: "createdAt", Desc: true}},
+		{name: "dir case-insensitive", query: "sortField=email&sortDir=DeSc", want: apikit.SortParams{Field: "email", Desc: true}},
+		{name: "dir upper asc", query: "sortDir=ASC", want: apikit.SortParams{Field: "name"}},
 		{name: "unknown field", query: "sortField=password", fields: map[string]string{"sortField": oneOf}},
 		{name: "column name is not a field", query: "sortField=t.name", fields: map[string]string{"sortField": oneOf}},
 		{name: "injection attempt", query: "sortField=" + url.QueryEscape("name; DROP TABLE t"), fields: map[string]string{"sortField": oneOf}},
@@ -189,7 +190,7 @@ func TestParseSort(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			got, err := parseSort(query(t, tc.query), allowed, "name")
+			got, err := apikit.ParseSort(query(t, tc.query), allowed, "name")
 			checkFields(t, err, tc.fields)
 			is.Equal(got, tc.want)
 		})
@@ -198,7 +199,7 @@ func TestParseSort(t *testing.T) {
 
 func TestParseSortBadDefault(t *testing.T) {
 	is := is.New(t)
-	_, err := parseSort(url.Values{}, []string{"name"}, "missing")
+	_, err := apikit.ParseSort(url.Values{}, []string{"name"}, "missing")
 	is.True(err != nil)
 	is.True(!errors.Is(err, store.ErrInvalid)) // a programming error is not a client error
 }
@@ -228,7 +229,7 @@ func TestParseBool(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {
 			is := is.New(t)
-			got, err := parseBool(query(t, tc.query), "active")
+			got, err := apikit.ParseBool(query(t, tc.query), "active")
 			checkFields(t, err, tc.fields)
 			if tc.want == nil {
 				is.Equal(got, nil)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 )
 
 // writeDocMarkdown renders the OpenAPI document as Markdown: one section per
@@ -70,7 +72,7 @@ func writeOperation(buf *bytes.Buffer, doc *openAPI, op *operation) {
 			if enum, ok := p.Schema["enum"].([]string); ok {
 				typ += ": " + strings.Join(enum, ", ")
 			}
-			fmt.Fprintf(buf, "| `%s` | %s | %s | %s | %s |\n", p.Name, p.In, typ, yesNo(p.Required), markdownCell(p.Description))
+			fmt.Fprintf(buf, "| `%s` | %s | %s | %s | %s |\n", p.Name, p.In, typ, yesNo(p.Required), apikit.MarkdownCell(p.Description))
 		}
 		buf.WriteString("\n")
 	}
@@ -94,7 +96,7 @@ func writeOperation(buf *bytes.Buffer, doc *openAPI, op *operation) {
 	for _, status := range sortedKeys(op.Responses) {
 		r := op.Responses[status]
 		types := sortedKeys(r.Content)
-		desc := markdownCell(r.Description)
+		desc := apikit.MarkdownCell(r.Description)
 		if len(types) > 0 {
 			desc += " (" + strings.Join(types, ", ") + ")"
 		}
@@ -139,7 +141,7 @@ func compactJSON(s string) string {
 // from its schema: its required
 // properties (all of them when it requires none), the first of an enum,
 // a string's format or its name, a number's minimum.
-func exampleJSON(doc *openAPI, media *mediaType) string {
+func exampleJSON(doc *openAPI, media *apikit.MediaType) string {
 	v := media.Example
 	if v == nil {
 		v = exampleValue(doc, media.Schema, "", 0)

@@ -5,25 +5,21 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
 	"regexp"
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// apiFunc is a handler that returns its error instead of writing it; the
-// route's chain writes it with the route's error format.
-type apiFunc func(w http.ResponseWriter, r *http.Request) error
-
 // handle builds a route's chain: no-store (for routes marked NoStore) →
 // body limit → authenticate → authorize → scope → route rate limit →
 // handler. Security headers, recovery and request ids wrap the whole mux.
-func (a *api) handle(rt route) http.Handler {
+func (a *api) handle(rt apikit.Route) http.Handler {
 	limit := a.opts.MaxBodyBytes
 	if rt.Limits.MaxBodyBytes > 0 {
 		limit = rt.Limits.MaxBodyBytes
@@ -59,9 +55,9 @@ func (a *api) handle(rt route) http.Handler {
 // and returns the request with the caller's identity and scope in its
 // context. An OptionalAuth route admits a request without a credential
 // as it is.
-func (a *api) admit(r *http.Request, rt route) (*http.Request, error) {
+func (a *api) admit(r *http.Request, rt apikit.Route) (*http.Request, error) {
 	id, err := a.authenticate(r)
-	if rt.Access.OptionalAuth && errors.Is(err, errNoCredential) {
+	if rt.Access.OptionalAuth && errors.Is(err, apikit.ErrNoCredential) {
 		return r, nil
 	}
 	if err != nil {
@@ -75,60 +71,32 @@ func (a *api) admit(r *http.Request, rt route) (*http.Request, error) {
 	return r.WithContext(store.WithScope(ctx, id.Scope())), nil
 }
 
-// errNoCredential is the 401 of a request that carries no credential (as
-// opposed to an invalid one).
-var errNoCredential = fmt.Errorf("no credential: %w", identity.ErrUnauthenticated)
-
 func (a *api) authenticate(r *http.Request) (*identity.Identity, error) {
 	if a.authn == nil {
-		return nil, errNoCredential
+		return nil, apikit.ErrNoCredential
 	}
 	id, err := a.authn.Authenticate(r)
 	if err != nil {
 		return nil, err
 	}
 	if id == nil {
-		return nil, errNoCredential
+		return nil, apikit.ErrNoCredential
 	}
 	return id, nil
 }
 
-// forbiddenError lists what the caller lacks for a route.
-type forbiddenError struct {
-	features []string
-	roles    []string
-	// tenantScope: the route changes tenant-wide state and the caller's
-	// access is limited to some organizations.
-	tenantScope bool
-}
-
-func (e *forbiddenError) Error() string { return "forbidden" }
-func (e *forbiddenError) Unwrap() error { return store.ErrForbidden }
-
-// PublicMessage is the message of the error body.
-func (e *forbiddenError) PublicMessage() string {
-	if e.tenantScope {
-		return tenantScopeMessage
-	}
-	return "Forbidden"
-}
-
-// tenantScopeMessage explains the 403 of a TenantWide route.
-const tenantScopeMessage = "This changes a setting of every organization of the tenant: " +
-	"it needs access to the whole tenant, and yours is limited to some organizations"
-
 // authorize checks the route's access rules against the caller: the
 // super-admin flag, the features, and for a TenantWide route an access
 // that covers the whole tenant.
-func authorize(rt route, id *identity.Identity) error {
+func authorize(rt apikit.Route, id *identity.Identity) error {
 	if rt.Access.SuperAdmin && !id.IsSuperAdmin {
-		return &forbiddenError{features: rt.Access.Features, roles: []string{identity.SuperAdminRole}}
+		return &apikit.ForbiddenError{Features: rt.Access.Features, Roles: []string{identity.SuperAdminRole}}
 	}
 	if missing := id.Missing(rt.Access.Features...); len(missing) > 0 {
-		return &forbiddenError{features: missing}
+		return &apikit.ForbiddenError{Features: missing}
 	}
 	if rt.Access.TenantWide && !id.CoversTenant() {
-		return &forbiddenError{tenantScope: true}
+		return &apikit.ForbiddenError{TenantScope: true}
 	}
 	return nil
 }
@@ -155,7 +123,7 @@ func (a *api) recoverPanics(next http.Handler) http.Handler {
 					panic(p)
 				}
 				a.logger.ErrorContext(r.Context(), "httpapi: panic", "panic", p, "requestId", requestID(r), "stack", string(debug.Stack()))
-				encode(w, http.StatusInternalServerError, map[string]string{"error": "Internal server error"})
+				apikit.Encode(w, http.StatusInternalServerError, map[string]string{"error": "Internal server error"})
 			}
 		}()
 		next.ServeHTTP(w, r)

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/httpapi/integrationsapi"
+	"github.com/tenantkit/tenantkit/httpapi/notificationsapi"
+	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 	"github.com/tenantkit/tenantkit/notifications"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -72,7 +74,7 @@ func TestNotificationFeedRules(t *testing.T) {
 		for name, u := range map[string]dashUser{"ann (by role)": ann, "bob (by email)": bob, "dan (by id)": dan} {
 			items := notifWait(t, e, u.as, 1)
 			notifSame(t, name, []any{items[0]["type"], items[0]["title"], items[0]["body"], items[0]["severity"], items[0]["link"], items[0]["readAt"]},
-				[]any{tenantkit.NotificationRule, "Shipment S-1", "Heavy: 12 kg", "info", nil, nil})
+				[]any{notificationsapi.NotificationRule, "Shipment S-1", "Heavy: 12 kg", "info", nil, nil})
 		}
 		// Every addressed user got it: the feed has run; the others have
 		// nothing.
@@ -101,31 +103,31 @@ func TestNotificationFeedWebhooks(t *testing.T) {
 		rcv.respond(func(hookRequest) hookReply { return hookReply{status: 500, body: "down"} })
 		e := newDeliveryEnv(t, db)
 		ta, tb := e.newTenant("Notif hooks "+randomHex(3)), e.newTenant("Notif hooks B "+randomHex(3))
-		adminRole := dashNewRole(e, ta, featureWebhooksManage)
+		adminRole := dashNewRole(e, ta, webhooksapi.FeatureWebhooksManage)
 		admin, admin2 := dashNewUser(e, ta, adminRole), dashNewUser(e, ta, adminRole)
 		viewer := dashNewUser(e, ta, dashNewRole(e, ta, "webhooks.view"))
-		adminB := dashNewUser(e, tb, dashNewRole(e, tb, featureWebhooksManage))
+		adminB := dashNewUser(e, tb, dashNewRole(e, tb, webhooksapi.FeatureWebhooksManage))
 		// An admin limited to another organization of the tenant: the
 		// webhook (made by the key, in ta's first organization) is not
 		// theirs to hear of.
 		org2 := e.do("POST", "/api/directory/organizations", e.superKey, map[string]string{"name": "Org2 " + randomHex(3), "tenantId": ta.ID}).expect(201).JSON()["id"].(string)
 		org2Role := dashNewRole(e, ta)
-		e.do("PUT", "/api/auth/roles/acl", e.superKey, map[string]any{"roleId": org2Role, "features": []string{featureWebhooksManage},
+		e.do("PUT", "/api/auth/roles/acl", e.superKey, map[string]any{"roleId": org2Role, "features": []string{webhooksapi.FeatureWebhooksManage},
 			"organizations": []string{org2}}).expect(200)
 		adminOrg2 := dashNewUser(e, tenantFixture{ID: ta.ID, OrgID: org2}, org2Role)
-		key := e.newKey(ta, append(slices.Clone(deliveryFeatures), featureIntegrationsManage)...)
+		key := e.newKey(ta, append(slices.Clone(deliveryFeatures), integrationsapi.FeatureIntegrationsManage)...)
 
 		// Off by default: in tenant C, which leaves it off, a failed
 		// delivery and a disabled webhook tell nobody.
 		tc := e.newTenant("Notif hooks C " + randomHex(3))
-		adminC := dashNewUser(e, tc, dashNewRole(e, tc, featureWebhooksManage))
+		adminC := dashNewUser(e, tc, dashNewRole(e, tc, webhooksapi.FeatureWebhooksManage))
 		keyC := e.newKey(tc, deliveryFeatures...)
 		quiet := e.createWebhook(keyC, whBody("Quiet", withField("url", rcv.URL+"/quiet"), withField("subscribedEvents", ruleEventPatterns),
 			withField("maxRetries", 1), withField("autoDisableThreshold", 1)))["id"].(string)
 		e.createRules(keyC, "QUIET-1")
 		e.waitDeliveries(keyC, quiet, "failed", 1)
 
-		e.do("PUT", "/api/integrations/"+tenantkit.IntegrationWebhooks+"/state", key, map[string]any{"notifyAdminsOnFailure": true}).expect(200)
+		e.do("PUT", "/api/integrations/"+integrationsapi.IntegrationWebhooks+"/state", key, map[string]any{"notifyAdminsOnFailure": true}).expect(200)
 		hook := e.createWebhook(key, whBody("Flaky", withField("url", rcv.URL+"/flaky"), withField("subscribedEvents", ruleEventPatterns),
 			withField("maxRetries", 1), withField("autoDisableThreshold", 2)))["id"].(string)
 		e.createRules(key, "FLAKY-1", "FLAKY-2")
@@ -138,9 +140,9 @@ func TestNotificationFeedWebhooks(t *testing.T) {
 		for _, it := range items {
 			byType[it["type"].(string)] = it
 		}
-		failed, disabled := byType[tenantkit.NotificationWebhookFailed], byType[tenantkit.NotificationWebhookDisabled]
+		failed, disabled := byType[notificationsapi.NotificationWebhookFailed], byType[notificationsapi.NotificationWebhookDisabled]
 		if failed == nil || disabled == nil {
-			t.Fatalf("the admin's inbox: %v; want one %s and one %s", items, tenantkit.NotificationWebhookFailed, tenantkit.NotificationWebhookDisabled)
+			t.Fatalf("the admin's inbox: %v; want one %s and one %s", items, notificationsapi.NotificationWebhookFailed, notificationsapi.NotificationWebhookDisabled)
 		}
 		notifSame(t, "the failure", []any{failed["title"], failed["severity"]}, []any{"Webhook Flaky: a delivery failed", "error"})
 		notifSame(t, "the disabling", []any{disabled["title"], disabled["severity"]}, []any{"Webhook Flaky was disabled", "error"})
@@ -150,7 +152,7 @@ func TestNotificationFeedWebhooks(t *testing.T) {
 		// Every admin-capable user got exactly one of each: the second
 		// admin too, and each notification is an event.
 		items2 := notifWait(t, e, admin2.as, 2)
-		if slices.IndexFunc(items2, func(it map[string]any) bool { return it["type"] == tenantkit.NotificationWebhookDisabled }) < 0 ||
+		if slices.IndexFunc(items2, func(it map[string]any) bool { return it["type"] == notificationsapi.NotificationWebhookDisabled }) < 0 ||
 			items2[0]["type"] == items2[1]["type"] {
 			t.Errorf("the second admin's inbox: %v", items2)
 		}
@@ -189,7 +191,7 @@ func TestNotificationFeedDataSync(t *testing.T) {
 		}
 		items := notifWait(t, f.e, starter.as, 1)
 		notifSame(t, "the starter's notification", []any{items[0]["type"], items[0]["title"], items[0]["severity"]},
-			[]any{tenantkit.NotificationSyncFailed, "Data sync failed: import of " + f.eid + " (" + dsIntegration + ")", "error"})
+			[]any{notificationsapi.NotificationSyncFailed, "Data sync failed: import of " + f.eid + " (" + dsIntegration + ")", "error"})
 		if body, _ := items[0]["body"].(string); !strings.Contains(body, "403") {
 			t.Errorf("the notification's body %q, want the run's error (403)", body)
 		}

@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/invopop/jsonschema"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 )
 
 // The OpenAPI document is generated from the route table when it is
@@ -81,13 +82,13 @@ type securityScheme struct {
 
 // operation is one method of one path.
 type operation struct {
-	OperationID string                  `json:"operationId"`
-	Summary     string                  `json:"summary"`
-	Description string                  `json:"description,omitempty"`
-	Tags        []string                `json:"tags"`
-	Parameters  []parameter             `json:"parameters,omitempty"`
-	RequestBody *requestBody            `json:"requestBody,omitempty"`
-	Responses   map[string]*apiResponse `json:"responses"`
+	OperationID string                         `json:"operationId"`
+	Summary     string                         `json:"summary"`
+	Description string                         `json:"description,omitempty"`
+	Tags        []string                       `json:"tags"`
+	Parameters  []apikit.Parameter             `json:"parameters,omitempty"`
+	RequestBody *requestBody                   `json:"requestBody,omitempty"`
+	Responses   map[string]*apikit.APIResponse `json:"responses"`
 	// Security lists the accepted credentials; empty (not absent) on
 	// public routes, which need none.
 	Security []map[string][]string `json:"security"`
@@ -107,33 +108,9 @@ type operation struct {
 	details      string // the route's own Description, for the Markdown
 }
 
-type parameter struct {
-	Name        string         `json:"name"`
-	In          string         `json:"in"`
-	Description string         `json:"description,omitempty"`
-	Required    bool           `json:"required"`
-	Schema      map[string]any `json:"schema"`
-}
-
 type requestBody struct {
-	Required bool                  `json:"required"`
-	Content  map[string]*mediaType `json:"content"`
-}
-
-type mediaType struct {
-	Schema  any `json:"schema"`
-	Example any `json:"example,omitempty"`
-}
-
-type apiResponse struct {
-	Description string                `json:"description"`
-	Headers     map[string]*header    `json:"headers,omitempty"`
-	Content     map[string]*mediaType `json:"content,omitempty"`
-}
-
-type header struct {
-	Description string         `json:"description,omitempty"`
-	Schema      map[string]any `json:"schema"`
+	Required bool                         `json:"required"`
+	Content  map[string]*apikit.MediaType `json:"content"`
 }
 
 // JSON is the document's encoding.
@@ -154,10 +131,6 @@ const (
 	schemeAPIKeyAuth   = "apiKeyAuthorization"
 	schemeBearer       = "bearerAuth"
 )
-
-// errorSchemaName is the component every error response refers to (the
-// schema of errorBody).
-const errorSchemaName = "ErrorBody"
 
 // errorBody documents every error body the API writes: the default
 // {error, details?}, the 403 of missing features, and the formats some
@@ -200,7 +173,7 @@ var areaDescriptions = map[string]string{
 }
 
 // buildOpenAPI builds the document of a route table served under base.
-func buildOpenAPI(base string, routes []route, license DocsLicense) (*openAPI, error) {
+func buildOpenAPI(base string, routes []apikit.Route, license DocsLicense) (*openAPI, error) {
 	g := newSchemaGen()
 	if _, err := g.response(reflect.TypeOf(errorBody{})); err != nil {
 		return nil, err
@@ -260,41 +233,15 @@ func buildOpenAPI(base string, routes []route, license DocsLicense) (*openAPI, e
 	return doc, nil
 }
 
-// docPath is the path a route is documented under: its own, or, for
-// routes that share a pattern (Match), the concrete path it serves.
-func (rt route) docPath() string {
-	if rt.Doc.DocPath != "" {
-		return rt.Doc.DocPath
-	}
-	return rt.Path
-}
-
-// pathParams returns the names of a path's {wildcards}, in order.
-func pathParams(p string) []string {
-	var names []string
-	for {
-		i := strings.IndexByte(p, '{')
-		if i < 0 {
-			return names
-		}
-		j := strings.IndexByte(p[i:], '}')
-		if j < 0 {
-			return names
-		}
-		names = append(names, strings.TrimSuffix(p[i+1:i+j], "..."))
-		p = p[i+j+1:]
-	}
-}
-
-func (g *schemaGen) operation(base string, rt route) (*operation, error) {
-	p := rt.docPath()
+func (g *schemaGen) operation(base string, rt apikit.Route) (*operation, error) {
+	p := rt.DocPath()
 	op := &operation{
 		OperationID:  operationID(rt.Method, p),
 		Summary:      rt.Doc.Summary,
-		Description:  rt.describe(),
+		Description:  rt.Describe(),
 		details:      rt.Doc.Description,
 		Tags:         []string{rt.Doc.Area},
-		Parameters:   rt.parameters(),
+		Parameters:   rt.Parameters(),
 		method:       rt.Method,
 		path:         base + strings.ReplaceAll(p, "...}", "}"),
 		public:       rt.Access.Public,
@@ -310,7 +257,7 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 		op.SuperAdmin = rt.Access.SuperAdmin
 		op.TenantWide = rt.Access.TenantWide
 	}
-	if rt.hasBody() {
+	if rt.HasBody() {
 		body, err := g.requestBody(rt)
 		if err != nil {
 			return nil, err
@@ -322,141 +269,53 @@ func (g *schemaGen) operation(base string, rt route) (*operation, error) {
 	return op, err
 }
 
-// parameters documents a route's path, query and header parameters.
-func (rt route) parameters() []parameter {
-	var ps []parameter
-	for _, name := range pathParams(rt.docPath()) {
-		ps = append(ps, parameter{Name: name, In: "path", Required: true, Schema: map[string]any{"type": "string"}})
-	}
-	query := rt.Doc.Query
-	if rt.Doc.Exports {
-		query = append(slices.Clone(query), Param{Name: "format",
-			Pattern:     "^([cC][sS][vV]|[jJ][sS][oO][nN]|[mM][aA][rR][kK][dD][oO][wW][nN]|[xX][mM][lL])$",
-			Description: "Return the whole result set as a file in this format instead of a page: csv, json, markdown or xml (any case)"})
-	}
-	for _, q := range query {
-		ps = append(ps, parameter{Name: q.Name, In: "query", Description: q.Description, Required: q.Required, Schema: q.schema()})
-	}
-	for _, h := range rt.Doc.Headers {
-		ps = append(ps, parameter{Name: h.Name, In: "header", Description: h.Description, Required: h.Required, Schema: h.schema()})
-	}
-	return ps
-}
-
 // responses documents a route's answers: its success, the error statuses
 // it can answer, what http.ServeContent adds (Ranges), and 5XX.
-func (g *schemaGen) responses(rt route) (map[string]*apiResponse, error) {
-	out := map[string]*apiResponse{}
+func (g *schemaGen) responses(rt apikit.Route) (map[string]*apikit.APIResponse, error) {
+	out := map[string]*apikit.APIResponse{}
 	success, err := g.successResponse(rt)
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range rt.Doc.ResponseHeaders {
 		if success.Headers == nil {
-			success.Headers = map[string]*header{}
+			success.Headers = map[string]*apikit.Header{}
 		}
-		success.Headers[h.Name] = &header{Description: h.Description, Schema: h.schema()}
+		success.Headers[h.Name] = &apikit.Header{Description: h.Description, Schema: h.Schema()}
 	}
 	out[strconv.Itoa(cmp.Or(rt.Doc.Status, http.StatusOK))] = success
-	for _, status := range rt.errorStatuses() {
-		out[strconv.Itoa(status)] = errorResponse(status, rt)
+	for _, status := range rt.ErrorStatuses() {
+		out[strconv.Itoa(status)] = apikit.ErrorResponse(status, rt)
 	}
 	for status, v := range rt.Doc.ErrorTypes {
 		s, err := g.response(reflect.TypeOf(v))
 		if err != nil {
 			return nil, err
 		}
-		out[strconv.Itoa(status)] = &apiResponse{Description: http.StatusText(status),
-			Content: map[string]*mediaType{"application/json": {Schema: s}}}
+		out[strconv.Itoa(status)] = &apikit.APIResponse{Description: http.StatusText(status),
+			Content: map[string]*apikit.MediaType{"application/json": {Schema: s}}}
 	}
 	if rt.Doc.Ranges {
-		partial := &apiResponse{Description: "Partial Content: the range asked for (Range)", Content: map[string]*mediaType{},
-			Headers: map[string]*header{"Content-Range": {Description: "The range sent", Schema: map[string]any{"type": "string"}}}}
+		partial := &apikit.APIResponse{Description: "Partial Content: the range asked for (Range)", Content: map[string]*apikit.MediaType{},
+			Headers: map[string]*apikit.Header{"Content-Range": {Description: "The range sent", Schema: map[string]any{"type": "string"}}}}
 		for _, ct := range append(slices.Clone(rt.Doc.ResponseContent), "multipart/byteranges") {
-			partial.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
+			partial.Content[ct] = &apikit.MediaType{Schema: map[string]any{"type": "string"}}
 		}
 		out["206"] = partial
-		out["304"] = &apiResponse{Description: "Not Modified (If-None-Match, If-Modified-Since)"}
-		out["412"] = &apiResponse{Description: "Precondition Failed (If-Match, If-Unmodified-Since)"}
-		out["416"] = &apiResponse{Description: "Range Not Satisfiable",
-			Content: map[string]*mediaType{"text/plain": {Schema: map[string]any{"type": "string"}}}}
+		out["304"] = &apikit.APIResponse{Description: "Not Modified (If-None-Match, If-Modified-Since)"}
+		out["412"] = &apikit.APIResponse{Description: "Precondition Failed (If-Match, If-Unmodified-Since)"}
+		out["416"] = &apikit.APIResponse{Description: "Range Not Satisfiable",
+			Content: map[string]*apikit.MediaType{"text/plain": {Schema: map[string]any{"type": "string"}}}}
 	}
-	out["5XX"] = &apiResponse{Description: "Internal error; the body never carries internals",
-		Content: map[string]*mediaType{"application/json": {Schema: ref(errorSchemaName)}}}
+	out["5XX"] = &apikit.APIResponse{Description: "Internal error; the body never carries internals",
+		Content: map[string]*apikit.MediaType{"application/json": {Schema: apikit.Ref(apikit.ErrorSchemaName)}}}
 	return out, nil
-}
-
-// errorStatuses are the error statuses a route can answer: those its
-// chain implies and those it declares.
-func (rt route) errorStatuses() []int {
-	var out []int
-	add := func(s int) {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	hasBody := rt.hasBody()
-	if hasBody || len(rt.Doc.Query) > 0 || rt.Doc.Exports || len(pathParams(rt.docPath())) > 0 {
-		add(http.StatusBadRequest)
-	}
-	if !rt.Access.Public {
-		add(http.StatusUnauthorized)
-		add(http.StatusForbidden)
-	}
-	if len(pathParams(rt.docPath())) > 0 {
-		add(http.StatusNotFound)
-	}
-	if hasBody {
-		add(http.StatusRequestEntityTooLarge)
-	}
-	if rt.Limits.RateLimit != nil {
-		add(http.StatusTooManyRequests)
-	}
-	for _, s := range rt.Doc.Errors {
-		add(s)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func errorResponse(status int, rt route) *apiResponse {
-	desc := http.StatusText(status)
-	switch status {
-	case http.StatusBadRequest:
-		desc = "Invalid input; details names the field"
-	case http.StatusUnauthorized:
-		desc = "No valid credential"
-	case http.StatusForbidden:
-		desc = "The caller lacks a required feature or has no tenant in scope"
-		if len(rt.Access.Features) > 0 {
-			desc += " (needs " + strings.Join(rt.Access.Features, ", ") + ")"
-		}
-		if rt.Access.SuperAdmin {
-			desc = "The caller is not a super admin"
-		}
-	case http.StatusNotFound:
-		desc = "Not found (or not visible to the caller's tenant)"
-	case http.StatusRequestEntityTooLarge:
-		desc = "The request body is over the route's limit"
-	case http.StatusTooManyRequests:
-		desc = "Rate limited; retry after Retry-After seconds"
-	}
-	r := &apiResponse{Description: desc, Content: map[string]*mediaType{"application/json": {Schema: ref(errorSchemaName)}}}
-	if status == http.StatusTooManyRequests {
-		r.Headers = map[string]*header{"Retry-After": {Description: "Seconds until a retry may succeed", Schema: map[string]any{"type": "integer"}}}
-	}
-	return r
-}
-
-// hasBody reports whether a route reads a request body.
-func (rt route) hasBody() bool {
-	return rt.Doc.Request != nil || rt.Doc.RequestContent != "" || rt.Doc.FormBody
 }
 
 // formContents are the media types of a FormBody route's request.
 var formContents = []string{"application/x-www-form-urlencoded", "multipart/form-data", "application/json"}
 
-func (g *schemaGen) requestBody(rt route) (*requestBody, error) {
+func (g *schemaGen) requestBody(rt apikit.Route) (*requestBody, error) {
 	ct := cmp.Or(rt.Doc.RequestContent, "application/json")
 	var schema any = map[string]any{}
 	if rt.Doc.Request != nil {
@@ -468,60 +327,43 @@ func (g *schemaGen) requestBody(rt route) (*requestBody, error) {
 	} else if ct == "application/octet-stream" {
 		schema = map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}
 	}
-	body := &requestBody{Required: !rt.Doc.BodyOptional, Content: map[string]*mediaType{ct: {Schema: schema, Example: rt.Doc.Example}}}
+	body := &requestBody{Required: !rt.Doc.BodyOptional, Content: map[string]*apikit.MediaType{ct: {Schema: schema, Example: rt.Doc.Example}}}
 	if rt.Doc.FormBody {
-		body.Content = map[string]*mediaType{}
+		body.Content = map[string]*apikit.MediaType{}
 		for _, ct := range formContents {
-			body.Content[ct] = &mediaType{Schema: schema, Example: rt.Doc.Example}
+			body.Content[ct] = &apikit.MediaType{Schema: schema, Example: rt.Doc.Example}
 		}
 	}
 	return body, nil
 }
 
-func (g *schemaGen) successResponse(rt route) (*apiResponse, error) {
+func (g *schemaGen) successResponse(rt apikit.Route) (*apikit.APIResponse, error) {
 	status := cmp.Or(rt.Doc.Status, http.StatusOK)
-	r := &apiResponse{Description: cmp.Or(rt.Doc.Summary, http.StatusText(status))}
+	r := &apikit.APIResponse{Description: cmp.Or(rt.Doc.Summary, http.StatusText(status))}
 	if rt.Doc.Response == nil && len(rt.Doc.ResponseContent) == 0 {
 		return r, nil
 	}
-	r.Content = map[string]*mediaType{}
+	r.Content = map[string]*apikit.MediaType{}
 	if rt.Doc.Response != nil {
 		t := reflect.TypeOf(rt.Doc.Response)
 		s, err := g.response(t)
 		if err != nil {
 			return nil, err
 		}
-		r.Content["application/json"] = &mediaType{Schema: s}
+		r.Content["application/json"] = &apikit.MediaType{Schema: s}
 	}
 	for _, ct := range rt.Doc.ResponseContent {
-		r.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
+		r.Content[ct] = &apikit.MediaType{Schema: map[string]any{"type": "string"}}
 	}
 	if rt.Doc.Exports {
 		// format=json's file is an array of rows, under its own media type.
-		r.Content[exportJSONContentType] = &mediaType{Schema: map[string]any{"type": "array",
+		r.Content[apikit.ExportJSONContentType] = &apikit.MediaType{Schema: map[string]any{"type": "array",
 			"items": map[string]any{"type": "object", "additionalProperties": map[string]any{}}}}
 		for _, ct := range []string{"text/csv", "text/markdown", "application/xml"} {
-			r.Content[ct] = &mediaType{Schema: map[string]any{"type": "string"}}
+			r.Content[ct] = &apikit.MediaType{Schema: map[string]any{"type": "string"}}
 		}
 	}
 	return r, nil
-}
-
-func (q Param) schema() map[string]any {
-	s := map[string]any{"type": cmp.Or(q.Type, "string")}
-	if len(q.Enum) > 0 {
-		s["enum"] = q.Enum
-	}
-	if q.Minimum != nil {
-		s["minimum"] = *q.Minimum
-	}
-	if q.Maximum != nil {
-		s["maximum"] = *q.Maximum
-	}
-	if q.Pattern != "" {
-		s["pattern"] = q.Pattern
-	}
-	return s
 }
 
 // operationID names an operation after its method and path:
@@ -551,10 +393,6 @@ func upperFirst(s string) string {
 	r := []rune(s)
 	r[0] = unicode.ToUpper(r[0])
 	return string(r)
-}
-
-func ref(name string) map[string]any {
-	return map[string]any{"$ref": "#/components/schemas/" + name}
 }
 
 // schemaGen reflects Go types into JSON Schemas and collects their named
@@ -618,7 +456,7 @@ func mapType(t reflect.Type) *jsonschema.Schema {
 	case numberType:
 		return &jsonschema.Schema{Type: "number"}
 	}
-	if values, ok := enumTypes[t]; ok {
+	if values, ok := apikit.EnumTypes[t]; ok {
 		return &jsonschema.Schema{Type: "string", Enum: slices.Clone(values)} // a field's enum tags append to it
 	}
 	return nil
@@ -640,8 +478,13 @@ func schemaName(t reflect.Type) string {
 	return qualifiedName(t.PkgPath() + "." + name)
 }
 
+// httpapiPath is this package's import path: its types and those of the
+// packages under it (the areas' routes, apikit) keep their bare names.
+var httpapiPath = reflect.TypeFor[api]().PkgPath()
+
 // qualifiedName turns "github.com/x/tenantkit/toggles.CreateInput" into
-// "TogglesCreateInput" (httpapi's own types keep their bare name).
+// "TogglesCreateInput" (the types of httpapi and of the packages under it
+// keep their bare name).
 func qualifiedName(full string) string {
 	full = strings.TrimPrefix(full, "*")
 	full = strings.TrimPrefix(full, "[]")
@@ -649,8 +492,9 @@ func qualifiedName(full string) string {
 	if dot < 0 {
 		return upperFirst(full)
 	}
-	pkg, name := path.Base(full[:dot]), full[dot+1:]
-	if pkg == "httpapi" || pkg == "." {
+	pkgPath, name := full[:dot], full[dot+1:]
+	pkg := path.Base(pkgPath)
+	if pkgPath == httpapiPath || strings.HasPrefix(pkgPath, httpapiPath+"/") || pkg == "httpapi" || pkg == "." {
 		return upperFirst(name)
 	}
 	return upperFirst(pkg) + upperFirst(name)

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
@@ -123,7 +123,7 @@ func BenchmarkPaymentWebhook(b *testing.B) {
 	creds := payments.CredentialFunc(func(context.Context, string, string) (payments.Credentials, error) {
 		return payments.Credentials{"webhookSecret": secret}, nil
 	})
-	e := newTestEnvConfig(b, storetest.SQLite(b), tenantkit.Config{Payments: payments.Options{Credentials: creds}})
+	e := newTestEnvConfig(b, storetest.SQLite(b), full.Config{Payments: payments.Options{Credentials: creds}})
 	acme := e.newTenant("Acme")
 	key := e.newKey(acme, "payment_gateways.manage")
 	var sessions []string

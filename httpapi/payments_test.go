@@ -19,7 +19,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/paymentsapi"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
@@ -39,7 +40,7 @@ import (
 const payBase = "/api/payment_gateways"
 
 // payAllFeatures are every payment gateway feature.
-var payAllFeatures = []string{featurePaymentsView, featurePaymentsManage, featurePaymentsCapture, featurePaymentsRefund}
+var payAllFeatures = []string{paymentsapi.FeaturePaymentsView, paymentsapi.FeaturePaymentsManage, paymentsapi.FeaturePaymentsCapture, paymentsapi.FeaturePaymentsRefund}
 
 // The exact key sets of the documented bodies.
 var (
@@ -678,7 +679,7 @@ func TestPaymentConcurrency(t *testing.T) {
 		// The provider is called only for what the books record: a refund
 		// the payment cannot take must not reach it.
 		provider := &payCountingProvider{Mock: payments.NewMock(payments.KeyMock)}
-		e := newTestEnvConfig(t, db, tenantkit.Config{Payments: payments.Options{
+		e := newTestEnvConfig(t, db, full.Config{Payments: payments.Options{
 			Providers: payments.NewRegistry(provider, payments.NewMock(payments.KeyMockProcessing))}})
 		a := paySetup(e, "Acme")
 
@@ -944,30 +945,30 @@ func TestPaymentFeatures(t *testing.T) {
 		e := newTestEnv(t, db)
 		a := paySetup(e, "Acme")
 		id := a.pay("mock", "10", "USD", "manual")
-		view := e.newKey(a.tf, featurePaymentsView)
+		view := e.newKey(a.tf, paymentsapi.FeaturePaymentsView)
 		for _, c := range []struct {
 			method, path, feature string
 		}{
-			{"POST", "/sessions", featurePaymentsManage},
-			{"POST", "/capture", featurePaymentsCapture},
-			{"POST", "/refund", featurePaymentsRefund},
-			{"POST", "/cancel", featurePaymentsManage},
+			{"POST", "/sessions", paymentsapi.FeaturePaymentsManage},
+			{"POST", "/capture", paymentsapi.FeaturePaymentsCapture},
+			{"POST", "/refund", paymentsapi.FeaturePaymentsRefund},
+			{"POST", "/cancel", paymentsapi.FeaturePaymentsManage},
 		} {
 			expectForbidden(t, e.do(c.method, payBase+c.path, view, map[string]any{"transactionId": id}), c.feature)
 			e.do(c.method, payBase+c.path, "", map[string]any{"transactionId": id}).expect(401)
 		}
-		manage := e.newKey(a.tf, featurePaymentsManage)
-		expectForbidden(t, e.do("POST", payBase+"/capture", manage, map[string]any{"transactionId": id}), featurePaymentsCapture)
-		expectForbidden(t, e.do("POST", payBase+"/refund", manage, map[string]any{"transactionId": id}), featurePaymentsRefund)
+		manage := e.newKey(a.tf, paymentsapi.FeaturePaymentsManage)
+		expectForbidden(t, e.do("POST", payBase+"/capture", manage, map[string]any{"transactionId": id}), paymentsapi.FeaturePaymentsCapture)
+		expectForbidden(t, e.do("POST", payBase+"/refund", manage, map[string]any{"transactionId": id}), paymentsapi.FeaturePaymentsRefund)
 		for _, path := range []string{"/status?transactionId=" + id, "/transactions", "/transactions/" + id, "/providers"} {
-			expectForbidden(t, e.do("GET", payBase+path, manage, nil), featurePaymentsView)
+			expectForbidden(t, e.do("GET", payBase+path, manage, nil), paymentsapi.FeaturePaymentsView)
 			e.do("GET", payBase+path, view, nil).expect(200)
 			e.do("GET", payBase+path, "", nil).expect(401)
 		}
 		// Each feature is enough for its route.
-		capture := e.newKey(a.tf, featurePaymentsCapture)
+		capture := e.newKey(a.tf, paymentsapi.FeaturePaymentsCapture)
 		e.do("POST", payBase+"/capture", capture, map[string]any{"transactionId": id}).expect(200)
-		refund := e.newKey(a.tf, featurePaymentsRefund)
+		refund := e.newKey(a.tf, paymentsapi.FeaturePaymentsRefund)
 		e.do("POST", payBase+"/refund", refund, map[string]any{"transactionId": id, "amount": 1}).expect(200)
 		e.do("POST", payBase+"/sessions", manage, map[string]any{"providerKey": "mock", "amount": 1, "currencyCode": "USD"}).expect(201)
 	})
@@ -1014,7 +1015,7 @@ func TestPaymentProviderFailures(t *testing.T) {
 		const secret = "sk_live_51HxSECRETdoNotShow"
 		leak := fmt.Errorf("stripe: invalid API key %s (request req_9f8e7d)", secret)
 		logs := &syncBuffer{}
-		e := newTestEnvConfig(t, db, tenantkit.Config{
+		e := newTestEnvConfig(t, db, full.Config{
 			Logger: slog.New(slog.NewTextHandler(logs, nil)),
 			Payments: payments.Options{Providers: payments.NewRegistry(payments.NewMock("mock"),
 				&payFailingProvider{Mock: payments.NewMock("failing"), createErr: leak},
@@ -1209,7 +1210,7 @@ func TestPaymentWebhooks(t *testing.T) {
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
 		var secrets sync.Map // tenant id → its mock webhookSecret
-		e := newTestEnvConfig(t, db, tenantkit.Config{Payments: payments.Options{
+		e := newTestEnvConfig(t, db, full.Config{Payments: payments.Options{
 			Credentials: payments.CredentialFunc(func(_ context.Context, tenantID, _ string) (payments.Credentials, error) {
 				if s, ok := secrets.Load(tenantID); ok {
 					return payments.Credentials{"webhookSecret": s.(string)}, nil

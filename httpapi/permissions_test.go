@@ -13,7 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -119,7 +120,7 @@ func TestPermissionMatrix(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := permNewEnv(t, db)
-		routes := (&api{kit: e.kit, opts: Options{Auth: e.auth}}).routes()
+		routes := (&api{kit: e.kit.Kit, opts: Options{Auth: e.auth}}).routes()
 		words := permWords(routes)
 		features := permFeatures(routes)
 		if len(features) == 0 {
@@ -138,8 +139,8 @@ func TestPermissionMatrix(t *testing.T) {
 				}
 				return keys[k]
 			}
-			permEachRoute(t, routes, words, "routes with features", func(rt route) bool { return len(rt.Access.Features) > 0 },
-				func(t *testing.T, rt route, path, name string) {
+			permEachRoute(t, routes, words, "routes with features", func(rt apikit.Route) bool { return len(rt.Access.Features) > 0 },
+				func(t *testing.T, rt apikit.Route, path, name string) {
 					others := slices.DeleteFunc(slices.Clone(features), func(f string) bool { return slices.Contains(rt.Access.Features, f) })
 					e := e.with(t)
 					r := e.do(rt.Method, path, keyFor(e, others), permBody(rt.Method))
@@ -152,8 +153,8 @@ func TestPermissionMatrix(t *testing.T) {
 		t.Run("superadmin", func(t *testing.T) {
 			e := e.with(t)
 			star := e.newKey(e.newTenant("Perm "+randomHex(3)), "*")
-			permEachRoute(t, routes, words, "super-admin routes", func(rt route) bool { return rt.Access.SuperAdmin },
-				func(t *testing.T, rt route, path, name string) {
+			permEachRoute(t, routes, words, "super-admin routes", func(rt apikit.Route) bool { return rt.Access.SuperAdmin },
+				func(t *testing.T, rt apikit.Route, path, name string) {
 					e := e.with(t)
 					r := e.do(rt.Method, path, star, permBody(rt.Method))
 					permCheck(t, "superadmin/"+name+" star", permForbidden(r, rt.Access.Features, true))
@@ -166,8 +167,10 @@ func TestPermissionMatrix(t *testing.T) {
 			e := e.with(t)
 			none := e.newKey(e.newTenant("Perm " + randomHex(3))) // a role with no feature at all
 			permEachRoute(t, routes, words, "authentication-only routes",
-				func(rt route) bool { return !rt.Access.Public && !rt.Access.SuperAdmin && len(rt.Access.Features) == 0 },
-				func(t *testing.T, rt route, path, name string) {
+				func(rt apikit.Route) bool {
+					return !rt.Access.Public && !rt.Access.SuperAdmin && len(rt.Access.Features) == 0
+				},
+				func(t *testing.T, rt apikit.Route, path, name string) {
 					e := e.with(t)
 					r := e.do(rt.Method, path, "", permBody(rt.Method))
 					permCheck(t, "authonly/"+name+" anonymous", permStatus(r, http.StatusUnauthorized))
@@ -178,8 +181,8 @@ func TestPermissionMatrix(t *testing.T) {
 
 		t.Run("unauthenticated", func(t *testing.T) {
 			garbage := "tk_" + randomHex(24)
-			permEachRoute(t, routes, words, "non-public routes", func(rt route) bool { return !rt.Access.Public },
-				func(t *testing.T, rt route, path, name string) {
+			permEachRoute(t, routes, words, "non-public routes", func(rt apikit.Route) bool { return !rt.Access.Public },
+				func(t *testing.T, rt apikit.Route, path, name string) {
 					e := e.with(t)
 					name = "unauthenticated/" + name
 					permCheck(t, name+" none", permStatus(e.do(rt.Method, path, "", permBody(rt.Method)), http.StatusUnauthorized))
@@ -216,8 +219,8 @@ func TestPermissionMatrix(t *testing.T) {
 				}
 			}
 			keys := map[string]string{}
-			permEachRoute(t, routes, words, "tenant-wide routes", func(rt route) bool { return rt.Access.TenantWide },
-				func(t *testing.T, rt route, path, name string) {
+			permEachRoute(t, routes, words, "tenant-wide routes", func(rt apikit.Route) bool { return rt.Access.TenantWide },
+				func(t *testing.T, rt apikit.Route, path, name string) {
 					e := e.with(t)
 					permCheck(t, "tenantwide/"+name+" org-limited", permTenantScope(e.do(rt.Method, path, limited, permBody(rt.Method))))
 					k := strings.Join(rt.Access.Features, ",")
@@ -234,8 +237,8 @@ func TestPermissionMatrix(t *testing.T) {
 // with a path that reaches it, and fails unless it checked every one
 // (kind names them in the messages), so the matrix cannot pass empty. A
 // public route that declares features is an error of the table itself.
-func permEachRoute(t *testing.T, routes []route, words []string, kind string, selects func(route) bool,
-	check func(t *testing.T, rt route, path, name string)) {
+func permEachRoute(t *testing.T, routes []apikit.Route, words []string, kind string, selects func(apikit.Route) bool,
+	check func(t *testing.T, rt apikit.Route, path, name string)) {
 	t.Helper()
 	want, checked := 0, 0
 	for i, rt := range routes {
@@ -267,7 +270,7 @@ func permEachRoute(t *testing.T, routes []route, words []string, kind string, se
 // org2, and a "*" key restricted to org1 and another tenant's "*" key,
 // neither of which may reach any of them (404 on every id route, absent
 // from every list).
-func permOrgScope(t *testing.T, e *testEnv, routes []route, words []string) {
+func permOrgScope(t *testing.T, e *testEnv, routes []apikit.Route, words []string) {
 	tf := e.newTenant("Perm orgs " + randomHex(3))
 	newOrg := func(name string) string {
 		return e.do("POST", "/api/directory/organizations", e.superKey, map[string]string{"name": name, "tenantId": tf.ID}).expect(201).JSON()["id"].(string)
@@ -558,7 +561,7 @@ func permUpload(e *testEnv, key, entityID, recordID, name string, data []byte) s
 // It starts no workers.
 func permNewEnv(t *testing.T, db *store.DB) *testEnv {
 	t.Helper()
-	return newTestEnvConfig(t, db, tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
+	return newTestEnvConfig(t, db, full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 }
 
 // permOrgKey creates, as the super admin, a role of the tenant holding
@@ -572,7 +575,7 @@ func permOrgKey(e *testEnv, tenantID, org string, features ...string) string {
 }
 
 // permFeatures is the union of every route's features, sorted.
-func permFeatures(routes []route) []string {
+func permFeatures(routes []apikit.Route) []string {
 	var out []string
 	for _, rt := range routes {
 		for _, f := range rt.Access.Features {
@@ -593,7 +596,7 @@ var (
 // permWords are the words of the table's paths and summaries: the
 // candidates for a wildcard that a route's Match tells apart
 // ("rotate-secret", "test", "inbound").
-func permWords(routes []route) []string {
+func permWords(routes []apikit.Route) []string {
 	var out []string
 	for _, rt := range routes {
 		for _, w := range permWord.FindAllString(rt.Path+" "+rt.Doc.Summary, -1) {
@@ -611,7 +614,7 @@ func permWords(routes []route) []string {
 // id and then every word of the table until dispatch picks routes[i].
 // shown is the pattern with the words chosen that way filled in
 // ("/webhooks/{id}/rotate-secret"): stable, for check names.
-func permPath(routes []route, i int, fixed map[string]string, words []string) (path, shown string, ok bool) {
+func permPath(routes []apikit.Route, i int, fixed map[string]string, words []string) (path, shown string, ok bool) {
 	rt := routes[i]
 	var names []string
 	for _, m := range permWildcard.FindAllStringSubmatch(rt.Path, -1) {
@@ -656,7 +659,7 @@ func permPath(routes []route, i int, fixed map[string]string, words []string) (p
 // permDispatches reports whether a request with these path values goes to
 // routes[i] among the routes of its pattern (the first whose Match
 // accepts it).
-func permDispatches(routes []route, i int, vals map[string]string) bool {
+func permDispatches(routes []apikit.Route, i int, vals map[string]string) bool {
 	req := httptest.NewRequest(routes[i].Method, "/", nil)
 	for k, v := range vals {
 		req.SetPathValue(k, v)
@@ -674,7 +677,7 @@ func permDispatches(routes []route, i int, vals map[string]string) bool {
 
 // permName names a route's check: "METHOD path", with the words that
 // select the route when the pattern is shared (shown, from permPath).
-func permName(rt route, shown string) string {
+func permName(rt apikit.Route, shown string) string {
 	if rt.Match != nil {
 		return rt.Method + " " + rt.Path + " as " + shown
 	}
@@ -734,8 +737,8 @@ func permTenantScope(r *response) string {
 	if err := json.Unmarshal(r.Body, &body); err != nil {
 		return fmt.Sprintf("403 body is not a JSON object: %v: %s", err, r.Body)
 	}
-	if body.RequiredScope != requiredScopeTenant || body.Error != tenantScopeMessage {
-		return fmt.Sprintf("403 body %s, want requiredScope %q and error %q", r.Body, requiredScopeTenant, tenantScopeMessage)
+	if body.RequiredScope != requiredScopeTenant || body.Error != apikit.TenantScopeMessage {
+		return fmt.Sprintf("403 body %s, want requiredScope %q and error %q", r.Body, requiredScopeTenant, apikit.TenantScopeMessage)
 	}
 	return ""
 }

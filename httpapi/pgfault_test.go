@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
@@ -115,7 +115,7 @@ func TestPostgresOutage(t *testing.T) {
 	// stays running until River's rescuer (every 30 s or so) finds it
 	// older than RescueStuckAfter (5 minutes by default, 8 s here) and
 	// runs it again.
-	e := newTestEnvConfig(t, db, tenantkit.Config{Payments: payments.Options{Credentials: creds},
+	e := newTestEnvConfig(t, db, full.Config{Payments: payments.Options{Credentials: creds},
 		Jobs: jobs.Config{JobTimeout: 5 * time.Second, RescueStuckAfter: 8 * time.Second}})
 	if err := e.kit.Start(t.Context()); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/progressapi"
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -117,7 +118,7 @@ func TestProgressRoutes(t *testing.T) {
 	progEach(t, func(t *testing.T, e *testEnv, clk *progClock) {
 		svc, must := e.kit.Progress, progMust(t)
 		acme, beta := e.newTenant("Acme"), e.newTenant("Beta")
-		keyA, keyB := e.newKey(acme, featureProgressView), e.newKey(beta, featureProgressView)
+		keyA, keyB := e.newKey(acme, progressapi.FeatureProgressView), e.newKey(beta, progressapi.FeatureProgressView)
 		ctxA, ctxB := progScope(t, acme), progScope(t, beta)
 
 		// A running export: 50 of 200 in 10 s.
@@ -164,13 +165,13 @@ func TestProgressRoutes(t *testing.T) {
 		// the lists.
 		org2 := e.do("POST", "/api/directory/organizations", e.superKey, map[string]string{"name": "Acme West", "tenantId": acme.ID}).
 			expect(201).JSON()["id"].(string)
-		keyOrg2 := permOrgKey(e, acme.ID, org2, featureProgressView)
+		keyOrg2 := permOrgKey(e, acme.ID, org2, progressapi.FeatureProgressView)
 		e.do("GET", progBase+"/jobs/"+export.ID, keyOrg2, nil).expect(404)
 		active, recent = progActive(e, keyOrg2)
 		if len(active)+len(recent) != 0 {
 			t.Fatalf("the other organization's key lists %v %v", active, recent)
 		}
-		keyOrg1 := permOrgKey(e, acme.ID, acme.OrgID, featureProgressView)
+		keyOrg1 := permOrgKey(e, acme.ID, acme.OrgID, progressapi.FeatureProgressView)
 		progGet(e, keyOrg1, export.ID)
 
 		// The feature: a key without progress.view is refused.

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/httpapi/entitiesapi"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
+	"github.com/tenantkit/tenantkit/httpapi/progressapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -45,7 +48,7 @@ func progOthers(e *testEnv, tf tenantFixture, keyOtherTenant, id string) {
 	e.t.Helper()
 	org2 := e.do("POST", "/api/directory/organizations", e.superKey, map[string]string{"name": "West " + randomHex(3), "tenantId": tf.ID}).
 		expect(201).JSON()["id"].(string)
-	keyOrg2 := permOrgKey(e, tf.ID, org2, featureProgressView)
+	keyOrg2 := permOrgKey(e, tf.ID, org2, progressapi.FeatureProgressView)
 	for _, key := range []string{keyOtherTenant, keyOrg2} {
 		e.do("GET", progBase+"/jobs/"+id, key, nil).expect(404)
 		if progSees(e, key, id) {
@@ -59,11 +62,11 @@ func TestProgressOfRecordsExport(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newTestEnv(t, db)
 		acme, beta := e.newTenant("Acme "+randomHex(3)), e.newTenant("Beta "+randomHex(3))
-		f := &recFixture{e: e, tf: acme, key: e.newKey(acme, append(slices.Clone(recAllFeatures), featureProgressView)...), eid: recEntity()}
-		keyB := e.newKey(beta, featureProgressView)
+		f := &recFixture{e: e, tf: acme, key: e.newKey(acme, append(slices.Clone(recAllFeatures), progressapi.FeatureProgressView)...), eid: recEntity()}
+		keyB := e.newKey(beta, progressapi.FeatureProgressView)
 		f.define(recField{Key: "n", Kind: "integer"})
 		// More rows than one progress report covers (exportReportEvery).
-		const rows = 2*exportReportEvery + 150
+		const rows = 2*apikit.ExportReportEvery + 150
 		ctx := store.WithScope(t.Context(), store.Scope{TenantID: acme.ID, OrganizationID: acme.OrgID})
 		for start := 0; start < rows; start += 500 {
 			values := []map[string]any{}
@@ -80,9 +83,9 @@ func TestProgressOfRecordsExport(t *testing.T) {
 		if err != nil || len(lines) != rows+1 {
 			t.Fatalf("the CSV has %d lines (%v), want %d", len(lines), err, rows+1)
 		}
-		id := r.Header.Get(exportProgressHeader)
+		id := r.Header.Get(entitiesapi.ExportProgressHeader)
 		if id == "" {
-			t.Fatalf("the export answered without %s", exportProgressHeader)
+			t.Fatalf("the export answered without %s", entitiesapi.ExportProgressHeader)
 		}
 		job := progGet(e, f.key, id)
 		startedAt, finishedAt := job["startedAt"], job["finishedAt"]
@@ -100,19 +103,19 @@ func TestProgressOfRecordsExport(t *testing.T) {
 		// Each export is a job of its own, in every format.
 		for _, format := range []string{"json", "xml", "markdown"} {
 			r := e.do("GET", recRecords+"?entityId="+f.eid+"&format="+format+"&pageSize=7", f.key, nil).expect(200)
-			job := progGet(e, f.key, r.Header.Get(exportProgressHeader))
+			job := progGet(e, f.key, r.Header.Get(entitiesapi.ExportProgressHeader))
 			if job["status"] != "completed" || job["processedCount"] != 7.0 || job["totalCount"] != 7.0 || job["id"] == id {
 				t.Fatalf("the %s export's job: %v", format, job)
 			}
 		}
 		// A list without format is no export: no job.
 		before := len(progJobs(e, f.key))
-		if r := e.do("GET", recRecords+"?entityId="+f.eid, f.key, nil).expect(200); r.Header.Get(exportProgressHeader) != "" {
+		if r := e.do("GET", recRecords+"?entityId="+f.eid, f.key, nil).expect(200); r.Header.Get(entitiesapi.ExportProgressHeader) != "" {
 			t.Fatal("a page answered with a progress job")
 		}
 		// A refused export (a bad filter) leaves no job either.
-		if r := e.do("GET", recRecords+"?entityId="+f.eid+"&format=csv&cf_n=x", f.key, nil); r.Status/100 != 4 || r.Header.Get(exportProgressHeader) != "" {
-			t.Fatalf("a bad filter's export: status %d, job %q", r.Status, r.Header.Get(exportProgressHeader))
+		if r := e.do("GET", recRecords+"?entityId="+f.eid+"&format=csv&cf_n=x", f.key, nil); r.Status/100 != 4 || r.Header.Get(entitiesapi.ExportProgressHeader) != "" {
+			t.Fatalf("a bad filter's export: status %d, job %q", r.Status, r.Header.Get(entitiesapi.ExportProgressHeader))
 		}
 		if after := len(progJobs(e, f.key)); after != before {
 			t.Fatalf("the lists hold %d jobs after a page and a refused export, %d before", after, before)
@@ -128,9 +131,9 @@ func TestProgressOfExtraction(t *testing.T) {
 		e := attNewEnv(t, db, attachments.Options{})
 		e.start()
 		f := attSetup(e, "Acme")
-		key := e.newKey(f.tf, append(slices.Clone(attAllFeatures), featureProgressView)...)
+		key := e.newKey(f.tf, append(slices.Clone(attAllFeatures), progressapi.FeatureProgressView)...)
 		beta := e.newTenant("Beta")
-		keyB := e.newKey(beta, featureProgressView)
+		keyB := e.newKey(beta, progressapi.FeatureProgressView)
 
 		// waitJob waits for the job named name to reach status, and
 		// returns it as GET /progress/jobs/{id} answers.

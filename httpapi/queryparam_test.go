@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/url"
 	"testing"
+
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 )
 
 // queryParam answers what URL.Query().Get answers.
@@ -13,7 +15,7 @@ func TestQueryParam(t *testing.T) {
 		"identifier%=x&identifier=y", "identifierx=1", "x=identifier", "identifier=%E2%82%AC", "a=1;identifier=2",
 	} {
 		u := &url.URL{RawQuery: raw}
-		if got, want := queryParam(u, "identifier"), u.Query().Get("identifier"); got != want {
+		if got, want := apikit.QueryParam(u, "identifier"), u.Query().Get("identifier"); got != want {
 			t.Errorf("%q: queryParam %q, Query().Get %q", raw, got, want)
 		}
 	}

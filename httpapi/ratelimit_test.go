@@ -18,6 +18,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -388,21 +389,21 @@ func TestRouteLevelLimit(t *testing.T) {
 	e := limitedEnv(t, behindProxy(), nil)
 	acme, globex := e.newTenant("Acme"), e.newTenant("Globex")
 	acmeKey, globexKey := e.newKey(acme), e.newKey(globex)
-	a := &api{kit: e.kit, opts: Options{Auth: e.auth, MaxBodyBytes: defaultMaxBody, RateLimit: ratelimit.NewPolicy(behindProxy(), nil, nil)},
+	a := &api{kit: e.kit.Kit, opts: Options{Auth: e.auth, MaxBodyBytes: defaultMaxBody, RateLimit: ratelimit.NewPolicy(behindProxy(), nil, nil)},
 		authn: serviceAuthenticator{e.auth}, logger: e.kit.Logger, base: "/api"}
 	ran := 0
 	ok := func(w http.ResponseWriter, r *http.Request) error {
 		ran++
-		return encode(w, http.StatusOK, map[string]bool{"ok": true})
+		return apikit.Encode(w, http.StatusOK, map[string]bool{"ok": true})
 	}
-	e.handler = a.serve([]route{
+	e.handler = a.serve([]apikit.Route{
 		{Method: "GET", Path: "/by-ip", Handler: ok,
-			Access: routeAccess{Public: true},
-			Limits: routeLimits{RateLimit: &rateLimit{Points: 2, Duration: time.Minute, KeyPrefix: "by-ip"}},
-			Doc:    routeDoc{Summary: "test"}},
+			Access: apikit.Access{Public: true},
+			Limits: apikit.Limits{RateLimit: &apikit.RateLimit{Points: 2, Duration: time.Minute, KeyPrefix: "by-ip"}},
+			Doc:    apikit.Doc{Summary: "test"}},
 		{Method: "GET", Path: "/by-tenant", Handler: ok,
-			Limits: routeLimits{RateLimit: &rateLimit{Points: 2, Duration: time.Minute, BlockDuration: 2 * time.Minute, KeyPrefix: "by-tenant", PerTenant: true}},
-			Doc:    routeDoc{Summary: "test"}},
+			Limits: apikit.Limits{RateLimit: &apikit.RateLimit{Points: 2, Duration: time.Minute, BlockDuration: 2 * time.Minute, KeyPrefix: "by-tenant", PerTenant: true}},
+			Doc:    apikit.Doc{Summary: "test"}},
 	})
 	get := func(path, ip, key string) *response {
 		return e.send("GET", path, nil, func(r *http.Request) {

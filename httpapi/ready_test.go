@@ -7,7 +7,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -58,7 +58,7 @@ func TestReady(t *testing.T) {
 		is := is.New(t)
 		db, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "down.db"), nil)
 		is.NoErr(err)
-		kit, err := tenantkit.Open(t.Context(), tenantkit.Config{DB: db})
+		kit, err := full.OpenPlain(t.Context(), full.Config{DB: db})
 		is.NoErr(err)
 		is.NoErr(kit.Start(t.Context()))
 		h := mustNew(kit, Options{})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/tenantkit/tenantkit/httpapi/rulesapi"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -32,7 +33,7 @@ func setExecPath(setID string) string { return setsBase + "/" + setID + "/execut
 func ruleExecPath(id string) string   { return rulesBase + "/" + id + "/execute" }
 
 // execFeatures are every rules feature, execution and log view included.
-var execFeatures = []string{featureRulesView, featureRulesCreate, featureRulesEdit, featureRulesDelete, featureRulesExecute, featureLogsView}
+var execFeatures = []string{rulesapi.FeatureRulesView, rulesapi.FeatureRulesCreate, rulesapi.FeatureRulesEdit, rulesapi.FeatureRulesDelete, rulesapi.FeatureRulesExecute, rulesapi.FeatureLogsView}
 
 // act is an action {type, config}.
 func act(typ string, config map[string]any) map[string]any {
@@ -480,7 +481,7 @@ func TestRulesExecuteByEntity(t *testing.T) {
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
 		admin := e.newKey(acme, execFeatures...)
-		runner := e.newKey(acme, featureRulesExecute)
+		runner := e.newKey(acme, rulesapi.FeatureRulesExecute)
 
 		plain := func(id string, priority int, event string, edits ...func(map[string]any)) {
 			e.createRule(admin, execRule(id, "VALIDATION", "invoice", event, leaf("amount", ">", 0), []any{}, []any{},
@@ -572,7 +573,7 @@ func TestRuleExecuteOne(t *testing.T) {
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
 		admin := e.newKey(acme, execFeatures...)
-		runner := e.newKey(acme, featureRulesExecute)
+		runner := e.newKey(acme, rulesapi.FeatureRulesExecute)
 		rule := e.createRule(admin, ruleBody("ONE-1")) // GUARD, order, beforeCreate
 		id := rule["id"].(string)
 
@@ -652,20 +653,20 @@ func TestRuleExecutionFeatures(t *testing.T) {
 		setReq := orderRequest("o-1", good, true)
 
 		none := e.newKey(acme)
-		viewRules := e.newKey(acme, featureRulesView, featureRulesCreate, featureRulesEdit)
-		execOnly := e.newKey(acme, featureRulesExecute)
-		logsOnly := e.newKey(acme, featureLogsView)
+		viewRules := e.newKey(acme, rulesapi.FeatureRulesView, rulesapi.FeatureRulesCreate, rulesapi.FeatureRulesEdit)
+		execOnly := e.newKey(acme, rulesapi.FeatureRulesExecute)
+		logsOnly := e.newKey(acme, rulesapi.FeatureLogsView)
 		for _, key := range []string{none, viewRules, logsOnly} {
-			expectForbiddenFeature(t, e.do("POST", execBase, key, entityReq), featureRulesExecute)
-			expectForbiddenFeature(t, e.do("POST", ruleExecPath(id), key, map[string]any{"data": good}), featureRulesExecute)
+			expectForbiddenFeature(t, e.do("POST", execBase, key, entityReq), rulesapi.FeatureRulesExecute)
+			expectForbiddenFeature(t, e.do("POST", ruleExecPath(id), key, map[string]any{"data": good}), rulesapi.FeatureRulesExecute)
 			// The feature is checked before the id and the body.
-			expectForbiddenFeature(t, e.do("POST", ruleExecPath("nope"), key, "{"), featureRulesExecute)
-			expectForbiddenFeature(t, e.do("POST", execBase, key, "{"), featureRulesExecute)
+			expectForbiddenFeature(t, e.do("POST", ruleExecPath("nope"), key, "{"), rulesapi.FeatureRulesExecute)
+			expectForbiddenFeature(t, e.do("POST", execBase, key, "{"), rulesapi.FeatureRulesExecute)
 		}
 		for _, key := range []string{none, viewRules, execOnly} {
-			expectForbiddenFeature(t, e.do("GET", logsBase, key, nil), featureLogsView)
-			expectForbiddenFeature(t, e.do("GET", logsBase+"/"+logID, key, nil), featureLogsView)
-			expectForbiddenFeature(t, e.do("GET", logsBase+"?result=bogus", key, nil), featureLogsView)
+			expectForbiddenFeature(t, e.do("GET", logsBase, key, nil), rulesapi.FeatureLogsView)
+			expectForbiddenFeature(t, e.do("GET", logsBase+"/"+logID, key, nil), rulesapi.FeatureLogsView)
+			expectForbiddenFeature(t, e.do("GET", logsBase+"?result=bogus", key, nil), rulesapi.FeatureLogsView)
 		}
 		// Each feature is enough for its routes.
 		e.do("POST", execBase, execOnly, entityReq).expect(200)

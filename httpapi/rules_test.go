@@ -14,6 +14,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/tenantkit/tenantkit/httpapi/rulesapi"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
@@ -32,7 +33,7 @@ const (
 )
 
 // allRuleFeatures are the four rules features.
-var allRuleFeatures = []string{featureRulesView, featureRulesCreate, featureRulesEdit, featureRulesDelete}
+var allRuleFeatures = []string{rulesapi.FeatureRulesView, rulesapi.FeatureRulesCreate, rulesapi.FeatureRulesEdit, rulesapi.FeatureRulesDelete}
 
 // ruleBody returns a full, valid rule body with ruleID; edits change it.
 func ruleBody(ruleID string, edits ...func(b map[string]any)) map[string]any {
@@ -838,8 +839,8 @@ func TestRuleCreatedBy(t *testing.T) {
 		acme := e.newTenant("Acme")
 		role := "rule-author-" + randomHex(3)
 		roleID := e.do("POST", "/api/auth/roles", e.superKey, map[string]string{"name": role, "tenantId": acme.ID}).expect(201).JSON()["id"].(string)
-		e.do("PUT", "/api/auth/roles/acl", e.superKey, map[string]any{"roleId": roleID, "features": []string{featureRulesCreate, featureRulesView}}).expect(200)
-		admin := e.newKey(acme, "auth.users.manage", featureRulesCreate, featureRulesView) // a caller grants only what it holds
+		e.do("PUT", "/api/auth/roles/acl", e.superKey, map[string]any{"roleId": roleID, "features": []string{rulesapi.FeatureRulesCreate, rulesapi.FeatureRulesView}}).expect(200)
+		admin := e.newKey(acme, "auth.users.manage", rulesapi.FeatureRulesCreate, rulesapi.FeatureRulesView) // a caller grants only what it holds
 		email := "author." + randomHex(4) + "@acme.test"
 		userID := e.do("POST", "/api/auth/users", admin, map[string]any{"email": email, "password": "author-password",
 			"organizationId": acme.OrgID, "roles": []string{role}}).expect(201).JSON()["id"].(string)
@@ -1047,7 +1048,7 @@ func TestRuleList(t *testing.T) {
 		gone := e.createRule(key, ruleBody("GONE-BIG"))
 		e.do("DELETE", rulesBase+"?id="+gone["id"].(string), key, nil).expect(204)
 		globex := e.newTenant("Globex")
-		e.createRule(e.newKey(globex, featureRulesCreate), ruleBody("ORD-003", withField("ruleName", "Block big orders")))
+		e.createRule(e.newKey(globex, rulesapi.FeatureRulesCreate), ruleBody("ORD-003", withField("ruleName", "Block big orders")))
 
 		list := e.do("GET", rulesBase, key, nil).expect(200).JSON()
 		is.Equal(list["pagination"], map[string]any{"page": float64(1), "pageSize": float64(20), "total": float64(5), "totalPages": float64(1)})
@@ -1131,7 +1132,7 @@ func TestRuleList(t *testing.T) {
 		// Default pageSize 20, maximum 100, over 105 rules (made through the
 		// service).
 		bulk := e.newTenant("Bulk")
-		bulkKey := e.newKey(bulk, featureRulesView)
+		bulkKey := e.newKey(bulk, rulesapi.FeatureRulesView)
 		ctx := store.WithScope(t.Context(), store.Scope{TenantID: bulk.ID, OrganizationID: bulk.OrgID})
 		for i := range 105 {
 			var in rules.RuleInput
@@ -1176,23 +1177,23 @@ func TestRuleFeatures(t *testing.T) {
 			is.True(!hasCode) // the rules API has no code field
 		}
 		none := e.newKey(acme)
-		viewOnly := e.newKey(acme, featureRulesView)
-		createOnly := e.newKey(acme, featureRulesCreate)
-		editOnly := e.newKey(acme, featureRulesEdit)
-		deleteOnly := e.newKey(acme, featureRulesDelete)
+		viewOnly := e.newKey(acme, rulesapi.FeatureRulesView)
+		createOnly := e.newKey(acme, rulesapi.FeatureRulesCreate)
+		editOnly := e.newKey(acme, rulesapi.FeatureRulesEdit)
+		deleteOnly := e.newKey(acme, rulesapi.FeatureRulesDelete)
 
-		expectForbidden(e.do("GET", rulesBase, none, nil), featureRulesView)
-		expectForbidden(e.do("GET", rulesBase+"/"+id, none, nil), featureRulesView)
-		expectForbidden(e.do("GET", rulesBase, createOnly, nil), featureRulesView)
-		expectForbidden(e.do("GET", rulesBase+"/"+id, editOnly, nil), featureRulesView)
-		expectForbidden(e.do("POST", rulesBase, none, ruleBody("FEAT-2")), featureRulesCreate)
-		expectForbidden(e.do("POST", rulesBase, viewOnly, ruleBody("FEAT-2")), featureRulesCreate)
-		expectForbidden(e.do("PUT", rulesBase, viewOnly, ruleBody("FEAT-1", withField("id", id))), featureRulesEdit)
-		expectForbidden(e.do("PUT", rulesBase, createOnly, ruleBody("FEAT-1", withField("id", id))), featureRulesEdit)
-		expectForbidden(e.do("DELETE", rulesBase+"?id="+id, viewOnly, nil), featureRulesDelete)
-		expectForbidden(e.do("DELETE", rulesBase+"?id="+id, editOnly, nil), featureRulesDelete)
+		expectForbidden(e.do("GET", rulesBase, none, nil), rulesapi.FeatureRulesView)
+		expectForbidden(e.do("GET", rulesBase+"/"+id, none, nil), rulesapi.FeatureRulesView)
+		expectForbidden(e.do("GET", rulesBase, createOnly, nil), rulesapi.FeatureRulesView)
+		expectForbidden(e.do("GET", rulesBase+"/"+id, editOnly, nil), rulesapi.FeatureRulesView)
+		expectForbidden(e.do("POST", rulesBase, none, ruleBody("FEAT-2")), rulesapi.FeatureRulesCreate)
+		expectForbidden(e.do("POST", rulesBase, viewOnly, ruleBody("FEAT-2")), rulesapi.FeatureRulesCreate)
+		expectForbidden(e.do("PUT", rulesBase, viewOnly, ruleBody("FEAT-1", withField("id", id))), rulesapi.FeatureRulesEdit)
+		expectForbidden(e.do("PUT", rulesBase, createOnly, ruleBody("FEAT-1", withField("id", id))), rulesapi.FeatureRulesEdit)
+		expectForbidden(e.do("DELETE", rulesBase+"?id="+id, viewOnly, nil), rulesapi.FeatureRulesDelete)
+		expectForbidden(e.do("DELETE", rulesBase+"?id="+id, editOnly, nil), rulesapi.FeatureRulesDelete)
 		// The feature check comes first, even for bad input.
-		expectForbidden(e.do("POST", rulesBase, viewOnly, "{"), featureRulesCreate)
+		expectForbidden(e.do("POST", rulesBase, viewOnly, "{"), rulesapi.FeatureRulesCreate)
 		is.Equal(e.do("GET", rulesBase+"/"+id, full, nil).expect(200).JSON(), rule) // nothing changed
 
 		// Each feature is enough for its route.

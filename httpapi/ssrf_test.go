@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -91,7 +92,7 @@ func TestWebhookTestSendGenericError(t *testing.T) {
 
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, append([]string{featureWebhooksTest}, allWebhookFeatures...)...)
+		key := e.newKey(acme, append([]string{webhooksapi.FeatureWebhooksTest}, allWebhookFeatures...)...)
 		id := e.createWebhook(key, whBody("probe", func(b map[string]any) { b["timeoutMs"] = 2000 }))["id"].(string)
 
 		for target, want := range map[string][]string{

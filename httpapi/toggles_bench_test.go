@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkit/tenantkit/httpapi/togglesapi"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/toggles"
 )
@@ -39,7 +40,7 @@ func benchToggleCheck(b *testing.B, e *testEnv) {
 	// same bytes.
 	real := e.do("GET", path, key, nil).expect(200)
 	time.Sleep(100 * time.Millisecond)
-	body := booleanCheck{Enabled: true, Source: toggles.FromOverride, ToggleID: id, Identifier: identifier, TenantID: acme.ID}
+	body := togglesapi.BooleanCheck{Enabled: true, Source: toggles.FromOverride, ToggleID: id, Identifier: identifier, TenantID: acme.ID}
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(http.StatusOK)

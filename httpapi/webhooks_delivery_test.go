@@ -17,7 +17,8 @@ import (
 	"github.com/matryer/is"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -61,7 +62,7 @@ func newDeliveryEnv(t *testing.T, db *store.DB) *testEnv {
 // newDeliveryEnvRetrying is newDeliveryEnv with retries after retryDelay.
 func newDeliveryEnvRetrying(t *testing.T, db *store.DB, retryDelay time.Duration) *testEnv {
 	t.Helper()
-	e := newTestEnvConfig(t, db, tenantkit.Config{
+	e := newTestEnvConfig(t, db, full.Config{
 		Webhooks: webhooks.Options{AllowPrivateURLs: true, RetryDelay: func(int) time.Duration { return retryDelay }},
 		Rules:    rules.Options{AllowPrivateURLs: true}})
 	e.start()
@@ -290,7 +291,7 @@ type deliveryFixture struct {
 }
 
 // deliveryFeatures are the features of deliveryFixture's key.
-var deliveryFeatures = slices.Concat([]string{featureWebhooksTest}, allWebhookFeatures, allRuleFeatures)
+var deliveryFeatures = slices.Concat([]string{webhooksapi.FeatureWebhooksTest}, allWebhookFeatures, allRuleFeatures)
 
 // deliveryFixture makes a tenant named name with a key and a webhook on
 // the receiver's path.
@@ -929,23 +930,23 @@ func TestWebhookDeliveryFeatures(t *testing.T) {
 		id := d["id"].(string)
 		is.Equal(len(rcv.requests(f.path)), 1)
 
-		noView := e.newKey(f.tenant, featureWebhooksManage, featureWebhooksSecrets, featureWebhooksTest)
-		expectForbiddenFeature(t, e.do("GET", webhooksBase+"/deliveries", noView, nil), featureWebhooksView)
-		expectForbiddenFeature(t, e.do("GET", webhooksBase+"/deliveries/"+id, noView, nil), featureWebhooksView)
+		noView := e.newKey(f.tenant, webhooksapi.FeatureWebhooksManage, webhooksapi.FeatureWebhooksSecrets, webhooksapi.FeatureWebhooksTest)
+		expectForbiddenFeature(t, e.do("GET", webhooksBase+"/deliveries", noView, nil), webhooksapi.FeatureWebhooksView)
+		expectForbiddenFeature(t, e.do("GET", webhooksBase+"/deliveries/"+id, noView, nil), webhooksapi.FeatureWebhooksView)
 
 		noTest := e.newKey(f.tenant, allWebhookFeatures...)
-		expectForbiddenFeature(t, e.do("POST", whPath(f.webhookID, "/test"), noTest, nil), featureWebhooksTest)
+		expectForbiddenFeature(t, e.do("POST", whPath(f.webhookID, "/test"), noTest, nil), webhooksapi.FeatureWebhooksTest)
 		is.Equal(len(rcv.requests(f.path)), 1) // nothing sent
 
-		noManage := e.newKey(f.tenant, featureWebhooksView, featureWebhooksTest)
-		expectForbiddenFeature(t, e.do("POST", webhooksBase+"/deliveries/"+id+"/retry", noManage, nil), featureWebhooksManage)
+		noManage := e.newKey(f.tenant, webhooksapi.FeatureWebhooksView, webhooksapi.FeatureWebhooksTest)
+		expectForbiddenFeature(t, e.do("POST", webhooksBase+"/deliveries/"+id+"/retry", noManage, nil), webhooksapi.FeatureWebhooksManage)
 		is.Equal(e.getDelivery(noManage, id)["status"], "failed") // not retried
 
 		// Each feature alone is enough for its route.
-		is.Equal(e.listDeliveries(e.newKey(f.tenant, featureWebhooksView), "")["total"], 1.0)
+		is.Equal(e.listDeliveries(e.newKey(f.tenant, webhooksapi.FeatureWebhooksView), "")["total"], 1.0)
 		rcv.respond(nil)
-		is.Equal(e.do("POST", whPath(f.webhookID, "/test"), e.newKey(f.tenant, featureWebhooksTest), nil).expect(200).JSON()["status"], "delivered")
-		e.do("POST", webhooksBase+"/deliveries/"+id+"/retry", e.newKey(f.tenant, featureWebhooksManage), nil).expect(200)
+		is.Equal(e.do("POST", whPath(f.webhookID, "/test"), e.newKey(f.tenant, webhooksapi.FeatureWebhooksTest), nil).expect(200).JSON()["status"], "delivered")
+		e.do("POST", webhooksBase+"/deliveries/"+id+"/retry", e.newKey(f.tenant, webhooksapi.FeatureWebhooksManage), nil).expect(200)
 
 		// Without a credential: 401.
 		for _, rq := range []struct{ method, path string }{

@@ -14,6 +14,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/httpapi/webhooksapi"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
@@ -29,7 +30,7 @@ const webhooksBase = "/api/webhooks"
 
 // allWebhookFeatures are the features of the CRUD, rotation and catalogue
 // routes.
-var allWebhookFeatures = []string{featureWebhooksView, featureWebhooksManage, featureWebhooksSecrets}
+var allWebhookFeatures = []string{webhooksapi.FeatureWebhooksView, webhooksapi.FeatureWebhooksManage, webhooksapi.FeatureWebhooksSecrets}
 
 // whMasked is what reads show in place of the secret.
 const whMasked = "whsec_••••••••"
@@ -412,7 +413,7 @@ func TestWebhookList(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, featureWebhooksView, featureWebhooksManage)
+		key := e.newKey(acme, webhooksapi.FeatureWebhooksView, webhooksapi.FeatureWebhooksManage)
 		var secrets []string
 		for _, b := range []map[string]any{
 			whBody("Orders", withField("url", "https://erp.example.com/orders")),
@@ -499,13 +500,13 @@ func TestWebhookRotateSecret(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, featureWebhooksView, featureWebhooksManage, featureWebhooksSecrets)
-		manager := e.newKey(acme, featureWebhooksView, featureWebhooksManage)
-		secretsOnly := e.newKey(acme, featureWebhooksSecrets)
+		key := e.newKey(acme, webhooksapi.FeatureWebhooksView, webhooksapi.FeatureWebhooksManage, webhooksapi.FeatureWebhooksSecrets)
+		manager := e.newKey(acme, webhooksapi.FeatureWebhooksView, webhooksapi.FeatureWebhooksManage)
+		secretsOnly := e.newKey(acme, webhooksapi.FeatureWebhooksSecrets)
 		created := e.createWebhook(key, whBody("rotating"))
 		id, s0 := created["id"].(string), created["secret"].(string)
 
-		expectForbiddenFeature(t, e.do("POST", whPath(id, "/rotate-secret"), manager, nil), featureWebhooksSecrets)
+		expectForbiddenFeature(t, e.do("POST", whPath(id, "/rotate-secret"), manager, nil), webhooksapi.FeatureWebhooksSecrets)
 
 		time.Sleep(2 * time.Millisecond)
 		r := e.do("POST", whPath(id, "/rotate-secret"), secretsOnly, nil).expect(200)
@@ -563,7 +564,7 @@ func TestWebhookEventCatalogue(t *testing.T) {
 		is := is.New(t)
 		e := newTestEnv(t, db)
 		acme := e.newTenant("Acme")
-		key := e.newKey(acme, featureWebhooksView)
+		key := e.newKey(acme, webhooksapi.FeatureWebhooksView)
 		body := e.do("GET", webhooksBase+"/events", key, nil).expect(200).JSON()
 		expectKeys(t, "catalogue", body, "data", "total")
 		data, ok := body["data"].([]any)
@@ -620,7 +621,7 @@ func TestWebhookEventCatalogue(t *testing.T) {
 		}
 
 		// webhooks.view is needed.
-		expectForbiddenFeature(t, e.do("GET", webhooksBase+"/events", e.newKey(acme, featureWebhooksManage), nil), featureWebhooksView)
+		expectForbiddenFeature(t, e.do("GET", webhooksBase+"/events", e.newKey(acme, webhooksapi.FeatureWebhooksManage), nil), webhooksapi.FeatureWebhooksView)
 	})
 }
 
@@ -663,13 +664,13 @@ func TestWebhookFeatures(t *testing.T) {
 		admin := e.newKey(acme, allWebhookFeatures...)
 		keys := map[string]string{
 			"none":    e.newKey(acme),
-			"view":    e.newKey(acme, featureWebhooksView),
-			"manage":  e.newKey(acme, featureWebhooksManage),
-			"secrets": e.newKey(acme, featureWebhooksSecrets),
+			"view":    e.newKey(acme, webhooksapi.FeatureWebhooksView),
+			"manage":  e.newKey(acme, webhooksapi.FeatureWebhooksManage),
+			"secrets": e.newKey(acme, webhooksapi.FeatureWebhooksSecrets),
 			"rules":   e.newKey(acme, allRuleFeatures...),
 		}
-		features := map[string][]string{"none": nil, "view": {featureWebhooksView}, "manage": {featureWebhooksManage},
-			"secrets": {featureWebhooksSecrets}, "rules": nil}
+		features := map[string][]string{"none": nil, "view": {webhooksapi.FeatureWebhooksView}, "manage": {webhooksapi.FeatureWebhooksManage},
+			"secrets": {webhooksapi.FeatureWebhooksSecrets}, "rules": nil}
 		fresh := func() string { return e.createWebhook(admin, whBody("f"))["id"].(string) }
 		id := fresh()
 		type call struct {
@@ -680,18 +681,18 @@ func TestWebhookFeatures(t *testing.T) {
 			ok      int
 		}
 		calls := []call{
-			{"GET", func(bool) string { return webhooksBase }, nil, featureWebhooksView, 200},
-			{"GET", func(bool) string { return whPath(id) }, nil, featureWebhooksView, 200},
-			{"GET", func(bool) string { return webhooksBase + "/events" }, nil, featureWebhooksView, 200},
-			{"POST", func(bool) string { return webhooksBase }, whBody("new"), featureWebhooksManage, 201},
-			{"PUT", func(bool) string { return whPath(id) }, map[string]any{"description": "x"}, featureWebhooksManage, 200},
+			{"GET", func(bool) string { return webhooksBase }, nil, webhooksapi.FeatureWebhooksView, 200},
+			{"GET", func(bool) string { return whPath(id) }, nil, webhooksapi.FeatureWebhooksView, 200},
+			{"GET", func(bool) string { return webhooksBase + "/events" }, nil, webhooksapi.FeatureWebhooksView, 200},
+			{"POST", func(bool) string { return webhooksBase }, whBody("new"), webhooksapi.FeatureWebhooksManage, 201},
+			{"PUT", func(bool) string { return whPath(id) }, map[string]any{"description": "x"}, webhooksapi.FeatureWebhooksManage, 200},
 			{"DELETE", func(allowed bool) string {
 				if allowed {
 					return whPath(fresh())
 				}
 				return whPath(id)
-			}, nil, featureWebhooksManage, 204},
-			{"POST", func(bool) string { return whPath(id, "/rotate-secret") }, nil, featureWebhooksSecrets, 200},
+			}, nil, webhooksapi.FeatureWebhooksManage, 204},
+			{"POST", func(bool) string { return whPath(id, "/rotate-secret") }, nil, webhooksapi.FeatureWebhooksSecrets, 200},
 		}
 		for name, k := range keys {
 			for _, c := range calls {

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 )
 
 // fuzzWriteAreas are the areas whose writing routes FuzzWriteBodies
@@ -40,8 +42,8 @@ func FuzzWriteBodies(f *testing.F) {
 		f.Add(s[0], s[1], s[2])
 	}
 	envs := fuzzEnvs(f)
-	var routes []route
-	for _, rt := range (&api{kit: envs[0].kit, opts: Options{Auth: envs[0].auth}}).routes() {
+	var routes []apikit.Route
+	for _, rt := range (&api{kit: envs[0].kit.Kit, opts: Options{Auth: envs[0].auth}}).routes() {
 		inArea := false
 		for _, a := range fuzzWriteAreas {
 			inArea = inArea || strings.HasPrefix(rt.Path+"/", a)

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/metrics"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -23,7 +23,7 @@ func TestWebhookSeries(t *testing.T) {
 	status.Store(http.StatusNoContent)
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(int(status.Load())) }))
 	defer target.Close()
-	kit, err := tenantkit.Open(t.Context(), tenantkit.Config{DB: storetest.SQLite(t),
+	kit, err := full.OpenPlain(t.Context(), full.Config{DB: storetest.SQLite(t),
 		Webhooks: webhooks.Options{AllowPrivateURLs: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -34,8 +34,8 @@
 //
 // # Feeds
 //
-// The Kit subscribes to other areas' domain events (tenantkit's
-// notifications_wiring.go) and turns them into notifications, with the
+// In a Kit, the area's module (httpapi/notificationsapi) subscribes to
+// other areas' domain events and turns them into notifications, with the
 // event id as the dedup key:
 //
 //   - a business rule's NOTIFY action (business_rules.notification.created):

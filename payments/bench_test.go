@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -29,7 +29,7 @@ const benchGoroutines = 8
 // benchKit opens a Kit (not started) on a fresh database of the engine,
 // with per-tenant mock secrets; "postgres" skips without
 // TENANTKIT_TEST_POSTGRES_URL.
-func benchKit(b *testing.B, engine string) *tenantkit.Kit {
+func benchKit(b *testing.B, engine string) *full.Kit {
 	b.Helper()
 	url := storetest.SQLiteURL(b)
 	opts := &store.Options{Logger: quiet()}
@@ -45,7 +45,7 @@ func benchKit(b *testing.B, engine string) *tenantkit.Kit {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	kit, err := tenantkit.Open(b.Context(), tenantkit.Config{DB: db, Logger: quiet(),
+	kit, err := full.OpenPlain(b.Context(), full.Config{DB: db, Logger: quiet(),
 		Payments: payments.Options{Credentials: tenantSecrets}})
 	if err != nil {
 		b.Fatal(err)
@@ -56,7 +56,7 @@ func benchKit(b *testing.B, engine string) *tenantkit.Kit {
 
 // eachBenchEngine runs fn as sub-benchmarks of the engines: sqlite and
 // postgres unless others are named.
-func eachBenchEngine(b *testing.B, fn func(b *testing.B, kit *tenantkit.Kit), engines ...string) {
+func eachBenchEngine(b *testing.B, fn func(b *testing.B, kit *full.Kit), engines ...string) {
 	if engines == nil {
 		engines = []string{"sqlite", "postgres"}
 	}
@@ -148,7 +148,7 @@ const insertWebhookSQL = `INSERT INTO payment_webhooks (id, tenant_id, transacti
 // same HMAC and inserts the same row in a transaction of its own. On
 // PostgreSQL it runs with pgx's default pool and with 16 connections.
 func BenchmarkReceiveWebhook(b *testing.B) {
-	eachBenchEngine(b, func(b *testing.B, kit *tenantkit.Kit) {
+	eachBenchEngine(b, func(b *testing.B, kit *full.Kit) {
 		tn := newTenant(b)
 		sessions := benchSessions(b, kit.Payments, tn, 100)
 		var transactions []string
@@ -221,7 +221,7 @@ func BenchmarkReceiveWebhook(b *testing.B) {
 // statements: read the webhook, lock and update the payment, update the
 // webhook.
 func BenchmarkApplyWebhook(b *testing.B) {
-	eachBenchEngine(b, func(b *testing.B, kit *tenantkit.Kit) {
+	eachBenchEngine(b, func(b *testing.B, kit *full.Kit) {
 		svc := kit.Payments
 		tn := newTenant(b)
 		// stored receives n webhooks, one per payment of kind, and returns

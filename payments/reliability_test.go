@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -156,7 +156,7 @@ func runReliability(t *testing.T, db *store.DB, size relSize) {
 	calls := &providerCalls{captures: map[string][]payments.CaptureInput{}, refunds: map[string][]string{}}
 	registry := payments.NewRegistry(recordingMock{payments.NewMock(payments.KeyMock), calls},
 		recordingMock{payments.NewMock(payments.KeyMockProcessing), calls})
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: db, Logger: quiet(),
+	kit, err := full.OpenPlain(ctx, full.Config{DB: db, Logger: quiet(),
 		Payments: payments.Options{Providers: registry, Credentials: tenantSecrets}})
 	if err != nil {
 		t.Fatal(err)

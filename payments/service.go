@@ -101,6 +101,13 @@ func (s *Service) prepareWrites(ctx context.Context) {
 // Providers returns the registry of the gateways sessions may use.
 func (s *Service) Providers() *Registry { return s.providers }
 
+// HasProvider reports whether the service takes payments through the
+// provider key.
+func (s *Service) HasProvider(key string) bool {
+	_, ok := s.providers.Get(key)
+	return ok
+}
+
 // Errors of the service, besides the store's kinds.
 var (
 	// ErrUnknownProvider is a provider key no provider has (422 on

@@ -14,7 +14,6 @@ import (
 
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/store"
-	"github.com/tenantkit/tenantkit/webhooks"
 )
 
 // Defaults of Options, and the stream's fixed timings.
@@ -91,7 +90,7 @@ func (m Message) Payload() ([]byte, error) {
 	if m.Kind != KindEvent {
 		return []byte("{}"), nil
 	}
-	return webhooks.Payload(m.Event)
+	return store.EventPayload(m.Event)
 }
 
 // Filter selects what a subscriber receives, within what its identity
@@ -199,7 +198,7 @@ func (h *Hub) Subscribe(ctx context.Context, id *identity.Identity, f Filter) (*
 		return nil, store.Invalid("types", fmt.Sprintf("lists %d patterns; at most %d", len(f.Types), maxTypes))
 	}
 	for _, p := range f.Types {
-		if !webhooks.ValidPattern(p) {
+		if !store.ValidEventPattern(p) {
 			return nil, store.Invalid("types", fmt.Sprintf("%q is not an event pattern: \"*\", or dot-separated lowercase names (letters, digits, _), optionally ending in \".*\"", p))
 		}
 	}
@@ -627,7 +626,7 @@ func ParseID(id string) (pos store.EventPosition, at time.Time, ok bool) {
 
 func matchesAny(patterns []string, typ string) bool {
 	for _, p := range patterns {
-		if webhooks.Matches(p, typ) {
+		if store.EventMatches(p, typ) {
 			return true
 		}
 	}

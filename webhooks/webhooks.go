@@ -1,9 +1,6 @@
 package webhooks
 
 import (
-	"encoding/json"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -70,7 +67,6 @@ const (
 	maxDescription      = 1000
 	maxURL              = 2048
 	maxEvents           = 100
-	maxEventPattern     = 200
 	maxHeaders          = 50
 	maxHeaderValue      = 1000
 	maxMaxRetries       = 30
@@ -80,42 +76,21 @@ const (
 	maxDisableThreshold = 1000
 )
 
-// eventPattern is a subscription: "*", or dot-separated segments of
-// lowercase letters, digits and '_', optionally ending in ".*".
-var eventPattern = regexp.MustCompile(`^(\*|[a-z0-9_]+(\.[a-z0-9_]+)*(\.\*)?)$`)
-
 // ValidPattern reports whether p is an event pattern Matches takes: "*",
 // or dot-separated lowercase names (letters, digits, _), optionally
-// ending in ".*", of at most 200 bytes.
-func ValidPattern(p string) bool {
-	return len(p) <= maxEventPattern && eventPattern.MatchString(p)
-}
+// ending in ".*", of at most 200 bytes (store.ValidEventPattern).
+func ValidPattern(p string) bool { return store.ValidEventPattern(p) }
 
 // Payload is the JSON body a webhook receives for ev, {type, timestamp,
 // data, idempotencyKey}; idempotencyKey is the event's id, the same in
 // every attempt, retry and resend, to every webhook (and on the events
-// stream, which sends the same body).
-func Payload(ev store.Event) ([]byte, error) {
-	return json.Marshal(struct {
-		Type           string          `json:"type"`
-		Timestamp      time.Time       `json:"timestamp"`
-		Data           json.RawMessage `json:"data"`
-		IdempotencyKey string          `json:"idempotencyKey"`
-	}{ev.Type, ev.OccurredAt, ev.Data, ev.ID})
-}
+// stream, which sends the same body: store.EventPayload).
+func Payload(ev store.Event) ([]byte, error) { return store.EventPayload(ev) }
 
 // Matches reports whether the event type matches the subscription pattern:
 // "*" matches everything, "<prefix>.*" every event under the prefix (at
-// any depth), anything else only itself.
-func Matches(pattern, eventType string) bool {
-	if pattern == "*" {
-		return true
-	}
-	if prefix, ok := strings.CutSuffix(pattern, ".*"); ok {
-		return strings.HasPrefix(eventType, prefix+".")
-	}
-	return pattern == eventType
-}
+// any depth), anything else only itself (store.EventMatches).
+func Matches(pattern, eventType string) bool { return store.EventMatches(pattern, eventType) }
 
 // The event types the area emits.
 const (

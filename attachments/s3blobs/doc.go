@@ -5,7 +5,7 @@
 //	cfg, err := s3blobs.ParseURL("s3://files/tenantkit?endpoint=http://127.0.0.1:9000&pathStyle=true")
 //	cfg.AccessKey, cfg.SecretKey = key, secret // or the environment's AWS credentials
 //	blobs, err := s3blobs.New(ctx, cfg)
-//	kit, err := tenantkit.Open(ctx, tenantkit.Config{…, Attachments: attachments.Options{Blobs: blobs}})
+//	kit, err := full.Open(ctx, full.Config{…, Attachments: attachments.Options{Blobs: blobs}})
 //
 // It passes the conformance suite of package attachments/blobstest.
 //

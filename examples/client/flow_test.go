@@ -20,8 +20,8 @@ import (
 	"github.com/google/uuid"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/examples/client"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/identity"
 	"github.com/tenantkit/tenantkit/rules"
@@ -67,7 +67,7 @@ func newAPI(t *testing.T, db *store.DB) *client.ClientWithResponses {
 	ctx := t.Context()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: db, SecretKey: key,
+	kit, err := full.OpenPlain(ctx, full.Config{DB: db, SecretKey: key,
 		Webhooks: webhooks.Options{AllowPrivateURLs: true}, Rules: rules.Options{AllowPrivateURLs: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func newAPI(t *testing.T, db *store.DB) *client.ClientWithResponses {
 	if err := kit.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(must(httpapi.New(kit, httpapi.Options{})))
+	srv := httptest.NewServer(must(httpapi.New(kit.Kit, httpapi.Options{})))
 	t.Cleanup(srv.Close)
 	c, err := client.NewClientWithResponses(srv.URL+"/api", client.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 		req.Header.Set("X-Api-Key", apiKey)

@@ -21,7 +21,6 @@ import (
 	"log"
 	"net/http"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/identity"
@@ -29,7 +28,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	kit, err := full.Open(ctx, tenantkit.Config{DatabaseURL: "sqlite:embed.db"}) // every area and plug-in
+	kit, err := full.Open(ctx, full.Config{DatabaseURL: "sqlite:embed.db"}) // every area and plug-in
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -43,7 +42,7 @@ func main() {
 	if err := kit.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
-	api, err := httpapi.New(kit, httpapi.Options{BasePath: "/api"})
+	api, err := httpapi.New(kit.Kit, httpapi.Options{BasePath: "/api"})
 	if err != nil {
 		log.Fatal(err)
 	}

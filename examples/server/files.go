@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/attachments/s3blobs"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -81,7 +81,7 @@ func (l filesLocation) String() string { return l.raw }
 
 // configure sets cfg to keep files at l; S3 is connected to (and its
 // bucket checked) here.
-func (l filesLocation) configure(ctx context.Context, cfg *tenantkit.Config) error {
+func (l filesLocation) configure(ctx context.Context, cfg *full.Config) error {
 	switch {
 	case l.inDatabase:
 		cfg.FilesInDatabase = true
@@ -171,7 +171,7 @@ const filesClaimWait = 3 * time.Second
 
 // copyFiles copies every file of the configured store (from) to the
 // store at to (-copy-files-to), printing the counts to stdout.
-func copyFiles(ctx context.Context, kit *tenantkit.Kit, from, to filesLocation, logger *slog.Logger, stdout io.Writer) error {
+func copyFiles(ctx context.Context, kit *full.Kit, from, to filesLocation, logger *slog.Logger, stdout io.Writer) error {
 	if from.raw == to.raw {
 		return fmt.Errorf("-copy-files-to: %s is the configured FILES_URL already", to)
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -145,7 +145,7 @@ func TestFilesSurviveSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	kit, err := tenantkit.Open(t.Context(), tenantkit.Config{DB: db, FilesInDatabase: true})
+	kit, err := full.OpenPlain(t.Context(), full.Config{DB: db, FilesInDatabase: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi"
@@ -359,7 +358,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	logger.Info("opening database", describeDatabase(databaseURL)...)
-	kitCfg := tenantkit.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger, Rules: rulesCfg,
+	kitCfg := full.Config{DatabaseURL: databaseURL, SecretKey: secret, Logger: logger, Rules: rulesCfg,
 		Webhooks: webhooks.Options{AllowPrivateURLs: rulesCfg.AllowPrivateURLs}, Jobs: jobsCfg,
 		Attachments: attachmentsCfg,
 		Payments:    payments.Options{Credentials: payments.EnvCredentials{Getenv: getenv}},
@@ -467,7 +466,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", mln.Addr())
 	}
 
-	api, err := httpapi.New(kit, httpapi.Options{Logger: httpLogger, RateLimit: limits, AccessLog: true, Metrics: observer})
+	api, err := httpapi.New(kit.Kit, httpapi.Options{Logger: httpLogger, RateLimit: limits, AccessLog: true, Metrics: observer})
 	if err != nil {
 		return errors.Join(err, closeKit())
 	}

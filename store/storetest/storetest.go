@@ -216,6 +216,11 @@ func createSchema(base, label string) (string, error) {
 
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
+	// The job engine's sibling schema (<name>_river) must stay within
+	// River's 46 characters: the label is cut to 10.
+	if len(label) > 10 {
+		label = label[:10]
+	}
 	name := fmt.Sprintf("tktest_%d_%s_%s", time.Now().Unix(), label, hex.EncodeToString(rnd[:]))
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", err

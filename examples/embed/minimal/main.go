@@ -1,8 +1,8 @@
 // Command minimal is a host that uses two areas of tenantkit, feature
 // toggles and business rules, and signs its callers in its own way: it
-// opens a Kit with just those areas (their tables, their jobs, their
-// routes and nothing else: no payments, files or data sync linked in or
-// created) and mounts the API under /tk/ beside its own routes.
+// opens a Kit with just those areas' modules (their tables, their jobs,
+// their routes and nothing else: the other areas' code is not linked in,
+// their tables not created) and mounts the API under /tk/ beside its own routes.
 //
 //	go run ./examples/embed/minimal
 //	curl -H "X-Tenant: acme" http://localhost:8082/tk/business_rules/rules
@@ -22,14 +22,18 @@ import (
 
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/httpapi"
+	"github.com/tenantkit/tenantkit/httpapi/rulesapi"
+	"github.com/tenantkit/tenantkit/httpapi/togglesapi"
 	"github.com/tenantkit/tenantkit/identity"
+	"github.com/tenantkit/tenantkit/rules"
+	"github.com/tenantkit/tenantkit/toggles"
 )
 
 func main() {
 	ctx := context.Background()
 	kit, err := tenantkit.Open(ctx, tenantkit.Config{
 		DatabaseURL: "sqlite:minimal.db",
-		Areas:       []string{tenantkit.AreaToggles, tenantkit.AreaRules},
+		Areas:       []tenantkit.Module{togglesapi.Area(toggles.Options{}), rulesapi.Area(rules.Options{})},
 	})
 	if err != nil {
 		log.Fatal(err)

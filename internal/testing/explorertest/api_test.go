@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi"
 	"github.com/tenantkit/tenantkit/internal/testing/explorertest"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -22,12 +22,12 @@ func TestAPIExplorer(t *testing.T) {
 	db := storetest.SQLite(t)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: db, SecretKey: key})
+	kit, err := full.OpenPlain(ctx, full.Config{DB: db, SecretKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kit.Close(context.Background()) })
-	srv := httptest.NewServer(must(httpapi.New(kit, httpapi.Options{})))
+	srv := httptest.NewServer(must(httpapi.New(kit.Kit, httpapi.Options{})))
 	defer srv.Close()
 
 	explorertest.CheckEveryOperation(t, srv.URL+"/api/docs/api", srv.URL+"/api/docs/openapi",

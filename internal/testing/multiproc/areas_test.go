@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/tenantkit/tenantkit"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/internal/testing/multiproc"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
@@ -29,7 +29,7 @@ import (
 // layout saved through both with If-Match loses no update.
 func TestBackgroundAcrossServers(t *testing.T) {
 	c := multiproc.Start(t, multiproc.Options{Start: true,
-		Config: tenantkit.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}}})
+		Config: full.Config{Webhooks: webhooks.Options{AllowPrivateURLs: true}}})
 	a, b := c.Servers[0], c.Servers[1]
 	t.Run("payments", func(t *testing.T) { paymentsAcross(t, c, a, b) })
 	t.Run("integrations and data sync", func(t *testing.T) { syncAcross(t, c, a, b) })

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/attachments/s3blobs"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/internal/s3test"
 	"github.com/tenantkit/tenantkit/internal/testing/multiproc"
 )
@@ -30,7 +30,7 @@ import (
 // through another server removes its bytes from the shared store.
 func TestFilesAcrossServers(t *testing.T) {
 	t.Run("database", func(t *testing.T) {
-		c := multiproc.Start(t, multiproc.Options{Servers: 3, Start: true, Config: tenantkit.Config{FilesInDatabase: true}})
+		c := multiproc.Start(t, multiproc.Options{Servers: 3, Start: true, Config: full.Config{FilesInDatabase: true}})
 		filesAcross(t, c)
 	})
 	t.Run("s3", func(t *testing.T) {

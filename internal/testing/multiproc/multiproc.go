@@ -38,7 +38,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi"
@@ -63,7 +62,7 @@ type Options struct {
 	// Config is the base of every Kit's configuration (DB and SecretKey
 	// are set here; FilesDir, unless set or replaced by FilesInDatabase or
 	// Blobs, is a directory of each server's own).
-	Config tenantkit.Config
+	Config full.Config
 	// Blobs, when set, returns server i's attachment file store (each
 	// server its own client of one shared store, such as an S3 bucket).
 	Blobs func(t testing.TB, i int) attachments.Blobs
@@ -92,7 +91,7 @@ type Server struct {
 	// Name is "A", "B", …
 	Name string
 	DB   *store.DB
-	Kit  *tenantkit.Kit
+	Kit  *full.Kit
 	Auth *identity.Service
 	// URL is the base URL of its HTTP server ("http://127.0.0.1:port").
 	URL    string
@@ -181,7 +180,7 @@ func (s *Server) serve(t testing.TB, policy *ratelimit.Policy) {
 	if policy == nil {
 		policy = noLimits
 	}
-	h, err := httpapi.New(s.Kit, httpapi.Options{Auth: s.Auth, RateLimit: policy})
+	h, err := httpapi.New(s.Kit.Kit, httpapi.Options{Auth: s.Auth, RateLimit: policy})
 	if err != nil {
 		t.Fatalf("multiproc: server %s's handler: %v", s.Name, err)
 	}

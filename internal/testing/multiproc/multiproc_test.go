@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/attachments"
+	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/internal/testing/multiproc"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
@@ -42,7 +42,7 @@ const (
 // without Redis).
 func TestAcrossServers(t *testing.T) {
 	// Files in the database: a file uploaded through A is delivered by B.
-	c := multiproc.Start(t, multiproc.Options{Config: tenantkit.Config{FilesInDatabase: true}})
+	c := multiproc.Start(t, multiproc.Options{Config: full.Config{FilesInDatabase: true}})
 	a, b := c.Servers[0], c.Servers[1]
 	t.Run("entities", func(t *testing.T) { entitiesAcross(t, c, a, b) })
 	t.Run("rules", func(t *testing.T) { rulesAcross(t, c, a, b) })
