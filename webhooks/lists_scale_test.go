@@ -11,16 +11,21 @@ import (
 )
 
 // TestListDeliveriesAtScale measures the deliveries list's first page (20
-// rows) with its exact total as a tenant's deliveries grow: unfiltered,
-// filtered by webhook and filtered by status, on each engine. It is a
-// measurement, not a test, and runs only when TENANTKIT_BENCH_LIST_ROWS
-// lists the delivery counts to measure at (for example "100000,1000000");
-// the rows are inserted through the Store (multi-row INSERTs, 1,000 per
-// transaction, so one kept-count row per webhook and transaction) into a
-// fresh database, grown from one count to the next (PostgreSQL's statistics
-// gathered after each, storetest.Analyze), over two webhooks,
-// 80% delivered, 15% failed, 5% pending. TENANTKIT_BENCH_LIST_CALLS is
-// the number of timed calls per case (200 when unset). The unfiltered
+// rows) with its exact total as a tenant's deliveries grow: unfiltered and
+// with each filter the list takes (webhook, event type, each status) and
+// their combinations, on each engine. It is a measurement, not a test,
+// and runs only when TENANTKIT_BENCH_LIST_ROWS lists the delivery counts
+// to measure at (for example "100000,1000000"); the rows are inserted
+// through the Store (multi-row INSERTs, 1,000 per transaction, so one
+// kept-count row per webhook, event type and state and transaction) into
+// a fresh database, grown from one count to the next (PostgreSQL's
+// statistics gathered after each, storetest.Analyze), over two webhooks
+// and two event types (order.created 90%, order.paid 10%): 80% delivered,
+// 15% failed, 2% expired, the rest delivered except the newest 1,000,
+// which are still to send (980 pending, 20 sending: a backlog of a fixed
+// size, the deliveries of the previous size's backlog being delivered
+// first, through the store, as the drain would). TENANTKIT_BENCH_LIST_CALLS
+// is the number of timed calls per case (200 when unset). The unfiltered
 // list is measured first with the counts as the inserts left them, then,
 // like every case after it, once the counts are folded (as the sweep
 // does). Each line it logs is a row of BENCHMARKS.md's tables.
@@ -31,6 +36,10 @@ func TestListDeliveriesAtScale(t *testing.T) {
 	storetest.EachFresh(t, func(t *testing.T, db *store.DB, engine string) { scaleListDeliveries(t, db, engine, sizes, calls) },
 		webhooks.Migrations)
 }
+
+// backlog is how many of the newest deliveries TestListDeliveriesAtScale
+// leaves to send.
+const backlog = 1000
 
 func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
@@ -48,18 +57,40 @@ func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int,
 		}
 		hooks = append(hooks, w.ID)
 	}
-	status := func(i int) string {
-		switch {
-		case i%20 == 0:
-			return "pending"
-		case i%20 < 4:
-			return "failed"
+	eventType := func(i int) string {
+		if i%10 == 3 {
+			return "order.paid"
 		}
-		return "delivered"
+		return "order.created"
+	}
+	// status is delivery i's when rows are seeded.
+	status := func(i, rows int) string {
+		switch {
+		case i >= rows-backlog/50:
+			return webhooks.StatusSending
+		case i >= rows-backlog:
+			return webhooks.StatusPending
+		case i%20 < 3:
+			return webhooks.StatusFailed
+		case i%50 == 7:
+			return webhooks.StatusExpired
+		}
+		return webhooks.StatusDelivered
 	}
 	seeded := 0
+	var statuses []string // each delivery's, as stored
 	for _, rows := range sizes {
 		start := time.Now()
+		// The previous backlog is delivered.
+		if _, err := db.Exec(ctx, `UPDATE webhook_deliveries SET status = 'delivered' WHERE tenant_id = $1
+			AND status IN ('pending', 'sending')`, tenant); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range statuses {
+			if s == webhooks.StatusPending || s == webhooks.StatusSending {
+				statuses[i] = webhooks.StatusDelivered
+			}
+		}
 		batch := make([]*webhooks.Delivery, 0, 1000)
 		flush := func() {
 			if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, batch); return err }); err != nil {
@@ -70,8 +101,10 @@ func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int,
 		for ; seeded < rows; seeded++ {
 			at := now.Add(-time.Duration(rows-seeded) * time.Millisecond)
 			batch = append(batch, &webhooks.Delivery{ID: store.NewIDAt(at), TenantID: tenant, WebhookID: hooks[seeded%2],
-				EventID: store.NewID(), EventType: "order.created", MessageID: store.NewID(), Payload: []byte(`{"n":1}`),
-				Status: status(seeded), MaxAttempts: 3, TargetURL: "https://example.com/h", EnqueuedAt: at, CreatedAt: at, UpdatedAt: at})
+				EventID: store.NewID(), EventType: eventType(seeded), MessageID: store.NewID(), Payload: []byte(`{"n":1}`),
+				Status: status(seeded, rows), MaxAttempts: 3, TargetURL: "https://example.com/h", EnqueuedAt: at, CreatedAt: at,
+				UpdatedAt: at})
+			statuses = append(statuses, status(seeded, rows))
 			if len(batch) == cap(batch) {
 				flush()
 			}
@@ -81,41 +114,139 @@ func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int,
 		}
 		storetest.Analyze(t, db)
 		t.Logf("seeded %d deliveries in %s", seeded, time.Since(start).Round(time.Second))
-		failed := 0
-		for i := range seeded {
-			if status(i) == "failed" {
-				failed++
+		// What each case must total, counted here.
+		want := func(f webhooks.DeliveryFilter) int {
+			n := 0
+			for i, s := range statuses {
+				if (f.WebhookID == "" || f.WebhookID == hooks[i%2]) && (f.EventType == "" || f.EventType == eventType(i)) &&
+					(f.Status == "" || f.Status == s) {
+					n++
+				}
 			}
+			return n
 		}
 		type listCase struct {
 			name   string
 			filter webhooks.DeliveryFilter
-			total  int
 		}
-		cases := []listCase{{"unfiltered, counts unfolded", webhooks.DeliveryFilter{}, seeded}}
-		for _, c := range []listCase{
-			{"unfiltered", webhooks.DeliveryFilter{}, seeded},
-			{"webhookId", webhooks.DeliveryFilter{WebhookID: hooks[1]}, seeded / 2},
-			{"status", webhooks.DeliveryFilter{Status: "failed"}, failed},
-		} {
-			cases = append(cases, c)
+		cases := []listCase{{"unfiltered, counts unfolded", webhooks.DeliveryFilter{}}, {"unfiltered", webhooks.DeliveryFilter{}},
+			{"webhookId", webhooks.DeliveryFilter{WebhookID: hooks[1]}},
+			{"eventType (10%)", webhooks.DeliveryFilter{EventType: "order.paid"}}}
+		for _, s := range []string{webhooks.StatusDelivered, webhooks.StatusFailed, webhooks.StatusExpired, webhooks.StatusPending,
+			webhooks.StatusSending} {
+			cases = append(cases, listCase{"status " + s, webhooks.DeliveryFilter{Status: s}})
 		}
+		cases = append(cases,
+			listCase{"webhookId + status failed", webhooks.DeliveryFilter{WebhookID: hooks[1], Status: webhooks.StatusFailed}},
+			listCase{"webhookId + eventType", webhooks.DeliveryFilter{WebhookID: hooks[1], EventType: "order.paid"}},
+			listCase{"eventType + status failed", webhooks.DeliveryFilter{EventType: "order.paid", Status: webhooks.StatusFailed}},
+			listCase{"webhookId + eventType + status pending", webhooks.DeliveryFilter{WebhookID: hooks[1], EventType: "order.paid",
+				Status: webhooks.StatusPending}})
 		for i, c := range cases {
 			if i == 1 { // what the sweep does between measurements
-				if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.FoldDeliveryCounts(ctx, tx, 100); return err }); err != nil {
-					t.Fatal(err)
+				for {
+					var n int64
+					if err := db.Tx(ctx, func(tx *store.Tx) error {
+						var err error
+						n, err = st.FoldDeliveryCounts(ctx, tx, 100)
+						return err
+					}); err != nil {
+						t.Fatal(err)
+					}
+					if n == 0 {
+						break
+					}
 				}
 			}
 			f := c.filter
+			total := want(f)
 			f.Limit = 20
 			p50, p95 := storetest.Percentiles(t, calls, func() error {
-				items, total, err := st.ListDeliveries(ctx, db, sc, f)
+				items, got, err := st.ListDeliveries(ctx, db, sc, f)
+				if err == nil && (len(items) != min(20, total) || got != total) {
+					err = fmt.Errorf("%s: %d rows of %d, want %d of %d", c.name, len(items), got, min(20, total), total)
+				}
+				return err
+			})
+			t.Logf("| webhook deliveries, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, seeded,
+				storetest.Milliseconds(p50), storetest.Milliseconds(p95))
+		}
+	}
+}
+
+// TestListWebhooksAtScale measures the webhooks list's first page (20
+// rows) with its exact total as a tenant's webhooks grow: unfiltered and
+// by isActive (active, and the inactive 10%), on each engine. A search's
+// total counts its matches and is not measured. Like
+// TestListDeliveriesAtScale it runs only when TENANTKIT_BENCH_LIST_ROWS
+// lists the counts to measure at; the webhooks are inserted with
+// multi-row INSERTs (the kept counts maintained by the table's trigger,
+// as for every write) into a fresh database.
+//
+//	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./webhooks -run TestListWebhooksAtScale -v -timeout 2h
+func TestListWebhooksAtScale(t *testing.T) {
+	sizes, calls := storetest.ScaleSizes(t)
+	storetest.EachFresh(t, func(t *testing.T, db *store.DB, engine string) { scaleListWebhooks(t, db, engine, sizes, calls) },
+		webhooks.Migrations)
+}
+
+func scaleListWebhooks(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
+	ctx := t.Context()
+	st := webhooks.NewSQLStore()
+	tenant := store.NewID()
+	sc := store.Scope{TenantID: tenant}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	inserts := store.NewBatchInsert("webhooks", "id, tenant_id, name, url, subscribed_events, http_method, custom_headers, "+
+		"max_retries, timeout_ms, rate_limit_per_minute, auto_disable_threshold, is_active, secret, created_at, updated_at", "")
+	seeded := 0
+	for _, rows := range sizes {
+		start := time.Now()
+		values := make([]any, 0, 1000*inserts.Columns())
+		flush := func() {
+			if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := inserts.InsertValues(ctx, tx, values); return err }); err != nil {
+				t.Fatal(err)
+			}
+			values = values[:0]
+		}
+		for ; seeded < rows; seeded++ {
+			at := now.Add(-time.Duration(rows-seeded) * time.Millisecond)
+			values = append(values, store.NewIDAt(at), tenant, fmt.Sprint("hook ", seeded), "https://example.com/h",
+				`["order.created"]`, "POST", `{}`, 3, 1000, 0, 0, seeded%10 != 3, "sealed", at, at)
+			if len(values) == cap(values) {
+				flush()
+			}
+		}
+		if len(values) > 0 {
+			flush()
+		}
+		storetest.Analyze(t, db)
+		t.Logf("seeded %d webhooks in %s", seeded, time.Since(start).Round(time.Second))
+		yes, no := true, false
+		inactive := 0
+		for i := range seeded {
+			if i%10 == 3 {
+				inactive++
+			}
+		}
+		for _, c := range []struct {
+			name   string
+			filter webhooks.Filter
+			total  int
+		}{
+			{"unfiltered", webhooks.Filter{}, seeded},
+			{"isActive true", webhooks.Filter{IsActive: &yes}, seeded - inactive},
+			{"isActive false (10%)", webhooks.Filter{IsActive: &no}, inactive},
+		} {
+			f := c.filter
+			f.Limit = 20
+			p50, p95 := storetest.Percentiles(t, calls, func() error {
+				items, total, err := st.ListWebhooks(ctx, db, sc, f)
 				if err == nil && (len(items) != 20 || total != c.total) {
 					err = fmt.Errorf("%s: %d rows of %d, want 20 of %d", c.name, len(items), total, c.total)
 				}
 				return err
 			})
-			t.Logf("| webhook deliveries, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, seeded,
+			t.Logf("| webhooks, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, seeded,
 				storetest.Milliseconds(p50), storetest.Milliseconds(p95))
 		}
 	}
