@@ -219,8 +219,8 @@ func (*SQLStore) ListDeliveries(ctx context.Context, q store.Querier, sc store.S
 		}
 	}
 	total, err := deliveryTotal(ctx, q, sc, f, c)
-	if err != nil {
-		return nil, 0, err
+	if err != nil || total <= f.Offset || f.Limit <= 0 { // no page to read
+		return nil, total, err
 	}
 	items, err := store.Many(ctx, q, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+c.SQL()+
 		c.OrderPage("d.created_at", "d.id", true, f.Limit, f.Offset), c.Values()...)

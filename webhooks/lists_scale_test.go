@@ -58,7 +58,7 @@ func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int,
 		hooks = append(hooks, w.ID)
 	}
 	eventType := func(i int) string {
-		if i%10 == 3 {
+		if i%10 == 1 {
 			return "order.paid"
 		}
 		return "order.created"

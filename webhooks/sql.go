@@ -166,8 +166,8 @@ func (*SQLStore) ListWebhooks(ctx context.Context, q store.Querier, sc store.Sco
 	} else if err := q.QueryRow(ctx, `SELECT count(*) FROM webhooks WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	if total == 0 {
-		return nil, 0, nil
+	if total <= f.Offset || f.Limit <= 0 { // no page to read
+		return nil, total, nil
 	}
 	items, err := store.Many(ctx, q, scanWebhook, `SELECT `+webhookColumns+` FROM webhooks WHERE `+c.SQL()+
 		c.OrderPage("created_at", "id", true, f.Limit, f.Offset), c.Values()...)
