@@ -519,8 +519,19 @@ func logConds(sc store.Scope, f LogFilter, from *time.Time, end timeBound) *stor
 	return c
 }
 
-// elementConds adds f's rule and result filters, on the rule rows (r).
+// elementConds adds f's rule and result filters: first on the
+// executions' rule_results text (a LIKE, which keeps the executions that
+// may hold a matching rule row without parsing their JSON), then on the
+// rule rows (r).
 func elementConds(c *store.Conds, f LogFilter) {
+	switch {
+	case f.RuleID != "" && f.Result != "":
+		c.And(`x.rule_results LIKE ? ESCAPE '\'`, store.LikeContains("|"+f.RuleID+":"+string(f.Result)+"|"))
+	case f.RuleID != "":
+		c.And(`x.rule_results LIKE ? ESCAPE '\'`, store.LikeContains("|"+f.RuleID+":"))
+	case f.Result != "":
+		c.And(`x.rule_results LIKE ? ESCAPE '\'`, store.LikeContains(":"+string(f.Result)+"|"))
+	}
 	if f.RuleID != "" {
 		c.And("r.value ->> 1 = ?", f.RuleID)
 	}
@@ -768,7 +779,7 @@ func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Ti
 // executionInserts writes the log: a row per execution.
 var executionInserts = store.NewBatchInsert("business_rule_executions",
 	"id, tenant_id, organization_id, set_id, entity_type, entity_id, event_type, input_context, executed_at, executed_by, "+
-		"rules, rule_count, failure_count", "")
+		"rules, rule_count, failure_count, rule_results", "")
 
 // PrepareLogWrites implements Store: it has the log's multi-row INSERTs
 // prepared (store.BatchInsert.Prepare).
@@ -793,7 +804,7 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 		}
 		values = append(values, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
 			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),
-			string(appendRuleRows(nil, x.Rules)), len(x.Rules), failures)
+			string(appendRuleRows(nil, x.Rules)), len(x.Rules), failures, ruleResults(x.Rules))
 	}
 	if _, err := executionInserts.InsertValues(ctx, q, values); err != nil {
 		return err
@@ -849,6 +860,23 @@ func addLogCounts(ctx context.Context, q store.Querier, xs []*ExecutionRecord) e
 	}
 	_, err := logCountUpserts.InsertValues(ctx, q, values)
 	return err
+}
+
+// ruleResults is an execution's rule_results column: "|rule_id:result|"
+// for each of its rule rows, case-folded (store.FoldCase).
+func ruleResults(rows []RuleRecord) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteByte('|')
+	for i := range rows {
+		b.WriteString(store.FoldCase(rows[i].RuleID))
+		b.WriteByte(':')
+		b.WriteString(store.FoldCase(string(rows[i].Result)))
+		b.WriteByte('|')
+	}
+	return b.String()
 }
 
 // appendRuleRows appends the JSON of an execution's rules column.

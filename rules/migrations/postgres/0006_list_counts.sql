@@ -35,6 +35,15 @@ GROUP BY 1, 2, 3, 4, 5, 6, 7;
 -- first, and counts them.
 CREATE INDEX business_rule_executions_entity_idx ON business_rule_executions (tenant_id, entity_id, id);
 
+-- Each execution's rule ids and results, case-folded, as text:
+-- "|rule_id:result|" for each rule row, in order ('' for none). A page
+-- or count filtered by rule id and/or result first keeps the executions
+-- whose text holds the pair (a LIKE, without parsing JSON), then reads
+-- the matching elements of those only.
+ALTER TABLE business_rule_executions ADD COLUMN rule_results TEXT NOT NULL DEFAULT '';
+UPDATE business_rule_executions x SET rule_results = COALESCE((SELECT '|' || string_agg(lower(r.value ->> 1) || ':'
+    || lower(r.value ->> 4), '|' ORDER BY r.n) || '|' FROM json_array_elements(x.rules) WITH ORDINALITY AS r(value, n)), '');
+
 -- How many live rules a tenant has, by organization ('' for none), type,
 -- entity type, event type, category and whether they are enabled; and
 -- how many rule sets, by whether they are enabled. One row each, kept by
