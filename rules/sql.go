@@ -478,11 +478,47 @@ func (SQLStore) ListLogs(ctx context.Context, q store.Querier, sc store.Scope, f
 	if err != nil || total <= int64(f.Offset) || f.Limit <= 0 { // no page to read
 		return nil, int(total), err
 	}
-	c := logConds(sc, f, f.From, timeBound{f.To, true})
-	elementConds(c, f)
-	page := c.OrderPage("x.id", "r.key", true, f.Limit, f.Offset)
-	items, err := store.Many(ctx, q, scanLog, logSelect(q)+c.SQL()+page, c.Values()...)
+	items, err := logPage(ctx, q, sc, f)
 	return items, int(total), err
+}
+
+// logPage reads the page of f: the rule rows newest first (execution id,
+// then index, descending). The query orders by execution id only, which
+// the index gives as it is read: ordering by the index too made
+// PostgreSQL's generic plan (a prepared statement's, which cannot see a
+// time range's width) expand and sort every execution of the range. An
+// execution's rows come together, so the first Offset+Limit rows are
+// whole executions but the last, whose other matching rows a second
+// query reads; the page is cut from them, ordered here.
+func logPage(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter) ([]*LogEntry, error) {
+	conds := func() *store.Conds {
+		c := logConds(sc, f, f.From, timeBound{f.To, true})
+		elementConds(c, f)
+		return c
+	}
+	c := conds()
+	n := f.Offset + f.Limit
+	rows, err := store.Many(ctx, q, scanLog, logSelect(q)+c.SQL()+" ORDER BY x.id DESC LIMIT "+c.Add(n), c.Values()...)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == n {
+		last := rows[n-1].ExecutionID
+		c := conds()
+		c.And("x.id = ?", last)
+		rest, err := store.Many(ctx, q, scanLog, logSelect(q)+c.SQL(), c.Values()...)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(slices.DeleteFunc(rows, func(l *LogEntry) bool { return l.ExecutionID == last }), rest...)
+	}
+	// A row's id is its execution's with its index in the last four hex
+	// digits: descending ids are the list's order.
+	slices.SortFunc(rows, func(a, b *LogEntry) int { return strings.Compare(b.ID, a.ID) })
+	if f.Offset >= len(rows) {
+		return nil, nil
+	}
+	return rows[f.Offset:min(n, len(rows))], nil
 }
 
 // timeBound is the end of a time range (nil: none), which includes its

@@ -1168,6 +1168,16 @@ func testLogTotalsOverTime(t *testing.T, f *fixture) {
 	for _, sc := range scopes {
 		f.wantLogTotals(fmt.Sprintf("organizations %v", sc.OrganizationIDs), sc, filters, xs)
 	}
+	// Pages cut executions anywhere: each is its slice of the whole list.
+	for _, fl := range []rules.LogFilter{{}, {Result: rules.StatusFailure}, {From: ranges[4][0], To: ranges[4][1]}} {
+		fl.Limit = 10000
+		all, _ := f.listLogIDs(f.scope(), fl)
+		for offset := 0; offset <= len(all); offset += 5 {
+			fl.Limit, fl.Offset = 7, offset
+			page, _ := f.listLogIDs(f.scope(), fl)
+			f.equal(fmt.Sprintf("page at %d of %+v", offset, fl), page, all[offset:min(offset+7, len(all))])
+		}
+	}
 
 }
 
