@@ -81,7 +81,15 @@
 // logged execution cost the single SQLite writer (BENCHMARKS.md); the
 // price is that a page filtered by rule id or result expands the
 // newest executions' arrays instead of reading an index (its cost
-// grows with how rare the rule or result is, not with the log). Totals
+// grows with how rare the rule or result is, not with the log); each
+// execution also keeps its rule ids and results as plain text
+// (rule_results, "|rule_id:result|" per rule row, case-folded), which a
+// LIKE matches first, so only the executions that may hold a match have
+// their JSON parsed. The page's query is ordered by execution id alone,
+// as the index reads them, and the rows of the page ordered in Go: with
+// the rows' index in the ORDER BY too, PostgreSQL's generic plan of the
+// prepared statement, blind to a time range's width, expanded and sorted
+// the whole range. Totals
 // are kept counts (business_rule_log_counts, migrations 0005 and 0006):
 // per tenant, organization, entity type, rule id and result, for the
 // whole log and for each UTC day and hour, added to by InsertExecutions
