@@ -83,9 +83,10 @@
 // newest executions' arrays instead of reading an index (its cost
 // grows with how rare the rule or result is, not with the log); each
 // execution also keeps its rule ids and results as plain text
-// (rule_results, "|rule_id:result|" per rule row, case-folded), which a
-// LIKE matches first, so only the executions that may hold a match have
-// their JSON parsed. The page's query is ordered by execution id alone,
+// (rule_results, "|rule_id:result|" per rule row, the rule id's \, | and
+// : escaped), which a LIKE matches first, so only the executions holding
+// a match have their JSON parsed, and in which a count counts the
+// pattern's occurrences, parsing no JSON at all. The page's query is ordered by execution id alone,
 // as the index reads them, and the rows of the page ordered in Go: with
 // the rows' index in the ORDER BY too, PostgreSQL's generic plan of the
 // prepared statement, blind to a time range's width, expanded and sorted

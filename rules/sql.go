@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tenantkit/tenantkit/internal/jsonenc"
 	"github.com/tenantkit/tenantkit/rules/action"
@@ -557,16 +558,12 @@ func logConds(sc store.Scope, f LogFilter, from *time.Time, end timeBound) *stor
 
 // elementConds adds f's rule and result filters: first on the
 // executions' rule_results text (a LIKE, which keeps the executions that
-// may hold a matching rule row without parsing their JSON), then on the
-// rule rows (r).
+// hold a matching rule row without parsing their JSON; SQLite's LIKE
+// folds ASCII case, so there it may keep a few more), then on the rule
+// rows (r).
 func elementConds(c *store.Conds, f LogFilter) {
-	switch {
-	case f.RuleID != "" && f.Result != "":
-		c.And(`x.rule_results LIKE ? ESCAPE '\'`, store.LikeContains("|"+f.RuleID+":"+string(f.Result)+"|"))
-	case f.RuleID != "":
-		c.And(`x.rule_results LIKE ? ESCAPE '\'`, store.LikeContains("|"+f.RuleID+":"))
-	case f.Result != "":
-		c.And(`x.rule_results LIKE ? ESCAPE '\'`, store.LikeContains(":"+string(f.Result)+"|"))
+	if p := resultsPattern(f); p != "" {
+		c.And(`x.rule_results LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(p)+"%")
 	}
 	if f.RuleID != "" {
 		c.And("r.value ->> 1 = ?", f.RuleID)
@@ -578,18 +575,49 @@ func elementConds(c *store.Conds, f LogFilter) {
 
 // countLogRows counts the rule rows f selects among the executions that
 // began from from to end: the executions' kept rule_count, or, filtered
-// by rule or result, their matching elements.
+// by rule or result, the occurrences of the filter's pattern in their
+// rule_results (resultsPattern: each is one matching rule row), so that
+// no JSON is parsed.
 func countLogRows(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter, from *time.Time, end timeBound) (int64, error) {
 	c := logConds(sc, f, from, end)
 	var n int64
-	if f.RuleID == "" && f.Result == "" {
+	p := resultsPattern(f)
+	if p == "" {
 		err := q.QueryRow(ctx, `SELECT COALESCE(sum(x.rule_count), 0) FROM business_rule_executions x WHERE `+c.SQL(),
 			c.Values()...).Scan(&n)
 		return n, err
 	}
-	elementConds(c, f)
-	err := q.QueryRow(ctx, `SELECT count(*)`+logRows(q)+c.SQL(), c.Values()...).Scan(&n)
+	c.And(`x.rule_results LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(p)+"%")
+	occurrences := "(length(x.rule_results) - length(replace(x.rule_results, " + c.Add(p) + ", ''))) / " +
+		c.Add(utf8.RuneCountInString(p))
+	err := q.QueryRow(ctx, `SELECT COALESCE(sum(`+occurrences+`), 0) FROM business_rule_executions x WHERE `+c.SQL(),
+		c.Values()...).Scan(&n)
 	return n, err
+}
+
+// The rule_results column of an execution is, for each of its rule rows
+// in order, "|" + the rule id (resultsEscaper: with \, | and : escaped)
+// + ":" + the result + "|". A rule id holds no | or : then, and a result
+// neither, so a pattern "|id:", ":RESULT|" or "|id:RESULT|" occurs once
+// in each matching rule row's part and nowhere else: a LIKE finds the
+// executions holding one, and the occurrences count the rows.
+var (
+	resultsEscaper = strings.NewReplacer(`\`, `\\`, `|`, `\p`, `:`, `\c`)
+	likeEscaper    = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+)
+
+// resultsPattern is f's pattern in rule_results, "" without a rule or
+// result filter.
+func resultsPattern(f LogFilter) string {
+	switch {
+	case f.RuleID != "" && f.Result != "":
+		return "|" + resultsEscaper.Replace(f.RuleID) + ":" + string(f.Result) + "|"
+	case f.RuleID != "":
+		return "|" + resultsEscaper.Replace(f.RuleID) + ":"
+	case f.Result != "":
+		return ":" + string(f.Result) + "|"
+	}
+	return ""
 }
 
 // The spans of the kept log counts (business_rule_log_counts): the whole
@@ -898,18 +926,15 @@ func addLogCounts(ctx context.Context, q store.Querier, xs []*ExecutionRecord) e
 	return err
 }
 
-// ruleResults is an execution's rule_results column: "|rule_id:result|"
-// for each of its rule rows, case-folded (store.FoldCase).
+// ruleResults is an execution's rule_results column (see
+// resultsPattern).
 func ruleResults(rows []RuleRecord) string {
-	if len(rows) == 0 {
-		return ""
-	}
 	var b strings.Builder
-	b.WriteByte('|')
 	for i := range rows {
-		b.WriteString(store.FoldCase(rows[i].RuleID))
+		b.WriteByte('|')
+		b.WriteString(resultsEscaper.Replace(rows[i].RuleID))
 		b.WriteByte(':')
-		b.WriteString(store.FoldCase(string(rows[i].Result)))
+		b.WriteString(string(rows[i].Result))
 		b.WriteByte('|')
 	}
 	return b.String()
