@@ -337,12 +337,14 @@ func scaleListRules(t *testing.T, db *store.DB, engine string, sizes []int, call
 }
 
 // TestListSetsAtScale measures the rule sets list's first page (20 rows)
-// with its exact total as a tenant's sets grow: unfiltered and by enabled
-// (the disabled 10%), on each engine; a search's total counts its
-// matches and is not measured. Like TestListLogsAtScale it runs only when
-// TENANTKIT_BENCH_LIST_ROWS lists the set counts to measure at; the sets
-// are inserted with multi-row INSERTs (the kept counts maintained by the
-// table's trigger) into a fresh database.
+// with its exact total at several sizes of a tenant's sets: unfiltered
+// and by enabled (the disabled 10%), on each engine; a search's total
+// counts its matches and is not measured. Like TestListLogsAtScale it
+// runs only when TENANTKIT_BENCH_LIST_ROWS lists the set counts to
+// measure at, each size a tenant of its own in one fresh database, the
+// calls of each case alternating between the sizes; the sets are
+// inserted with multi-row INSERTs (the kept counts maintained by the
+// table's trigger).
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./rules -run TestListSetsAtScale -v -timeout 2h
 func TestListSetsAtScale(t *testing.T) {
@@ -354,12 +356,12 @@ func TestListSetsAtScale(t *testing.T) {
 func scaleListSets(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := rules.NewSQLStore()
-	tenant := store.NewID()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	inserts := store.NewBatchInsert("business_rule_sets", "tenant_id, id, name, enabled, created_at, updated_at", "")
-	seeded := 0
+	var tenants []string
 	for _, rows := range sizes {
 		start := time.Now()
+		tenant := store.NewID()
 		values := make([]any, 0, 1000*inserts.Columns())
 		flush := func() {
 			if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := inserts.InsertValues(ctx, tx, values); return err }); err != nil {
@@ -367,9 +369,9 @@ func scaleListSets(t *testing.T, db *store.DB, engine string, sizes []int, calls
 			}
 			values = values[:0]
 		}
-		for ; seeded < rows; seeded++ {
-			at := now.Add(-time.Duration(rows-seeded) * time.Millisecond)
-			values = append(values, tenant, fmt.Sprintf("SET_%08d", seeded), fmt.Sprint("Set ", seeded), seeded%10 != 7, at, at)
+		for i := range rows {
+			at := now.Add(-time.Duration(rows-i) * time.Millisecond)
+			values = append(values, tenant, fmt.Sprintf("SET_%08d", i), fmt.Sprint("Set ", i), i%10 != 7, at, at)
 			if len(values) == cap(values) {
 				flush()
 			}
@@ -377,30 +379,37 @@ func scaleListSets(t *testing.T, db *store.DB, engine string, sizes []int, calls
 		if len(values) > 0 {
 			flush()
 		}
-		storetest.Analyze(t, db)
-		t.Logf("seeded %d rule sets in %s", seeded, time.Since(start).Round(time.Second))
-		yes, no := true, false
-		disabled := (seeded + 2) / 10
-		for _, c := range []struct {
-			name   string
-			filter rules.SetFilter
-			total  int
-		}{
-			{"unfiltered", rules.SetFilter{}, seeded},
-			{"enabled true", rules.SetFilter{Enabled: &yes}, seeded - disabled},
-			{"enabled false (10%)", rules.SetFilter{Enabled: &no}, disabled},
-		} {
+		t.Logf("seeded %d rule sets in %s", rows, time.Since(start).Round(time.Second))
+		tenants = append(tenants, tenant)
+	}
+	storetest.Analyze(t, db)
+	yes, no := true, false
+	for _, c := range []struct {
+		name   string
+		filter rules.SetFilter
+	}{
+		{"unfiltered", rules.SetFilter{}},
+		{"enabled true", rules.SetFilter{Enabled: &yes}},
+		{"enabled false (10%)", rules.SetFilter{Enabled: &no}},
+	} {
+		var fns []func() error
+		for j, tenant := range tenants {
+			disabled := (sizes[j] + 2) / 10
+			total := map[*bool]int{nil: sizes[j], &yes: sizes[j] - disabled, &no: disabled}[c.filter.Enabled]
 			f := c.filter
 			f.Limit = 20
-			p50, p95 := storetest.Percentiles(t, calls, func() error {
-				items, total, err := st.ListSets(ctx, db, tenant, f)
-				if err == nil && (len(items) != 20 || total != c.total) {
-					err = fmt.Errorf("%s: %d rows of %d, want 20 of %d", c.name, len(items), total, c.total)
+			fns = append(fns, func() error {
+				items, got, err := st.ListSets(ctx, db, tenant, f)
+				if err == nil && (len(items) != 20 || got != total) {
+					err = fmt.Errorf("%s: %d rows of %d, want 20 of %d", c.name, len(items), got, total)
 				}
 				return err
 			})
-			t.Logf("| business rule sets, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, seeded,
-				storetest.Milliseconds(p50), storetest.Milliseconds(p95))
+		}
+		p50, p95 := interleaved(t, calls, fns)
+		for j := range tenants {
+			t.Logf("| business rule sets, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, sizes[j],
+				storetest.Milliseconds(p50[j]), storetest.Milliseconds(p95[j]))
 		}
 	}
 }

@@ -213,13 +213,14 @@ func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int,
 }
 
 // TestListWebhooksAtScale measures the webhooks list's first page (20
-// rows) with its exact total as a tenant's webhooks grow: unfiltered and
-// by isActive (active, and the inactive 10%), on each engine. A search's
-// total counts its matches and is not measured. Like
+// rows) with its exact total at several sizes of a tenant's webhooks:
+// unfiltered and by isActive (active, and the inactive 10%), on each
+// engine; a search's total counts its matches and is not measured. Like
 // TestListDeliveriesAtScale it runs only when TENANTKIT_BENCH_LIST_ROWS
-// lists the counts to measure at; the webhooks are inserted with
-// multi-row INSERTs (the kept counts maintained by the table's trigger,
-// as for every write) into a fresh database.
+// lists the counts to measure at, each size a tenant of its own in one
+// fresh database, the calls of each case alternating between the sizes;
+// the webhooks are inserted with multi-row INSERTs (the kept counts
+// maintained by the table's trigger, as for every write).
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./webhooks -run TestListWebhooksAtScale -v -timeout 2h
 func TestListWebhooksAtScale(t *testing.T) {
@@ -231,14 +232,13 @@ func TestListWebhooksAtScale(t *testing.T) {
 func scaleListWebhooks(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := webhooks.NewSQLStore()
-	tenant := store.NewID()
-	sc := store.Scope{TenantID: tenant}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	inserts := store.NewBatchInsert("webhooks", "id, tenant_id, name, url, subscribed_events, http_method, custom_headers, "+
 		"max_retries, timeout_ms, rate_limit_per_minute, auto_disable_threshold, is_active, secret, created_at, updated_at", "")
-	seeded := 0
+	var tenants []string
 	for _, rows := range sizes {
 		start := time.Now()
+		tenant := store.NewID()
 		values := make([]any, 0, 1000*inserts.Columns())
 		flush := func() {
 			if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := inserts.InsertValues(ctx, tx, values); return err }); err != nil {
@@ -246,10 +246,10 @@ func scaleListWebhooks(t *testing.T, db *store.DB, engine string, sizes []int, c
 			}
 			values = values[:0]
 		}
-		for ; seeded < rows; seeded++ {
-			at := now.Add(-time.Duration(rows-seeded) * time.Millisecond)
-			values = append(values, store.NewIDAt(at), tenant, fmt.Sprint("hook ", seeded), "https://example.com/h",
-				`["order.created"]`, "POST", `{}`, 3, 1000, 0, 0, seeded%10 != 3, "sealed", at, at)
+		for i := range rows {
+			at := now.Add(-time.Duration(rows-i) * time.Millisecond)
+			values = append(values, store.NewIDAt(at), tenant, fmt.Sprint("hook ", i), "https://example.com/h",
+				`["order.created"]`, "POST", `{}`, 3, 1000, 0, 0, i%10 != 3, "sealed", at, at)
 			if len(values) == cap(values) {
 				flush()
 			}
@@ -257,35 +257,38 @@ func scaleListWebhooks(t *testing.T, db *store.DB, engine string, sizes []int, c
 		if len(values) > 0 {
 			flush()
 		}
-		storetest.Analyze(t, db)
-		t.Logf("seeded %d webhooks in %s", seeded, time.Since(start).Round(time.Second))
-		yes, no := true, false
-		inactive := 0
-		for i := range seeded {
-			if i%10 == 3 {
-				inactive++
-			}
-		}
-		for _, c := range []struct {
-			name   string
-			filter webhooks.Filter
-			total  int
-		}{
-			{"unfiltered", webhooks.Filter{}, seeded},
-			{"isActive true", webhooks.Filter{IsActive: &yes}, seeded - inactive},
-			{"isActive false (10%)", webhooks.Filter{IsActive: &no}, inactive},
-		} {
+		t.Logf("seeded %d webhooks in %s", rows, time.Since(start).Round(time.Second))
+		tenants = append(tenants, tenant)
+	}
+	storetest.Analyze(t, db)
+	yes, no := true, false
+	for _, c := range []struct {
+		name   string
+		filter webhooks.Filter
+	}{
+		{"unfiltered", webhooks.Filter{}},
+		{"isActive true", webhooks.Filter{IsActive: &yes}},
+		{"isActive false (10%)", webhooks.Filter{IsActive: &no}},
+	} {
+		var fns []func() error
+		for j, tenant := range tenants {
+			inactive := (sizes[j] + 6) / 10
+			total := map[*bool]int{nil: sizes[j], &yes: sizes[j] - inactive, &no: inactive}[c.filter.IsActive]
 			f := c.filter
 			f.Limit = 20
-			p50, p95 := storetest.Percentiles(t, calls, func() error {
-				items, total, err := st.ListWebhooks(ctx, db, sc, f)
-				if err == nil && (len(items) != 20 || total != c.total) {
-					err = fmt.Errorf("%s: %d rows of %d, want 20 of %d", c.name, len(items), total, c.total)
+			sc := store.Scope{TenantID: tenant}
+			fns = append(fns, func() error {
+				items, got, err := st.ListWebhooks(ctx, db, sc, f)
+				if err == nil && (len(items) != 20 || got != total) {
+					err = fmt.Errorf("%s: %d rows of %d, want 20 of %d", c.name, len(items), got, total)
 				}
 				return err
 			})
-			t.Logf("| webhooks, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, seeded,
-				storetest.Milliseconds(p50), storetest.Milliseconds(p95))
+		}
+		p50, p95 := interleaved(t, calls, fns)
+		for j := range tenants {
+			t.Logf("| webhooks, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, sizes[j],
+				storetest.Milliseconds(p50[j]), storetest.Milliseconds(p95[j]))
 		}
 	}
 }
