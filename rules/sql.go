@@ -643,7 +643,9 @@ func ceilTo(sec, size int64) int64 {
 // entity index). Otherwise it reads the kept counts: the whole log's
 // without a time filter; with one, the days and hours wholly inside the
 // range (bucket starts [a, b), a and b whole hours), plus the rule rows
-// of the less than an hour before a and after b, counted.
+// of the less than an hour before a and after b, counted. With only an
+// end, it is the whole log's less the days and hours from b on, so that
+// it reads as many rows however long ago the log began.
 func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter) (int64, error) {
 	to := timeBound{f.To, true}
 	if f.EntityID != "" {
@@ -688,6 +690,27 @@ func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter)
 	}
 	if f.From != nil && f.To != nil && a >= b { // within an hour or two: counted
 		return countLogRows(ctx, q, sc, f, f.From, to)
+	}
+	if f.From == nil { // only an end: the whole log less what began from b on (bounded by b's distance to now)
+		if err := sum(spanAll, 0, 1); err != nil {
+			return 0, err
+		}
+		all := total
+		total = 0
+		d := ceilTo(b, daySeconds)
+		for _, part := range []func() error{func() error { return sum(spanHour, b, d) },
+			func() error { return sum(spanDay, d, math.MaxInt64) }} {
+			if err := part(); err != nil {
+				return 0, err
+			}
+		}
+		total = all - total
+		edge := time.Unix(b, 0)
+		if f.To.Before(edge) {
+			return total, nil
+		}
+		n, err := countLogRows(ctx, q, sc, f, &edge, to)
+		return total + n, err
 	}
 	d0, d1 := a, b
 	if f.From != nil {
