@@ -80,19 +80,58 @@
 // execution rather than one per rule. Ten rule rows were most of what a
 // logged execution cost the single SQLite writer (BENCHMARKS.md); the
 // price is that a page filtered by rule id or result expands the
-// newest executions' arrays instead of reading an index. Totals are kept
-// counts: per tenant, organization, rule id and result
-// (business_rule_log_counts, migration 0005), added to by
-// InsertExecutions and subtracted from by DeleteLogsBefore in their
-// transactions, so the total of the unfiltered list or of one filtered
-// by rule id and/or result reads a few rows however long the log is
-// (BENCHMARKS.md); with an entity or time filter the total counts the
-// matching executions' kept rule_count, or their matching elements.
+// newest executions' arrays instead of reading an index (its cost
+// grows with how rare the rule or result is, not with the log); each
+// execution also keeps its rule ids and results as plain text
+// (rule_results, "|rule_id:result|" per rule row, the rule id's \, | and
+// : escaped), which a LIKE matches first, so only the executions holding
+// a match have their JSON parsed, and in which a count counts the
+// pattern's occurrences, parsing no JSON at all. The page's query is ordered by execution id alone,
+// as the index reads them, and the rows of the page ordered in Go: with
+// the rows' index in the ORDER BY too, PostgreSQL's generic plan of the
+// prepared statement, blind to a time range's width, expanded and sorted
+// the whole range. Totals
+// are kept counts (business_rule_log_counts, migrations 0005 and 0006):
+// per tenant, organization, entity type, rule id and result, for the
+// whole log and for each UTC day and hour, added to by InsertExecutions
+// and subtracted from by DeleteLogsBefore in their transactions (whole
+// days and hours before the retention's cut go with it). The total of a
+// list filtered by any of rule id, result and entity type reads a few
+// rows of the whole log's however long the log is; with a time range it
+// sums the days and hours wholly inside the range (a date filter's
+// range, a day's first to last instant, is only those) and counts the
+// executions of the partial hours at its ends, so its cost is bounded by
+// the log's rate, not its length (BENCHMARKS.md). Filtered by entity id,
+// the page and the total read that entity's executions from the
+// (tenant_id, entity_id, id) index: the cost grows with the entity's own
+// history, not the tenant's log.
 // Decision: counts per rule and result rather than an index over the
 // arrays, which neither engine has for a JSON text column without a
 // second copy of each rule row. Rows are readable by
 // scopes that may read the organization they were written in. An hourly
 // job deletes rows older than Options.LogRetention (90 days by default).
+//
+// # The rules and rule sets lists
+//
+// Their totals are kept counts too, one row per tenant and combination
+// of the filterable fields: business_rule_list_counts (organization,
+// type, entity type, event type, category, enabled) and
+// business_rule_set_counts (enabled), migration 0006. Table triggers keep
+// them in the writing transaction, from the row's old and new values, so
+// every write path (and a host's own SQL on these tables) counts. A
+// change that moves a rule between two counts takes the rows in key
+// order, so concurrent writers never wait on each other crosswise;
+// writers of one combination wait on its row until commit, which costs
+// nothing at the rate rules and sets are written. Decision: counter rows
+// updated in place rather than insert-only delta rows folded later (as
+// the webhook deliveries' are): the area has no sweep to fold them, and
+// its writes are rare. A total filtered by rule id counts the rule's row
+// (a live rule id is unique); one with a search counts its matches, which
+// grows with the rules (no index serves a substring search). The pages
+// are read from an index per order (creation, update, name, priority,
+// each then id; sets by creation, then id), so page 1 reads 20 index
+// entries of a large tenant, and filtered pages walk that index until
+// their rows are found.
 //
 // # Cached plans
 //

@@ -174,3 +174,106 @@ func TestInsertExecutionsRefusesMoreRulesThanIDsHold(t *testing.T) {
 		t.Fatalf("ListLogs: total %d, %v, %v", total, items, err)
 	}
 }
+
+// Migration 0006 fills each execution's rule_results as InsertExecutions
+// writes it, for rule ids holding the characters it escapes (and LIKE's),
+// so the lists filtered by rule id or result find and count them.
+func TestLogMigrationFillsRuleResults(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		if err := db.Migrate(ctx, migrationsBefore(t, "0006")); err != nil {
+			t.Fatal(err)
+		}
+		before, after := store.NewID(), store.NewID()
+		ids := []string{`a|b:c`, `x\y`, `100%_off`, `Mixed`, `mixed`, `a`}
+		at := time.Now().UTC().Add(-3 * time.Hour).Truncate(time.Millisecond)
+		var xs []*rules.ExecutionRecord
+		for i := range 4 {
+			when := at.Add(time.Duration(i) * 37 * time.Minute)
+			id := store.NewIDAt(when)
+			id = id[:32] + "0000"
+			x := &rules.ExecutionRecord{ID: id, TenantID: before, EntityType: "order", EntityID: "o-1", EventType: "e",
+				Input: `{}`, ExecutedAt: when}
+			for r, ruleID := range ids[i%2:] {
+				result := rules.StatusSuccess
+				if (i+r)%3 == 0 {
+					result = rules.StatusFailure
+				}
+				x.Rules = append(x.Rules, rules.RuleRecord{RuleUUID: "u", RuleID: ruleID, RuleName: "n", RuleType: rules.Validation,
+					Result: result, Output: `{}`})
+			}
+			xs = append(xs, x)
+			var rows []any
+			failures := 0
+			for _, r := range x.Rules {
+				rows = append(rows, []any{r.RuleUUID, r.RuleID, r.RuleName, r.RuleType, r.Result, nil, r.Output, nil, 0.5})
+				if r.Result == rules.StatusFailure {
+					failures++
+				}
+			}
+			b, err := json.Marshal(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(ctx, `INSERT INTO business_rule_executions (id, tenant_id, entity_type, entity_id, event_type,
+				input_context, executed_at, rules, rule_count, failure_count) VALUES ($1, $2, 'order', 'o-1', 'e', '{}', $3, $4, $5, $6)`,
+				x.ID, before, when, string(b), len(x.Rules), failures); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Migrate(ctx, rules.Migrations); err != nil {
+			t.Fatal(err)
+		}
+		st := rules.NewSQLStore()
+		again := make([]*rules.ExecutionRecord, len(xs))
+		for i, x := range xs {
+			c := *x
+			c.TenantID, c.ID = after, store.NewIDAt(x.ExecutedAt)[:32]+"0000"
+			again[i] = &c
+		}
+		if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertExecutions(ctx, tx, again) }); err != nil {
+			t.Fatal(err)
+		}
+		texts := func(tenant string) []string {
+			got, err := store.Many(ctx, db, func(s store.Scanner) (string, error) {
+				var r string
+				return r, s.Scan(&r)
+			}, `SELECT rule_results FROM business_rule_executions WHERE tenant_id = $1 ORDER BY executed_at`, tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		if m, w := texts(before), texts(after); !reflect.DeepEqual(m, w) {
+			t.Errorf("rule_results filled by the migration %q, written by InsertExecutions %q", m, w)
+		}
+		from, to := at.Add(10*time.Minute), at.Add(100*time.Minute)
+		for _, ruleID := range append(ids, "b", "y") {
+			for _, result := range []rules.Status{"", rules.StatusSuccess, rules.StatusFailure} {
+				for _, window := range [][2]*time.Time{{nil, nil}, {&from, &to}} {
+					want := 0
+					for _, x := range xs {
+						if window[0] != nil && (x.ExecutedAt.Before(from) || x.ExecutedAt.After(to)) {
+							continue
+						}
+						for _, r := range x.Rules {
+							if r.RuleID == ruleID && (result == "" || r.Result == result) {
+								want++
+							}
+						}
+					}
+					f := rules.LogFilter{RuleID: ruleID, Result: result, From: window[0], To: window[1], Limit: 100}
+					items, total, err := st.ListLogs(ctx, db, store.Scope{TenantID: before}, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(items) != want || total != want {
+						t.Errorf("rule %q, result %q, window %v: %d rows of %d, want %d", ruleID, result, window[0] != nil, len(items),
+							total, want)
+					}
+				}
+			}
+		}
+	}, migrationsBefore(t, "0006"))
+}

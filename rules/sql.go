@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tenantkit/tenantkit/internal/jsonenc"
 	"github.com/tenantkit/tenantkit/rules/action"
@@ -194,9 +196,31 @@ func (SQLStore) ListRules(ctx context.Context, q store.Querier, sc store.Scope, 
 	if f.Enabled != nil {
 		c.And("enabled = ?", *f.Enabled)
 	}
+	// The total: the kept counts (business_rule_list_counts, by
+	// organization, type, entity type, event type, category and
+	// enabled), unless a search or a rule id (unique among live rules:
+	// at most one row of the index) is counted.
 	var total int
-	if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rules WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	if f.Search == "" && f.RuleID == "" {
+		k := sc.Readable("tenant_id", "NULLIF(organization_id, '')")
+		for col, v := range map[string]string{"rule_type": string(f.RuleType), "entity_type": f.EntityType,
+			"event_type": f.EventType, "rule_category": f.RuleCategory} {
+			if v != "" {
+				k.And(col+" = ?", v)
+			}
+		}
+		if f.Enabled != nil {
+			k.And("enabled = ?", *f.Enabled)
+		}
+		if err := q.QueryRow(ctx, `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM business_rule_list_counts WHERE `+k.SQL(),
+			k.Values()...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+	} else if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rules WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
+	}
+	if total <= f.Offset || f.Limit <= 0 { // no page to read
+		return nil, total, nil
 	}
 	page := c.OrderPage(cmp.Or(ruleSortColumns[f.SortField], "created_at"), "id", f.SortDesc, f.Limit, f.Offset)
 	items, err := store.Many(ctx, q, scanRule, `SELECT `+ruleColumns+` FROM business_rules WHERE `+c.SQL()+page, c.Values()...)
@@ -255,8 +279,19 @@ func (SQLStore) ListSets(ctx context.Context, q store.Querier, tenantID string, 
 	if f.Enabled != nil {
 		c.And("s.enabled = ?", *f.Enabled)
 	}
+	// The total: the kept counts by enabled (business_rule_set_counts),
+	// unless a search is counted.
 	var total int
-	if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rule_sets s WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	if f.Search == "" {
+		k := store.Where("tenant_id = ?", tenantID)
+		if f.Enabled != nil {
+			k.And("enabled = ?", *f.Enabled)
+		}
+		if err := q.QueryRow(ctx, `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM business_rule_set_counts WHERE `+k.SQL(),
+			k.Values()...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+	} else if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rule_sets s WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	page := c.OrderPage("s.created_at", "s.id", false, f.Limit, f.Offset)
@@ -434,70 +469,291 @@ func (SQLStore) GetLog(ctx context.Context, q store.Querier, sc store.Scope, id 
 }
 
 // ListLogs implements Store. The page reads the executions newest first
-// from the (tenant_id, id) index and their elements last first; the total
-// without a rule or result filter is the executions' kept rule_count.
+// from the (tenant_id, id) index, or an entity's from (tenant_id,
+// entity_id, id), and their elements last first; the total is logTotal.
 func (SQLStore) ListLogs(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter) ([]*LogEntry, int, error) {
 	if !allStorable(f.RuleID, f.EntityType, f.EntityID, string(f.Result)) {
 		return nil, 0, nil
 	}
+	total, err := logTotal(ctx, q, sc, f)
+	if err != nil || total <= int64(f.Offset) || f.Limit <= 0 { // no page to read
+		return nil, int(total), err
+	}
+	items, err := logPage(ctx, q, sc, f)
+	return items, int(total), err
+}
+
+// logPage reads the page of f: the rule rows newest first (execution id,
+// then index, descending). The query orders by execution id only, which
+// the index gives as it is read: ordering by the index too made
+// PostgreSQL's generic plan (a prepared statement's, which cannot see a
+// time range's width) expand and sort every execution of the range. An
+// execution's rows come together, so the first Offset+Limit rows are
+// whole executions but the last, whose other matching rows a second
+// query reads; the page is cut from them, ordered here.
+func logPage(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter) ([]*LogEntry, error) {
+	conds := func() *store.Conds {
+		c := logConds(sc, f, f.From, timeBound{f.To, true})
+		elementConds(c, f)
+		return c
+	}
+	c := conds()
+	n := f.Offset + f.Limit
+	rows, err := store.Many(ctx, q, scanLog, logSelect(q)+c.SQL()+" ORDER BY x.id DESC LIMIT "+c.Add(n), c.Values()...)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == n {
+		last := rows[n-1].ExecutionID
+		c := conds()
+		c.And("x.id = ?", last)
+		rest, err := store.Many(ctx, q, scanLog, logSelect(q)+c.SQL(), c.Values()...)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(slices.DeleteFunc(rows, func(l *LogEntry) bool { return l.ExecutionID == last }), rest...)
+	}
+	// A row's id is its execution's with its index in the last four hex
+	// digits: descending ids are the list's order.
+	slices.SortFunc(rows, func(a, b *LogEntry) int { return strings.Compare(b.ID, a.ID) })
+	if f.Offset >= len(rows) {
+		return nil, nil
+	}
+	return rows[f.Offset:min(n, len(rows))], nil
+}
+
+// timeBound is the end of a time range (nil: none), which includes its
+// instant or not.
+type timeBound struct {
+	at        *time.Time
+	inclusive bool
+}
+
+// logConds is the predicate of the executions sc may read that f's
+// entity filters select and that began from from (nil: unbounded) to
+// end. Ids sort by time: a range of them narrows a time filter to part
+// of the index.
+func logConds(sc store.Scope, f LogFilter, from *time.Time, end timeBound) *store.Conds {
 	c := logScope(sc)
-	for col, v := range map[string]string{"x.entity_type": f.EntityType, "x.entity_id": f.EntityID} {
-		if v != "" {
-			c.And(col+" = ?", v)
+	if f.EntityID != "" {
+		c.And("x.entity_id = ?", f.EntityID)
+	}
+	if f.EntityType != "" {
+		c.And("x.entity_type = ?", f.EntityType)
+	}
+	if from != nil {
+		c.And("x.id >= ?", store.IDTimeBound(from.Add(-idMargin)))
+		c.And("x.executed_at >= ?", from.UTC())
+	}
+	if end.at != nil {
+		c.And("x.id < ?", store.IDTimeBound(end.at.Add(idMargin)))
+		if end.inclusive {
+			c.And("x.executed_at <= ?", end.at.UTC())
+		} else {
+			c.And("x.executed_at < ?", end.at.UTC())
 		}
 	}
-	// Ids sort by time: a range of them narrows a time filter to part of
-	// the index.
+	return c
+}
+
+// elementConds adds f's rule and result filters: first on the
+// executions' rule_results text (a LIKE, which keeps the executions that
+// hold a matching rule row without parsing their JSON; SQLite's LIKE
+// folds ASCII case, so there it may keep a few more), then on the rule
+// rows (r).
+func elementConds(c *store.Conds, f LogFilter) {
+	if p := resultsPattern(f); p != "" {
+		c.And(`x.rule_results LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(p)+"%")
+	}
+	if f.RuleID != "" {
+		c.And("r.value ->> 1 = ?", f.RuleID)
+	}
+	if f.Result != "" {
+		c.And("r.value ->> 4 = ?", string(f.Result))
+	}
+}
+
+// countLogRows counts the rule rows f selects among the executions that
+// began from from to end: the executions' kept rule_count, or, filtered
+// by rule or result, the occurrences of the filter's pattern in their
+// rule_results (resultsPattern: each is one matching rule row), so that
+// no JSON is parsed.
+func countLogRows(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter, from *time.Time, end timeBound) (int64, error) {
+	c := logConds(sc, f, from, end)
+	var n int64
+	p := resultsPattern(f)
+	if p == "" {
+		err := q.QueryRow(ctx, `SELECT COALESCE(sum(x.rule_count), 0) FROM business_rule_executions x WHERE `+c.SQL(),
+			c.Values()...).Scan(&n)
+		return n, err
+	}
+	c.And(`x.rule_results LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(p)+"%")
+	occurrences := "(length(x.rule_results) - length(replace(x.rule_results, " + c.Add(p) + ", ''))) / " +
+		c.Add(utf8.RuneCountInString(p))
+	err := q.QueryRow(ctx, `SELECT COALESCE(sum(`+occurrences+`), 0) FROM business_rule_executions x WHERE `+c.SQL(),
+		c.Values()...).Scan(&n)
+	return n, err
+}
+
+// The rule_results column of an execution is, for each of its rule rows
+// in order, "|" + the rule id (resultsEscaper: with \, | and : escaped)
+// + ":" + the result + "|". A rule id holds no | or : then, and a result
+// neither, so a pattern "|id:", ":RESULT|" or "|id:RESULT|" occurs once
+// in each matching rule row's part and nowhere else: a LIKE finds the
+// executions holding one, and the occurrences count the rows.
+var (
+	resultsEscaper = strings.NewReplacer(`\`, `\\`, `|`, `\p`, `:`, `\c`)
+	likeEscaper    = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+)
+
+// resultsPattern is f's pattern in rule_results, "" without a rule or
+// result filter.
+func resultsPattern(f LogFilter) string {
+	switch {
+	case f.RuleID != "" && f.Result != "":
+		return "|" + resultsEscaper.Replace(f.RuleID) + ":" + string(f.Result) + "|"
+	case f.RuleID != "":
+		return "|" + resultsEscaper.Replace(f.RuleID) + ":"
+	case f.Result != "":
+		return ":" + string(f.Result) + "|"
+	}
+	return ""
+}
+
+// The spans of the kept log counts (business_rule_log_counts): the whole
+// log (bucket 0), a UTC day and a UTC hour (bucket: its start in Unix
+// seconds).
+const (
+	spanAll, spanDay, spanHour = 0, 1, 2
+	daySeconds, hourSeconds    = 86400, 3600
+)
+
+// floorTo and ceilTo round Unix seconds down and up to a multiple of
+// size.
+func floorTo(sec, size int64) int64 { return sec - ((sec%size)+size)%size }
+func ceilTo(sec, size int64) int64 {
+	if f := floorTo(sec, size); f != sec {
+		return f + size
+	}
+	return sec
+}
+
+// logTotal is the number of rule rows f selects in sc. Filtered by
+// entity id, it counts that entity's rule rows (countLogRows, from the
+// entity index). Otherwise it reads the kept counts: the whole log's
+// without a time filter; with one, the days and hours wholly inside the
+// range (bucket starts [a, b), a and b whole hours), plus the rule rows
+// of the less than an hour before a and after b, counted. With only an
+// end, it is the whole log's less the days and hours from b on, so that
+// it reads as many rows however long ago the log began.
+func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter) (int64, error) {
+	to := timeBound{f.To, true}
+	if f.EntityID != "" {
+		return countLogRows(ctx, q, sc, f, f.From, to)
+	}
+	var total int64
+	sum := func(span int, lo, hi int64) error {
+		if lo >= hi {
+			return nil
+		}
+		k := sc.Readable("tenant_id", "NULLIF(organization_id, '')")
+		k.And("span = ?", span)
+		if span != spanAll {
+			k.And("bucket >= ?", lo)
+			k.And("bucket < ?", hi)
+		}
+		for col, v := range map[string]string{"entity_type": f.EntityType, "rule_id": f.RuleID, "result": string(f.Result)} {
+			if v != "" {
+				k.And(col+" = ?", v)
+			}
+		}
+		var n int64
+		err := q.QueryRow(ctx, `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM business_rule_log_counts WHERE `+k.SQL(),
+			k.Values()...).Scan(&n)
+		total += n
+		return err
+	}
+	if f.From == nil && f.To == nil {
+		return total, sum(spanAll, 0, 1)
+	}
+	a, b := int64(math.MinInt64), int64(math.MaxInt64)
 	if f.From != nil {
-		c.And("x.id >= ?", store.IDTimeBound(f.From.Add(-idMargin)))
-		c.And("x.executed_at >= ?", f.From.UTC())
+		a = ceilTo(f.From.Unix(), hourSeconds)
+		if f.From.Nanosecond() > 0 && a == f.From.Unix() {
+			a += hourSeconds
+		}
 	}
 	if f.To != nil {
-		c.And("x.id < ?", store.IDTimeBound(f.To.Add(idMargin)))
-		c.And("x.executed_at <= ?", f.To.UTC())
+		// The last hour start at or before To's next instant (a day's
+		// last instant, as a date filter ends, ends the day's hours).
+		b = floorTo(f.To.Add(time.Nanosecond).Unix(), hourSeconds)
 	}
-	// The total: without entity or time filters, the kept counts per
-	// rule and result; otherwise the executions' kept rule counts, or,
-	// filtered by rule or result, the matching elements.
-	var total int
-	if f.EntityType == "" && f.EntityID == "" && f.From == nil && f.To == nil {
-		k := sc.Readable("tenant_id", "NULLIF(organization_id, '')")
-		if f.RuleID != "" {
-			k.And("rule_id = ?", f.RuleID)
+	if f.From != nil && f.To != nil && a >= b { // within an hour or two: counted
+		return countLogRows(ctx, q, sc, f, f.From, to)
+	}
+	if f.From == nil { // only an end: the whole log less what began from b on (bounded by b's distance to now)
+		if err := sum(spanAll, 0, 1); err != nil {
+			return 0, err
 		}
-		if f.Result != "" {
-			k.And("result = ?", string(f.Result))
-		}
-		if err := q.QueryRow(ctx, `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM business_rule_log_counts WHERE `+k.SQL(),
-			k.Values()...).Scan(&total); err != nil {
-			return nil, 0, err
-		}
-		for col, v := range map[string]string{"r.value ->> 1": f.RuleID, "r.value ->> 4": string(f.Result)} {
-			if v != "" {
-				c.And(col+" = ?", v)
+		all := total
+		total = 0
+		d := ceilTo(b, daySeconds)
+		for _, part := range []func() error{func() error { return sum(spanHour, b, d) },
+			func() error { return sum(spanDay, d, math.MaxInt64) }} {
+			if err := part(); err != nil {
+				return 0, err
 			}
 		}
-	} else if f.RuleID == "" && f.Result == "" {
-		if err := q.QueryRow(ctx, `SELECT COALESCE(sum(x.rule_count), 0) FROM business_rule_executions x WHERE `+c.SQL(),
-			c.Values()...).Scan(&total); err != nil {
-			return nil, 0, err
+		total = all - total
+		edge := time.Unix(b, 0)
+		if f.To.Before(edge) {
+			return total, nil
 		}
+		n, err := countLogRows(ctx, q, sc, f, &edge, to)
+		return total + n, err
+	}
+	d0, d1 := a, b
+	if f.From != nil {
+		d0 = ceilTo(a, daySeconds)
+	}
+	if f.To != nil {
+		d1 = floorTo(b, daySeconds)
+	}
+	parts := []func() error{}
+	if d0 < d1 {
+		parts = append(parts, func() error { return sum(spanDay, d0, d1) },
+			func() error { return sum(spanHour, a, d0) }, func() error { return sum(spanHour, d1, b) })
 	} else {
-		for col, v := range map[string]string{"r.value ->> 1": f.RuleID, "r.value ->> 4": string(f.Result)} {
-			if v != "" {
-				c.And(col+" = ?", v)
+		parts = append(parts, func() error { return sum(spanHour, a, b) })
+	}
+	if f.From != nil {
+		parts = append(parts, func() error {
+			edge := time.Unix(a, 0)
+			if !f.From.Before(edge) {
+				return nil
 			}
-		}
-		if err := q.QueryRow(ctx, `SELECT count(*)`+logRows(q)+c.SQL(), c.Values()...).Scan(&total); err != nil {
-			return nil, 0, err
+			n, err := countLogRows(ctx, q, sc, f, f.From, timeBound{&edge, false})
+			total += n
+			return err
+		})
+	}
+	if f.To != nil {
+		parts = append(parts, func() error {
+			edge := time.Unix(b, 0)
+			if f.To.Before(edge) {
+				return nil
+			}
+			n, err := countLogRows(ctx, q, sc, f, &edge, to)
+			total += n
+			return err
+		})
+	}
+	for _, p := range parts {
+		if err := p(); err != nil {
+			return 0, err
 		}
 	}
-	if total == 0 {
-		return nil, 0, nil
-	}
-	page := c.OrderPage("x.id", "r.key", true, f.Limit, f.Offset)
-	items, err := store.Many(ctx, q, scanLog, logSelect(q)+c.SQL()+page, c.Values()...)
-	return items, total, err
+	return total, nil
 }
 
 // ExecutionSummary implements Store: the executions of the window (an id
@@ -523,7 +779,11 @@ func (SQLStore) ExecutionSummary(ctx context.Context, q store.Querier, sc store.
 }
 
 // DeleteLogsBefore implements Store: the old executions are a range of
-// the executions' primary key, and their rule rows go with them.
+// the executions' primary key, and their rule rows go with them. The
+// kept counts lose them: the whole log's by tenant, organization, entity
+// type, rule and result; the days and hours that end before the cut go
+// whole (every execution in them goes), and the day and hour the cut
+// falls in lose the rows that go.
 func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Time) (int64, error) {
 	bound := store.IDTimeBound(t)
 	var n int64
@@ -533,31 +793,69 @@ func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Ti
 	if n == 0 {
 		return 0, nil
 	}
-	// The kept counts lose the rows that go: one UPDATE per tenant,
-	// organization, rule and result among them, then the counts that
-	// reached zero.
+	// An execution's id encodes its start to the millisecond: the rows
+	// that go began before cut.
+	cut := t.UTC().Truncate(time.Millisecond)
+	day, hour := floorTo(cut.Unix(), daySeconds), floorTo(cut.Unix(), hourSeconds)
 	type gone struct {
 		key logCountKey
 		n   int64
 	}
-	goes, err := store.Many(ctx, q, func(s store.Scanner) (gone, error) {
-		var g gone
-		return g, s.Scan(&g.key.tenant, &g.key.org, &g.key.rule, &g.key.result, &g.n)
-	}, `SELECT x.tenant_id, COALESCE(x.organization_id, ''), r.value ->> 1, r.value ->> 4, count(*)`+logRows(q)+`x.id < $1
-		GROUP BY x.tenant_id, COALESCE(x.organization_id, ''), r.value ->> 1, r.value ->> 4`, bound)
+	scan := func(span int) func(store.Scanner) (gone, error) {
+		return func(s store.Scanner) (gone, error) {
+			g := gone{key: logCountKey{span: span}}
+			return g, s.Scan(&g.key.tenant, &g.key.org, &g.key.entityType, &g.key.rule, &g.key.result, &g.n)
+		}
+	}
+	const groups = ` GROUP BY x.tenant_id, COALESCE(x.organization_id, ''), x.entity_type, r.value ->> 1, r.value ->> 4`
+	const columns = `SELECT x.tenant_id, COALESCE(x.organization_id, ''), x.entity_type, r.value ->> 1, r.value ->> 4, count(*)`
+	goes, err := store.Many(ctx, q, scan(spanAll), columns+logRows(q)+`x.id < $1`+groups, bound)
 	if err != nil {
 		return 0, err
 	}
+	for _, p := range []struct {
+		span  int
+		start int64
+	}{{spanDay, day}, {spanHour, hour}} {
+		start := time.Unix(p.start, 0).UTC()
+		part, err := store.Many(ctx, q, scan(p.span), columns+logRows(q)+`x.id < $1 AND x.id >= $2 AND x.executed_at >= $3`+groups,
+			bound, store.IDTimeBound(start.Add(-idMargin)), start)
+		if err != nil {
+			return 0, err
+		}
+		for i := range part {
+			part[i].key.bucket = p.start
+		}
+		goes = append(goes, part...)
+	}
 	slices.SortFunc(goes, func(a, b gone) int { return a.key.compare(b.key) }) // one lock order for every writer
 	for _, g := range goes {
-		if _, err := q.Exec(ctx, `UPDATE business_rule_log_counts SET n = n - $5
-			WHERE tenant_id = $1 AND organization_id = $2 AND rule_id = $3 AND result = $4`,
-			g.key.tenant, g.key.org, g.key.rule, g.key.result, g.n); err != nil {
+		if _, err := q.Exec(ctx, `UPDATE business_rule_log_counts SET n = n - $8 WHERE tenant_id = $1 AND span = $2
+			AND bucket = $3 AND organization_id = $4 AND entity_type = $5 AND rule_id = $6 AND result = $7`,
+			g.key.tenant, g.key.span, g.key.bucket, g.key.org, g.key.entityType, g.key.rule, g.key.result, g.n); err != nil {
 			return 0, err
 		}
 	}
-	if _, err := q.Exec(ctx, `DELETE FROM business_rule_log_counts WHERE n <= 0`); err != nil {
-		return 0, err
+	// Then the counts that reached zero, and the days and hours before
+	// the cut, of each tenant that lost rows (read by the key's prefix).
+	var tenants []string
+	for _, g := range goes {
+		if _, err := q.Exec(ctx, `DELETE FROM business_rule_log_counts WHERE tenant_id = $1 AND span = $2 AND bucket = $3
+			AND organization_id = $4 AND entity_type = $5 AND rule_id = $6 AND result = $7 AND n <= 0`,
+			g.key.tenant, g.key.span, g.key.bucket, g.key.org, g.key.entityType, g.key.rule, g.key.result); err != nil {
+			return 0, err
+		}
+		if len(tenants) == 0 || tenants[len(tenants)-1] != g.key.tenant {
+			tenants = append(tenants, g.key.tenant)
+		}
+	}
+	for _, tenant := range tenants {
+		for _, before := range [][2]int64{{spanDay, day}, {spanHour, hour}} {
+			if _, err := q.Exec(ctx, `DELETE FROM business_rule_log_counts WHERE tenant_id = $1 AND span = $2 AND bucket < $3`,
+				tenant, before[0], before[1]); err != nil {
+				return 0, err
+			}
+		}
 	}
 	if _, err := q.Exec(ctx, `DELETE FROM business_rule_executions WHERE id < $1`, bound); err != nil {
 		return 0, err
@@ -568,7 +866,7 @@ func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Ti
 // executionInserts writes the log: a row per execution.
 var executionInserts = store.NewBatchInsert("business_rule_executions",
 	"id, tenant_id, organization_id, set_id, entity_type, entity_id, event_type, input_context, executed_at, executed_by, "+
-		"rules, rule_count, failure_count", "")
+		"rules, rule_count, failure_count, rule_results", "")
 
 // PrepareLogWrites implements Store: it has the log's multi-row INSERTs
 // prepared (store.BatchInsert.Prepare).
@@ -593,7 +891,7 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 		}
 		values = append(values, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
 			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),
-			string(appendRuleRows(nil, x.Rules)), len(x.Rules), failures)
+			string(appendRuleRows(nil, x.Rules)), len(x.Rules), failures, ruleResults(x.Rules))
 	}
 	if _, err := executionInserts.InsertValues(ctx, q, values); err != nil {
 		return err
@@ -602,35 +900,67 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 }
 
 // logCountKey is a row of business_rule_log_counts.
-type logCountKey struct{ tenant, org, rule, result string }
-
-func (k logCountKey) compare(o logCountKey) int {
-	return cmp.Or(strings.Compare(k.tenant, o.tenant), strings.Compare(k.org, o.org),
-		strings.Compare(k.rule, o.rule), strings.Compare(k.result, o.result))
+type logCountKey struct {
+	tenant                        string
+	span                          int
+	bucket                        int64
+	org, entityType, rule, result string
 }
 
-// logCountUpserts adds to the kept counts per rule and result.
-var logCountUpserts = store.NewBatchInsert("business_rule_log_counts", "tenant_id, organization_id, rule_id, result, n",
-	"ON CONFLICT (tenant_id, organization_id, rule_id, result) DO UPDATE SET n = business_rule_log_counts.n + excluded.n")
+// compare orders keys as the table's primary key does.
+func (k logCountKey) compare(o logCountKey) int {
+	return cmp.Or(strings.Compare(k.tenant, o.tenant), cmp.Compare(k.span, o.span), cmp.Compare(k.bucket, o.bucket),
+		strings.Compare(k.org, o.org), strings.Compare(k.entityType, o.entityType), strings.Compare(k.rule, o.rule),
+		strings.Compare(k.result, o.result))
+}
+
+// logCountUpserts adds to the kept counts.
+var logCountUpserts = store.NewBatchInsert("business_rule_log_counts",
+	"tenant_id, span, bucket, organization_id, entity_type, rule_id, result, n",
+	"ON CONFLICT (tenant_id, span, bucket, organization_id, entity_type, rule_id, result) "+
+		"DO UPDATE SET n = business_rule_log_counts.n + excluded.n")
 
 // addLogCounts adds the rule rows of xs to the kept counts, in the
-// transaction that inserts them: one row per tenant, organization, rule
-// and result, in one order for every writer (so that two never wait on
-// each other's rows crosswise).
+// transaction that inserts them: one row per tenant, span and bucket,
+// organization, entity type, rule and result, in one order for every
+// writer (so that two never wait on each other's rows crosswise). An
+// execution's buckets are those of its ExecutedAt (to the millisecond,
+// as its id).
 func addLogCounts(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
 	counts := map[logCountKey]int64{}
 	for _, x := range xs {
+		sec := x.ExecutedAt.Unix()
 		for i := range x.Rules {
-			counts[logCountKey{x.TenantID, x.OrganizationID, x.Rules[i].RuleID, string(x.Rules[i].Result)}]++
+			k := logCountKey{tenant: x.TenantID, org: x.OrganizationID, entityType: x.EntityType, rule: x.Rules[i].RuleID,
+				result: string(x.Rules[i].Result)}
+			counts[k]++
+			k.span, k.bucket = spanDay, floorTo(sec, daySeconds)
+			counts[k]++
+			k.span, k.bucket = spanHour, floorTo(sec, hourSeconds)
+			counts[k]++
 		}
 	}
 	keys := slices.SortedFunc(maps.Keys(counts), logCountKey.compare)
 	values := make([]any, 0, len(keys)*logCountUpserts.Columns())
 	for _, k := range keys {
-		values = append(values, k.tenant, k.org, k.rule, k.result, counts[k])
+		values = append(values, k.tenant, k.span, k.bucket, k.org, k.entityType, k.rule, k.result, counts[k])
 	}
 	_, err := logCountUpserts.InsertValues(ctx, q, values)
 	return err
+}
+
+// ruleResults is an execution's rule_results column (see
+// resultsPattern).
+func ruleResults(rows []RuleRecord) string {
+	var b strings.Builder
+	for i := range rows {
+		b.WriteByte('|')
+		b.WriteString(resultsEscaper.Replace(rows[i].RuleID))
+		b.WriteByte(':')
+		b.WriteString(string(rows[i].Result))
+		b.WriteByte('|')
+	}
+	return b.String()
 }
 
 // appendRuleRows appends the JSON of an execution's rules column.

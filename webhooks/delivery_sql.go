@@ -90,12 +90,13 @@ func (*SQLStore) InsertDeliveries(ctx context.Context, q store.Querier, ds []*De
 	if err != nil || n == 0 {
 		return n, err
 	}
-	// One count row per webhook written to, in this transaction.
-	type key struct{ tenant, webhook string }
+	// One count row per webhook, event type and state written to, in
+	// this transaction.
+	type key struct{ tenant, webhook, eventType, state string }
 	added := map[key]int64{}
 	var order []key
 	for _, d := range ds {
-		k := key{d.TenantID, d.WebhookID}
+		k := key{d.TenantID, d.WebhookID, d.EventType, countState(d.Status)}
 		if added[k] == 0 {
 			order = append(order, k)
 		}
@@ -103,30 +104,42 @@ func (*SQLStore) InsertDeliveries(ctx context.Context, q store.Querier, ds []*De
 	}
 	counts := make([][]any, len(order))
 	for i, k := range order {
-		counts[i] = []any{store.NewID(), k.tenant, k.webhook, added[k]}
+		counts[i] = []any{store.NewID(), k.tenant, k.webhook, k.eventType, k.state, added[k]}
 	}
 	_, err = countInserts.Insert(ctx, q, counts)
 	return n, err
 }
 
-// countInserts writes delta rows of the deliveries' counts.
-var countInserts = store.NewBatchInsert("webhook_delivery_counts", "id, tenant_id, webhook_id, delta", "")
+// countState is the state a delivery of status is counted in: "" while
+// it is still to send (pending or sending), else its status. (Migration
+// 0006's trigger computes the same for each change of status.)
+func countState(status string) string {
+	if status == StatusPending || status == StatusSending {
+		return ""
+	}
+	return status
+}
 
-// foldBatch is how many of a webhook's count rows one fold takes at most.
+// countInserts writes delta rows of the deliveries' counts.
+var countInserts = store.NewBatchInsert("webhook_delivery_counts", "id, tenant_id, webhook_id, event_type, state, delta", "")
+
+// foldBatch is how many of a count's rows one fold takes at most.
 const foldBatch = 1000
 
-// FoldDeliveryCounts implements Store: for each of up to limit webhooks
-// with more than one count row, it deletes up to foldBatch of them and
-// writes their sum as one row. The sum is of the rows the DELETE removed
-// (RETURNING), so a concurrent fold of the same webhook, which removes
-// none of them, cannot count a row twice.
+// FoldDeliveryCounts implements Store: for each of up to limit counts
+// (webhook, event type and state) kept in more than one row, it deletes
+// up to foldBatch of them and writes their sum as one row (none when it
+// is zero). The sum is of the rows the DELETE removed (RETURNING), so a
+// concurrent fold of the same count, which removes none of them, cannot
+// count a row twice.
 func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit int) (int64, error) {
-	type key struct{ tenant, webhook string }
+	type key struct{ tenant, webhook, eventType, state string }
 	keys, err := store.Many(ctx, q, func(s store.Scanner) (key, error) {
 		var k key
-		return k, s.Scan(&k.tenant, &k.webhook)
-	}, `SELECT tenant_id, webhook_id FROM webhook_delivery_counts GROUP BY tenant_id, webhook_id HAVING count(*) > 1
-		ORDER BY tenant_id, webhook_id LIMIT $1`, limit)
+		return k, s.Scan(&k.tenant, &k.webhook, &k.eventType, &k.state)
+	}, `SELECT tenant_id, webhook_id, event_type, state FROM webhook_delivery_counts
+		GROUP BY tenant_id, webhook_id, event_type, state HAVING count(*) > 1
+		ORDER BY tenant_id, webhook_id, event_type, state LIMIT $1`, limit)
 	if err != nil {
 		return 0, err
 	}
@@ -136,7 +149,8 @@ func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit 
 			var d int64
 			return d, s.Scan(&d)
 		}, `DELETE FROM webhook_delivery_counts WHERE id IN (SELECT id FROM webhook_delivery_counts
-			WHERE tenant_id = $1 AND webhook_id = $2 LIMIT $3) RETURNING delta`, k.tenant, k.webhook, foldBatch)
+			WHERE tenant_id = $1 AND webhook_id = $2 AND event_type = $3 AND state = $4 LIMIT $5) RETURNING delta`,
+			k.tenant, k.webhook, k.eventType, k.state, foldBatch)
 		if err != nil {
 			return folded, err
 		}
@@ -147,11 +161,15 @@ func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit 
 		for _, d := range deltas {
 			sum += d
 		}
-		if _, err := q.Exec(ctx, `INSERT INTO webhook_delivery_counts (id, tenant_id, webhook_id, delta) VALUES ($1, $2, $3, $4)`,
-			store.NewID(), k.tenant, k.webhook, sum); err != nil {
+		folded += int64(len(deltas))
+		if sum == 0 {
+			continue
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO webhook_delivery_counts (id, tenant_id, webhook_id, event_type, state, delta)
+			VALUES ($1, $2, $3, $4, $5, $6)`, store.NewID(), k.tenant, k.webhook, k.eventType, k.state, sum); err != nil {
 			return folded, err
 		}
-		folded += int64(len(deltas)) - 1
+		folded--
 	}
 	return folded, nil
 }
@@ -201,8 +219,8 @@ func (*SQLStore) ListDeliveries(ctx context.Context, q store.Querier, sc store.S
 		}
 	}
 	total, err := deliveryTotal(ctx, q, sc, f, c)
-	if err != nil {
-		return nil, 0, err
+	if err != nil || total <= f.Offset || f.Limit <= 0 { // no page to read
+		return nil, total, err
 	}
 	items, err := store.Many(ctx, q, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+c.SQL()+
 		c.OrderPage("d.created_at", "d.id", true, f.Limit, f.Offset), c.Values()...)
@@ -213,19 +231,22 @@ func (*SQLStore) ListDeliveries(ctx context.Context, q store.Querier, sc store.S
 }
 
 // deliveryTotal returns how many deliveries c (ListDeliveries' predicate
-// for sc and f) selects. Unfiltered or by webhook, it sums the kept count
-// rows of the webhooks sc may read (a few rows per webhook); filtered by
-// event type or status, which the counts do not keep, it counts the
-// deliveries.
+// for sc and f) selects. It sums the kept count rows (by webhook, event
+// type and state) of the webhooks sc may read (a few rows per webhook
+// and event type), except filtered by status pending or sending, which
+// the counts keep as one state: it counts those deliveries, which are
+// the ones still to send, from the status index.
 func deliveryTotal(ctx context.Context, q store.Querier, sc store.Scope, f DeliveryFilter, c *store.Conds) (int, error) {
 	var total int64
-	if f.EventType != "" || f.Status != "" {
+	if f.Status == StatusPending || f.Status == StatusSending {
 		err := q.QueryRow(ctx, `SELECT count(*)`+deliveryFrom+c.SQL(), c.Values()...).Scan(&total)
 		return int(total), err
 	}
 	k := sc.Readable("k.tenant_id", "w.organization_id")
-	if f.WebhookID != "" {
-		k.And("k.webhook_id = ?", f.WebhookID)
+	for col, v := range map[string]string{"k.webhook_id": f.WebhookID, "k.event_type": f.EventType, "k.state": f.Status} {
+		if v != "" {
+			k.And(col+" = ?", v)
+		}
 	}
 	err := q.QueryRow(ctx, `SELECT COALESCE(sum(k.delta), 0) FROM webhook_delivery_counts k
 		JOIN webhooks w ON w.id = k.webhook_id AND w.tenant_id = k.tenant_id WHERE `+k.SQL(), k.Values()...).Scan(&total)

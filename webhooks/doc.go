@@ -177,27 +177,53 @@
 //
 // Counting the deliveries for every call read them all (at 1,000,000 a
 // tenant, seconds on SQLite, about a second on PostgreSQL), so SQLStore
-// keeps how many deliveries each webhook has, as insert-only delta rows
-// (webhook_delivery_counts): InsertDeliveries adds one row per webhook
-// it wrote to (+n) in the caller's transaction. A counter row per webhook
-// updated by every emitting transaction would make PostgreSQL's writers
-// to a webhook wait on each other (its row lock, held to commit); insert
-// rows never conflict. The total sums the rows of the webhooks the scope
-// may read (of its organizations; a deleted webhook's deliveries stay
-// listed and counted), and the periodic SweepJob folds each webhook's
-// rows into one (FoldCounts, Store.FoldDeliveryCounts: the rows a DELETE
-// removed, summed from its RETURNING, so concurrent folds and inserts
-// never lose or double a count), so a total reads a few rows a webhook.
-// Deliveries are never deleted today; a retention that deletes them
-// must add a row of -n in its transaction.
+// keeps how many deliveries each webhook has per event type and state,
+// as insert-only delta rows (webhook_delivery_counts, migrations 0005
+// and 0006). The state is "" for a delivery still to send (pending or
+// sending) and otherwise its final status (delivered, failed, expired).
+// InsertDeliveries adds one row per webhook, event type and state it
+// wrote to (+n) in the caller's transaction; a change of a delivery's
+// state (sent, failed, retried, expired) adds a row of -1 for the old
+// state and one of +1 for the new, written by a trigger on the status
+// column in the changing statement's transaction from the row's old and
+// new values (so every write path counts, and concurrent changes of one
+// delivery, serialised by its row lock, never count twice). Moving
+// between pending and sending, which the drain does on every claim,
+// changes no state and writes nothing. A counter row per webhook updated
+// by every emitting transaction would make PostgreSQL's writers to a
+// webhook wait on each other (its row lock, held to commit); insert rows
+// never conflict. The total sums the rows of the webhooks the scope may
+// read (of its organizations; a deleted webhook's deliveries stay listed
+// and counted), and the periodic SweepJob folds each count's rows into
+// one (FoldCounts, Store.FoldDeliveryCounts: the rows a DELETE removed,
+// summed from its RETURNING, so concurrent folds and inserts never lose
+// or double a count; a sum of zero leaves no row), so a total reads a
+// few rows per webhook, event type and state. Deliveries are never
+// deleted today; a retention that deletes them must add rows of -n in
+// its transaction.
 //
-// Served from the kept counts: the unfiltered total and the total by
-// webhook, under any scope. Counted exactly from the deliveries: the
-// totals filtered by status (which changes with every attempt, so it is
-// not kept; the count reads the status index) or by event type (the count
-// reads the tenant's deliveries): they grow with the deliveries they
-// match. BENCHMARKS.md ("Webhooks")
-// has the figures.
+// Served from the kept counts: the unfiltered total and every total
+// filtered by webhook, event type and status delivered, failed or
+// expired, under any scope. Counted exactly from the deliveries: the
+// totals filtered by status pending or sending (one state in the
+// counts), from the status index: they grow with the deliveries still to
+// send (the backlog), not with the history. Decision: pending and sending
+// share a state because the drain moves deliveries between them on every
+// claim and unclaim; counting those changes would add a write to each.
+// A page filtered by event type walks the tenant's (or webhook's, or
+// status's) index until it is full: its cost grows with how rare the
+// event type is, not with the deliveries. BENCHMARKS.md ("Webhooks") has
+// the figures.
+//
+// # The webhooks list
+//
+// Its total without a search is kept in webhook_list_counts (migration
+// 0006): one row per tenant, organization and activity, kept by triggers
+// on the webhooks table in the writing transaction (webhooks are written
+// rarely, so writers of one tenant and organization waiting on its row
+// costs nothing; a change moving a webhook between two rows takes them
+// in key order). A search's total counts its matches. The page is read
+// from (tenant_id, created_at, id) of the live webhooks, newest first.
 //
 // # Signing other calls
 //

@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,19 +12,25 @@ import (
 )
 
 // TestListDeliveriesAtScale measures the deliveries list's first page (20
-// rows) with its exact total as a tenant's deliveries grow: unfiltered,
-// filtered by webhook and filtered by status, on each engine. It is a
+// rows) with its exact total at several sizes of a tenant's deliveries:
+// unfiltered and with each filter the list takes (webhook, event type,
+// each status) and their combinations, on each engine. It is a
 // measurement, not a test, and runs only when TENANTKIT_BENCH_LIST_ROWS
-// lists the delivery counts to measure at (for example "100000,1000000");
-// the rows are inserted through the Store (multi-row INSERTs, 1,000 per
-// transaction, so one kept-count row per webhook and transaction) into a
-// fresh database, grown from one count to the next (PostgreSQL's statistics
-// gathered after each, storetest.Analyze), over two webhooks,
-// 80% delivered, 15% failed, 5% pending. TENANTKIT_BENCH_LIST_CALLS is
-// the number of timed calls per case (200 when unset). The unfiltered
-// list is measured first with the counts as the inserts left them, then,
-// like every case after it, once the counts are folded (as the sweep
-// does). Each line it logs is a row of BENCHMARKS.md's tables.
+// lists the delivery counts to measure at (for example
+// "100000,1000000"). Each size is a tenant of its own in one fresh
+// database, its deliveries inserted through the Store (multi-row INSERTs,
+// 1,000 per transaction, so one kept-count row per webhook, event type
+// and state and transaction; PostgreSQL's statistics gathered after,
+// storetest.Analyze), over two webhooks and two event types (order.created
+// 90%, order.paid 10%): 15% failed, 2% expired, the rest delivered except
+// the newest 1,000, which are still to send (980 pending, 20 sending: a
+// backlog of a fixed size). Each case's timed calls alternate between the
+// sizes, so that every size is timed under the same load of a shared
+// machine. TENANTKIT_BENCH_LIST_CALLS is the number of timed calls per
+// case and size (200 when unset). The unfiltered list is measured first
+// with the counts as the inserts left them, then, like every case after
+// it, once the counts are folded (as the sweep does). Each line it logs
+// is a row of BENCHMARKS.md's tables.
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./webhooks -run TestListDeliveriesAtScale -v -timeout 2h
 func TestListDeliveriesAtScale(t *testing.T) {
@@ -32,34 +39,76 @@ func TestListDeliveriesAtScale(t *testing.T) {
 		webhooks.Migrations)
 }
 
+// backlog is how many of the newest deliveries TestListDeliveriesAtScale
+// leaves to send.
+const backlog = 1000
+
+// interleaved times each of fns calls times (after 3 warm-up calls
+// each), one call of each in turn, and returns each one's p50 and p95.
+func interleaved(t *testing.T, calls int, fns []func() error) (p50, p95 []time.Duration) {
+	t.Helper()
+	times := make([][]time.Duration, len(fns))
+	for i := range calls + 3 {
+		for j, fn := range fns {
+			began := time.Now()
+			if err := fn(); err != nil {
+				t.Fatal(err)
+			}
+			if i >= 3 {
+				times[j] = append(times[j], time.Since(began))
+			}
+		}
+	}
+	for _, ts := range times {
+		slices.Sort(ts)
+		p50, p95 = append(p50, ts[len(ts)/2]), append(p95, ts[len(ts)*95/100])
+	}
+	return p50, p95
+}
+
+// scaleDeliveries is a tenant's deliveries of TestListDeliveriesAtScale.
+type scaleDeliveries struct {
+	tenant   string
+	hooks    []string
+	statuses []string // each delivery's
+}
+
 func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := webhooks.NewSQLStore()
-	tenant := store.NewID()
-	sc := store.Scope{TenantID: tenant}
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	var hooks []string
-	for i := range 2 {
-		w := &webhooks.Webhook{ID: store.NewID(), TenantID: tenant, Name: fmt.Sprint("hook ", i), URL: "https://example.com/h",
-			SubscribedEvents: []string{"order.created"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
-			CreatedAt: now, UpdatedAt: now}
-		if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertWebhook(ctx, tx, w, "sealed") }); err != nil {
-			t.Fatal(err)
+	eventType := func(i int) string {
+		if i%10 == 1 {
+			return "order.paid"
 		}
-		hooks = append(hooks, w.ID)
+		return "order.created"
 	}
-	status := func(i int) string {
+	status := func(i, rows int) string {
 		switch {
-		case i%20 == 0:
-			return "pending"
-		case i%20 < 4:
-			return "failed"
+		case i >= rows-backlog/50:
+			return webhooks.StatusSending
+		case i >= rows-backlog:
+			return webhooks.StatusPending
+		case i%20 < 3:
+			return webhooks.StatusFailed
+		case i%50 == 7:
+			return webhooks.StatusExpired
 		}
-		return "delivered"
+		return webhooks.StatusDelivered
 	}
-	seeded := 0
+	var tenants []scaleDeliveries
 	for _, rows := range sizes {
 		start := time.Now()
+		sd := scaleDeliveries{tenant: store.NewID()}
+		for i := range 2 {
+			w := &webhooks.Webhook{ID: store.NewID(), TenantID: sd.tenant, Name: fmt.Sprint("hook ", i), URL: "https://example.com/h",
+				SubscribedEvents: []string{"order.created"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
+				CreatedAt: now, UpdatedAt: now}
+			if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertWebhook(ctx, tx, w, "sealed") }); err != nil {
+				t.Fatal(err)
+			}
+			sd.hooks = append(sd.hooks, w.ID)
+		}
 		batch := make([]*webhooks.Delivery, 0, 1000)
 		flush := func() {
 			if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, batch); return err }); err != nil {
@@ -67,11 +116,13 @@ func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int,
 			}
 			batch = batch[:0]
 		}
-		for ; seeded < rows; seeded++ {
-			at := now.Add(-time.Duration(rows-seeded) * time.Millisecond)
-			batch = append(batch, &webhooks.Delivery{ID: store.NewIDAt(at), TenantID: tenant, WebhookID: hooks[seeded%2],
-				EventID: store.NewID(), EventType: "order.created", MessageID: store.NewID(), Payload: []byte(`{"n":1}`),
-				Status: status(seeded), MaxAttempts: 3, TargetURL: "https://example.com/h", EnqueuedAt: at, CreatedAt: at, UpdatedAt: at})
+		for i := range rows {
+			at := now.Add(-time.Duration(rows-i) * time.Millisecond)
+			sd.statuses = append(sd.statuses, status(i, rows))
+			batch = append(batch, &webhooks.Delivery{ID: store.NewIDAt(at), TenantID: sd.tenant, WebhookID: sd.hooks[i%2],
+				EventID: store.NewID(), EventType: eventType(i), MessageID: store.NewID(), Payload: []byte(`{"n":1}`),
+				Status: sd.statuses[i], MaxAttempts: 3, TargetURL: "https://example.com/h", EnqueuedAt: at, CreatedAt: at,
+				UpdatedAt: at})
 			if len(batch) == cap(batch) {
 				flush()
 			}
@@ -79,44 +130,165 @@ func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int,
 		if len(batch) > 0 {
 			flush()
 		}
-		storetest.Analyze(t, db)
-		t.Logf("seeded %d deliveries in %s", seeded, time.Since(start).Round(time.Second))
-		failed := 0
-		for i := range seeded {
-			if status(i) == "failed" {
-				failed++
+		t.Logf("seeded %d deliveries in %s", rows, time.Since(start).Round(time.Second))
+		tenants = append(tenants, sd)
+	}
+	storetest.Analyze(t, db)
+	// want counts the deliveries f selects in sd, as the list must.
+	want := func(sd scaleDeliveries, f webhooks.DeliveryFilter) int {
+		n := 0
+		for i, s := range sd.statuses {
+			if (f.WebhookID == "" || f.WebhookID == sd.hooks[i%2]) && (f.EventType == "" || f.EventType == eventType(i)) &&
+				(f.Status == "" || f.Status == s) {
+				n++
 			}
 		}
-		type listCase struct {
-			name   string
-			filter webhooks.DeliveryFilter
-			total  int
-		}
-		cases := []listCase{{"unfiltered, counts unfolded", webhooks.DeliveryFilter{}, seeded}}
-		for _, c := range []listCase{
-			{"unfiltered", webhooks.DeliveryFilter{}, seeded},
-			{"webhookId", webhooks.DeliveryFilter{WebhookID: hooks[1]}, seeded / 2},
-			{"status", webhooks.DeliveryFilter{Status: "failed"}, failed},
-		} {
-			cases = append(cases, c)
-		}
-		for i, c := range cases {
-			if i == 1 { // what the sweep does between measurements
-				if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.FoldDeliveryCounts(ctx, tx, 100); return err }); err != nil {
+		return n
+	}
+	type listCase struct {
+		name   string
+		filter func(sd scaleDeliveries) webhooks.DeliveryFilter
+	}
+	none := func(scaleDeliveries) webhooks.DeliveryFilter { return webhooks.DeliveryFilter{} }
+	cases := []listCase{{"unfiltered, counts unfolded", none}, {"unfiltered", none},
+		{"webhookId", func(sd scaleDeliveries) webhooks.DeliveryFilter {
+			return webhooks.DeliveryFilter{WebhookID: sd.hooks[1]}
+		}},
+		{"eventType (10%)", func(scaleDeliveries) webhooks.DeliveryFilter { return webhooks.DeliveryFilter{EventType: "order.paid"} }}}
+	for _, s := range []string{webhooks.StatusDelivered, webhooks.StatusFailed, webhooks.StatusExpired, webhooks.StatusPending,
+		webhooks.StatusSending} {
+		cases = append(cases, listCase{"status " + s, func(scaleDeliveries) webhooks.DeliveryFilter {
+			return webhooks.DeliveryFilter{Status: s}
+		}})
+	}
+	cases = append(cases,
+		listCase{"webhookId + status failed", func(sd scaleDeliveries) webhooks.DeliveryFilter {
+			return webhooks.DeliveryFilter{WebhookID: sd.hooks[1], Status: webhooks.StatusFailed}
+		}},
+		listCase{"webhookId + eventType", func(sd scaleDeliveries) webhooks.DeliveryFilter {
+			return webhooks.DeliveryFilter{WebhookID: sd.hooks[1], EventType: "order.paid"}
+		}},
+		listCase{"eventType + status failed", func(scaleDeliveries) webhooks.DeliveryFilter {
+			return webhooks.DeliveryFilter{EventType: "order.paid", Status: webhooks.StatusFailed}
+		}},
+		listCase{"webhookId + eventType + status pending", func(sd scaleDeliveries) webhooks.DeliveryFilter {
+			return webhooks.DeliveryFilter{WebhookID: sd.hooks[1], EventType: "order.paid", Status: webhooks.StatusPending}
+		}})
+	for i, c := range cases {
+		if i == 1 { // what the sweep does between measurements
+			for {
+				var n int64
+				if err := db.Tx(ctx, func(tx *store.Tx) error {
+					var err error
+					n, err = st.FoldDeliveryCounts(ctx, tx, 100)
+					return err
+				}); err != nil {
 					t.Fatal(err)
 				}
+				if n == 0 {
+					break
+				}
 			}
-			f := c.filter
+		}
+		var fns []func() error
+		for _, sd := range tenants {
+			f := c.filter(sd)
+			total := want(sd, f)
 			f.Limit = 20
-			p50, p95 := storetest.Percentiles(t, calls, func() error {
-				items, total, err := st.ListDeliveries(ctx, db, sc, f)
-				if err == nil && (len(items) != 20 || total != c.total) {
-					err = fmt.Errorf("%s: %d rows of %d, want 20 of %d", c.name, len(items), total, c.total)
+			sc := store.Scope{TenantID: sd.tenant}
+			fns = append(fns, func() error {
+				items, got, err := st.ListDeliveries(ctx, db, sc, f)
+				if err == nil && (len(items) != min(20, total) || got != total) {
+					err = fmt.Errorf("%s: %d rows of %d, want %d of %d", c.name, len(items), got, min(20, total), total)
 				}
 				return err
 			})
-			t.Logf("| webhook deliveries, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, seeded,
-				storetest.Milliseconds(p50), storetest.Milliseconds(p95))
+		}
+		p50, p95 := interleaved(t, calls, fns)
+		for j, sd := range tenants {
+			t.Logf("| webhook deliveries, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, len(sd.statuses),
+				storetest.Milliseconds(p50[j]), storetest.Milliseconds(p95[j]))
+		}
+	}
+}
+
+// TestListWebhooksAtScale measures the webhooks list's first page (20
+// rows) with its exact total at several sizes of a tenant's webhooks:
+// unfiltered and by isActive (active, and the inactive 10%), on each
+// engine; a search's total counts its matches and is not measured. Like
+// TestListDeliveriesAtScale it runs only when TENANTKIT_BENCH_LIST_ROWS
+// lists the counts to measure at, each size a tenant of its own in one
+// fresh database, the calls of each case alternating between the sizes;
+// the webhooks are inserted with multi-row INSERTs (the kept counts
+// maintained by the table's trigger, as for every write).
+//
+//	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./webhooks -run TestListWebhooksAtScale -v -timeout 2h
+func TestListWebhooksAtScale(t *testing.T) {
+	sizes, calls := storetest.ScaleSizes(t)
+	storetest.EachFresh(t, func(t *testing.T, db *store.DB, engine string) { scaleListWebhooks(t, db, engine, sizes, calls) },
+		webhooks.Migrations)
+}
+
+func scaleListWebhooks(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
+	ctx := t.Context()
+	st := webhooks.NewSQLStore()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	inserts := store.NewBatchInsert("webhooks", "id, tenant_id, name, url, subscribed_events, http_method, custom_headers, "+
+		"max_retries, timeout_ms, rate_limit_per_minute, auto_disable_threshold, is_active, secret, created_at, updated_at", "")
+	var tenants []string
+	for _, rows := range sizes {
+		start := time.Now()
+		tenant := store.NewID()
+		values := make([]any, 0, 1000*inserts.Columns())
+		flush := func() {
+			if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := inserts.InsertValues(ctx, tx, values); return err }); err != nil {
+				t.Fatal(err)
+			}
+			values = values[:0]
+		}
+		for i := range rows {
+			at := now.Add(-time.Duration(rows-i) * time.Millisecond)
+			values = append(values, store.NewIDAt(at), tenant, fmt.Sprint("hook ", i), "https://example.com/h",
+				`["order.created"]`, "POST", `{}`, 3, 1000, 0, 0, i%10 != 3, "sealed", at, at)
+			if len(values) == cap(values) {
+				flush()
+			}
+		}
+		if len(values) > 0 {
+			flush()
+		}
+		t.Logf("seeded %d webhooks in %s", rows, time.Since(start).Round(time.Second))
+		tenants = append(tenants, tenant)
+	}
+	storetest.Analyze(t, db)
+	yes, no := true, false
+	for _, c := range []struct {
+		name   string
+		filter webhooks.Filter
+	}{
+		{"unfiltered", webhooks.Filter{}},
+		{"isActive true", webhooks.Filter{IsActive: &yes}},
+		{"isActive false (10%)", webhooks.Filter{IsActive: &no}},
+	} {
+		var fns []func() error
+		for j, tenant := range tenants {
+			inactive := (sizes[j] + 6) / 10
+			total := map[*bool]int{nil: sizes[j], &yes: sizes[j] - inactive, &no: inactive}[c.filter.IsActive]
+			f := c.filter
+			f.Limit = 20
+			sc := store.Scope{TenantID: tenant}
+			fns = append(fns, func() error {
+				items, got, err := st.ListWebhooks(ctx, db, sc, f)
+				if err == nil && (len(items) != 20 || got != total) {
+					err = fmt.Errorf("%s: %d rows of %d, want 20 of %d", c.name, len(items), got, total)
+				}
+				return err
+			})
+		}
+		p50, p95 := interleaved(t, calls, fns)
+		for j := range tenants {
+			t.Logf("| webhooks, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, sizes[j],
+				storetest.Milliseconds(p50[j]), storetest.Milliseconds(p95[j]))
 		}
 	}
 }

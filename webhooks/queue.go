@@ -493,16 +493,16 @@ func (s *Service) sweep(ctx context.Context) error {
 	return err
 }
 
-// foldWebhooks is how many webhooks' counts one fold transaction takes,
-// and foldRounds how many transactions one FoldCounts runs at most (the
-// next sweep goes on).
+// foldWebhooks is how many counts (each a webhook's, for an event type
+// and state) one fold transaction takes, and foldRounds how many
+// transactions one FoldCounts runs at most (the next sweep goes on).
 const foldWebhooks, foldRounds = 100, 50
 
 // FoldCounts folds the delta rows of the kept delivery counts
-// (Store.FoldDeliveryCounts), in every tenant, until no webhook's count
-// is kept in more than one row (at most foldWebhooks webhooks per
-// transaction, foldRounds transactions at most: under a steady stream of
-// inserts the next sweep goes on), and returns how many rows it removed.
+// (Store.FoldDeliveryCounts), in every tenant, until no count is kept
+// in more than one row (at most foldWebhooks counts per transaction,
+// foldRounds transactions at most: under a steady stream of inserts the
+// next sweep goes on), and returns how many rows it removed.
 // SweepJob runs it; calling it otherwise is never needed, and harmless.
 func (s *Service) FoldCounts(ctx context.Context) (int64, error) {
 	var total int64

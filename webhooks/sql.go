@@ -151,9 +151,23 @@ func (*SQLStore) ListWebhooks(ctx context.Context, q store.Querier, sc store.Sco
 	if f.IsActive != nil {
 		c.And("is_active = ?", *f.IsActive)
 	}
+	// The total: without a search, the kept counts by organization and
+	// activity (webhook_list_counts); a search counts its matches.
 	var total int
-	if err := q.QueryRow(ctx, `SELECT count(*) FROM webhooks WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	if f.Search == "" {
+		k := sc.Readable("tenant_id", "NULLIF(organization_id, '')")
+		if f.IsActive != nil {
+			k.And("is_active = ?", *f.IsActive)
+		}
+		if err := q.QueryRow(ctx, `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM webhook_list_counts WHERE `+k.SQL(),
+			k.Values()...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+	} else if err := q.QueryRow(ctx, `SELECT count(*) FROM webhooks WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
+	}
+	if total <= f.Offset || f.Limit <= 0 { // no page to read
+		return nil, total, nil
 	}
 	items, err := store.Many(ctx, q, scanWebhook, `SELECT `+webhookColumns+` FROM webhooks WHERE `+c.SQL()+
 		c.OrderPage("created_at", "id", true, f.Limit, f.Offset), c.Values()...)

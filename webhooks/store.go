@@ -64,16 +64,18 @@ type Store interface {
 	DropExpiredSecrets(ctx context.Context, q store.Querier, now time.Time) (int64, error)
 
 	// InsertDeliveries adds new deliveries (status pending, attempt 0)
-	// and returns how many it added. It keeps the counts of each
-	// webhook's deliveries that ListDeliveries' totals read, in the same
-	// transaction, without making concurrent inserts wait on each other.
+	// and returns how many it added. It keeps the counts of the
+	// deliveries (by webhook, event type and status) that ListDeliveries'
+	// totals read, in the same transaction, without making concurrent
+	// inserts wait on each other; the other writes of a delivery's status
+	// keep them too.
 	InsertDeliveries(ctx context.Context, q store.Querier, ds []*Delivery) (int64, error)
 	// FoldDeliveryCounts compacts the kept delivery counts ListDeliveries'
-	// totals read: for up to limit webhooks (across tenants) whose count is
-	// kept in more than one row, it replaces rows with one of their sum,
-	// leaving every count as it was, and returns how many rows fewer there
-	// are. It is safe to run concurrently with itself and with
-	// InsertDeliveries.
+	// totals read: for up to limit counts (across tenants) kept in more
+	// than one row, it replaces rows with one of their sum, leaving every
+	// count as it was, and returns how many rows fewer there are. It is
+	// safe to run concurrently with itself, with InsertDeliveries and
+	// with every change of a delivery's status.
 	FoldDeliveryCounts(ctx context.Context, q store.Querier, limit int) (int64, error)
 	// GetDelivery returns a delivery sc may read (by its webhook's
 	// organization), with its payload and response, and its webhook's

@@ -59,6 +59,8 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, rules.Store)) {
 		{"LogScoped", testLogScoped},
 		{"LogListFilters", testLogListFilters},
 		{"LogPrune", testLogPrune},
+		{"LogTotalsOverTime", testLogTotalsOverTime},
+		{"RuleAndSetTotals", testRuleAndSetTotals},
 		{"ExecutionSummary", testExecutionSummary},
 		{"Transaction", testTransaction},
 	} {
@@ -929,6 +931,33 @@ func testLogPrune(t *testing.T, f *fixture) {
 	f.equal("total of a rule written again", total, 1)
 	_, total = f.listLogIDs(f.scope(), rules.LogFilter{Result: rules.StatusSuccess})
 	f.equal("total of a result written again", total, 4)
+
+	// A cut inside an hour and a day: the totals over time ranges (kept
+	// per day and hour) lose exactly the rows that went.
+	xs := []*rules.ExecutionRecord{old, atCut, recent}
+	for i, d := range []time.Duration{5 * time.Minute, 35 * time.Minute, 50 * time.Minute, 26 * time.Hour, 49*time.Hour + 7*time.Minute} {
+		xs = append(xs, f.execution(f.tenant, "", cut.Add(d), 1+i%3, func(x *rules.ExecutionRecord) {
+			x.Rules[0].Result = rules.StatusFailure
+		}))
+	}
+	f.insertExecutions(xs[3:]...)
+	second := cut.Add(40 * time.Minute)
+	err = f.db.Tx(ctx, func(tx *store.Tx) error {
+		_, err := f.st.DeleteLogsBefore(ctx, tx, second)
+		return err
+	})
+	f.must(err, "DeleteLogsBefore")
+	xs = slices.DeleteFunc(xs, func(x *rules.ExecutionRecord) bool { return x.ExecutedAt.Before(second) })
+	at := func(d time.Duration) *time.Time { tm := cut.Add(d); return &tm }
+	var filters []rules.LogFilter
+	for _, r := range [][2]*time.Time{{nil, nil}, {at(0), nil}, {nil, at(24*time.Hour - time.Nanosecond)}, {at(-12 * time.Hour), nil},
+		{at(-12 * time.Hour), at(36*time.Hour - time.Nanosecond)}, {at(30 * time.Minute), at(2 * time.Hour)}, {nil, at(72 * time.Hour)}} {
+		for _, fl := range []rules.LogFilter{{}, {RuleID: "R0"}, {Result: rules.StatusFailure}, {RuleID: "R1", Result: rules.StatusSuccess}} {
+			fl.From, fl.To = r[0], r[1]
+			filters = append(filters, fl)
+		}
+	}
+	f.wantLogTotals("after a cut inside an hour", f.scope(), filters, xs)
 }
 
 func testExecutionSummary(t *testing.T, f *fixture) {
@@ -1032,4 +1061,206 @@ func testTransaction(t *testing.T, f *fixture) {
 	}
 	_, err = f.st.GetLog(ctx, f.db, f.scope(), x.Rules[0].ID)
 	f.wantErr(err, store.ErrNotFound, "a rolled-back log row")
+}
+
+// wantLogTotals checks that the total of each filter under sc is the
+// number of rows the list returns for it, and the number of rows of xs
+// (the executions written and not pruned) it selects.
+func (f *fixture) wantLogTotals(what string, sc store.Scope, filters []rules.LogFilter, xs []*rules.ExecutionRecord) {
+	f.t.Helper()
+	for _, filter := range filters {
+		want := 0
+		for _, x := range xs {
+			if !sc.AllowsOrganization(x.OrganizationID) || filter.EntityType != "" && x.EntityType != filter.EntityType ||
+				filter.EntityID != "" && x.EntityID != filter.EntityID || filter.From != nil && x.ExecutedAt.Before(*filter.From) ||
+				filter.To != nil && x.ExecutedAt.After(*filter.To) {
+				continue
+			}
+			for _, r := range x.Rules {
+				if (filter.RuleID == "" || r.RuleID == filter.RuleID) && (filter.Result == "" || r.Result == filter.Result) {
+					want++
+				}
+			}
+		}
+		filter.Limit = 10000
+		ids, total := f.listLogIDs(sc, filter)
+		filter.Limit = 1
+		_, first := f.listLogIDs(sc, filter)
+		name := fmt.Sprintf("%s: rule %q, entity %q %q, result %q", what, filter.RuleID, filter.EntityType, filter.EntityID,
+			filter.Result)
+		if filter.From != nil {
+			name += ", from " + filter.From.Format(time.RFC3339Nano)
+		}
+		if filter.To != nil {
+			name += ", to " + filter.To.Format(time.RFC3339Nano)
+		}
+		f.equal(name+": total", total, len(ids))
+		f.equal(name+": total of a short page", first, len(ids))
+		f.equal(name+": rows", len(ids), want)
+	}
+}
+
+// The log's totals with time ranges (over hours and days, from and to on
+// and off the hour, a day's last instant, within one hour) and every
+// other filter agree with the rows listed and the rows written. (A prune
+// that cuts an hour and a day in two is testLogPrune's: a prune deletes
+// every tenant's old rows.)
+func testLogTotalsOverTime(t *testing.T, f *fixture) {
+	o1 := store.NewID()
+	start := time.Date(2031, 3, 4, 21, 10, 0, 0, time.UTC)
+	var xs []*rules.ExecutionRecord
+	for i := range 80 { // every 47 minutes: about two and a half days
+		org := ""
+		if i%5 == 1 {
+			org = o1
+		}
+		xs = append(xs, f.execution(f.tenant, org, start.Add(time.Duration(i)*47*time.Minute+time.Duration(i)*time.Millisecond), 1+i%3,
+			func(x *rules.ExecutionRecord) {
+				if i%4 == 0 {
+					x.EntityType, x.EntityID = "invoice", fmt.Sprint("i-", i%3)
+				}
+				for r := range x.Rules {
+					if (i+r)%3 == 0 {
+						x.Rules[r].Result = rules.StatusFailure
+					}
+				}
+				switch i % 7 { // rule ids that LIKE patterns and case folding could confuse
+				case 3:
+					x.Rules[0].RuleID = "R%_1"
+				case 5:
+					x.Rules[0].RuleID = "r1"
+				case 6:
+					x.Rules[0].RuleID = `RX1\`
+				}
+			}))
+	}
+	f.insertExecutions(xs[:40]...)
+	f.insertExecutions(xs[40:]...)
+	at := func(s string) *time.Time {
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		f.must(err, "time")
+		return &tm
+	}
+	ranges := [][2]*time.Time{
+		{nil, nil},
+		{at("2031-03-05T00:00:00Z"), nil},
+		{nil, at("2031-03-05T23:59:59.999999999Z")},
+		{at("2031-03-05T00:00:00Z"), at("2031-03-05T23:59:59.999999999Z")},
+		{at("2031-03-04T22:13:07.5Z"), at("2031-03-06T19:41:00Z")},
+		{at("2031-03-04T21:57:00Z"), at("2031-03-07T01:00:00Z")},
+		{at("2031-03-05T10:05:00Z"), at("2031-03-05T10:55:00Z")},
+		{at("2031-03-05T10:05:00Z"), at("2031-03-05T13:55:00Z")},
+		{at("2031-03-05T11:00:00Z"), at("2031-03-05T12:00:00Z")},
+		{at("2031-03-06T04:00:00.001Z"), nil},
+		{nil, at("2031-03-04T23:00:00Z")},
+	}
+	var filters []rules.LogFilter
+	for _, r := range ranges {
+		for _, fl := range []rules.LogFilter{{}, {RuleID: "R1"}, {RuleID: "R%_1"}, {RuleID: "r1"}, {RuleID: `RX1\`},
+			{RuleID: "R%_1", Result: rules.StatusFailure}, {Result: rules.StatusFailure}, {EntityType: "invoice"},
+			{EntityType: "order", RuleID: "R0", Result: rules.StatusSuccess}, {EntityID: "i-1"},
+			{EntityID: "o-1", Result: rules.StatusFailure}} {
+			fl.From, fl.To = r[0], r[1]
+			filters = append(filters, fl)
+		}
+	}
+	scopes := []store.Scope{f.scope(), {TenantID: f.tenant, OrganizationIDs: []string{}}}
+	for _, sc := range scopes {
+		f.wantLogTotals(fmt.Sprintf("organizations %v", sc.OrganizationIDs), sc, filters, xs)
+	}
+	// Pages cut executions anywhere: each is its slice of the whole list.
+	for _, fl := range []rules.LogFilter{{}, {Result: rules.StatusFailure}, {From: ranges[4][0], To: ranges[4][1]}} {
+		fl.Limit = 10000
+		all, _ := f.listLogIDs(f.scope(), fl)
+		for offset := 0; offset <= len(all); offset += 5 {
+			fl.Limit, fl.Offset = 7, offset
+			page, _ := f.listLogIDs(f.scope(), fl)
+			f.equal(fmt.Sprintf("page at %d of %+v", offset, fl), page, all[offset:min(offset+7, len(all))])
+		}
+	}
+
+}
+
+// The rules and sets lists' totals agree with the rows listed, for each
+// filter and scope, across creates, updates, deletes and concurrent
+// creates.
+func testRuleAndSetTotals(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	o1 := store.NewID()
+	var rs []*rules.Rule
+	for i := range 12 {
+		rs = append(rs, f.rule(fmt.Sprint("T_", i), func(r *rules.Rule) {
+			if i%3 == 0 {
+				r.OrganizationID = o1
+			}
+			if i%2 == 0 {
+				r.RuleType = rules.Validation
+			}
+			if i%4 == 1 {
+				r.EntityType, r.EventType, r.RuleCategory = "invoice", "beforeCreate", "pricing"
+			}
+			r.Enabled = i%5 != 2
+		}))
+	}
+	f.set("S_A", nil)
+	f.set("S_B", func(s *rules.RuleSet) { s.Enabled = false })
+	f.set("S_C", nil)
+	yes, no := true, false
+	check := func(what string) {
+		t.Helper()
+		for _, sc := range []store.Scope{f.scope(), {TenantID: f.tenant, OrganizationIDs: []string{}}} {
+			for _, fl := range []rules.RuleFilter{{}, {Enabled: &yes}, {Enabled: &no}, {RuleType: rules.Validation},
+				{EntityType: "invoice"}, {EventType: "beforeCreate", Enabled: &yes}, {RuleCategory: "pricing"}, {RuleID: "T_4"},
+				{RuleID: "T_3", EntityType: "order"}, {Search: "t_1"}} {
+				for _, sort := range []string{"", "ruleName", "priority", "updatedAt"} {
+					fl.SortField, fl.SortDesc = sort, sort == "priority"
+					ids, total := f.listRuleIDs(sc, fl)
+					fl.Limit = 1
+					_, first := f.listRuleIDs(sc, fl)
+					fl.Limit = 0
+					name := fmt.Sprintf("%s, organizations %v, %+v", what, sc.OrganizationIDs, fl)
+					f.equal(name+": total", total, len(ids))
+					f.equal(name+": total of a short page", first, len(ids))
+				}
+			}
+		}
+		for _, fl := range []rules.SetFilter{{}, {Enabled: &yes}, {Enabled: &no}, {Search: "s_"}} {
+			fl.Limit = 100
+			sets, total, err := f.st.ListSets(ctx, f.db, f.tenant, fl)
+			f.must(err, "ListSets")
+			fl.Limit = 1
+			_, first, err := f.st.ListSets(ctx, f.db, f.tenant, fl)
+			f.must(err, "ListSets")
+			f.equal(fmt.Sprintf("%s, sets %+v: total", what, fl), total, len(sets))
+			f.equal(fmt.Sprintf("%s, sets %+v: total of a short page", what, fl), first, len(sets))
+		}
+	}
+	check("created")
+	rs[1].Enabled, rs[1].EntityType, rs[2].RuleType = false, "order", rules.Validation
+	f.must(f.st.UpdateRule(ctx, f.db, rs[1]), "UpdateRule")
+	f.must(f.st.UpdateRule(ctx, f.db, rs[2]), "UpdateRule")
+	f.must(f.st.UpdateRule(ctx, f.db, rs[3]), "UpdateRule") // unchanged
+	f.must(f.st.DeleteRule(ctx, f.db, f.tenant, rs[4].ID, f.at(9)), "DeleteRule")
+	f.must(f.st.UpdateSet(ctx, f.db, f.tenant, &rules.RuleSet{ID: "S_A", Name: "A", Enabled: false, UpdatedAt: f.at(3)}), "UpdateSet")
+	f.must(f.st.UpdateSet(ctx, f.db, f.tenant, &rules.RuleSet{ID: "S_B", Name: "B", Enabled: true, UpdatedAt: f.at(3)}), "UpdateSet")
+	f.must(f.st.DeleteSet(ctx, f.db, f.tenant, "S_C"), "DeleteSet")
+	check("updated and deleted")
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			r := f.newRule(fmt.Sprint("CONCURRENT_", i))
+			r.Enabled = i%2 == 0
+			errs <- f.db.Tx(ctx, func(tx *store.Tx) error {
+				if err := f.st.InsertRule(ctx, tx, r); err != nil {
+					return err
+				}
+				return f.st.InsertSet(ctx, tx, f.tenant, &rules.RuleSet{ID: fmt.Sprint("S_CONCURRENT_", i), Name: "c",
+					Enabled: i%3 == 0, CreatedAt: f.at(4), UpdatedAt: f.at(4)})
+			})
+		}()
+	}
+	for range 8 {
+		f.must(<-errs, "concurrent create")
+	}
+	check("after concurrent creates")
 }

@@ -5,8 +5,9 @@
 // states and their transitions, the claim order, the delivery health
 // counts by status, window and scope, inbound deduplication, the delivery
 // queues' leases, conflicts and concurrency, the deliveries list's
-// totals kept exact across inserts, concurrent inserts and folds of the
-// kept counts), in the manner of River's
+// totals kept exact across inserts, state changes, concurrent inserts
+// and folds of the kept counts, the webhooks list's totals across
+// creates, changes and deletes), in the manner of River's
 // driver tests and ratelimit/ratelimittest.
 //
 // Every subtest works in fresh random tenants, so one database may serve
@@ -48,6 +49,8 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, webhooks.Store)) 
 		{"ResultsAndDeactivate", testResults},
 		{"DeliveryLog", testDeliveryLog},
 		{"DeliveryTotals", testDeliveryTotals},
+		{"DeliveryTotalsByStatusAndEventType", testDeliveryStateTotals},
+		{"WebhookTotals", testWebhookTotals},
 		{"ClaimOrderAndStates", testClaim},
 		{"ExpireDeliveries", testExpire},
 		{"DeliveryHealth", testDeliveryHealth},
@@ -1136,4 +1139,169 @@ func testDeliveryTotals(t *testing.T, e *env) {
 	totals("after concurrent inserts and folds", 7+2*n, 4+n, 3+n, 4+n)
 	fold()
 	totals("after a last fold", 7+2*n, 4+n, 3+n, 4+n)
+}
+
+// wantDeliveryTotals checks that the total of every combination of the
+// deliveries list's filters (webhook, event type, status) under sc is the
+// number of deliveries the list returns for it.
+func (e *env) wantDeliveryTotals(what string, sc store.Scope, hooks []string, eventTypes []string) {
+	e.t.Helper()
+	statuses := []string{"", webhooks.StatusPending, webhooks.StatusSending, webhooks.StatusDelivered, webhooks.StatusFailed,
+		webhooks.StatusExpired}
+	for _, w := range append([]string{""}, hooks...) {
+		for _, et := range append([]string{""}, eventTypes...) {
+			for _, st := range statuses {
+				f := webhooks.DeliveryFilter{WebhookID: w, EventType: et, Status: st, Limit: 1000}
+				items, total, err := e.st.ListDeliveries(e.ctx, e.db, sc, f)
+				noErr(e.t, err)
+				f.Limit = 1
+				_, first, err := e.st.ListDeliveries(e.ctx, e.db, sc, f)
+				noErr(e.t, err)
+				name := fmt.Sprintf("%s, webhook %q, event type %q, status %q", what, w, et, st)
+				equal(e.t, name+": total", total, len(items))
+				equal(e.t, name+": total of a short page", first, len(items))
+			}
+		}
+	}
+}
+
+// The totals by status and event type stay exact as deliveries change
+// state (claimed, sent, failed, retried, unclaimed, expired) and as the
+// counts are folded.
+func testDeliveryStateTotals(t *testing.T, e *env) {
+	tenant := store.NewID()
+	a := e.newHook(tenant, "", "a")
+	b := e.newHook(tenant, "org_b", "b")
+	hooks := []string{a.ID, b.ID}
+	types := []string{"orders.order.created", "billing.invoice.paid"}
+	now := e.db.Now()
+	var ds []*webhooks.Delivery
+	for i := range 12 {
+		w := a
+		if i%3 == 2 {
+			w = b
+		}
+		d := delivery(w, store.NewID(), now.Add(time.Duration(i)*time.Microsecond))
+		d.EventType = types[i%2]
+		ds = append(ds, d)
+	}
+	e.tx(func(tx *store.Tx) error { _, err := e.st.InsertDeliveries(e.ctx, tx, ds); return err })
+	scopes := map[string]store.Scope{"tenant": tenantScope(tenant),
+		"org-less": {TenantID: tenant, OrganizationIDs: []string{}}}
+	check := func(what string) {
+		t.Helper()
+		for name, sc := range scopes {
+			e.wantDeliveryTotals(what+", "+name+" scope", sc, hooks, types)
+		}
+	}
+	check("inserted")
+	var claimed []*webhooks.Delivery
+	e.tx(func(tx *store.Tx) error {
+		var err error
+		claimed, err = e.st.ClaimDeliveries(e.ctx, tx, tenant, a.ID, tx.Now(), 5)
+		return err
+	})
+	check("claimed")
+	later := e.db.Now().Add(time.Hour)
+	e.put(claimed[0], webhooks.StatusDelivered, 1, nil)
+	e.put(claimed[1], webhooks.StatusFailed, 1, nil)
+	e.put(claimed[2], webhooks.StatusPending, 1, &later)
+	e.tx(func(tx *store.Tx) error { return e.st.UnclaimDelivery(e.ctx, tx, claimed[3], tx.Now()) })
+	check("sent, failed, retrying, unclaimed")
+	e.put(claimed[1], webhooks.StatusPending, 2, &now) // retried by hand
+	e.put(claimed[0], webhooks.StatusDelivered, 1, nil)
+	check("retried, stored again")
+	e.tx(func(tx *store.Tx) error {
+		_, err := e.st.FoldDeliveryCounts(e.ctx, tx, 1000)
+		return err
+	})
+	check("folded")
+	e.tx(func(tx *store.Tx) error {
+		_, err := e.st.ExpireDeliveries(e.ctx, tx, tenant, a.ID, "Webhook is inactive", tx.Now())
+		return err
+	})
+	check("expired")
+	e.put(claimed[1], webhooks.StatusFailed, 3, nil) // an expired one cannot fail, but a store keeps what it is told
+	for range 2 {
+		e.tx(func(tx *store.Tx) error {
+			_, err := e.st.FoldDeliveryCounts(e.ctx, tx, 1000)
+			return err
+		})
+	}
+	check("folded again")
+
+	// Concurrent changes of one delivery to one state count it once.
+	d := ds[2] // webhook b's, pending
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			c := *d
+			c.Status, c.Attempt = webhooks.StatusDelivered, 1
+			errs <- e.db.Tx(e.ctx, func(tx *store.Tx) error { return e.st.UpdateDelivery(e.ctx, tx, &c) })
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		noErr(t, err)
+	}
+	check("delivered four times at once")
+}
+
+// The webhooks list's totals stay exact across creates, changes of
+// activity, deactivation and deletes, by activity and scope.
+func testWebhookTotals(t *testing.T, e *env) {
+	tenant := store.NewID()
+	a := e.newHook(tenant, "", "a")
+	b := e.newHook(tenant, "org_b", "b")
+	c := e.newHook(tenant, "org_c", "c")
+	e.newHook(store.NewID(), "", "another tenant's")
+	yes, no := true, false
+	check := func(what string) {
+		t.Helper()
+		for _, sc := range []store.Scope{tenantScope(tenant), {TenantID: tenant, OrganizationIDs: []string{}},
+			{TenantID: tenant, OrganizationIDs: []string{"org_b"}}} {
+			for _, active := range []*bool{nil, &yes, &no} {
+				items, total, err := e.st.ListWebhooks(e.ctx, e.db, sc, webhooks.Filter{IsActive: active, Limit: 100})
+				noErr(t, err)
+				_, first, err := e.st.ListWebhooks(e.ctx, e.db, sc, webhooks.Filter{IsActive: active, Limit: 1})
+				noErr(t, err)
+				name := fmt.Sprintf("%s, organizations %v, active %v", what, sc.OrganizationIDs, active != nil && *active)
+				equal(t, name+": total", total, len(items))
+				equal(t, name+": total of a short page", first, len(items))
+			}
+		}
+	}
+	check("created")
+	a.IsActive = false
+	e.tx(func(tx *store.Tx) error { return e.st.UpdateWebhook(e.ctx, tx, a) })
+	check("a made inactive")
+	e.tx(func(tx *store.Tx) error { return e.st.UpdateWebhook(e.ctx, tx, a) })
+	check("a stored again")
+	e.tx(func(tx *store.Tx) error {
+		_, err := e.st.Deactivate(e.ctx, tx, tenant, b.ID, e.db.Now())
+		return err
+	})
+	check("b deactivated")
+	e.tx(func(tx *store.Tx) error { return e.st.DeleteWebhook(e.ctx, tx, tenant, c.ID, e.db.Now()) })
+	check("c deleted")
+	e.tx(func(tx *store.Tx) error { return e.st.DeleteWebhook(e.ctx, tx, tenant, a.ID, e.db.Now()) })
+	check("a deleted")
+
+	// Concurrent creates in one tenant and organization each count once.
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			w := hook(tenant, "", fmt.Sprint("concurrent ", i), e.db.Now())
+			errs <- e.db.Tx(e.ctx, func(tx *store.Tx) error { return e.st.InsertWebhook(e.ctx, tx, w, "sealed") })
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		noErr(t, err)
+	}
+	check("after concurrent creates")
 }
