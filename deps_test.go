@@ -184,6 +184,9 @@ var otherAreas = []string{"webhooks", "entities", "attachments", "integrations",
 func TestSmallHostLinksNoPlugins(t *testing.T) {
 	t.Parallel()
 	for _, p := range goList(t, append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, smallHost...)...) {
+		if p == "github.com/jackc/pgx/v5/stdlib" {
+			t.Errorf("a host of toggles and rules links %s: the store speaks to PostgreSQL through pgx and pgxpool alone", p)
+		}
 		if c, ok := isPluginCode(p); ok {
 			t.Errorf("a host of toggles and rules with httpapi links %s (%s): an area package or httpapi imports a plug-in; "+
 				"move the code behind an interface the plug-in implements (see package full)", p, c)
