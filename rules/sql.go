@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -533,9 +534,10 @@ func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Ti
 	if n == 0 {
 		return 0, nil
 	}
-	// The kept counts lose the rows that go: one UPDATE per tenant,
-	// organization, rule and result among them, then the counts that
-	// reached zero.
+	// The kept counts lose the rows that go: one subtraction in slot 0 per
+	// tenant, organization, rule and result among them (a slot's part may
+	// go negative: a key's count is the sum over its slots), then the rows
+	// that reached zero.
 	type gone struct {
 		key logCountKey
 		n   int64
@@ -550,13 +552,14 @@ func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Ti
 	}
 	slices.SortFunc(goes, func(a, b gone) int { return a.key.compare(b.key) }) // one lock order for every writer
 	for _, g := range goes {
-		if _, err := q.Exec(ctx, `UPDATE business_rule_log_counts SET n = n - $5
-			WHERE tenant_id = $1 AND organization_id = $2 AND rule_id = $3 AND result = $4`,
-			g.key.tenant, g.key.org, g.key.rule, g.key.result, g.n); err != nil {
+		if _, err := q.Exec(ctx, `INSERT INTO business_rule_log_counts (tenant_id, organization_id, rule_id, result, slot, n)
+			VALUES ($1, $2, $3, $4, 0, $5) ON CONFLICT (tenant_id, organization_id, rule_id, result, slot)
+			DO UPDATE SET n = business_rule_log_counts.n + excluded.n`,
+			g.key.tenant, g.key.org, g.key.rule, g.key.result, -g.n); err != nil {
 			return 0, err
 		}
 	}
-	if _, err := q.Exec(ctx, `DELETE FROM business_rule_log_counts WHERE n <= 0`); err != nil {
+	if _, err := q.Exec(ctx, `DELETE FROM business_rule_log_counts WHERE n = 0`); err != nil {
 		return 0, err
 	}
 	if _, err := q.Exec(ctx, `DELETE FROM business_rule_executions WHERE id < $1`, bound); err != nil {
@@ -610,13 +613,20 @@ func (k logCountKey) compare(o logCountKey) int {
 }
 
 // logCountUpserts adds to the kept counts per rule and result.
-var logCountUpserts = store.NewBatchInsert("business_rule_log_counts", "tenant_id, organization_id, rule_id, result, n",
-	"ON CONFLICT (tenant_id, organization_id, rule_id, result) DO UPDATE SET n = business_rule_log_counts.n + excluded.n")
+var logCountUpserts = store.NewBatchInsert("business_rule_log_counts", "tenant_id, organization_id, rule_id, result, slot, n",
+	"ON CONFLICT (tenant_id, organization_id, rule_id, result, slot) DO UPDATE SET n = business_rule_log_counts.n + excluded.n")
+
+// logCountSlots spreads a key's count over several rows where writers run
+// concurrently (PostgreSQL; migration 0006): each transaction adds to one
+// slot chosen at random, so that concurrent log writes seldom wait for
+// each other's commit on the same rows. A single writer
+// (Dialect.SingleWriter) uses slot 0.
+const logCountSlots = 16
 
 // addLogCounts adds the rule rows of xs to the kept counts, in the
 // transaction that inserts them: one row per tenant, organization, rule
-// and result, in one order for every writer (so that two never wait on
-// each other's rows crosswise).
+// and result in one slot, in one order for every writer (so that two
+// never wait on each other's rows crosswise).
 func addLogCounts(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
 	counts := map[logCountKey]int64{}
 	for _, x := range xs {
@@ -624,10 +634,14 @@ func addLogCounts(ctx context.Context, q store.Querier, xs []*ExecutionRecord) e
 			counts[logCountKey{x.TenantID, x.OrganizationID, x.Rules[i].RuleID, string(x.Rules[i].Result)}]++
 		}
 	}
+	slot := 0
+	if !q.Dialect().SingleWriter() {
+		slot = rand.IntN(logCountSlots)
+	}
 	keys := slices.SortedFunc(maps.Keys(counts), logCountKey.compare)
 	values := make([]any, 0, len(keys)*logCountUpserts.Columns())
 	for _, k := range keys {
-		values = append(values, k.tenant, k.org, k.rule, k.result, counts[k])
+		values = append(values, k.tenant, k.org, k.rule, k.result, slot, counts[k])
 	}
 	_, err := logCountUpserts.InsertValues(ctx, q, values)
 	return err
