@@ -90,7 +90,11 @@
 // matching executions' kept rule_count, or their matching elements.
 // Decision: counts per rule and result rather than an index over the
 // arrays, which neither engine has for a JSON text column without a
-// second copy of each rule row. Rows are readable by
+// second copy of each rule row. A key's count is spread over slots
+// (migration 0006): on PostgreSQL each log write adds to one of 16 at
+// random, so that concurrent executions of one set, whose log writes all
+// add to the same keys, seldom wait for each other's commit; a count is
+// the sum of its slots, and retention subtracts in slot 0. Rows are readable by
 // scopes that may read the organization they were written in. An hourly
 // job deletes rows older than Options.LogRetention (90 days by default).
 //
