@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/jsondec"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -17,10 +18,17 @@ func scanRecord(s store.Scanner) (*Record, error) {
 	if err := s.Scan(&r.ID, &r.EntityID, &data, &r.TenantID, &r.OrganizationID, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(data), &r.Values); err != nil {
-		return nil, err
+	return &r, decodeValues(data, &r.Values)
+}
+
+// decodeValues reads a record's stored values: in one pass without
+// reflection (jsondec), or, for what that declines, with encoding/json.
+func decodeValues(data string, values *map[string]any) error {
+	if m, ok := jsondec.Object([]byte(data)); ok {
+		*values = m
+		return nil
 	}
-	return &r, nil
+	return json.Unmarshal([]byte(data), values)
 }
 
 // PrepareInserts implements Store: it has the statements of batches of
@@ -285,10 +293,7 @@ func scanRecordAfter(s store.Scanner, n *int64) (*Record, error) {
 	if err := s.Scan(n, &r.ID, &r.EntityID, &data, &r.TenantID, &r.OrganizationID, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(data), &r.Values); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return &r, decodeValues(data, &r.Values)
 }
 
 // recordOrder returns the ORDER BY clause of a sort field and direction.

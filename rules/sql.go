@@ -583,8 +583,8 @@ func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 // InsertExecutions implements Store, with multi-row INSERTs of a row per
 // execution (its rule rows are its rules column).
 func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
-	values := make([]any, 0, len(xs)*executionInserts.Columns())
-	for _, x := range xs {
+	rows := make([]executionRow, len(xs))
+	for i, x := range xs {
 		if len(x.Rules) > maxLoggedRules {
 			return fmt.Errorf("rules: an execution of %d rules: a log row's id holds at most %d", len(x.Rules), maxLoggedRules)
 		}
@@ -594,15 +594,46 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 				failures++
 			}
 		}
+		rows[i] = executionRow{x: x, rules: string(appendRuleRows(nil, x.Rules)), failures: failures}
+	}
+	slot := 0
+	if !q.Dialect().SingleWriter() {
+		slot = rand.IntN(logCountSlots)
+	}
+	counts := logCounts(xs)
+	if write := logWriters[q.Dialect()]; write != nil {
+		return write(ctx, q, rows, slot, counts)
+	}
+	values := make([]any, 0, len(xs)*executionInserts.Columns())
+	for _, r := range rows {
+		x := r.x
 		values = append(values, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
 			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),
-			string(appendRuleRows(nil, x.Rules)), len(x.Rules), failures)
+			r.rules, len(x.Rules), r.failures)
 	}
 	if _, err := executionInserts.InsertValues(ctx, q, values); err != nil {
 		return err
 	}
-	return addLogCounts(ctx, q, xs)
+	values = make([]any, 0, len(counts)*logCountUpserts.Columns())
+	for _, c := range counts {
+		values = append(values, c.key.tenant, c.key.org, c.key.rule, c.key.result, slot, c.n)
+	}
+	_, err := logCountUpserts.InsertValues(ctx, q, values)
+	return err
 }
+
+// executionRow is an execution as InsertExecutions writes it: its rules
+// column's JSON and its failure count.
+type executionRow struct {
+	x        *ExecutionRecord
+	rules    string
+	failures int
+}
+
+// logWriters holds, by Dialect, an engine's write of executions and the
+// counts they add (in slot) in one statement; other engines use the
+// multi-row INSERTs of executionInserts and logCountUpserts.
+var logWriters = map[store.Dialect]func(ctx context.Context, q store.Querier, rows []executionRow, slot int, counts []logCount) error{}
 
 // logCountKey is a row of business_rule_log_counts.
 type logCountKey struct{ tenant, org, rule, result string }
@@ -610,6 +641,12 @@ type logCountKey struct{ tenant, org, rule, result string }
 func (k logCountKey) compare(o logCountKey) int {
 	return cmp.Or(strings.Compare(k.tenant, o.tenant), strings.Compare(k.org, o.org),
 		strings.Compare(k.rule, o.rule), strings.Compare(k.result, o.result))
+}
+
+// logCount is what a write adds to the count of a key.
+type logCount struct {
+	key logCountKey
+	n   int64
 }
 
 // logCountUpserts adds to the kept counts per rule and result.
@@ -623,28 +660,22 @@ var logCountUpserts = store.NewBatchInsert("business_rule_log_counts", "tenant_i
 // (Dialect.SingleWriter) uses slot 0.
 const logCountSlots = 16
 
-// addLogCounts adds the rule rows of xs to the kept counts, in the
-// transaction that inserts them: one row per tenant, organization, rule
-// and result in one slot, in one order for every writer (so that two
-// never wait on each other's rows crosswise).
-func addLogCounts(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
+// logCounts returns what the rule rows of xs add to the kept counts,
+// written in the transaction that inserts them: one row per tenant,
+// organization, rule and result (in one slot), in one order for every
+// writer (so that two never wait on each other's rows crosswise).
+func logCounts(xs []*ExecutionRecord) []logCount {
 	counts := map[logCountKey]int64{}
 	for _, x := range xs {
 		for i := range x.Rules {
 			counts[logCountKey{x.TenantID, x.OrganizationID, x.Rules[i].RuleID, string(x.Rules[i].Result)}]++
 		}
 	}
-	slot := 0
-	if !q.Dialect().SingleWriter() {
-		slot = rand.IntN(logCountSlots)
+	out := make([]logCount, 0, len(counts))
+	for _, k := range slices.SortedFunc(maps.Keys(counts), logCountKey.compare) {
+		out = append(out, logCount{k, counts[k]})
 	}
-	keys := slices.SortedFunc(maps.Keys(counts), logCountKey.compare)
-	values := make([]any, 0, len(keys)*logCountUpserts.Columns())
-	for _, k := range keys {
-		values = append(values, k.tenant, k.org, k.rule, k.result, slot, counts[k])
-	}
-	_, err := logCountUpserts.InsertValues(ctx, q, values)
-	return err
+	return out
 }
 
 // appendRuleRows appends the JSON of an execution's rules column.
