@@ -187,6 +187,13 @@
 // updates and deletes lock their row, so that concurrent changes of one
 // record apply in turn.
 //
+// A list and its total are one statement: the total (from the counts, or
+// counting the matches) is a scalar subquery of the page's SELECT, which
+// each row carries, so the page and its total come from one snapshot in
+// one round trip, without a transaction (on PostgreSQL four round trips
+// before: BEGIN, the total, the page, COMMIT). Only an empty page reads
+// its total in a second statement.
+//
 // # Group commit
 //
 // Concurrent CreateRecord calls share transactions (store.Group): what

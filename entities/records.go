@@ -445,6 +445,11 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 		}
 		l.Offset = (max(q.Page, 1) - 1) * l.Limit
 	}
+	if _, ok := s.store.(*SQLStore); ok {
+		// One statement, its own snapshot: no transaction to open and end
+		// (two round trips on PostgreSQL).
+		return s.store.ListRecords(ctx, s.db, sc, l)
+	}
 	var items []*Record
 	var total int
 	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {

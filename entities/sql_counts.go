@@ -119,10 +119,11 @@ func (d *countDeltas) bump(ck countKey, param any, sign int64) {
 	}
 }
 
-// countRows starts the predicate of the count rows of entityID's key that
-// sc may read: its tenant's, of no organization or of one it reads.
-func countRows(sc store.Scope, entityID, key string) *store.Conds {
-	c := store.Where("tenant_id = ?", sc.TenantID)
+// countRowsIn adds to c the predicate of the count rows of entityID's
+// key that sc may read: its tenant's, of no organization or of one it
+// reads.
+func countRowsIn(c *store.Conds, sc store.Scope, entityID, key string) *store.Conds {
+	c.And("tenant_id = ?", sc.TenantID)
 	c.And("entity_id = ?", entityID)
 	c.And("field_key = ?", key)
 	if sc.OrganizationIDs != nil {
@@ -135,13 +136,13 @@ func countRows(sc store.Scope, entityID, key string) *store.Conds {
 	return c
 }
 
-// liveTotal returns the number of the caller's live records of entityID,
-// from the live-record counts.
-func liveTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID string) (int, error) {
-	c := countRows(sc, entityID, liveKey)
-	var sum int64
-	err := q.QueryRow(ctx, `SELECT COALESCE(SUM(n), 0) FROM custom_entity_value_counts WHERE `+c.SQL(), c.Values()...).Scan(&sum)
-	return int(sum), err
+// liveTotalExpr is the SQL expression of the number of the caller's live
+// records of entityID, from the live-record counts; its arguments go to
+// args (whose placeholders it continues).
+func liveTotalExpr(sc store.Scope, args *store.Conds, entityID string) string {
+	c := countRowsIn(&store.Conds{Args: args.Args}, sc, entityID, liveKey)
+	args.Args = c.Args
+	return `(SELECT COALESCE(SUM(n), 0) FROM custom_entity_value_counts WHERE ` + c.SQL() + `)`
 }
 
 // countRow is one count change of countDeltas.flush: n added to the
@@ -185,21 +186,21 @@ func (d *countDeltas) flush(ctx context.Context, q store.Querier, tenantID, enti
 	return eng.addCounts(ctx, q, tenantID, entityID, slot, rows)
 }
 
-// countedTotal returns the number of the caller's live records of
-// entityID whose key holds one of values, from the counts, with ok false
-// when key is not (or no longer) filterable, so that the caller counts
-// the records instead. It is one statement, so it sees one state of both
-// tables.
-func countedTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID, key string, values []any) (total int, ok bool, err error) {
-	dialect := q.Dialect()
+// countedTotalExpr returns the SQL of the number of the caller's live
+// records of entityID whose key holds one of values, from the counts: a
+// condition that key is filterable (has counts) and the sum of its
+// counts, whose arguments go to args (whose placeholders they continue).
+// ok is false when a value is not counted: the caller counts the records
+// instead, as it does when the condition is false.
+func countedTotalExpr(dialect store.Dialect, sc store.Scope, args *store.Conds, entityID, key string, values []any) (sql [2]string, ok bool) {
 	_, cast := dialect.JSONValueArg("")
 	seen := map[string]bool{}
-	c := countRows(sc, entityID, key)
+	c := countRowsIn(&store.Conds{Args: args.Args}, sc, entityID, key)
 	var marks []string
 	for _, x := range values {
 		canon, param, counted := countedValue(dialect, x)
 		if !counted {
-			return 0, false, nil
+			return sql, false
 		}
 		if seen[canon] {
 			continue
@@ -210,12 +211,10 @@ func countedTotal(ctx context.Context, q store.Querier, sc store.Scope, entityID
 	c.And("value IN (" + strings.Join(marks, ", ") + ")")
 	filterable := c.Add(entityID)
 	filterableKey := c.Add(key)
-	var counted bool
-	var sum int64
-	err = q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM custom_entity_filterable_fields WHERE entity_id = `+filterable+
-		` AND field_key = `+filterableKey+`), COALESCE((SELECT SUM(n) FROM custom_entity_value_counts WHERE `+c.SQL()+`), 0)`,
-		c.Values()...).Scan(&counted, &sum)
-	return int(sum), counted, err
+	args.Args = c.Args
+	return [2]string{`EXISTS (SELECT 1 FROM custom_entity_filterable_fields WHERE entity_id = ` + filterable +
+		` AND field_key = ` + filterableKey + `)`,
+		`(SELECT COALESCE(SUM(n), 0) FROM custom_entity_value_counts WHERE ` + c.SQL() + `)`}, true
 }
 
 // rebuildCounts recounts (entityID, key)'s values over every tenant's live

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/jsondec"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -17,10 +18,17 @@ func scanRecord(s store.Scanner) (*Record, error) {
 	if err := s.Scan(&r.ID, &r.EntityID, &data, &r.TenantID, &r.OrganizationID, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(data), &r.Values); err != nil {
-		return nil, err
+	return &r, decodeValues(data, &r.Values)
+}
+
+// decodeValues reads a record's stored values: in one pass without
+// reflection (jsondec), or, for what that declines, with encoding/json.
+func decodeValues(data string, values *map[string]any) error {
+	if m, ok := jsondec.Object([]byte(data)); ok {
+		*values = m
+		return nil
 	}
-	return &r, nil
+	return json.Unmarshal([]byte(data), values)
 }
 
 // PrepareInserts implements Store: it has the statements of batches of
@@ -150,10 +158,9 @@ func (*SQLStore) DeleteRecord(ctx context.Context, q store.Querier, sc store.Sco
 	return r, counts.flush(ctx, q, r.TenantID, entityID)
 }
 
-// ListRecords implements Store. A list with no condition takes its total
-// from the live-record counts, one with one equality or In filter on a
-// filterable field and no other condition from the value counts
-// (sql_counts.go); others count their matches.
+// ListRecords implements Store, in one statement: the page's rows each
+// carry the total (totalExpr), so that a list costs one round trip and
+// needs no transaction (only an empty page reads its total apart).
 func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scope, l RecordList) ([]*Record, int, error) {
 	d := q.Dialect()
 	c := sc.Readable("tenant_id", "organization_id")
@@ -212,35 +219,81 @@ func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scop
 	if l.Search != "" {
 		c.And(d.JSONValuesContainFold("data", "?"), store.LikeContains(store.FoldCase(l.Search)))
 	}
-	total, fromCounts := 0, false
-	if len(l.Filters) == 0 && len(l.IDs) == 0 && l.Search == "" && !l.WithDeleted {
-		var err error
-		if total, err = liveTotal(ctx, q, sc, l.EntityID); err != nil {
-			return nil, 0, err
-		}
-		fromCounts = true
+	// The total is a scalar subquery of the page's statement, so that the
+	// page and its total are one statement: one round trip, one snapshot.
+	// Its own conditions take placeholders after the page's.
+	where := c.SQL()
+	k := withArgs(c)
+	total, _ := totalExpr(q, sc, k, l, where)
+	page := ""
+	if l.Limit > 0 {
+		page = " LIMIT " + k.Add(l.Limit) + " OFFSET " + k.Add(l.Offset)
 	}
-	if len(l.Filters) == 1 && len(l.IDs) == 0 && l.Search == "" && !l.WithDeleted {
+	var n int64
+	items, err := store.Many(ctx, q, func(s store.Scanner) (*Record, error) {
+		return scanRecordAfter(s, &n)
+	}, `SELECT `+total+`, `+recordColumns+` FROM custom_entity_records WHERE `+where+
+		recordOrder(q, l.SortField, l.SortDesc)+page, k.Values()...)
+	if err != nil || len(items) > 0 {
+		return items, int(n), err
+	}
+	// An empty page has no row to carry the total: it is read alone, with
+	// the page's arguments only where it counts the page's matches.
+	k = &store.Conds{}
+	total, usesWhere := totalExpr(q, sc, k, l, where)
+	if usesWhere {
+		k = withArgs(c)
+		total, _ = totalExpr(q, sc, k, l, where)
+	}
+	err = q.QueryRow(ctx, `SELECT `+total, k.Values()...).Scan(&n)
+	return items, int(n), err
+}
+
+// withArgs returns conditions holding a copy of c's arguments (none of
+// its fragments), whose placeholders continue c's.
+func withArgs(c *store.Conds) *store.Conds {
+	k := &store.Conds{}
+	for _, v := range c.Values() {
+		k.Add(v)
+	}
+	return k
+}
+
+// totalExpr returns the SQL expression of l's exact total, whose
+// arguments it adds to k, and whether it uses where, the list's WHERE
+// clause (whose placeholders must then be k's first). A list with no
+// condition takes its total from the live-record counts, one with one
+// equality or In filter on a filterable field and no other condition from
+// the value counts, falling back to counting the records when the key is
+// not (or no longer) filterable (sql_counts.go); others count their
+// matches.
+func totalExpr(q store.Querier, sc store.Scope, k *store.Conds, l RecordList, where string) (string, bool) {
+	count := `(SELECT count(*) FROM custom_entity_records WHERE ` + where + `)`
+	if l.WithDeleted || len(l.IDs) > 0 || l.Search != "" {
+		return count, true
+	}
+	if len(l.Filters) == 0 {
+		return liveTotalExpr(sc, k, l.EntityID), false
+	}
+	if len(l.Filters) == 1 {
 		f := l.Filters[0]
 		if (f.Op == OpEq || f.Op == OpIn) && !f.Multi && f.Filterable {
-			var err error
-			if total, fromCounts, err = countedTotal(ctx, q, sc, l.EntityID, f.Key, f.Values); err != nil {
-				return nil, 0, err
+			if counted, ok := countedTotalExpr(q.Dialect(), sc, k, l.EntityID, f.Key, f.Values); ok {
+				return `(CASE WHEN ` + counted[0] + ` THEN ` + counted[1] + ` ELSE ` + count + ` END)`, true
 			}
 		}
 	}
-	if !fromCounts {
-		if err := q.QueryRow(ctx, `SELECT count(*) FROM custom_entity_records WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
-			return nil, 0, err
-		}
+	return count, true
+}
+
+// scanRecordAfter scans a record after a leading count column (into n).
+func scanRecordAfter(s store.Scanner, n *int64) (*Record, error) {
+	var r Record
+	var data string
+	if err := s.Scan(n, &r.ID, &r.EntityID, &data, &r.TenantID, &r.OrganizationID, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt); err != nil {
+		return nil, err
 	}
-	page := ""
-	if l.Limit > 0 {
-		page = " LIMIT " + c.Add(l.Limit) + " OFFSET " + c.Add(l.Offset)
-	}
-	items, err := store.Many(ctx, q, scanRecord, `SELECT `+recordColumns+` FROM custom_entity_records WHERE `+c.SQL()+
-		recordOrder(q, l.SortField, l.SortDesc)+page, c.Values()...)
-	return items, total, err
+	return &r, decodeValues(data, &r.Values)
 }
 
 // recordOrder returns the ORDER BY clause of a sort field and direction.

@@ -19,12 +19,23 @@ import (
 // BenchmarkExecuteSetHTTP compares POST /business_rules/sets/{id}/execute
 // (SQLite, a cached API key, rulebench's set of ten rules, its 20-field
 // data map) with a bare net/http handler that encodes the same result body
-// the same way, in the same run. The targets: a dry run reaches
-// 40% of bare's requests per second; a logged run (ten log rows durable
-// before each response, group-committed) 15%. Rate limiting is off, so
+// the same way, in the same run; then the same on PostgreSQL (postgres/…),
+// with the statements and the server's CPU time per request. The targets:
+// a dry run reaches 40% of bare's requests per second; a logged run (ten
+// log rows durable before each response, group-committed) 15%. Rate limiting is off, so
 // that the set execution limit (200 a minute) does not end the run.
 func BenchmarkExecuteSetHTTP(b *testing.B) {
-	e := newTestEnv(b, storetest.SQLite(b))
+	benchExecuteSet(b, storetest.SQLite(b), nil)
+	b.Run("postgres", func(b *testing.B) {
+		db, cost := countedPostgres(b)
+		benchExecuteSet(b, db, cost)
+	})
+}
+
+// benchExecuteSet is BenchmarkExecuteSetHTTP on db; cost counts its
+// statements on PostgreSQL (nil on SQLite).
+func benchExecuteSet(b *testing.B, db *store.DB, cost *pgCost) {
+	e := newTestEnv(b, db)
 	e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{}, nil, nil)})
 	acme := e.newTenant("Acme")
 	key := e.newKey(acme)
@@ -57,29 +68,38 @@ func BenchmarkExecuteSetHTTP(b *testing.B) {
 
 	b.Logf("result body: %d bytes", len(real.Body))
 	b.Run("bare", func(b *testing.B) { benchPost(b, bare, path, "", body(true)) })
-	b.Run("dryRun", func(b *testing.B) { benchPost(b, e.handler, path, key, body(true)) })
-	b.Run("logged", func(b *testing.B) { benchPost(b, e.handler, path, key, body(false)) })
+	b.Run("dryRun", func(b *testing.B) { benchPostCost(b, cost, e.handler, path, key, body(true)) })
+	b.Run("logged", func(b *testing.B) { benchPostCost(b, cost, e.handler, path, key, body(false)) })
 }
 
 // benchPost serves POST path with body and key (none when "") from 32
 // goroutines (16 per CPU), so that group commit has concurrent requests to
 // batch, as a loaded server has.
 func benchPost(b *testing.B, h http.Handler, path, key string, body []byte) {
+	benchPostCost(b, nil, h, path, key, body)
+}
+
+// benchPostCost is benchPost reporting the CPU time per request, and on
+// PostgreSQL (cost not nil) the statements and the server's CPU time
+// (pgCost.measure).
+func benchPostCost(b *testing.B, cost *pgCost, h http.Handler, path, key string, body []byte) {
 	b.ReportAllocs()
 	b.SetParallelism(16)
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			req := httptest.NewRequest("POST", path, bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			if key != "" {
-				req.Header.Set("X-Api-Key", key)
+	cost.measure(b, func() {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				if key != "" {
+					req.Header.Set("X-Api-Key", key)
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Errorf("status %d: %s", rec.Code, rec.Body)
+					return
+				}
 			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK {
-				b.Errorf("status %d: %s", rec.Code, rec.Body)
-				return
-			}
-		}
+		})
 	})
 }

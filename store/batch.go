@@ -11,10 +11,15 @@ import (
 // DB.Tx; each caller returns once its own write is committed or failed.
 // On SQLite, whose single writer makes every transaction wait its turn,
 // this turns many commits (and fsyncs) into one, and one transaction runs
-// at a time. PostgreSQL runs several shared transactions at once (up to
-// 8), so that their round trips overlap. No goroutine outlives its work: a
-// committing caller hands what queued up meanwhile to a goroutine, which
-// stops when the queue is empty.
+// at a time. PostgreSQL runs two shared transactions at once, so that one
+// batch gathers and writes while the other commits. Decision: two rather
+// than more. Every shared transaction costs its statements and round
+// trips whatever its size; with 8 at once, 32 concurrent callers made
+// batches of 2 to 3 and cost 2.3 times the CPU per write (process and
+// server) of 2 at once, for no more writes per second (BENCHMARKS.md,
+// "Fewer, larger shared transactions on PostgreSQL"). No goroutine
+// outlives its work: a committing caller hands what queued up meanwhile
+// to a goroutine, which stops when the queue is empty.
 //
 // Two forms share the queue: Batcher runs each caller's function in turn
 // in the shared transaction; Group hands the whole batch to one function,
@@ -153,7 +158,7 @@ const (
 func (q *commitQueue[T]) init(db *DB, commit func(ctx context.Context, batch []*queued[T])) {
 	q.db, q.commit, q.runners = db, commit, 1
 	if db.Dialect().Name() == "postgres" {
-		q.runners = 8
+		q.runners = 2
 	}
 }
 
