@@ -16,7 +16,12 @@ import (
 	"github.com/tenantkit/tenantkit"
 	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/httpapi"
+	"github.com/tenantkit/tenantkit/httpapi/paymentsapi"
+	"github.com/tenantkit/tenantkit/httpapi/togglesapi"
 	"github.com/tenantkit/tenantkit/identity"
+	"github.com/tenantkit/tenantkit/integrations"
+	"github.com/tenantkit/tenantkit/payments"
+	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/toggles"
@@ -157,4 +162,34 @@ func TestHandlerServesOnlyTheKitsAreas(t *testing.T) {
 			t.Errorf("the document of a toggles and rules Kit lists %s", p)
 		}
 	}
+}
+
+// A Kit is built from the modules a host lists, without package full: the
+// areas they need come with them (payments brings integrations), they are
+// built in the Kit's build order, AreaOf finds each service, and a module
+// listed twice is refused.
+func TestKitFromModules(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := t.Context()
+	kit, err := tenantkit.Open(ctx, tenantkit.Config{DB: storetest.SQLite(t),
+		Areas: []tenantkit.Module{paymentsapi.Area(payments.Options{}), togglesapi.Area(toggles.Options{})}})
+	is.NoErr(err)
+	defer func() { is.NoErr(kit.Close(context.Background())) }()
+	var names []string
+	for _, m := range kit.Modules() {
+		names = append(names, m.Name())
+	}
+	is.Equal(names, []string{tenantkit.AreaIntegrations, tenantkit.AreaToggles, tenantkit.AreaPayments}) // build order
+	_, ok := tenantkit.AreaOf[*payments.Service](kit)
+	is.True(ok)
+	_, ok = tenantkit.AreaOf[*integrations.Service](kit)
+	is.True(ok) // needed by payments
+	_, ok = tenantkit.AreaOf[*rules.Service](kit)
+	is.True(!ok)
+	is.True(kit.Identity == nil)
+
+	_, err = tenantkit.Open(ctx, tenantkit.Config{DB: storetest.SQLite(t),
+		Areas: []tenantkit.Module{togglesapi.Area(toggles.Options{}), togglesapi.Area(toggles.Options{})}})
+	is.True(err != nil && strings.Contains(err.Error(), `"toggles" listed twice`))
 }
