@@ -102,9 +102,10 @@ func (k *Kit) Migrations() []store.Migrations {
 	return lines
 }
 
-// Open opens (or adopts) the database, builds the areas, applies their
-// migrations and the job engine's, and registers their jobs. It starts no
-// background work; call Start for that.
+// Open opens (or adopts) the database, builds the areas of cfg.Areas'
+// modules and of the modules they need, applies their migrations and the
+// job engine's, registers their jobs and lets the modules connect their
+// areas (Wirer). It starts no background work; call Start for that.
 func Open(ctx context.Context, cfg Config) (*Kit, error) {
 	k := &Kit{SecretKey: cfg.SecretKey, Logger: cfg.Logger, DB: cfg.DB}
 	if k.Logger == nil {

@@ -187,8 +187,9 @@ func OpenPlain(ctx context.Context, cfg Config) (*Kit, error) {
 }
 
 // Modules returns the modules of cfg.Areas (every area when nil), each
-// with its options from cfg, for tenantkit.Config.Areas. An unknown name
-// is an error naming it.
+// with its options from cfg, for tenantkit.Config.Areas, followed by the
+// modules of the areas they are built on (with cfg's options too, not
+// their modules' defaults). An unknown name is an error naming it.
 func Modules(cfg Config) ([]tenantkit.Module, error) {
 	names := cfg.Areas
 	if names == nil {
@@ -201,52 +202,52 @@ func Modules(cfg Config) ([]tenantkit.Module, error) {
 			continue
 		}
 		seen[name] = true
-		var m tenantkit.Module
-		switch name {
-		case tenantkit.AreaIdentity:
-			m = tenantkit.IdentityArea(cfg.Identity)
-		case tenantkit.AreaToggles:
-			m = togglesapi.Area(cfg.Toggles)
-		case tenantkit.AreaRules:
-			m = rulesapi.Area(cfg.Rules)
-		case tenantkit.AreaWebhooks:
-			m = webhooksapi.Area(cfg.Webhooks)
-		case tenantkit.AreaEntities:
-			m = entitiesapi.Area(cfg.Entities)
-		case tenantkit.AreaAttachments:
-			m = attachmentsapi.Area(attachmentsapi.Options{Attachments: cfg.Attachments, FilesDir: cfg.FilesDir,
-				FilesInDatabase: cfg.FilesInDatabase})
-		case tenantkit.AreaIntegrations:
-			m = integrationsapi.Area(cfg.Integrations)
-		case tenantkit.AreaPayments:
-			m = paymentsapi.Area(cfg.Payments)
-		case tenantkit.AreaDashboards:
-			m = dashboardsapi.Area(cfg.Dashboards)
-		case tenantkit.AreaProgress:
-			m = progressapi.Area(cfg.Progress)
-		case tenantkit.AreaDataSync:
-			m = datasyncapi.Area(datasyncapi.Options{DataSync: cfg.DataSync, AllowPrivateURLs: cfg.Webhooks.AllowPrivateURLs})
-		case tenantkit.AreaNotifications:
-			m = notificationsapi.Area(cfg.Notifications)
-		default:
-			return nil, fmt.Errorf("full: unknown area %q in Config.Areas (known: %v)", name, tenantkit.AllAreas())
-		}
-		out = append(out, m)
-	}
-	// The areas an area is built on get cfg's options too, not their
-	// modules' defaults.
-	for _, name := range neededNames(out) {
-		more, err := Modules(Config{Areas: []string{name}, Identity: cfg.Identity, Toggles: cfg.Toggles,
-			Rules: cfg.Rules, Webhooks: cfg.Webhooks, Entities: cfg.Entities, Attachments: cfg.Attachments,
-			FilesDir: cfg.FilesDir, FilesInDatabase: cfg.FilesInDatabase, Integrations: cfg.Integrations,
-			Payments: cfg.Payments, Dashboards: cfg.Dashboards, Progress: cfg.Progress,
-			Notifications: cfg.Notifications, DataSync: cfg.DataSync})
+		m, err := module(cfg, name)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, more...)
+		out = append(out, m)
+	}
+	for _, name := range neededNames(out) {
+		m, err := module(cfg, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
 	}
 	return out, nil
+}
+
+// module returns the module of the area name, with its options from cfg.
+func module(cfg Config, name string) (tenantkit.Module, error) {
+	switch name {
+	case tenantkit.AreaIdentity:
+		return tenantkit.IdentityArea(cfg.Identity), nil
+	case tenantkit.AreaToggles:
+		return togglesapi.Area(cfg.Toggles), nil
+	case tenantkit.AreaRules:
+		return rulesapi.Area(cfg.Rules), nil
+	case tenantkit.AreaWebhooks:
+		return webhooksapi.Area(cfg.Webhooks), nil
+	case tenantkit.AreaEntities:
+		return entitiesapi.Area(cfg.Entities), nil
+	case tenantkit.AreaAttachments:
+		return attachmentsapi.Area(attachmentsapi.Options{Attachments: cfg.Attachments, FilesDir: cfg.FilesDir,
+			FilesInDatabase: cfg.FilesInDatabase}), nil
+	case tenantkit.AreaIntegrations:
+		return integrationsapi.Area(cfg.Integrations), nil
+	case tenantkit.AreaPayments:
+		return paymentsapi.Area(cfg.Payments), nil
+	case tenantkit.AreaDashboards:
+		return dashboardsapi.Area(cfg.Dashboards), nil
+	case tenantkit.AreaProgress:
+		return progressapi.Area(cfg.Progress), nil
+	case tenantkit.AreaDataSync:
+		return datasyncapi.Area(datasyncapi.Options{DataSync: cfg.DataSync, AllowPrivateURLs: cfg.Webhooks.AllowPrivateURLs}), nil
+	case tenantkit.AreaNotifications:
+		return notificationsapi.Area(cfg.Notifications), nil
+	}
+	return nil, fmt.Errorf("full: unknown area %q in Config.Areas (known: %v)", name, tenantkit.AllAreas())
 }
 
 // neededNames lists the names of the areas the modules need (and those
