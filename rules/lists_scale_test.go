@@ -2,7 +2,6 @@ package rules_test
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -37,29 +36,6 @@ func TestListLogsAtScale(t *testing.T) {
 	sizes, calls := storetest.ScaleSizes(t)
 	storetest.EachFresh(t, func(t *testing.T, db *store.DB, engine string) { scaleListLogs(t, db, engine, sizes, calls) },
 		rules.Migrations)
-}
-
-// interleaved times each of fns calls times (after 3 warm-up calls
-// each), one call of each in turn, and returns each one's p50 and p95.
-func interleaved(t *testing.T, calls int, fns []func() error) (p50, p95 []time.Duration) {
-	t.Helper()
-	times := make([][]time.Duration, len(fns))
-	for i := range calls + 3 {
-		for j, fn := range fns {
-			began := time.Now()
-			if err := fn(); err != nil {
-				t.Fatal(err)
-			}
-			if i >= 3 {
-				times[j] = append(times[j], time.Since(began))
-			}
-		}
-	}
-	for _, ts := range times {
-		slices.Sort(ts)
-		p50, p95 = append(p50, ts[len(ts)/2]), append(p95, ts[len(ts)*95/100])
-	}
-	return p50, p95
 }
 
 // scaleExecution is what TestListLogsAtScale writes of an execution.
@@ -208,13 +184,13 @@ func scaleListLogs(t *testing.T, db *store.DB, engine string, sizes []int, calls
 			sc := store.Scope{TenantID: l.tenant}
 			fns = append(fns, func() error {
 				items, got, err := st.ListLogs(ctx, db, sc, f)
-				if err == nil && (len(items) != min(20, total) || got != total) {
-					err = fmt.Errorf("%s: %d rows of %d, want %d of %d", c.name, len(items), got, min(20, total), total)
+				if err == nil {
+					err = storetest.CheckPage(c.name, len(items), got, min(20, total), total)
 				}
 				return err
 			})
 		}
-		p50, p95 := interleaved(t, calls, fns)
+		p50, p95 := storetest.Interleaved(t, calls, fns)
 		for i, l := range logs {
 			t.Logf("| rule execution logs, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, l.executions*scalePerExecution,
 				storetest.Milliseconds(p50[i]), storetest.Milliseconds(p95[i]))
@@ -322,13 +298,13 @@ func scaleListRules(t *testing.T, db *store.DB, engine string, sizes []int, call
 			sc := store.Scope{TenantID: tenant}
 			fns = append(fns, func() error {
 				items, got, err := st.ListRules(ctx, db, sc, f)
-				if err == nil && (len(items) != min(20, total) || got != total) {
-					err = fmt.Errorf("%s: %d rows of %d, want %d of %d", c.name, len(items), got, min(20, total), total)
+				if err == nil {
+					err = storetest.CheckPage(c.name, len(items), got, min(20, total), total)
 				}
 				return err
 			})
 		}
-		p50, p95 := interleaved(t, calls, fns)
+		p50, p95 := storetest.Interleaved(t, calls, fns)
 		for j := range tenants {
 			t.Logf("| business rules, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, sizes[j],
 				storetest.Milliseconds(p50[j]), storetest.Milliseconds(p95[j]))
@@ -400,13 +376,13 @@ func scaleListSets(t *testing.T, db *store.DB, engine string, sizes []int, calls
 			f.Limit = 20
 			fns = append(fns, func() error {
 				items, got, err := st.ListSets(ctx, db, tenant, f)
-				if err == nil && (len(items) != 20 || got != total) {
-					err = fmt.Errorf("%s: %d rows of %d, want 20 of %d", c.name, len(items), got, total)
+				if err == nil {
+					err = storetest.CheckPage(c.name, len(items), got, 20, total)
 				}
 				return err
 			})
 		}
-		p50, p95 := interleaved(t, calls, fns)
+		p50, p95 := storetest.Interleaved(t, calls, fns)
 		for j := range tenants {
 			t.Logf("| business rule sets, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, sizes[j],
 				storetest.Milliseconds(p50[j]), storetest.Milliseconds(p95[j]))

@@ -2,7 +2,6 @@ package webhooks_test
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -42,29 +41,6 @@ func TestListDeliveriesAtScale(t *testing.T) {
 // backlog is how many of the newest deliveries TestListDeliveriesAtScale
 // leaves to send.
 const backlog = 1000
-
-// interleaved times each of fns calls times (after 3 warm-up calls
-// each), one call of each in turn, and returns each one's p50 and p95.
-func interleaved(t *testing.T, calls int, fns []func() error) (p50, p95 []time.Duration) {
-	t.Helper()
-	times := make([][]time.Duration, len(fns))
-	for i := range calls + 3 {
-		for j, fn := range fns {
-			began := time.Now()
-			if err := fn(); err != nil {
-				t.Fatal(err)
-			}
-			if i >= 3 {
-				times[j] = append(times[j], time.Since(began))
-			}
-		}
-	}
-	for _, ts := range times {
-		slices.Sort(ts)
-		p50, p95 = append(p50, ts[len(ts)/2]), append(p95, ts[len(ts)*95/100])
-	}
-	return p50, p95
-}
 
 // scaleDeliveries is a tenant's deliveries of TestListDeliveriesAtScale.
 type scaleDeliveries struct {
@@ -198,13 +174,13 @@ func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int,
 			sc := store.Scope{TenantID: sd.tenant}
 			fns = append(fns, func() error {
 				items, got, err := st.ListDeliveries(ctx, db, sc, f)
-				if err == nil && (len(items) != min(20, total) || got != total) {
-					err = fmt.Errorf("%s: %d rows of %d, want %d of %d", c.name, len(items), got, min(20, total), total)
+				if err == nil {
+					err = storetest.CheckPage(c.name, len(items), got, min(20, total), total)
 				}
 				return err
 			})
 		}
-		p50, p95 := interleaved(t, calls, fns)
+		p50, p95 := storetest.Interleaved(t, calls, fns)
 		for j, sd := range tenants {
 			t.Logf("| webhook deliveries, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, len(sd.statuses),
 				storetest.Milliseconds(p50[j]), storetest.Milliseconds(p95[j]))
@@ -279,13 +255,13 @@ func scaleListWebhooks(t *testing.T, db *store.DB, engine string, sizes []int, c
 			sc := store.Scope{TenantID: tenant}
 			fns = append(fns, func() error {
 				items, got, err := st.ListWebhooks(ctx, db, sc, f)
-				if err == nil && (len(items) != 20 || got != total) {
-					err = fmt.Errorf("%s: %d rows of %d, want 20 of %d", c.name, len(items), got, total)
+				if err == nil {
+					err = storetest.CheckPage(c.name, len(items), got, 20, total)
 				}
 				return err
 			})
 		}
-		p50, p95 := interleaved(t, calls, fns)
+		p50, p95 := storetest.Interleaved(t, calls, fns)
 		for j := range tenants {
 			t.Logf("| webhooks, %s | %s | %d | %.2f ms | %.2f ms |", c.name, engine, sizes[j],
 				storetest.Milliseconds(p50[j]), storetest.Milliseconds(p95[j]))

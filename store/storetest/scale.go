@@ -184,27 +184,35 @@ func MeasureGrowth(t testing.TB, list, engine string, smallRows, largeRows, call
 		if c.Calls > 0 {
 			n = min(n, c.Calls)
 		}
-		var ts, tl []time.Duration
-		for j := range n + 3 {
-			for _, side := range []struct {
-				fn    func() error
-				times *[]time.Duration
-			}{{c.List, &ts}, {large[i].List, &tl}} {
-				began := time.Now()
-				if err := side.fn(); err != nil {
-					t.Fatal(err)
-				}
-				if j >= 3 {
-					*side.times = append(*side.times, time.Since(began))
-				}
-			}
-		}
-		slices.Sort(ts)
-		slices.Sort(tl)
-		ps, pl := ts[len(ts)/2], tl[len(tl)/2]
+		p50, _ := Interleaved(t, n, []func() error{c.List, large[i].List})
+		ps, pl := p50[0], p50[1]
 		t.Logf("| %s, %s | %s | %d → %d | %.2f ms | %.2f ms | %.2f× |", list, c.Name, engine, smallRows, largeRows,
 			Milliseconds(ps), Milliseconds(pl), float64(pl)/float64(max(ps, time.Microsecond)))
 	}
+}
+
+// Interleaved times each of fns calls times (after 3 warm-up calls each),
+// one call of each in turn, so that all of them see the same load, and
+// returns each one's p50 and p95. An error of a call fails t.
+func Interleaved(t testing.TB, calls int, fns []func() error) (p50, p95 []time.Duration) {
+	t.Helper()
+	times := make([][]time.Duration, len(fns))
+	for i := range calls + 3 {
+		for j, fn := range fns {
+			began := time.Now()
+			if err := fn(); err != nil {
+				t.Fatal(err)
+			}
+			if i >= 3 {
+				times[j] = append(times[j], time.Since(began))
+			}
+		}
+	}
+	for _, ts := range times {
+		slices.Sort(ts)
+		p50, p95 = append(p50, ts[len(ts)/2]), append(p95, ts[len(ts)*95/100])
+	}
+	return p50, p95
 }
 
 // GrowAndMeasure is the course of a list-at-scale measurement on one
