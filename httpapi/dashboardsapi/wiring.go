@@ -45,11 +45,7 @@ func registerWidgets(k *tenantkit.Kit, svc *dashboards.Service) error {
 			ID: WidgetWebhookHealth, Title: "Webhook delivery health",
 			Description: "Deliveries of each webhook in the last 24 hours: delivered, failed and pending.",
 			Features:    []string{"webhooks.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 0, W: 6, H: 4},
-			Data: func(ctx context.Context) (any, error) {
-				from := since()
-				items, err := webhooksSvc.DeliveryHealth(ctx, from)
-				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
-			},
+			Data: windowed(since, webhooksSvc.DeliveryHealth),
 		})
 	}
 	if rulesSvc, ok := tenantkit.AreaOf[*rules.Service](k); ok {
@@ -57,11 +53,7 @@ func registerWidgets(k *tenantkit.Kit, svc *dashboards.Service) error {
 			ID: WidgetRuleExecutions, Title: "Rule executions",
 			Description: "Rule executions and failures per rule set in the last 24 hours.",
 			Features:    []string{"business_rules.rules.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 6, Y: 0, W: 6, H: 4},
-			Data: func(ctx context.Context) (any, error) {
-				from := since()
-				items, err := rulesSvc.ExecutionSummary(ctx, from)
-				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
-			},
+			Data: windowed(since, rulesSvc.ExecutionSummary),
 		})
 	}
 	if attachmentsSvc, ok := tenantkit.AreaOf[*attachments.Service](k); ok {
@@ -89,11 +81,7 @@ func registerWidgets(k *tenantkit.Kit, svc *dashboards.Service) error {
 			ID: WidgetDataSync, Title: "Data sync runs",
 			Description: "Per integration, the latest sync run and the runs of the last 24 hours by status.",
 			Features:    []string{"data_sync.view"}, DefaultEnabled: true, DefaultGrid: dashboards.Grid{X: 0, Y: 7, W: 12, H: 3},
-			Data: func(ctx context.Context) (any, error) {
-				from := since()
-				items, err := datasyncSvc.Summary(ctx, from)
-				return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
-			},
+			Data: windowed(since, datasyncSvc.Summary),
 		})
 	}
 	for _, d := range defs {
@@ -102,6 +90,16 @@ func registerWidgets(k *tenantkit.Kit, svc *dashboards.Service) error {
 		}
 	}
 	return nil
+}
+
+// windowed is the Data of a widget listing what read finds since the
+// window's start: {since, items}, items [] rather than null when empty.
+func windowed[T any](since func() time.Time, read func(context.Context, time.Time) ([]T, error)) func(context.Context) (any, error) {
+	return func(ctx context.Context) (any, error) {
+		from := since()
+		items, err := read(ctx, from)
+		return WindowData[any]{Since: from, Items: nonNilSlice(items)}, err
+	}
 }
 
 // nonNilSlice makes an empty list encode as [] rather than null.
