@@ -494,7 +494,7 @@ func qualifiedName(full string) string {
 	}
 	pkgPath, name := full[:dot], full[dot+1:]
 	pkg := path.Base(pkgPath)
-	if pkgPath == httpapiPath || strings.HasPrefix(pkgPath, httpapiPath+"/") || pkg == "httpapi" || pkg == "." {
+	if pkgPath == httpapiPath || strings.HasPrefix(pkgPath, httpapiPath+"/") || pkg == "." {
 		return upperFirst(name)
 	}
 	return upperFirst(pkg) + upperFirst(name)
