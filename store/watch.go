@@ -176,9 +176,11 @@ func (db *DB) listenVersions(ctx context.Context, n notifier) {
 		connected := false
 		err := n.listen(ctx, channel, func(pid uint32) {
 			connected = true
-			db.notifyWatchers("", 0) // whatever happened while not listening
+			// Status first, so a watcher told of the connection reads it
+			// as up; then whatever happened while not listening.
 			w.pid.Store(pid)
 			w.listening.Store(true)
+			db.notifyWatchers("", 0)
 		}, func(payload string) {
 			i := strings.LastIndexByte(payload, ':')
 			if i < 0 {
