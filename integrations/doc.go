@@ -95,13 +95,13 @@
 // # The log's totals
 //
 // ListLogs returns a page, newest first, and the exact total. SQLStore
-// keeps how many entries each integration has at each level
-// (store.Counts, migration 0003), written by InsertLog in the caller's
-// transaction, so that the total of the unfiltered log and of one
-// filtered by integration and/or level sums a few rows. Filtered by run or
-// entity, the total counts the matching entries in the run's or the
-// entity's index (entity type and id): their number is the run's or the
-// entity's, not the log's (an entity id without its type walks the log).
+// keeps how many entries each integration has at each level for each
+// entity type (store.Counts, migrations 0003 and 0004), written by
+// InsertLog in the caller's transaction, so that the total of the
+// unfiltered log and of one filtered by integration, level and/or entity
+// type sums a few rows. Filtered by run or entity id, the total counts
+// the matching entries in the run's or the entity id's index: their
+// number is the run's or the entity's, not the log's.
 // Log entries are never deleted today; a retention that deletes them must
 // subtract from the counts in its transaction.
 //

@@ -101,12 +101,21 @@ func (*SQLStore) InsertLog(ctx context.Context, q store.Querier, e *LogEntry) er
 	if err != nil {
 		return err
 	}
-	return logCounts.Add(ctx, q, store.CountDelta{Key: []string{e.TenantID, e.IntegrationID, e.Level}, N: 1})
+	return logCounts.Add(ctx, q, store.CountDelta{Key: []string{e.TenantID, e.IntegrationID, e.Level, valueOr(e.EntityType)}, N: 1})
+}
+
+// valueOr returns *p, or "" for nil.
+func valueOr(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // logCounts keeps how many log entries each tenant's integration has at
-// each level (migration 0003).
-var logCounts = store.NewCounts("integration_log_counts", "tenant_id", "integration_id", "level")
+// each level for each entity type (the empty type: entries of no entity;
+// migrations 0003 and 0004).
+var logCounts = store.NewCounts("integration_log_counts_by_type", "tenant_id", "integration_id", "level", "entity_type")
 
 // ListLogs implements Store.
 func (*SQLStore) ListLogs(ctx context.Context, q store.Querier, tenantID string, f LogFilter) ([]*LogEntry, int, error) {
@@ -137,11 +146,11 @@ func (*SQLStore) ListLogs(ctx context.Context, q store.Querier, tenantID string,
 }
 
 // logTotal returns how many entries c (ListLogs' predicate for tenantID
-// and f) selects: unfiltered or filtered by integration and/or level, the
-// sum of their kept counts; filtered by run or entity too, a count of the
-// entries (a run's from its index).
+// and f) selects: unfiltered or filtered by integration, level and/or
+// entity type, the sum of their kept counts; filtered by run or entity id
+// too, a count of the entries in the run's or the entity's index.
 func logTotal(ctx context.Context, q store.Querier, tenantID string, f LogFilter, c *store.Conds) (int, error) {
-	if f.RunID != "" || f.EntityType != "" || f.EntityID != "" {
+	if f.RunID != "" || f.EntityID != "" {
 		var total int
 		err := q.QueryRow(ctx, `SELECT count(*) FROM integration_logs WHERE `+c.SQL(), c.Values()...).Scan(&total)
 		return total, err
@@ -152,6 +161,9 @@ func logTotal(ctx context.Context, q store.Querier, tenantID string, f LogFilter
 	}
 	if f.Level != "" {
 		k.And("level = ?", f.Level)
+	}
+	if f.EntityType != "" {
+		k.And("entity_type = ?", f.EntityType)
 	}
 	return logCounts.Sum(ctx, q, k)
 }
