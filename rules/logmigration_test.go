@@ -2,34 +2,14 @@ package rules_test
 
 import (
 	"encoding/json"
-	"io/fs"
 	"reflect"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
-
-// migrationsBefore is the rules line without its versions from first on.
-func migrationsBefore(t *testing.T, first string) store.Migrations {
-	t.Helper()
-	files := fstest.MapFS{}
-	err := fs.WalkDir(rules.Migrations.FS, "migrations", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() >= first {
-			return err
-		}
-		b, err := fs.ReadFile(rules.Migrations.FS, path)
-		files[path] = &fstest.MapFile{Data: b}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return store.Migrations{Line: rules.Migrations.Line, FS: files, Dir: rules.Migrations.Dir}
-}
 
 // Migration 0004 moves the rule log rows of the two-table log into their
 // executions' rows: every row reads back as before (its id, its own input
@@ -39,7 +19,7 @@ func TestLogMigrationKeepsRuleRows(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
-		if err := db.Migrate(ctx, migrationsBefore(t, "0004")); err != nil {
+		if err := db.Migrate(ctx, storetest.MigrationsBefore(t, rules.Migrations, "0004")); err != nil {
 			t.Fatal(err)
 		}
 		acme, other := store.NewID(), store.NewID()
@@ -182,7 +162,7 @@ func TestLogMigrationFillsRuleResults(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
-		if err := db.Migrate(ctx, migrationsBefore(t, "0006")); err != nil {
+		if err := db.Migrate(ctx, storetest.MigrationsBefore(t, rules.Migrations, "0006")); err != nil {
 			t.Fatal(err)
 		}
 		before, after := store.NewID(), store.NewID()
@@ -275,5 +255,5 @@ func TestLogMigrationFillsRuleResults(t *testing.T) {
 				}
 			}
 		}
-	}, migrationsBefore(t, "0006"))
+	}, storetest.MigrationsBefore(t, rules.Migrations, "0006"))
 }

@@ -18,6 +18,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -269,4 +271,25 @@ func packageName() string {
 		name = "pkg"
 	}
 	return name
+}
+
+// MigrationsBefore returns the migrations of m numbered below first (a
+// file name prefix such as "0004"), so that a test can migrate a database
+// to the schema before a migration, write rows as they were written then,
+// and check what the migration makes of them.
+func MigrationsBefore(t testing.TB, m store.Migrations, first string) store.Migrations {
+	t.Helper()
+	files := fstest.MapFS{}
+	err := fs.WalkDir(m.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() >= first {
+			return err
+		}
+		b, err := fs.ReadFile(m.FS, path)
+		files[path] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.Migrations{Line: m.Line, FS: files, Dir: m.Dir}
 }
