@@ -24,7 +24,13 @@ const testLeaseTTL = 500 * time.Millisecond
 
 func leaseEngine(t *testing.T, db *store.DB, queue string, workers int, w Worker[leaseArgs]) *Engine {
 	t.Helper()
-	e, err := New(t.Context(), db, Config{LeaseTTL: testLeaseTTL})
+	return leaseEngineTTL(t, db, testLeaseTTL, queue, workers, w)
+}
+
+// leaseEngineTTL is leaseEngine with leases of ttl.
+func leaseEngineTTL(t *testing.T, db *store.DB, ttl time.Duration, queue string, workers int, w Worker[leaseArgs]) *Engine {
+	t.Helper()
+	e, err := New(t.Context(), db, Config{LeaseTTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,12 +209,15 @@ func TestLeaseRenewedAndSnoozed(t *testing.T) {
 		ctx := t.Context()
 		var mu sync.Mutex
 		var runs []int
-		a := leaseEngine(t, db, "long", 2, WorkFunc[leaseArgs](func(ctx context.Context, job *Job[leaseArgs]) error {
+		// Leases of 1.5 s, renewed while each run lasts two of them, so
+		// that a renewal delayed by a loaded machine does not lapse.
+		const ttl = 3 * testLeaseTTL
+		a := leaseEngineTTL(t, db, ttl, "long", 2, WorkFunc[leaseArgs](func(ctx context.Context, job *Job[leaseArgs]) error {
 			mu.Lock()
 			runs = append(runs, job.Run)
 			n := len(runs)
 			mu.Unlock()
-			time.Sleep(3 * testLeaseTTL)
+			time.Sleep(2 * ttl)
 			if err := db.Tx(ctx, func(tx *store.Tx) error { return Fence(ctx, tx) }); err != nil {
 				return err
 			}
@@ -217,7 +226,7 @@ func TestLeaseRenewedAndSnoozed(t *testing.T) {
 			}
 			return nil
 		}))
-		leaseEngine(t, db, "", 0, nil) // another process sweeping
+		leaseEngineTTL(t, db, ttl, "", 0, nil) // another process sweeping
 		id, err := a.Enqueue(ctx, leaseArgs{N: 3}, &Opts{Queue: "long"})
 		if err != nil {
 			t.Fatal(err)

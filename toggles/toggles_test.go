@@ -407,6 +407,9 @@ func TestListSearchAndFilters(t *testing.T) {
 	}, toggles.Migrations)
 }
 
+// sortableTime formats a time as text that sorts as the time does.
+const sortableTime = "2006-01-02T15:04:05.000000000Z07:00"
+
 func TestListSortAndPaging(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
@@ -436,8 +439,10 @@ func TestListSortAndPaging(t *testing.T) {
 			"name":       func(t *toggles.Toggle) string { return t.Name },
 			"category":   func(t *toggles.Toggle) string { return t.Category },
 			"type":       func(t *toggles.Toggle) string { return string(t.Type) },
-			"createdAt":  func(t *toggles.Toggle) string { return t.CreatedAt.UTC().Format(time.RFC3339Nano) },
-			"updatedAt":  func(t *toggles.Toggle) string { return t.UpdatedAt.UTC().Format(time.RFC3339Nano) },
+			// Fixed-width fractions, so that the text sorts as the time
+			// does (RFC3339Nano drops trailing zeros: ".5Z" > ".45Z").
+			"createdAt": func(t *toggles.Toggle) string { return t.CreatedAt.UTC().Format(sortableTime) },
+			"updatedAt": func(t *toggles.Toggle) string { return t.UpdatedAt.UTC().Format(sortableTime) },
 		}
 		ids := func(items []*toggles.Toggle) []string {
 			out := make([]string, len(items))
