@@ -164,12 +164,6 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 			poll = 100 * time.Millisecond
 		}
 	}
-	e.table = "river_job"
-	if _, pg := db.PgxPool(); pg && schema != "" {
-		// River's PostgreSQL driver keeps its tables in the schema; the
-		// SQLite one has none (sqlite.go).
-		e.table = pgIdentifier(schema) + ".river_job"
-	}
 	rcfg := &river.Config{
 		FetchCooldown:        cmp.Or(cfg.FetchCooldown, 2*time.Millisecond),
 		FetchPollInterval:    poll,
@@ -198,6 +192,12 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 	}
 	if e.client == nil {
 		return nil, errors.New("jobs: no job driver for this store engine")
+	}
+	e.table = "river_job"
+	if rcfg.Schema != "" {
+		// River's PostgreSQL driver keeps its tables in the schema; the
+		// SQLite one has none and clears it (sqlite.go).
+		e.table = pgIdentifier(rcfg.Schema) + ".river_job"
 	}
 
 	registerEvents(e)

@@ -92,23 +92,12 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(state string, v float64) {
 		ch <- prometheus.MustNewConstMetric(poolConnections, prometheus.GaugeValue, v, state)
 	}
-	if pool, ok := c.db.PgxPool(); ok {
-		st := pool.Stat()
-		gauge("open", float64(st.TotalConns()))
-		gauge("in_use", float64(st.AcquiredConns()))
-		gauge("idle", float64(st.IdleConns()))
-		gauge("max", float64(st.MaxConns()))
-		ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(st.EmptyAcquireCount()))
-		return
-	}
-	if pool, ok := c.db.SQLPool(); ok {
-		st := pool.Stats()
-		gauge("open", float64(st.OpenConnections))
-		gauge("in_use", float64(st.InUse))
-		gauge("idle", float64(st.Idle))
-		gauge("max", float64(st.MaxOpenConnections))
-		ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(st.WaitCount))
-	}
+	st := c.db.PoolStats()
+	gauge("open", float64(st.Open))
+	gauge("in_use", float64(st.InUse))
+	gauge("idle", float64(st.Idle))
+	gauge("max", float64(st.Max))
+	ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(st.Waits))
 }
 
 // WatchJobs adds the job engine's series: every job run by this process

@@ -80,8 +80,22 @@ type engine interface {
 	lock(ctx context.Context, key int64) (unlock func(), err error)
 	claim(ctx context.Context, name, value int32) (release func(), conflict bool, err error)
 	ping(ctx context.Context) error
+	poolStats() PoolStats
 	close() error
 }
+
+// PoolStats is what a DB's connection pool holds now and how often a
+// query waited for a connection.
+type PoolStats struct {
+	// Open, InUse and Idle count the pool's connections; Max is its limit.
+	Open, InUse, Idle, Max int
+	// Waits counts the queries that waited for a free connection.
+	Waits int64
+}
+
+// PoolStats returns the figures of the pool the DB's queries use (on
+// SQLite, the writer's single connection).
+func (db *DB) PoolStats() PoolStats { return db.eng.poolStats() }
 
 type txEngine interface {
 	exec(ctx context.Context, sql string, args []any) (int64, error)

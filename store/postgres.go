@@ -231,6 +231,12 @@ func (e *pgxEngine) lock(ctx context.Context, key int64) (func(), error) {
 
 func (e *pgxEngine) ping(ctx context.Context) error { return e.pool.Ping(ctx) }
 
+func (e *pgxEngine) poolStats() PoolStats {
+	st := e.pool.Stat()
+	return PoolStats{Open: int(st.TotalConns()), InUse: int(st.AcquiredConns()), Idle: int(st.IdleConns()),
+		Max: int(st.MaxConns()), Waits: st.EmptyAcquireCount()}
+}
+
 func (e *pgxEngine) close() error {
 	if e.background != nil {
 		e.background.Close()

@@ -175,6 +175,11 @@ func (e *sqlEngine) claim(context.Context, int32, int32) (func(), bool, error) {
 
 func (e *sqlEngine) ping(ctx context.Context) error { return e.write.PingContext(ctx) }
 
+func (e *sqlEngine) poolStats() PoolStats {
+	st := e.write.Stats()
+	return PoolStats{Open: st.OpenConnections, InUse: st.InUse, Idle: st.Idle, Max: st.MaxOpenConnections, Waits: st.WaitCount}
+}
+
 func (e *sqlEngine) close() error {
 	var bgErr error
 	if e.stopBackground != nil {

@@ -18,8 +18,8 @@ INSERT INTO integration_log_counts_by_type (tenant_id, integration_id, level, en
     SELECT tenant_id, integration_id, level, COALESCE(entity_type, ''), 0, count(*) FROM integration_logs
     GROUP BY tenant_id, integration_id, level, COALESCE(entity_type, '');
 DROP TABLE integration_log_counts;
--- A page by entity type reads its index in order; an entity's page (and
--- total) reads the entity id's index, with or without the type.
-DROP INDEX integration_logs_entity_idx;
+-- A page by entity type, and one by entity id without the type, read
+-- an index of their own in order (0003's index by entity type and id
+-- serves the two together, its total too).
 CREATE INDEX integration_logs_entity_type_idx ON integration_logs (tenant_id, entity_type, created_at, id);
-CREATE INDEX integration_logs_entity_idx ON integration_logs (tenant_id, entity_id, created_at, id);
+CREATE INDEX integration_logs_entity_id_idx ON integration_logs (tenant_id, entity_id, created_at, id);
