@@ -871,7 +871,12 @@ var executionInserts = store.NewBatchInsert("business_rule_executions",
 // prepared (store.BatchInsert.Prepare).
 func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 	executionInserts.Prepare(ctx, db)
-	logCountUpserts.Prepare(ctx, db)
+	if logWriters[db.Dialect()] == nil {
+		logCountUpserts.Prepare(ctx, db)
+	}
+	for _, q := range logStatements {
+		_ = db.Prepare(ctx, q)
+	}
 }
 
 // InsertExecutions implements Store: a row per execution (its rule rows
@@ -893,9 +898,8 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 		}
 		rows[i] = executionRow{x: x, rules: string(appendRuleRows(nil, x.Rules)), failures: failures, results: ruleResults(x.Rules)}
 	}
-	counts := logCounts(xs)
 	if write := logWriters[q.Dialect()]; write != nil {
-		return write(ctx, q, rows, counts)
+		return write(ctx, q, rows)
 	}
 	values := make([]any, 0, len(xs)*executionInserts.Columns())
 	for _, r := range rows {
@@ -907,6 +911,7 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 	if _, err := executionInserts.InsertValues(ctx, q, values); err != nil {
 		return err
 	}
+	counts := logCounts(xs)
 	values = make([]any, 0, len(counts)*logCountUpserts.Columns())
 	for _, c := range counts {
 		k := c.key
@@ -925,10 +930,15 @@ type executionRow struct {
 	results  string
 }
 
-// logWriters holds, by Dialect, an engine's write of executions and the
-// counts they add in one statement; other engines use the multi-row
-// INSERTs of executionInserts and logCountUpserts.
-var logWriters = map[store.Dialect]func(ctx context.Context, q store.Querier, rows []executionRow, counts []logCount) error{}
+// logWriters holds, by Dialect, an engine's own write of executions and
+// the counts they add (sql_postgres.go, sql_sqlite.go); an engine without
+// one uses the multi-row INSERTs of executionInserts and
+// logCountUpserts. logStatements are statement texts they run, which
+// PrepareLogWrites prepares.
+var (
+	logWriters    = map[store.Dialect]func(ctx context.Context, q store.Querier, rows []executionRow) error{}
+	logStatements []string
+)
 
 // logCountKey is a row of business_rule_log_counts.
 type logCountKey struct {

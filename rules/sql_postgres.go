@@ -19,7 +19,7 @@ func init() {
 // arrays too, upserted in the order of counts (ORDER BY the ordinality:
 // the one lock order of every writer). One round trip, and one statement
 // text, which the driver prepares once.
-func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow, counts []logCount) error {
+func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow) error {
 	n := len(rows)
 	ids, tenants, orgs, sets := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	types, entities, events, inputs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -32,6 +32,11 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow,
 		at[i], by[i], rules[i], results[i] = x.ExecutedAt, x.ExecutedBy, r.rules, r.results
 		ruleCounts[i], failures[i] = int32(len(x.Rules)), int32(r.failures)
 	}
+	xs := make([]*ExecutionRecord, n)
+	for i := range rows {
+		xs[i] = rows[i].x
+	}
+	counts := logCounts(xs)
 	m := len(counts)
 	cTenants, cSpans, cBuckets, cOrgs := make([]string, m), make([]int16, m), make([]int64, m), make([]string, m)
 	cTypes, cRules, cResults, cN := make([]string, m), make([]string, m), make([]string, m), make([]int64, m)
