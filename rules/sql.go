@@ -868,7 +868,8 @@ var executionInserts = store.NewBatchInsert("business_rule_executions",
 		"rules, rule_count, failure_count, rule_results", "")
 
 // PrepareLogWrites implements Store: it has the log's multi-row INSERTs
-// prepared (store.BatchInsert.Prepare).
+// and the engine's logStatements prepared (store.BatchInsert.Prepare,
+// DB.Prepare).
 func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 	executionInserts.Prepare(ctx, db)
 	if logWriters[db.Dialect()] == nil {
