@@ -95,7 +95,22 @@
 // per tenant, organization, entity type, rule id and result, for the
 // whole log and for each UTC day and hour, added to by InsertExecutions
 // and subtracted from by DeleteLogsBefore in their transactions (whole
-// days and hours before the retention's cut go with it). The total of a
+// days and hours before the retention's cut go with it). A group-committed
+// batch sums its count deltas per key in Go before writing them, so a
+// count row is written once per batch however many of its executions
+// share it. On PostgreSQL the batch's executions and its count deltas are
+// one statement (their columns as arrays, unnested; a data-modifying
+// WITH), the counts upserted in one key order for every writer; on SQLite
+// the counts of a tenant, organization, entity type, day and hour are
+// written with each rule id and result bound once for its three spans (a
+// join with the spans' VALUES): binding eight values per count row was
+// most of an upsert's cost to the single writer (BENCHMARKS.md, "Fewer
+// statements and bound values for the durable log"). Decision: one row
+// per key, not spread over slots as some kept counts are (store.Counts).
+// Two batches of one tenant's executions add to the same rows, so the
+// second waits for the first's commit; sampled under load, the count
+// statement waited on a lock in 10 of 77 samples, less than the
+// slots would add to every total read and to retention. The total of a
 // list filtered by any of rule id, result and entity type reads a few
 // rows of the whole log's however long the log is; with a time range it
 // sums the days and hours wholly inside the range (a date filter's
@@ -162,7 +177,9 @@
 //     service gives it, so that a change, its version bump and its event
 //     commit together. The service never writes SQL.
 //   - sql.go: SQLStore, the Store on SQLite and PostgreSQL (one SQL text
-//     for both), and the default when Options.Store is nil.
+//     for both), and the default when Options.Store is nil;
+//     sql_postgres.go and sql_sqlite.go hold each engine's own write of
+//     the execution log's batches (logWriters).
 //   - rulestest: the conformance suite (rulestest.Run) a Store must pass;
 //     the SQL store runs it on both engines, and deliberately broken
 //     stores prove that it fails where it should.

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -869,17 +868,26 @@ var executionInserts = store.NewBatchInsert("business_rule_executions",
 		"rules, rule_count, failure_count, rule_results", "")
 
 // PrepareLogWrites implements Store: it has the log's multi-row INSERTs
-// prepared (store.BatchInsert.Prepare).
+// and the engine's logStatements prepared (store.BatchInsert.Prepare,
+// DB.Prepare).
 func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 	executionInserts.Prepare(ctx, db)
-	logCountUpserts.Prepare(ctx, db)
+	if logWriters[db.Dialect()] == nil {
+		logCountUpserts.Prepare(ctx, db)
+	}
+	for _, q := range logStatements {
+		_ = db.Prepare(ctx, q)
+	}
 }
 
-// InsertExecutions implements Store, with multi-row INSERTs of a row per
-// execution (its rule rows are its rules column).
+// InsertExecutions implements Store: a row per execution (its rule rows
+// are its rules column) and what they add to the kept counts, summed per
+// key first (logCounts). An engine with a writer of its own in
+// logWriters writes both at once (PostgreSQL: one statement); the others
+// use the multi-row INSERTs of executionInserts and logCountUpserts.
 func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
-	values := make([]any, 0, len(xs)*executionInserts.Columns())
-	for _, x := range xs {
+	rows := make([]executionRow, len(xs))
+	for i, x := range xs {
 		if len(x.Rules) > maxLoggedRules {
 			return fmt.Errorf("rules: an execution of %d rules: a log row's id holds at most %d", len(x.Rules), maxLoggedRules)
 		}
@@ -889,15 +897,49 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 				failures++
 			}
 		}
+		rows[i] = executionRow{x: x, rules: string(appendRuleRows(nil, x.Rules)), failures: failures, results: ruleResults(x.Rules)}
+	}
+	if write := logWriters[q.Dialect()]; write != nil {
+		return write(ctx, q, rows)
+	}
+	values := make([]any, 0, len(xs)*executionInserts.Columns())
+	for _, r := range rows {
+		x := r.x
 		values = append(values, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
 			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),
-			string(appendRuleRows(nil, x.Rules)), len(x.Rules), failures, ruleResults(x.Rules))
+			r.rules, len(x.Rules), r.failures, r.results)
 	}
 	if _, err := executionInserts.InsertValues(ctx, q, values); err != nil {
 		return err
 	}
-	return addLogCounts(ctx, q, xs)
+	counts := logCounts(xs)
+	values = make([]any, 0, len(counts)*logCountUpserts.Columns())
+	for _, c := range counts {
+		k := c.key
+		values = append(values, k.tenant, k.span, k.bucket, k.org, k.entityType, k.rule, k.result, c.n)
+	}
+	_, err := logCountUpserts.InsertValues(ctx, q, values)
+	return err
 }
+
+// executionRow is an execution as InsertExecutions writes it: its rules
+// column's JSON, its failure count and its rule_results.
+type executionRow struct {
+	x        *ExecutionRecord
+	rules    string
+	failures int
+	results  string
+}
+
+// logWriters holds, by Dialect, an engine's own write of executions and
+// the counts they add (sql_postgres.go, sql_sqlite.go); an engine without
+// one uses the multi-row INSERTs of executionInserts and
+// logCountUpserts. logStatements are statement texts they run, which
+// PrepareLogWrites prepares.
+var (
+	logWriters    = map[store.Dialect]func(ctx context.Context, q store.Querier, rows []executionRow) error{}
+	logStatements []string
+)
 
 // logCountKey is a row of business_rule_log_counts.
 type logCountKey struct {
@@ -914,39 +956,46 @@ func (k logCountKey) compare(o logCountKey) int {
 		strings.Compare(k.result, o.result))
 }
 
+// logCount is what a write adds to the count of a key.
+type logCount struct {
+	key logCountKey
+	n   int64
+}
+
 // logCountUpserts adds to the kept counts.
 var logCountUpserts = store.NewBatchInsert("business_rule_log_counts",
 	"tenant_id, span, bucket, organization_id, entity_type, rule_id, result, n",
 	"ON CONFLICT (tenant_id, span, bucket, organization_id, entity_type, rule_id, result) "+
 		"DO UPDATE SET n = business_rule_log_counts.n + excluded.n")
 
-// addLogCounts adds the rule rows of xs to the kept counts, in the
-// transaction that inserts them: one row per tenant, span and bucket,
-// organization, entity type, rule and result, in one order for every
-// writer (so that two never wait on each other's rows crosswise). An
-// execution's buckets are those of its ExecutedAt (to the millisecond,
-// as its id).
-func addLogCounts(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
+// logCounts returns what the rule rows of xs add to the kept counts,
+// written in the transaction that inserts them: summed per tenant, span
+// and bucket, organization, entity type, rule and result, so that each
+// count row is written once per batch however many of its executions
+// share it, and in one order for every writer (so that two never wait on
+// each other's rows crosswise). An execution's buckets are those of its
+// ExecutedAt (to the millisecond, as its id).
+func logCounts(xs []*ExecutionRecord) []logCount {
 	counts := map[logCountKey]int64{}
 	for _, x := range xs {
 		sec := x.ExecutedAt.Unix()
+		day, hour := floorTo(sec, daySeconds), floorTo(sec, hourSeconds)
 		for i := range x.Rules {
 			k := logCountKey{tenant: x.TenantID, org: x.OrganizationID, entityType: x.EntityType, rule: x.Rules[i].RuleID,
 				result: string(x.Rules[i].Result)}
 			counts[k]++
-			k.span, k.bucket = spanDay, floorTo(sec, daySeconds)
+			k.span, k.bucket = spanDay, day
 			counts[k]++
-			k.span, k.bucket = spanHour, floorTo(sec, hourSeconds)
+			k.span, k.bucket = spanHour, hour
 			counts[k]++
 		}
 	}
-	keys := slices.SortedFunc(maps.Keys(counts), logCountKey.compare)
-	values := make([]any, 0, len(keys)*logCountUpserts.Columns())
-	for _, k := range keys {
-		values = append(values, k.tenant, k.span, k.bucket, k.org, k.entityType, k.rule, k.result, counts[k])
+	out := make([]logCount, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, logCount{k, n})
 	}
-	_, err := logCountUpserts.InsertValues(ctx, q, values)
-	return err
+	slices.SortFunc(out, func(a, b logCount) int { return a.key.compare(b.key) })
+	return out
 }
 
 // ruleResults is an execution's rule_results column (see

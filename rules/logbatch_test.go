@@ -1,0 +1,82 @@
+package rules_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit/rules"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+)
+
+// A batch of executions of several tenants, organizations, entity types,
+// days and hours, sharing rules and results, keeps every total exact on
+// both engines (InsertExecutions sums the batch's count deltas per key
+// before writing them), and so does retention cutting through it.
+func TestInsertExecutionsBatchKeepsTotals(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		st := rules.NewSQLStore()
+		tenants := []string{store.NewID(), store.NewID()}
+		// Two days before the last midnight, 22:30 UTC: the executions
+		// span that day's last hours and the next day's first.
+		start := time.Now().UTC().Truncate(24 * time.Hour).Add(-2*24*time.Hour + 22*time.Hour + 30*time.Minute)
+		var all []*rules.ExecutionRecord
+		for i := range 60 {
+			at := start.Add(time.Duration(i) * 3 * time.Minute).Truncate(time.Millisecond)
+			id := store.NewIDAt(at)[:32] + "0000"
+			x := &rules.ExecutionRecord{ID: id, TenantID: tenants[i%2], OrganizationID: []string{"", "org-a"}[i/2%2],
+				EntityType: []string{"order", "invoice"}[i/4%2], EntityID: fmt.Sprint("e-", i%5), EventType: "ev",
+				Input: `{"data":{}}`, ExecutedAt: at}
+			for r := range 1 + i%4 {
+				result := []rules.Status{rules.StatusSuccess, rules.StatusFailure, rules.StatusError}[(i+r)%3]
+				x.Rules = append(x.Rules, rules.RuleRecord{RuleUUID: "u", RuleID: fmt.Sprint("R", r%3), RuleName: "R",
+					RuleType: rules.Validation, Result: result, Output: "{}"})
+			}
+			all = append(all, x)
+		}
+		// Batches of 1, 7, 20 and 32 executions, each spanning hours.
+		for _, b := range [][2]int{{0, 1}, {1, 8}, {8, 28}, {28, 60}} {
+			if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertExecutions(ctx, tx, all[b[0]:b[1]]) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at := func(d time.Duration) *time.Time { v := start.Add(d); return &v }
+		filters := []rules.LogFilter{{}, {RuleID: "R1"}, {Result: rules.StatusFailure}, {RuleID: "R0", Result: rules.StatusError},
+			{EntityType: "invoice"}, {EntityType: "order", RuleID: "R2", Result: rules.StatusSuccess},
+			{From: at(90 * time.Minute)}, {To: at(90*time.Minute - time.Nanosecond)}, {From: at(30 * time.Minute), To: at(150 * time.Minute)},
+			{From: at(-30 * time.Minute), To: at(5 * time.Hour), Result: rules.StatusFailure}}
+		check := func(live func(*rules.ExecutionRecord) bool) {
+			t.Helper()
+			for _, tenant := range tenants {
+				for _, f := range filters {
+					want := 0
+					for _, x := range all {
+						if x.TenantID != tenant || !live(x) || f.EntityType != "" && x.EntityType != f.EntityType ||
+							f.From != nil && x.ExecutedAt.Before(*f.From) || f.To != nil && x.ExecutedAt.After(*f.To) {
+							continue
+						}
+						for _, r := range x.Rules {
+							if (f.RuleID == "" || r.RuleID == f.RuleID) && (f.Result == "" || r.Result == f.Result) {
+								want++
+							}
+						}
+					}
+					f.Limit = 1
+					_, total, err := st.ListLogs(ctx, db, store.Scope{TenantID: tenant}, f)
+					if err != nil || total != want {
+						t.Errorf("%+v: total %d, want %d (%v)", f, total, want, err)
+					}
+				}
+			}
+		}
+		check(func(*rules.ExecutionRecord) bool { return true })
+		cut := start.Add(100 * time.Minute) // within the second day's first hour
+		if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.DeleteLogsBefore(ctx, tx, cut); return err }); err != nil {
+			t.Fatal(err)
+		}
+		check(func(x *rules.ExecutionRecord) bool { return !x.ExecutedAt.Before(cut) })
+	}, rules.Migrations)
+}
