@@ -114,9 +114,10 @@ func scaleListTransactions(t *testing.T, db *store.DB, engine string, sizes []in
 // grows the table and times the cases; the transactions are inserted
 // straight into the table (the kept summary counts written by migration
 // 0003's trigger, as on every insert), one every 30 hours / the largest
-// size, from 30 hours ago: the largest size spreads over the 30 hours,
-// so the widget's window holds about 80% of it, and the smaller size,
-// the older ones, over the first hours of the window. The cases, each
+// size, back from now: the largest size spreads over the last 30 hours,
+// so the widget's window holds about 80% of it, and the smaller over the
+// last hours, all in the window (the table grows within the window, as
+// in a soak: 100,000 against 800,000 in the window). The cases, each
 // checked against the seeded transactions (their number and captured
 // sum) on every call: the widget's window (from the start of the hour 24
 // hours ago: kept counts alone); exactly the last 24 hours (the first,
@@ -137,7 +138,7 @@ func scaleSummary(t *testing.T, db *store.DB, engine string, sizes []int, calls 
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	const span = 30 * time.Hour
 	step := span / time.Duration(sizes[len(sizes)-1])
-	at := func(i int) time.Time { return now.Add(-span + time.Duration(i)*step) }
+	at := func(i int) time.Time { return now.Add(-time.Duration(i) * step) } // the newest first
 	status := func(i int) payments.Status {
 		switch i % 20 {
 		case 0, 1, 2:
@@ -175,8 +176,14 @@ func scaleSummary(t *testing.T, db *store.DB, engine string, sizes []int, calls 
 			}
 			return n, captured
 		}
-		check := func(name string, since time.Time, groups []payments.SummaryGroup) error {
+		// The expected figures, counted before the timed calls.
+		figures := map[time.Time][2]int64{}
+		for _, since := range []time.Time{widget, now.Add(-24 * time.Hour)} {
 			n, captured := want(since)
+			figures[since] = [2]int64{int64(n), captured}
+		}
+		check := func(name string, since time.Time, groups []payments.SummaryGroup) error {
+			n, captured := int(figures[since][0]), figures[since][1]
 			var gotN int
 			var gotCaptured int64
 			for _, g := range groups {

@@ -145,8 +145,7 @@ func scaleDeliveryHealth(t *testing.T, db *store.DB, engine string, sizes []int,
 	}
 	storetest.Analyze(t, db)
 	widget := now.Add(-24 * time.Hour).Truncate(time.Hour) // the dashboards' window
-	check := func(name string, sh scaleHealth, since time.Time, got []webhooks.DeliveryHealth) error {
-		want := sh.want(since)
+	check := func(name string, got, want []webhooks.DeliveryHealth) error {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			return fmt.Errorf("%s: got %v, want %v", name, got, want)
 		}
@@ -181,6 +180,7 @@ func scaleDeliveryHealth(t *testing.T, db *store.DB, engine string, sizes []int,
 		var fns []func() error
 		for _, sh := range tenants {
 			sc := store.Scope{TenantID: sh.tenant}
+			want := sh.want(c.since) // counted before the timed calls
 			fns = append(fns, func() error {
 				if c.before {
 					hs, err := store.Many(ctx, db, func(s store.Scanner) (webhooks.DeliveryHealth, error) {
@@ -190,13 +190,13 @@ func scaleDeliveryHealth(t *testing.T, db *store.DB, engine string, sizes []int,
 					if err != nil {
 						return err
 					}
-					return check(c.name, sh, c.since, hs)
+					return check(c.name, hs, want)
 				}
 				hs, err := st.DeliveryHealth(ctx, db, sc, c.since)
 				if err != nil {
 					return err
 				}
-				return check(c.name, sh, c.since, hs)
+				return check(c.name, hs, want)
 			})
 		}
 		p50, p95 := storetest.Interleaved(t, calls, fns)
