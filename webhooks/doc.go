@@ -223,7 +223,8 @@
 //
 // DeliveryHealth (the dashboards' widget) counts each webhook's
 // deliveries of a window by state. Reading every delivery of the window
-// grew with them (linearly within the window: 42 ms at 5,000 on SQLite),
+// grew with them (1.8 s on PostgreSQL and 7.3 s on SQLite for 800,000 in
+// the window; 93 ms for a tenant's 9,460 after 6 minutes of the soak),
 // so the kept counts also hold, since migration 0007, the deliveries by
 // webhook, hour of creation (created_hour, Unix seconds; 0 marks the
 // counts by event type above) and state, written with the others: the
