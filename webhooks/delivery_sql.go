@@ -90,21 +90,28 @@ func (*SQLStore) InsertDeliveries(ctx context.Context, q store.Querier, ds []*De
 	if err != nil || n == 0 {
 		return n, err
 	}
-	// One count row per webhook, event type and state written to, in
-	// this transaction.
-	type key struct{ tenant, webhook, eventType, state string }
+	// One count row per webhook, event type and state written to, and
+	// one per webhook, hour of creation and state, in this transaction.
+	type key struct {
+		tenant, webhook, eventType, state string
+		hour                              int64
+	}
 	added := map[key]int64{}
 	var order []key
-	for _, d := range ds {
-		k := key{d.TenantID, d.WebhookID, d.EventType, countState(d.Status)}
+	add := func(k key) {
 		if added[k] == 0 {
 			order = append(order, k)
 		}
 		added[k]++
 	}
+	for _, d := range ds {
+		state := countState(d.Status)
+		add(key{d.TenantID, d.WebhookID, d.EventType, state, 0})
+		add(key{d.TenantID, d.WebhookID, "", state, hourOf(d.CreatedAt)})
+	}
 	counts := make([][]any, len(order))
 	for i, k := range order {
-		counts[i] = []any{store.NewID(), k.tenant, k.webhook, k.eventType, k.state, added[k]}
+		counts[i] = []any{store.NewID(), k.tenant, k.webhook, k.eventType, k.state, k.hour, added[k]}
 	}
 	_, err = countInserts.Insert(ctx, q, counts)
 	return n, err
@@ -120,8 +127,23 @@ func countState(status string) string {
 	return status
 }
 
+// hourOf is the start of the hour t is in, in Unix seconds: the
+// created_hour of the counts of a delivery created at t (migration 0007's
+// trigger computes the same from created_at).
+func hourOf(t time.Time) int64 {
+	s := t.Unix()
+	return s - ((s%3600)+3600)%3600
+}
+
+// hoursKept is how long the counts by hour of creation are kept: the sweep
+// deletes the older ones (FoldDeliveryCounts). hoursRead is how far back
+// DeliveryHealth reads them; a window starting earlier counts the
+// deliveries of its first hours. The difference leaves room for the
+// processes' clocks.
+const hoursKept, hoursRead = 48 * time.Hour, 36 * time.Hour
+
 // countInserts writes delta rows of the deliveries' counts.
-var countInserts = store.NewBatchInsert("webhook_delivery_counts", "id, tenant_id, webhook_id, event_type, state, delta", "")
+var countInserts = store.NewBatchInsert("webhook_delivery_counts", "id, tenant_id, webhook_id, event_type, state, created_hour, delta", "")
 
 // foldBatch is how many of a count's rows one fold takes at most.
 const foldBatch = 1000
@@ -132,25 +154,36 @@ const foldBatch = 1000
 // is zero). The sum is of the rows the DELETE removed (RETURNING), so a
 // concurrent fold of the same count, which removes none of them, cannot
 // count a row twice.
+//
+// It first deletes the counts by hour of creation older than hoursKept
+// (counted in what it returns).
 func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit int) (int64, error) {
-	type key struct{ tenant, webhook, eventType, state string }
-	keys, err := store.Many(ctx, q, func(s store.Scanner) (key, error) {
-		var k key
-		return k, s.Scan(&k.tenant, &k.webhook, &k.eventType, &k.state)
-	}, `SELECT tenant_id, webhook_id, event_type, state FROM webhook_delivery_counts
-		GROUP BY tenant_id, webhook_id, event_type, state HAVING count(*) > 1
-		ORDER BY tenant_id, webhook_id, event_type, state LIMIT $1`, limit)
+	folded, err := q.Exec(ctx, `DELETE FROM webhook_delivery_counts WHERE created_hour > 0 AND created_hour < $1`,
+		hourOf(time.Now().Add(-hoursKept)))
 	if err != nil {
 		return 0, err
 	}
-	var folded int64
+	type key struct {
+		tenant, webhook, eventType, state string
+		hour                              int64
+	}
+	keys, err := store.Many(ctx, q, func(s store.Scanner) (key, error) {
+		var k key
+		return k, s.Scan(&k.tenant, &k.webhook, &k.eventType, &k.state, &k.hour)
+	}, `SELECT tenant_id, webhook_id, event_type, state, created_hour FROM webhook_delivery_counts
+		GROUP BY tenant_id, webhook_id, event_type, state, created_hour HAVING count(*) > 1
+		ORDER BY tenant_id, webhook_id, event_type, state, created_hour LIMIT $1`, limit)
+	if err != nil {
+		return folded, err
+	}
 	for _, k := range keys {
 		deltas, err := store.Many(ctx, q, func(s store.Scanner) (int64, error) {
 			var d int64
 			return d, s.Scan(&d)
 		}, `DELETE FROM webhook_delivery_counts WHERE id IN (SELECT id FROM webhook_delivery_counts
-			WHERE tenant_id = $1 AND webhook_id = $2 AND event_type = $3 AND state = $4 LIMIT $5) RETURNING delta`,
-			k.tenant, k.webhook, k.eventType, k.state, foldBatch)
+			WHERE tenant_id = $1 AND created_hour = $2 AND webhook_id = $3 AND event_type = $4 AND state = $5 LIMIT $6)
+			RETURNING delta`,
+			k.tenant, k.hour, k.webhook, k.eventType, k.state, foldBatch)
 		if err != nil {
 			return folded, err
 		}
@@ -165,8 +198,8 @@ func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit 
 		if sum == 0 {
 			continue
 		}
-		if _, err := q.Exec(ctx, `INSERT INTO webhook_delivery_counts (id, tenant_id, webhook_id, event_type, state, delta)
-			VALUES ($1, $2, $3, $4, $5, $6)`, store.NewID(), k.tenant, k.webhook, k.eventType, k.state, sum); err != nil {
+		if _, err := q.Exec(ctx, `INSERT INTO webhook_delivery_counts (id, tenant_id, webhook_id, event_type, state, created_hour, delta)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, store.NewID(), k.tenant, k.webhook, k.eventType, k.state, k.hour, sum); err != nil {
 			return folded, err
 		}
 		folded--
@@ -243,6 +276,7 @@ func deliveryTotal(ctx context.Context, q store.Querier, sc store.Scope, f Deliv
 		return int(total), err
 	}
 	k := sc.Readable("k.tenant_id", "w.organization_id")
+	k.And("k.created_hour = 0")
 	for col, v := range map[string]string{"k.webhook_id": f.WebhookID, "k.event_type": f.EventType, "k.state": f.Status} {
 		if v != "" {
 			k.And(col+" = ?", v)
@@ -298,23 +332,43 @@ func (*SQLStore) ExpireDeliveries(ctx context.Context, q store.Querier, tenantID
 		tenantID, webhookID, reason, now)
 }
 
-// DeliveryHealth implements Store: the scope's live webhooks, each joined
-// with its deliveries since, counted by status group in one GROUP BY. The
-// order is made in Go, byte order on both engines (PostgreSQL's text order
-// follows its collation).
+// DeliveryHealth implements Store: the scope's live webhooks, each with
+// its deliveries since, counted by state group in one GROUP BY. The
+// whole hours of the window are read from the kept counts by hour of
+// creation (migration 0007: a few rows per webhook and hour); the
+// deliveries before the first whole hour (since is not at the start of
+// an hour), or before the hours DeliveryHealth reads (hoursRead), are
+// counted from the tenant's index. The order is made in Go, byte order
+// on both engines (PostgreSQL's text order follows its collation).
 func (*SQLStore) DeliveryHealth(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]DeliveryHealth, error) {
+	since = since.UTC().Truncate(time.Microsecond)
+	kept := time.Unix(hourOf(since), 0).UTC() // the first hour the counts give
+	if kept.Before(since) {
+		kept = kept.Add(time.Hour)
+	}
+	if oldest := time.Unix(hourOf(time.Now().Add(-hoursRead)), 0).UTC(); kept.Before(oldest) {
+		kept = oldest
+	}
 	c := sc.Readable("w.tenant_id", "w.organization_id")
 	c.And("w.deleted_at IS NULL")
-	from := c.Add(since.UTC().Truncate(time.Microsecond))
+	tenant := c.Add(sc.TenantID)
+	from := `SELECT k.webhook_id, k.state, k.delta AS n FROM webhook_delivery_counts k
+			WHERE k.tenant_id = ` + tenant + ` AND k.created_hour >= ` + c.Add(kept.Unix())
+	if since.Before(kept) {
+		from += `
+			UNION ALL
+			SELECT d.webhook_id, CASE WHEN d.status IN ('pending', 'sending') THEN '' ELSE d.status END, 1
+			FROM webhook_deliveries d WHERE d.tenant_id = ` + tenant + ` AND d.created_at >= ` + c.Add(since) +
+			` AND d.created_at < ` + c.Add(kept)
+	}
 	hs, err := store.Many(ctx, q, func(s store.Scanner) (DeliveryHealth, error) {
 		var h DeliveryHealth
 		return h, s.Scan(&h.WebhookID, &h.Name, &h.URL, &h.Delivered, &h.Failed, &h.Pending)
 	}, `SELECT w.id, w.name, w.url,
-		count(CASE WHEN d.status = 'delivered' THEN 1 END),
-		count(CASE WHEN d.status IN ('failed', 'expired') THEN 1 END),
-		count(CASE WHEN d.status IN ('pending', 'sending') THEN 1 END)
-		FROM webhooks w LEFT JOIN webhook_deliveries d
-		ON d.tenant_id = w.tenant_id AND d.webhook_id = w.id AND d.created_at >= `+from+`
+		CAST(COALESCE(sum(CASE WHEN x.state = 'delivered' THEN x.n END), 0) AS BIGINT),
+		CAST(COALESCE(sum(CASE WHEN x.state IN ('failed', 'expired') THEN x.n END), 0) AS BIGINT),
+		CAST(COALESCE(sum(CASE WHEN x.state = '' THEN x.n END), 0) AS BIGINT)
+		FROM webhooks w LEFT JOIN (`+from+`) x ON x.webhook_id = w.id
 		WHERE `+c.SQL()+` GROUP BY w.id, w.name, w.url`, c.Values()...)
 	slices.SortFunc(hs, func(a, b DeliveryHealth) int {
 		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.WebhookID, b.WebhookID))

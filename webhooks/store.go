@@ -71,9 +71,11 @@ type Store interface {
 	// keep them too.
 	InsertDeliveries(ctx context.Context, q store.Querier, ds []*Delivery) (int64, error)
 	// FoldDeliveryCounts compacts the kept delivery counts ListDeliveries'
-	// totals read: for up to limit counts (across tenants) kept in more
-	// than one row, it replaces rows with one of their sum, leaving every
-	// count as it was, and returns how many rows fewer there are. It is
+	// totals (and SQLStore's DeliveryHealth) read: for up to limit counts
+	// (across tenants) kept in more than one row, it replaces rows with
+	// one of their sum, leaving every count as it was, and returns how
+	// many rows fewer there are; a store may also drop counts it no
+	// longer reads (SQLStore: those of hours older than two days). It is
 	// safe to run concurrently with itself, with InsertDeliveries and
 	// with every change of a delivery's status.
 	FoldDeliveryCounts(ctx context.Context, q store.Querier, limit int) (int64, error)

@@ -25,20 +25,31 @@ const (
 	WidgetDataSync       = "data_sync.runs"
 )
 
-// widgetWindow is how far back the built-in widgets count.
+// widgetWindow is how far back the built-in widgets count: from the
+// start of the hour (UTC) this long before the read.
 const widgetWindow = 24 * time.Hour
+
+// windowStart is the start of the window of the built-in widgets read at
+// now: the start of the hour 24 hours before (so the window is 24 to 25
+// hours long). A window starting at an hour is read from kept counts by
+// hour where the area keeps them (the webhooks' delivery health), rather
+// than from every row of the window.
+func windowStart(now time.Time) time.Time { return now.Add(-widgetWindow).Truncate(time.Hour) }
 
 // WindowData is the data of the built-in widgets that count the recent
 // past: the window's start and the figures.
 type WindowData[T any] struct {
-	Since time.Time `json:"since"` // the window's start: 24 hours before the read
+	// Since is the window's start: the start of the hour (UTC) 24 hours
+	// before the read, so the window holds the last 24 hours and up to an
+	// hour more.
+	Since time.Time `json:"since"`
 	Items T         `json:"items"`
 }
 
 // registerWidgets registers on svc the built-in widgets of the Kit's
 // areas.
 func registerWidgets(k *tenantkit.Kit, svc *dashboards.Service) error {
-	since := func() time.Time { return k.DB.Now().Add(-widgetWindow) }
+	since := func() time.Time { return windowStart(k.DB.Now()) }
 	var defs []dashboards.WidgetDefinition
 	if webhooksSvc, ok := tenantkit.AreaOf[*webhooks.Service](k); ok {
 		defs = append(defs, dashboards.WidgetDefinition{

@@ -158,4 +158,38 @@ func testSummarize(t *testing.T, f *fixture) {
 		t.Fatalf("the transaction: %v", err)
 	}
 	f.equal("Summarize after the rollback", f.summarize(f.db, whole(f.a), since.Add(time.Minute)), []payments.SummaryGroup{})
+
+	// Windows from the start of an hour, and across hours (a store may
+	// keep counts by hour of creation): A's from since's hour are the ones
+	// from a microsecond before since.
+	hour := since.Truncate(time.Hour)
+	f.equal("Summarize of A from since's hour", f.summarize(f.db, whole(f.a), hour), sortedGroups(earlier))
+	f.equal("Summarize of A from the hour before", f.summarize(f.db, whole(f.a), hour.Add(-time.Hour)), sortedGroups(earlier))
+	f.equal("Summarize of A from 25 hours before", f.summarize(f.db, whole(f.a), hour.Add(-25*time.Hour)), sortedGroups(all))
+	// A transaction's status and captured amount changed after it was
+	// stored count as they are now, under whatever window.
+	c := store.NewID()
+	x := f.transaction(c, "", func(x *payments.Transaction) {
+		x.CreatedAt, x.Currency, x.Status, x.Amount, x.CapturedAmount = hour.Add(90*time.Minute), "USD", payments.StatusAuthorized, 800, 0
+	})
+	y := f.transaction(c, "", func(y *payments.Transaction) {
+		y.CreatedAt, y.Currency, y.Status, y.Amount, y.CapturedAmount = hour.Add(-30*time.Minute), "USD", payments.StatusPartiallyCaptured, 900, 100
+	})
+	x.Status, x.CapturedAmount = payments.StatusPartiallyCaptured, 300
+	y.CapturedAmount = 400 // the status stays
+	for _, tr := range []*payments.Transaction{x, y} {
+		f.must(f.tx(func(tx *store.Tx) error { return f.st.UpdateTransaction(f.ctx, tx, tr) }), "UpdateTransaction")
+	}
+	for _, w := range []struct {
+		since time.Time
+		want  []payments.SummaryGroup
+	}{
+		{hour.Add(-time.Hour), []payments.SummaryGroup{group("USD", payments.StatusPartiallyCaptured, 2, 700)}},
+		{hour.Add(-30 * time.Minute), []payments.SummaryGroup{group("USD", payments.StatusPartiallyCaptured, 2, 700)}},
+		{hour, []payments.SummaryGroup{group("USD", payments.StatusPartiallyCaptured, 1, 300)}},
+		{hour.Add(time.Hour), []payments.SummaryGroup{group("USD", payments.StatusPartiallyCaptured, 1, 300)}},
+		{hour.Add(91 * time.Minute), []payments.SummaryGroup{}},
+	} {
+		f.equal(fmt.Sprintf("Summarize of changed transactions from %s", w.since.Sub(hour)), f.summarize(f.db, whole(c), w.since), w.want)
+	}
 }

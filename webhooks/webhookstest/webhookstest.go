@@ -775,6 +775,65 @@ func testDeliveryHealth(t *testing.T, e *env) {
 	// The same window from before the older ones counts them too.
 	equalSlices(t, "a wider window", health(store.Scope{TenantID: tenant, OrganizationIDs: []string{}}, in(-10)),
 		[]webhooks.DeliveryHealth{row(upper, 1, 0, 1), row(a1, 3, 3, 4), row(quiet, 0, 0, 0)})
+
+	// Windows starting at an hour, within one and long before: a store
+	// may keep counts by hour, and must count exactly whatever the
+	// window's start. More deliveries, hours before the others, some
+	// changing state after they were written.
+	made := []*webhooks.Delivery{}
+	for i, m := range []int{-11, -59, -61, -119, -121, -185, -600} {
+		d := e.deliveryAt(a1, in(m), webhooks.StatusPending)
+		switch i % 3 {
+		case 1:
+			e.put(d, webhooks.StatusDelivered, 1, nil)
+		case 2:
+			e.put(d, webhooks.StatusFailed, 1, nil)
+		}
+		made = append(made, d)
+	}
+	e.put(made[0], webhooks.StatusExpired, 2, nil)
+	old := e.deliveryAt(a1, since.Add(-40*time.Hour), webhooks.StatusDelivered)
+	hour := since.Truncate(time.Hour)
+	for _, from := range []time.Time{hour, hour.Add(time.Hour), hour.Add(-time.Hour), hour.Add(-3 * time.Hour),
+		in(-60), in(-120), in(-600), since.Add(-41 * time.Hour), old.CreatedAt, old.CreatedAt.Add(time.Microsecond)} {
+		want := row(a1, 0, 0, 0)
+		counts := func(d *webhooks.Delivery, status string) {
+			if d.CreatedAt.Before(from) {
+				return
+			}
+			switch status {
+			case webhooks.StatusDelivered:
+				want.Delivered++
+			case webhooks.StatusFailed, webhooks.StatusExpired:
+				want.Failed++
+			default:
+				want.Pending++
+			}
+		}
+		for _, d := range append(made, old) {
+			counts(d, d.Status)
+		}
+		// Those of a1 made before (statuses as written above).
+		for _, x := range []struct {
+			at     time.Time
+			status string
+		}{{since, webhooks.StatusDelivered}, {in(1), webhooks.StatusDelivered}, {in(2), webhooks.StatusFailed},
+			{in(3), webhooks.StatusExpired}, {in(4), webhooks.StatusPending}, {in(5), webhooks.StatusPending},
+			{in(6), webhooks.StatusSending}, {before, webhooks.StatusDelivered}, {before, webhooks.StatusFailed},
+			{in(-10), webhooks.StatusPending}} {
+			counts(&webhooks.Delivery{CreatedAt: x.at}, x.status)
+		}
+		hs := health(store.Scope{TenantID: tenant, OrganizationIDs: []string{}}, from)
+		var got webhooks.DeliveryHealth
+		for _, h := range hs {
+			if h.WebhookID == a1.ID {
+				got = h
+			}
+		}
+		if got != want {
+			t.Errorf("from %s: a1 is %+v, want %+v", from.Sub(since), got, want)
+		}
+	}
 }
 
 func testInbound(t *testing.T, e *env) {
