@@ -63,8 +63,12 @@ type Service struct {
 	code  codeEntities
 	// creates group-commits CreateRecord (writeCreates); batch, on SQLite
 	// only, updates and deletes (see writeOne).
-	creates *store.Group[*Record]
+	creates *store.Group[*pendingCreate]
 	batch   *store.Batcher
+	// versionInBatch: other processes may change the definitions (the
+	// engine notifies), so the creates' shared transaction reads their
+	// version for its batch (writeCreates).
+	versionInBatch bool
 }
 
 type cacheKey struct{ tenantID, orgID, entityID string }
@@ -93,6 +97,7 @@ func New(db *store.DB, opts Options) (*Service, error) {
 	}
 	s := &Service{db: db, store: st, cache: vcache.New[cacheKey, []*Definition](db, versionCounter, cacheCheckInterval, 10000)}
 	s.creates = store.NewGroup(db, s.writeCreates)
+	s.versionInBatch = db.Dialect().Notifies()
 	if db.Dialect().SingleWriter() {
 		s.batch = store.NewBatcher(db)
 	}

@@ -254,6 +254,12 @@ func countsFor(ctx context.Context, q store.Querier, entityID string) (*countDel
 			return nil, err
 		}
 	}
+	return countsLocked(ctx, q, entityID)
+}
+
+// countsLocked is countsFor in a transaction that holds the lock already
+// (it wrote custom_entity_records).
+func countsLocked(ctx context.Context, q store.Querier, entityID string) (*countDeltas, error) {
 	keys, err := filterableKeys(ctx, q, entityID)
 	if err != nil {
 		return nil, err
