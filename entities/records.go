@@ -164,12 +164,12 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 		return nil, err
 	}
 	s.prepareWrites(ctx)
-	p := &pendingCreate{record: r, seen: seen}
-	if err := s.creates.Do(p); err != nil {
-		return nil, err
-	}
-	if p.stale {
+	err = s.creates.Do(&pendingCreate{record: r, seen: seen})
+	if errors.Is(err, errDefinitionsChanged) {
 		return s.createAlone(ctx, in)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -221,13 +221,16 @@ func (s *Service) createAlone(ctx context.Context, in RecordInput) (*Record, err
 
 // pendingCreate is a CreateRecord waiting for its shared transaction: the
 // record, and the definitions' version its values honour at least (seen).
-// stale is set when the transaction found a newer version: the record was
-// left out, for its caller to validate and write again.
 type pendingCreate struct {
 	record *Record
 	seen   int64
-	stale  bool
 }
+
+// errDefinitionsChanged fails a shared transaction of creates one of which
+// was validated against definitions older than the version the
+// transaction read (writeCreates); the create is then validated and
+// written again alone (createAlone).
+var errDefinitionsChanged = errors.New("entities: the definitions changed since the values were validated")
 
 // writeCreates is the group commit of CreateRecord: the records of
 // concurrent creates (any tenants, entities and organizations), written
@@ -236,40 +239,52 @@ type pendingCreate struct {
 // batch) fails the batch; store.Group then writes each record alone, so
 // that only the create that reused the id fails.
 //
-// Where other processes may change the definitions (versionInBatch), it
-// first reads their version, one statement for the whole batch, in place
-// of each create's own read before it validated: a record validated
-// against an older version is marked stale and left out. The version read
-// here is at least that of every change committed before the transaction
-// began, so after each of its creates began.
+// Where other processes may change the definitions (versionInBatch), the
+// transaction reads their version once for its whole batch, in place of
+// each create's own read before it validated: after the records' INSERT,
+// in the statement that reads the filterable keys (countsInserted; a
+// Store of the host's own costs a statement of its own). A record
+// validated against an older version fails the batch
+// (errDefinitionsChanged), so nothing of it commits. The version read is
+// at least that of every change committed before the transaction began,
+// so after each of its creates began.
 func (s *Service) writeCreates(ctx context.Context, tx *store.Tx, items []*pendingCreate) error {
-	records := make([]*Record, 0, len(items))
+	records := make([]*Record, len(items))
+	for i, p := range items {
+		records[i] = p.record
+	}
+	if err := s.insertRecords(ctx, tx, records); err != nil {
+		return err
+	}
 	if s.versionInBatch {
-		v, err := store.ReadVersion(ctx, tx, versionCounter)
-		if err != nil {
-			return err
+		v, ok := tx.Value(definitionsVersionRead{}).(int64)
+		if !ok {
+			var err error
+			if v, err = store.ReadVersion(ctx, tx, versionCounter); err != nil {
+				return err
+			}
 		}
 		s.cache.Invalidate(v) // committed: later lookups need not wait for its notice
 		for _, p := range items {
-			if p.stale = p.seen < v; !p.stale {
-				records = append(records, p.record)
+			if p.seen < v {
+				return errDefinitionsChanged
 			}
 		}
-	} else {
-		for _, p := range items {
-			p.stale = false
-			records = append(records, p.record)
-		}
 	}
-	if len(records) == 0 {
-		return nil
-	}
-	return s.insertCreates(ctx, tx, records)
+	return s.emitCreated(ctx, tx, records)
 }
 
 // insertCreates writes new records, their counts and their created events
 // in tx.
 func (s *Service) insertCreates(ctx context.Context, tx *store.Tx, records []*Record) error {
+	if err := s.insertRecords(ctx, tx, records); err != nil {
+		return err
+	}
+	return s.emitCreated(ctx, tx, records)
+}
+
+// insertRecords writes new records and their counts in tx.
+func (s *Service) insertRecords(ctx context.Context, tx *store.Tx, records []*Record) error {
 	now := tx.Now()
 	var tenants []string // InsertRecords takes one tenant's records
 	byTenant := map[string][]*Record{}
@@ -292,6 +307,11 @@ func (s *Service) insertCreates(ctx context.Context, tx *store.Tx, records []*Re
 			return err
 		}
 	}
+	return nil
+}
+
+// emitCreated emits the records' created events in tx.
+func (s *Service) emitCreated(ctx context.Context, tx *store.Tx, records []*Record) error {
 	events := make([]store.Event, len(records))
 	for i, r := range records {
 		ev, err := recordEventOf(EventRecordCreated, r)

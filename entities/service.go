@@ -117,7 +117,9 @@ func (s *Service) changed(ctx context.Context, tx *store.Tx) (int64, error) {
 // committed before this call, by this process or another
 // (vcache.Cache.Sync): the record writes (writeContext) call it before
 // they validate values, so a field defined through one server is accepted,
-// and a deleted one refused, by the next write through another. Reads
+// and a deleted one refused, by the next write through another. A single
+// create reads the version in its shared transaction instead
+// (writeCreates). Reads
 // (ListRecords, Definitions) do not: they may lag by the notification's
 // milliseconds. On PostgreSQL it is one single-row read of the counter; on
 // SQLite nothing.

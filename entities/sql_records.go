@@ -43,8 +43,8 @@ func (*SQLStore) PrepareInserts(ctx context.Context, db *store.DB) {
 // InsertRecords implements Store. The records are of one entity, or each
 // counted under its own. The records are inserted first: the INSERT takes
 // the lock countsFor would take (Dialect.LockForWrites), so the
-// filterable keys read after it are those the counts must follow, without
-// a statement of its own for the lock.
+// filterable keys read after it (countsInserted) are those the counts
+// must follow, without a statement of its own for the lock.
 func (*SQLStore) InsertRecords(ctx context.Context, q store.Querier, records []*Record) error {
 	eng, err := engineOf(q)
 	if err != nil {
@@ -68,7 +68,7 @@ func (*SQLStore) InsertRecords(ctx context.Context, q store.Querier, records []*
 		counts := byEntity[r.EntityID]
 		if counts == nil {
 			var err error
-			if counts, err = countsLocked(ctx, q, r.EntityID); err != nil {
+			if counts, err = countsInserted(ctx, q, r.EntityID); err != nil {
 				return err
 			}
 			byEntity[r.EntityID] = counts
