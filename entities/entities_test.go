@@ -1302,6 +1302,69 @@ func TestCacheAcrossProcesses(t *testing.T) {
 	})
 }
 
+// A record create through one process honours every definition change
+// committed through another before it began, at once (no waiting for the
+// change's notice): a field just defined is accepted, one just deleted is
+// refused, alone and among concurrent creates that share a transaction.
+// PostgreSQL only: there processes share a database.
+func TestCreateHonoursOtherProcessChanges(t *testing.T) {
+	t.Parallel()
+	url := storetest.IsolatedPostgresURL(t)
+	open := func() *store.DB {
+		db, err := store.Open(t.Context(), url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if err := db.Migrate(t.Context(), entities.Migrations); err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	a, b := must(entities.New(open(), entities.Options{})), must(entities.New(open(), entities.Options{}))
+	ctx, _ := storetest.NewScope(t)
+	ent := newEntityID()
+	define(t, a, ctx, text(ent, "base", "Base"))
+	create := func(values map[string]any) error {
+		_, err := b.CreateRecord(ctx, entities.RecordInput{EntityID: ent, Values: values})
+		return err
+	}
+	if err := create(map[string]any{"base": "x"}); err != nil { // b caches the definitions
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		key := "k" + string(rune('a'+i))
+		define(t, a, ctx, text(ent, key, key))
+		if err := create(map[string]any{key: "v"}); err != nil {
+			t.Fatalf("create with %s just defined through the other process: %v", key, err)
+		}
+		if _, err := a.DeleteDefinition(ctx, ent, key); err != nil {
+			t.Fatal(err)
+		}
+		// Concurrent creates, some with the deleted field: those are
+		// refused, the others written.
+		errs := make([]error, 8)
+		var wg sync.WaitGroup
+		for j := range errs {
+			wg.Go(func() {
+				values := map[string]any{"base": "y"}
+				if j%2 == 0 {
+					values[key] = "v"
+				}
+				errs[j] = create(values)
+			})
+		}
+		wg.Wait()
+		for j, err := range errs {
+			if j%2 == 0 {
+				wantInvalid(t, err, "cf_"+key)
+			} else if err != nil {
+				t.Fatalf("create %d without %s: %v", j, key, err)
+			}
+		}
+	}
+}
+
 // The cache answers repeated reads and keeps answering the same after a
 // change made in the same process (no stale read right after a write).
 func TestCacheOwnChangesAtOnce(t *testing.T) {

@@ -123,11 +123,60 @@ func (s *Service) writeContextIn(ctx context.Context, tx *store.Tx, entityID str
 // tenant (the key is (tenant_id, id)): an id another tenant's record holds
 // is free for the caller, and only a record of the caller's own tenant
 // with that id is a conflict ("A record with this id already exists").
+//
+// The values are validated against the cached definitions without reading
+// the version counter first; the shared transaction reads it once for its
+// whole batch (writeCreates), and a create whose definitions turn out older
+// than that version is validated and written again in a transaction of its
+// own (createAlone). So, as with every record write, no create validates
+// against definitions older than its start.
 func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, error) {
-	sc, id, defs, err := s.writeContext(ctx, in.EntityID)
+	// The version the definitions looked up next honour at least: the
+	// cache holds only definitions of its current version, and a load
+	// reads the counter, which is never behind the cache.
+	seen := s.cache.Version()
+	sc, err := store.ScopeFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
+	id, ok := NormalizeEntityID(in.EntityID)
+	if !ok {
+		return nil, store.Invalid("entityId", entityIDMessage)
+	}
+	defs, err := s.fieldsOf(ctx, nil, sc, id)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRecord(sc, id, defs, in)
+	if err != nil && s.versionInBatch {
+		// Refused by definitions that may be older than this call: the
+		// answer is that of the current ones.
+		if err := s.syncDefinitions(ctx); err != nil {
+			return nil, err
+		}
+		seen = s.cache.Version()
+		if defs, err = s.fieldsOf(ctx, nil, sc, id); err != nil {
+			return nil, err
+		}
+		r, err = newRecord(sc, id, defs, in)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.prepareWrites(ctx)
+	err = s.creates.Do(&pendingCreate{record: r, seen: seen})
+	if errors.Is(err, errDefinitionsChanged) {
+		return s.createAlone(ctx, in)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// newRecord validates in's values against defs and returns the record to
+// insert, in sc, of the entity id (stored form).
+func newRecord(sc store.Scope, id string, defs map[string]*Definition, in RecordInput) (*Record, error) {
 	values, err := cleanValues(defs, in.Values)
 	if err != nil {
 		return nil, err
@@ -140,13 +189,48 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 	if !uuidPattern.MatchString(recordID) {
 		recordID = store.NewID()
 	}
-	s.prepareWrites(ctx)
-	r := &Record{ID: recordID, EntityID: id, Values: values, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID}
-	if err := s.creates.Do(r); err != nil {
+	return &Record{ID: recordID, EntityID: id, Values: values, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID}, nil
+}
+
+// createAlone is CreateRecord in a transaction of its own, which reads
+// the definitions' version and any definitions missing from the cache
+// before it validates: the path of a create whose shared transaction
+// found the definitions changed since they were looked up.
+func (s *Service) createAlone(ctx context.Context, in RecordInput) (*Record, error) {
+	var out *Record
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		sc, id, defs, err := s.writeContextIn(ctx, tx, in.EntityID)
+		if err != nil {
+			return err
+		}
+		r, err := newRecord(sc, id, defs, in)
+		if err != nil {
+			return err
+		}
+		if err := s.insertCreates(ctx, tx, []*Record{r}); err != nil {
+			return err
+		}
+		out = r
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	return r, nil
+	return out, nil
 }
+
+// pendingCreate is a CreateRecord waiting for its shared transaction: the
+// record, and the definitions' version its values honour at least (seen).
+type pendingCreate struct {
+	record *Record
+	seen   int64
+}
+
+// errDefinitionsChanged fails a shared transaction of creates one of which
+// was validated against definitions older than the version the
+// transaction read (writeCreates); the create is then validated and
+// written again alone (createAlone).
+var errDefinitionsChanged = errors.New("entities: the definitions changed since the values were validated")
 
 // writeCreates is the group commit of CreateRecord: the records of
 // concurrent creates (any tenants, entities and organizations), written
@@ -154,7 +238,53 @@ func (s *Service) CreateRecord(ctx context.Context, in RecordInput) (*Record, er
 // transaction. A record id taken (by an earlier record or one of the
 // batch) fails the batch; store.Group then writes each record alone, so
 // that only the create that reused the id fails.
-func (s *Service) writeCreates(ctx context.Context, tx *store.Tx, records []*Record) error {
+//
+// Where other processes may change the definitions (versionInBatch), the
+// transaction reads their version once for its whole batch, in place of
+// each create's own read before it validated: after the records' INSERT,
+// in the statement that reads the filterable keys (countsInserted; a
+// Store of the host's own costs a statement of its own). A record
+// validated against an older version fails the batch
+// (errDefinitionsChanged), so nothing of it commits. The version read is
+// at least that of every change committed before the transaction began,
+// so after each of its creates began.
+func (s *Service) writeCreates(ctx context.Context, tx *store.Tx, items []*pendingCreate) error {
+	records := make([]*Record, len(items))
+	for i, p := range items {
+		records[i] = p.record
+	}
+	if err := s.insertRecords(ctx, tx, records); err != nil {
+		return err
+	}
+	if s.versionInBatch {
+		v, ok := tx.Value(definitionsVersionRead{}).(int64)
+		if !ok {
+			var err error
+			if v, err = store.ReadVersion(ctx, tx, versionCounter); err != nil {
+				return err
+			}
+		}
+		s.cache.Invalidate(v) // committed: later lookups need not wait for its notice
+		for _, p := range items {
+			if p.seen < v {
+				return errDefinitionsChanged
+			}
+		}
+	}
+	return s.emitCreated(ctx, tx, records)
+}
+
+// insertCreates writes new records, their counts and their created events
+// in tx.
+func (s *Service) insertCreates(ctx context.Context, tx *store.Tx, records []*Record) error {
+	if err := s.insertRecords(ctx, tx, records); err != nil {
+		return err
+	}
+	return s.emitCreated(ctx, tx, records)
+}
+
+// insertRecords writes new records and their counts in tx.
+func (s *Service) insertRecords(ctx context.Context, tx *store.Tx, records []*Record) error {
 	now := tx.Now()
 	var tenants []string // InsertRecords takes one tenant's records
 	byTenant := map[string][]*Record{}
@@ -177,6 +307,11 @@ func (s *Service) writeCreates(ctx context.Context, tx *store.Tx, records []*Rec
 			return err
 		}
 	}
+	return nil
+}
+
+// emitCreated emits the records' created events in tx.
+func (s *Service) emitCreated(ctx context.Context, tx *store.Tx, records []*Record) error {
 	events := make([]store.Event, len(records))
 	for i, r := range records {
 		ev, err := recordEventOf(EventRecordCreated, r)

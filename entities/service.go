@@ -63,8 +63,12 @@ type Service struct {
 	code  codeEntities
 	// creates group-commits CreateRecord (writeCreates); batch, on SQLite
 	// only, updates and deletes (see writeOne).
-	creates *store.Group[*Record]
+	creates *store.Group[*pendingCreate]
 	batch   *store.Batcher
+	// versionInBatch: other processes may change the definitions (the
+	// engine notifies), so the creates' shared transaction reads their
+	// version for its batch (writeCreates).
+	versionInBatch bool
 }
 
 type cacheKey struct{ tenantID, orgID, entityID string }
@@ -93,6 +97,7 @@ func New(db *store.DB, opts Options) (*Service, error) {
 	}
 	s := &Service{db: db, store: st, cache: vcache.New[cacheKey, []*Definition](db, versionCounter, cacheCheckInterval, 10000)}
 	s.creates = store.NewGroup(db, s.writeCreates)
+	s.versionInBatch = db.Dialect().Notifies()
 	if db.Dialect().SingleWriter() {
 		s.batch = store.NewBatcher(db)
 	}
@@ -112,7 +117,9 @@ func (s *Service) changed(ctx context.Context, tx *store.Tx) (int64, error) {
 // committed before this call, by this process or another
 // (vcache.Cache.Sync): the record writes (writeContext) call it before
 // they validate values, so a field defined through one server is accepted,
-// and a deleted one refused, by the next write through another. Reads
+// and a deleted one refused, by the next write through another. A single
+// create reads the version in its shared transaction instead
+// (writeCreates). Reads
 // (ListRecords, Definitions) do not: they may lag by the notification's
 // milliseconds. On PostgreSQL it is one single-row read of the counter; on
 // SQLite nothing.

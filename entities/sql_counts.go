@@ -260,3 +260,37 @@ func countsFor(ctx context.Context, q store.Querier, entityID string) (*countDel
 	}
 	return newCountDeltas(q.Dialect(), keys), nil
 }
+
+// definitionsVersionRead is the key (store.Tx.SetValue) under which
+// countsInserted leaves the definitions' version it read, for the
+// Service's check of a batch of creates (writeCreates).
+type definitionsVersionRead struct{}
+
+// countsInserted is countsFor in a transaction that has just inserted
+// records of entityID, and so holds the lock countsFor takes. The one
+// statement that reads the filterable keys also reads the definitions'
+// version counter, from the same snapshot, and leaves it in q when q is a
+// transaction (definitionsVersionRead): a batch of creates needs it, and
+// reading it here saves the batch a round trip.
+func countsInserted(ctx context.Context, q store.Querier, entityID string) (*countDeltas, error) {
+	var version int64
+	keys, err := store.Many(ctx, q, func(sc store.Scanner) (string, error) {
+		var k *string
+		if err := sc.Scan(&version, &k); err != nil || k == nil {
+			return "", err
+		}
+		return *k, nil
+	}, `SELECT COALESCE((SELECT version FROM store_versions WHERE name = $2), 0), f.field_key
+		FROM (SELECT 1 AS one) AS o LEFT JOIN custom_entity_filterable_fields AS f ON f.entity_id = $1
+		ORDER BY f.field_key`, entityID, versionCounter)
+	if err != nil {
+		return nil, err
+	}
+	if len(keys) == 1 && keys[0] == "" { // no filterable key: the one row's key is NULL
+		keys = nil
+	}
+	if tx, ok := q.(*store.Tx); ok {
+		tx.SetValue(definitionsVersionRead{}, version)
+	}
+	return newCountDeltas(q.Dialect(), keys), nil
+}

@@ -41,26 +41,17 @@ func (*SQLStore) PrepareInserts(ctx context.Context, db *store.DB) {
 }
 
 // InsertRecords implements Store. The records are of one entity, or each
-// counted under its own.
+// counted under its own. The records are inserted first: the INSERT takes
+// the lock countsFor would take (Dialect.LockForWrites), so the
+// filterable keys read after it (countsInserted) are those the counts
+// must follow, without a statement of its own for the lock.
 func (*SQLStore) InsertRecords(ctx context.Context, q store.Querier, records []*Record) error {
 	eng, err := engineOf(q)
 	if err != nil {
 		return err
 	}
-	byEntity := map[string]*countDeltas{}
-	var entityOrder []string
 	rows := make([]recordRow, len(records))
 	for i, r := range records {
-		counts := byEntity[r.EntityID]
-		if counts == nil {
-			var err error
-			if counts, err = countsFor(ctx, q, r.EntityID); err != nil {
-				return err
-			}
-			byEntity[r.EntityID] = counts
-			entityOrder = append(entityOrder, r.EntityID)
-		}
-		counts.add(r.Values, r.OrganizationID, 1)
 		data, err := valuesJSON(r.Values)
 		if err != nil {
 			return err
@@ -70,6 +61,20 @@ func (*SQLStore) InsertRecords(ctx context.Context, q store.Querier, records []*
 	}
 	if err := eng.insertRecords(ctx, q, rows); err != nil {
 		return err
+	}
+	byEntity := map[string]*countDeltas{}
+	var entityOrder []string
+	for _, r := range records {
+		counts := byEntity[r.EntityID]
+		if counts == nil {
+			var err error
+			if counts, err = countsInserted(ctx, q, r.EntityID); err != nil {
+				return err
+			}
+			byEntity[r.EntityID] = counts
+			entityOrder = append(entityOrder, r.EntityID)
+		}
+		counts.add(r.Values, r.OrganizationID, 1)
 	}
 	for _, id := range entityOrder {
 		// One tenant per call: the Service writes in one scope.

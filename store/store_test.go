@@ -255,7 +255,7 @@ func TestEmitHookAndCommitListener(t *testing.T) {
 }
 
 // EmitMany writes every event (across multi-row INSERT chunks: 50, 20,
-// 10, 5, 2 and 1; on PostgreSQL 61 events are one statement), fills in ids
+// 10, 5, 2 and 1; on PostgreSQL several events are one statement), fills in ids
 // and times, runs the hooks for each in order and hands all to the commit
 // listeners, each stored as given (its organization or none) at positions
 // in emit order; a refused or invalid event writes none of them.

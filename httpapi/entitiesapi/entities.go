@@ -12,6 +12,8 @@ import (
 
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
+	"github.com/tenantkit/tenantkit/internal/jsondec"
+	"github.com/tenantkit/tenantkit/internal/jsonenc"
 	"github.com/tenantkit/tenantkit/progress"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -594,8 +596,21 @@ func humanize(key string) string {
 // values under "values", under "customFields" (the shared convention's
 // name) or as top-level "cf_<key>" keys, merged in that order.
 func decodeRecord(r *http.Request) (entities.RecordInput, error) {
+	raw, err := apikit.ReadBody(r)
+	if err != nil {
+		return entities.RecordInput{}, err
+	}
+	if in, ok := decodeRecordFast(raw); ok {
+		return in, nil
+	}
+	return decodeRecordBody(raw)
+}
+
+// decodeRecordBody is decodeRecord's reading of a body with
+// encoding/json, and its errors.
+func decodeRecordBody(raw []byte) (entities.RecordInput, error) {
 	var in entities.RecordInput
-	body, err := apikit.Decode[map[string]json.RawMessage](r)
+	body, err := apikit.DecodeBody[map[string]json.RawMessage](raw)
 	if err != nil {
 		return in, err
 	}
@@ -640,6 +655,60 @@ func decodeRecord(r *http.Request) (entities.RecordInput, error) {
 	return in, nil
 }
 
+// decodeRecordFast is decodeRecord's reading of a body in one pass
+// without reflection (jsondec), giving the same input, for a body whose
+// members it uses each have the type it wants (entityId and recordId
+// strings, values and customFields objects, or null or absent); ok is
+// false for any other body, which decodeRecord then reads with
+// encoding/json, whose errors are the answer.
+func decodeRecordFast(body []byte) (in entities.RecordInput, ok bool) {
+	m, ok := jsondec.Object(body)
+	if !ok {
+		return in, false
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"entityId", &in.EntityID}, {"recordId", &in.RecordID}} {
+		switch x := m[f.name].(type) {
+		case string:
+			*f.dst = x
+		case nil:
+		default:
+			return in, false
+		}
+	}
+	var values, custom map[string]any
+	for _, f := range []struct {
+		name string
+		dst  *map[string]any
+	}{{"values", &values}, {"customFields", &custom}} {
+		switch x := m[f.name].(type) {
+		case map[string]any:
+			*f.dst = x
+		case nil:
+		default:
+			return in, false
+		}
+	}
+	for k, x := range m {
+		if strings.HasPrefix(k, "cf_") {
+			if custom == nil {
+				custom = map[string]any{}
+			}
+			custom[k] = x
+		}
+	}
+	if len(custom) > 0 && values == nil {
+		values = make(map[string]any, len(custom))
+	}
+	for k, x := range custom {
+		values[k] = x
+	}
+	in.Values = values
+	return in, true
+}
+
 // recordCreateInput documents the body of POST /entities/records, which
 // decodeRecord reads: the values under values, under customFields, or as
 // top-level cf_<key> keys (merged in that order); a null counts as absent.
@@ -662,10 +731,26 @@ type recordUpdateInput struct {
 	CustomFields map[string]any `json:"customFields" jsonschema:"nullable"`
 }
 
-// recordWriteBody answers the record writes.
+// recordWriteBody answers the record writes (written as recordWritten
+// writes it).
 type recordWriteBody struct {
 	OK   bool      `json:"ok"`
 	Item recordRef `json:"item"`
+}
+
+// recordWritten is a record write's answer: its JSON is that of
+// recordWriteBody{OK: true, Item: recordRef(w)}, byte for byte,
+// written without reflection.
+type recordWritten recordRef
+
+// MarshalJSON implements json.Marshaler.
+func (w recordWritten) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 64+len(w.EntityID)+len(w.RecordID))
+	b = append(b, `{"ok":true,"item":{"entityId":`...)
+	b = jsonenc.AppendString(b, w.EntityID)
+	b = append(b, `,"recordId":`...)
+	b = jsonenc.AppendString(b, w.RecordID)
+	return append(b, "}}"...), nil
 }
 
 func (h entityHandlers) createRecord(w http.ResponseWriter, r *http.Request) error {
@@ -680,7 +765,7 @@ func (h entityHandlers) createRecord(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return apikit.Encode(w, http.StatusOK, recordWriteBody{OK: true, Item: recordRef{EntityID: rec.EntityID, RecordID: rec.ID}})
+	return apikit.EncodeMarshaled(w, http.StatusOK, recordWritten{EntityID: rec.EntityID, RecordID: rec.ID})
 }
 
 func (h entityHandlers) updateRecord(w http.ResponseWriter, r *http.Request) error {
@@ -695,7 +780,7 @@ func (h entityHandlers) updateRecord(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return apikit.Encode(w, http.StatusOK, recordWriteBody{OK: true, Item: recordRef{EntityID: rec.EntityID, RecordID: rec.ID}})
+	return apikit.EncodeMarshaled(w, http.StatusOK, recordWritten{EntityID: rec.EntityID, RecordID: rec.ID})
 }
 
 // recordRef names a record: DELETE /entities/records takes it from the
