@@ -1,13 +1,10 @@
 package httpapi
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
-
-	"github.com/tenantkit/tenantkit/identity"
 )
 
 // The access log: with Options.AccessLog, one line per request at INFO
@@ -17,25 +14,11 @@ import (
 // secret, a body or the query string. A request the chain answers with a
 // 5xx is also logged with its cause, under the same requestId.
 
-// accessInfo is what the chain learns about a request for its access
-// line: the route that took it and the caller.
-type accessInfo struct {
-	route    string
-	identity *identity.Identity
-}
-
-type accessKey struct{}
-
-// noteRoute records the route that serves r; noteCaller its caller.
+// noteRoute records the route that serves r, for the access log and
+// metrics.
 func noteRoute(r *http.Request, pattern string) {
-	if info, ok := r.Context().Value(accessKey{}).(*accessInfo); ok {
-		info.route = pattern
-	}
-}
-
-func noteCaller(ctx context.Context, id *identity.Identity) {
-	if info, ok := ctx.Value(accessKey{}).(*accessInfo); ok {
-		info.identity = id
+	if st := stateOf(r.Context()); st != nil {
+		st.route = pattern
 	}
 }
 
@@ -49,9 +32,13 @@ func (a *api) observe(next http.Handler) http.Handler {
 			return
 		}
 		start := time.Now()
-		info := &accessInfo{route: "unmatched"}
+		info := stateOf(r.Context()) // withRequestID's, around this
+		if info == nil {
+			info = &requestState{Context: r.Context(), route: unmatchedRoute}
+			r = r.WithContext(info)
+		}
 		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), accessKey{}, info)))
+		next.ServeHTTP(sw, r)
 		elapsed := time.Since(start)
 		if a.opts.Metrics != nil {
 			a.opts.Metrics.ObserveRequest(r.Method, info.route, sw.status(), elapsed)
