@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,8 +56,8 @@ func (a *api) observe(next http.Handler) http.Handler {
 				credential = "api_key"
 			}
 		}
-		a.logger.LogAttrs(r.Context(), slog.LevelInfo, "http request",
-			slog.String("requestId", requestID(r)),
+		a.logAccess(r.Context(), start.Add(elapsed),
+			slog.String("requestId", info.id),
 			slog.String("method", r.Method),
 			slog.String("route", info.route),
 			slog.Int("status", sw.status()),
@@ -62,6 +65,27 @@ func (a *api) observe(next http.Handler) http.Handler {
 			slog.String("tenantId", tenant),
 			slog.String("credential", credential))
 	})
+}
+
+// accessPC is the program counter an access line's record names as its
+// source (a handler with AddSource shows it): found once, not on every
+// line as Logger.LogAttrs does.
+var accessPC atomic.Uintptr
+
+// logAccess hands the access line to the logger's handler, as
+// Logger.LogAttrs would, with the time the request was answered (no
+// second clock read) and accessPC.
+func (a *api) logAccess(ctx context.Context, at time.Time, attrs ...slog.Attr) {
+	pc := accessPC.Load()
+	if pc == 0 {
+		var pcs [1]uintptr
+		runtime.Callers(2, pcs[:]) // observe's handler, LogAttrs' caller before
+		pc = pcs[0]
+		accessPC.Store(pc)
+	}
+	rec := slog.NewRecord(at, slog.LevelInfo, "http request", pc)
+	rec.AddAttrs(attrs...)
+	_ = a.logger.Handler().Handle(ctx, rec)
 }
 
 // statusWriter remembers the status a handler answers with. Unwrap lets
