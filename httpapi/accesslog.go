@@ -5,9 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"sync/atomic"
 	"time"
-
-	"github.com/tenantkit/tenantkit/identity"
 )
 
 // The access log: with Options.AccessLog, one line per request at INFO
@@ -17,25 +17,11 @@ import (
 // secret, a body or the query string. A request the chain answers with a
 // 5xx is also logged with its cause, under the same requestId.
 
-// accessInfo is what the chain learns about a request for its access
-// line: the route that took it and the caller.
-type accessInfo struct {
-	route    string
-	identity *identity.Identity
-}
-
-type accessKey struct{}
-
-// noteRoute records the route that serves r; noteCaller its caller.
+// noteRoute records the route that serves r, for the access log and
+// metrics.
 func noteRoute(r *http.Request, pattern string) {
-	if info, ok := r.Context().Value(accessKey{}).(*accessInfo); ok {
-		info.route = pattern
-	}
-}
-
-func noteCaller(ctx context.Context, id *identity.Identity) {
-	if info, ok := ctx.Value(accessKey{}).(*accessInfo); ok {
-		info.identity = id
+	if st := stateOf(r.Context()); st != nil {
+		st.route = pattern
 	}
 }
 
@@ -49,9 +35,13 @@ func (a *api) observe(next http.Handler) http.Handler {
 			return
 		}
 		start := time.Now()
-		info := &accessInfo{route: "unmatched"}
+		info := stateOf(r.Context()) // withRequestID's, around this
+		if info == nil {
+			info = &requestState{Context: r.Context(), route: unmatchedRoute}
+			r = r.WithContext(info)
+		}
 		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), accessKey{}, info)))
+		next.ServeHTTP(sw, r)
 		elapsed := time.Since(start)
 		if a.opts.Metrics != nil {
 			a.opts.Metrics.ObserveRequest(r.Method, info.route, sw.status(), elapsed)
@@ -66,8 +56,8 @@ func (a *api) observe(next http.Handler) http.Handler {
 				credential = "api_key"
 			}
 		}
-		a.logger.LogAttrs(r.Context(), slog.LevelInfo, "http request",
-			slog.String("requestId", requestID(r)),
+		a.logAccess(r.Context(), start.Add(elapsed),
+			slog.String("requestId", info.id),
 			slog.String("method", r.Method),
 			slog.String("route", info.route),
 			slog.Int("status", sw.status()),
@@ -75,6 +65,27 @@ func (a *api) observe(next http.Handler) http.Handler {
 			slog.String("tenantId", tenant),
 			slog.String("credential", credential))
 	})
+}
+
+// accessPC is the program counter an access line's record names as its
+// source (a handler with AddSource shows it): found once, not on every
+// line as Logger.LogAttrs does.
+var accessPC atomic.Uintptr
+
+// logAccess hands the access line to the logger's handler, as
+// Logger.LogAttrs would, with the time the request was answered (no
+// second clock read) and accessPC.
+func (a *api) logAccess(ctx context.Context, at time.Time, attrs ...slog.Attr) {
+	pc := accessPC.Load()
+	if pc == 0 {
+		var pcs [1]uintptr
+		runtime.Callers(2, pcs[:]) // observe's handler, LogAttrs' caller before
+		pc = pcs[0]
+		accessPC.Store(pc)
+	}
+	rec := slog.NewRecord(at, slog.LevelInfo, "http request", pc)
+	rec.AddAttrs(attrs...)
+	_ = a.logger.Handler().Handle(ctx, rec)
 }
 
 // statusWriter remembers the status a handler answers with. Unwrap lets

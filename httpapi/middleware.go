@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
-	"regexp"
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
@@ -31,7 +30,7 @@ func (a *api) handle(rt apikit.Route) http.Handler {
 			// Before anything can answer, so that errors carry it too.
 			w.Header().Set("Cache-Control", "no-store")
 		}
-		if r.Body != nil {
+		if r.Body != nil && r.Body != http.NoBody { // (NoBody has nothing to bound)
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		if !rt.Access.Public {
@@ -63,9 +62,17 @@ func (a *api) admit(r *http.Request, rt apikit.Route) (*http.Request, error) {
 	if err != nil {
 		return r, err
 	}
-	noteCaller(r.Context(), id)
+	st := stateOf(r.Context())
+	if st != nil {
+		st.identity = id
+	}
 	if err := authorize(rt, id); err != nil {
 		return r, err
+	}
+	if st, ok := r.Context().(*requestState); ok && st.admit(id) {
+		// The request's context is st: it answers with the identity and
+		// scope from now on, without a copy of the request.
+		return r, nil
 	}
 	ctx := identity.WithIdentity(r.Context(), id)
 	return r.WithContext(store.WithScope(ctx, id.Scope())), nil
@@ -130,24 +137,34 @@ func (a *api) recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
-// requestIDPattern accepts a caller's request id only when it is short and
-// plain.
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
-
-type requestIDKey struct{}
-
 // withRequestID gives every request an id (the caller's X-Request-Id when
 // it is plain, otherwise a new one), echoed in the response header and
-// logged with errors.
+// logged with errors, and makes the request's context its requestState.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
-		if !requestIDPattern.MatchString(id) {
+		if !plainRequestID(id) {
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		next.ServeHTTP(w, r.WithContext(&requestState{Context: r.Context(), id: id, route: unmatchedRoute}))
 	})
+}
+
+// plainRequestID reports whether a caller's request id may be kept: 1 to
+// 64 of [A-Za-z0-9._:-].
+func plainRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // requestIDPrefix makes generated request ids unique across processes;
@@ -162,12 +179,78 @@ var (
 )
 
 // newRequestID returns "<12 random hex digits>-<counter>": unique, cheap
-// (no system call per request) and readable in logs.
+// (no system call per request, one allocation) and readable in logs.
 func newRequestID() string {
-	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 10)
+	var b [40]byte
+	return string(strconv.AppendUint(append(b[:0], requestIDPrefix...), requestCounter.Add(1), 10))
 }
 
 func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(requestIDKey{}).(string)
-	return id
+	if st := stateOf(r.Context()); st != nil {
+		return st.id
+	}
+	return ""
+}
+
+// unmatchedRoute is the route of a request no route took, in the access
+// log and metrics.
+const unmatchedRoute = "unmatched"
+
+// requestState is the context of a request inside the chain
+// (withRequestID makes it so) and what the chain learns about the
+// request: its id; for the access log and metrics, the route that took it
+// and the caller; and once admit has let the caller in, a context holding
+// the caller's identity and scope, which Value answers from. It replaces a
+// context.WithValue and a copy of the request for each of these (the
+// request id, the access log's record, the identity and scope): a copy of
+// an http.Request is its largest allocation.
+type requestState struct {
+	context.Context // the request's own
+
+	id       string
+	route    string
+	identity *identity.Identity
+	// admitted points to values, the caller's Identity.Values, once
+	// admitted: published atomically, as the request's context may
+	// already be in other goroutines' hands (a host's middleware) then.
+	admitted atomic.Pointer[context.Context]
+	values   context.Context
+}
+
+type stateKey struct{}
+
+// admit has the state's Value answer with id and its scope, and reports
+// whether it did: once per request (values is written once; a second
+// caller wraps the context as usual).
+func (s *requestState) admit(id *identity.Identity) bool {
+	if s.admitted.Load() != nil {
+		return false
+	}
+	s.values = id.Values() // a cached credential's are made once
+	s.admitted.Store(&s.values)
+	return true
+}
+
+// Value answers stateKey with s, the admitted caller's identity and
+// scope, then the request's own values.
+func (s *requestState) Value(key any) any {
+	if key == (stateKey{}) {
+		return s
+	}
+	if a := s.admitted.Load(); a != nil {
+		if v := (*a).Value(key); v != nil {
+			return v
+		}
+	}
+	return s.Context.Value(key)
+}
+
+// stateOf is the requestState of a request's context, nil outside the
+// chain.
+func stateOf(ctx context.Context) *requestState {
+	if s, ok := ctx.(*requestState); ok {
+		return s
+	}
+	s, _ := ctx.Value(stateKey{}).(*requestState)
+	return s
 }

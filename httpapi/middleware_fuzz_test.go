@@ -7,6 +7,9 @@ import (
 	"testing"
 )
 
+// requestIDPattern is plainRequestID as a regular expression.
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
 // FuzzRequestID sends arbitrary X-Request-Id headers through the
 // middleware: a plain caller id (1 to 64 of [A-Za-z0-9._:-]) is echoed as
 // is, anything else is replaced by a generated one, so that the header
@@ -27,6 +30,9 @@ func FuzzRequestID(f *testing.F) {
 		got := rec.Header().Get("X-Request-Id")
 		if got != seen {
 			t.Fatalf("X-Request-Id %q: echoed %q, logged %q", id, got, seen)
+		}
+		if plainRequestID(id) != requestIDPattern.MatchString(id) {
+			t.Fatalf("X-Request-Id %q: plainRequestID %v, the pattern says otherwise", id, plainRequestID(id))
 		}
 		if requestIDPattern.MatchString(id) {
 			if got != id {

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -54,6 +56,12 @@ func benchToggleCheck(b *testing.B, e *testEnv) {
 
 	b.Run("bare", func(b *testing.B) { benchCheck(b, bare, path, "") })
 	b.Run("check", func(b *testing.B) { benchCheck(b, e.handler, path, key) })
+	// The standalone server's setting: an access line per request (text,
+	// to a discarding writer: the formatting is measured, not the disk).
+	b.Run("check-access-log", func(b *testing.B) {
+		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+		benchCheck(b, mustNew(e.kit, Options{Auth: e.auth, Logger: logger, AccessLog: true}), path, key)
+	})
 }
 
 // benchCheck serves GET path with key (none when "") in parallel, and

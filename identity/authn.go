@@ -98,7 +98,7 @@ func (s *Service) keyIdentity(ctx context.Context, q store.Querier, ck cacheKey,
 		return nil, err
 	}
 	id := identityFromRoles(roles)
-	id.TenantID, id.APIKeyID = k.TenantID, k.ID
+	id.TenantID, id.APIKeyID, id.keyActor = k.TenantID, k.ID, keyActorPrefix+k.ID
 	if k.OrganizationID != nil {
 		id.OrganizationID = *k.OrganizationID
 	}

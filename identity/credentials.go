@@ -109,6 +109,7 @@ func (s *Service) verify(ctx context.Context, ck cacheKey, load func(q store.Que
 		if err != nil {
 			return nil, err
 		}
+		id.keepValues() // before it is shared: every request reuses them
 		return &cached{id: id, until: s.db.Now().Add(s.cfg.CacheTTL)}, nil
 	})
 	if err != nil {

@@ -52,6 +52,12 @@
 // stored as SHA-256 hashes and compared in constant time; passwords as
 // Argon2id hashes.
 //
+// A verified credential's Identity is cached and shared by the requests
+// that present it, so what every request would otherwise derive from it
+// is made once, when it is verified: its scope's actor for an API key,
+// and Identity.Values, the context a server answers a request's identity
+// and scope from.
+//
 // # Revocation
 //
 // A verified credential is cached, keyed by its digest, so that a request

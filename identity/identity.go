@@ -178,6 +178,13 @@ type Identity struct {
 	// expiresAt is when the credential stops being valid (key expiry or
 	// session end); zero when it does not expire.
 	expiresAt time.Time
+	// keyActor is "api_key:<APIKeyID>", Scope's actor, made once when an
+	// API key is verified rather than on every request.
+	keyActor string
+	// values is Values' context, kept by keepValues for this very
+	// Identity (valuesOf): a copy of the struct makes its own.
+	values   context.Context
+	valuesOf *Identity
 }
 
 // System is the identity of trusted in-process callers (bootstrap code,
@@ -225,10 +232,17 @@ func (id *Identity) InOrganizations(orgIDs ...string) *Identity {
 func (id *Identity) Scope() store.Scope {
 	sc := store.Scope{TenantID: id.TenantID, OrganizationID: id.OrganizationID, OrganizationIDs: id.OrganizationIDs, ActorID: id.UserID}
 	if sc.ActorID == "" && id.APIKeyID != "" {
-		sc.ActorID = "api_key:" + id.APIKeyID
+		if strings.TrimPrefix(id.keyActor, keyActorPrefix) == id.APIKeyID && id.keyActor != id.APIKeyID {
+			sc.ActorID = id.keyActor
+		} else {
+			sc.ActorID = keyActorPrefix + id.APIKeyID
+		}
 	}
 	return sc
 }
+
+// keyActorPrefix precedes an API key's id in the actor of its scope.
+const keyActorPrefix = "api_key:"
 
 // CoversTenant reports whether the identity's access covers every
 // organization of its tenant: a super admin, or a caller none of whose
@@ -277,6 +291,26 @@ type identityKey struct{}
 // WithIdentity returns a context carrying id.
 func WithIdentity(ctx context.Context, id *Identity) context.Context {
 	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// Values returns a context holding only id (as WithIdentity puts it) and
+// id's scope (as store.WithScope does), with no deadline and no parent
+// values: for a server whose request contexts answer with it once the
+// caller is known, rather than wrapping the request's context in two
+// more values. The identities the Service caches (verified API keys and
+// sessions) keep theirs, made once when they are verified; any other is
+// given a new one by each call. Do not change id afterwards.
+func (id *Identity) Values() context.Context {
+	if id.valuesOf == id && id.values != nil {
+		return id.values
+	}
+	return store.WithScope(WithIdentity(context.Background(), id), id.Scope())
+}
+
+// keepValues makes id's Values once, before id is shared.
+func (id *Identity) keepValues() {
+	id.values, id.valuesOf = nil, nil
+	id.values, id.valuesOf = id.Values(), id
 }
 
 // IdentityFrom returns the identity in ctx, or nil.

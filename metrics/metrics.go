@@ -69,9 +69,19 @@ func (slogPrinter) Println(v ...any) {
 // ObserveRequest counts one answered request (httpapi calls it with
 // Options.Metrics set). route is a route pattern, never a raw path.
 func (m *Metrics) ObserveRequest(method, route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status/100)+"xx").Inc()
+	class := ""
+	if c := status / 100; c >= 0 && c < len(statusClasses) {
+		class = statusClasses[c]
+	} else {
+		class = strconv.Itoa(c) + "xx"
+	}
+	m.requests.WithLabelValues(method, route, class).Inc()
 	m.duration.WithLabelValues(method, route).Observe(d.Seconds())
 }
+
+// statusClasses are the status label's values ("2xx"), made once rather
+// than on every request.
+var statusClasses = [...]string{"0xx", "1xx", "2xx", "3xx", "4xx", "5xx", "6xx", "7xx", "8xx", "9xx"}
 
 // poolCollector reads the database pool's statistics at each scrape.
 type poolCollector struct{ db *store.DB }

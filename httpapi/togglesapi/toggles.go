@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"sync"
 
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
@@ -334,7 +336,7 @@ func (h toggleHandlers) check(want toggles.Type) apikit.HandlerFunc {
 			return err
 		}
 		if want == toggles.Boolean {
-			return apikit.Encode(w, http.StatusOK, BooleanCheck{
+			return encodeBooleanCheck(w, &BooleanCheck{
 				Enabled: string(res.Value) == "true", Source: res.Source, ToggleID: res.ToggleID,
 				Identifier: res.Identifier, TenantID: res.TenantID,
 			})
@@ -357,6 +359,38 @@ type BooleanCheck struct {
 	// Identifier is the toggle's identifier, as the request named it.
 	Identifier string `json:"identifier"`
 	TenantID   string `json:"tenantId"`
+}
+
+// encodeBooleanCheck answers 200 with c, written by appendBooleanCheck
+// into a pooled buffer: the check is the API's most frequent request, and
+// this spares it encoding/json's reflection and allocations.
+func encodeBooleanCheck(w http.ResponseWriter, c *BooleanCheck) error {
+	bp := checkBuffers.Get().(*[]byte)
+	b := append(appendBooleanCheck((*bp)[:0], c), '\n')
+	err := apikit.EncodeJSON(w, http.StatusOK, b) // (a Write keeps no reference to b)
+	if cap(b) <= 1024 {
+		*bp = b[:0]
+		checkBuffers.Put(bp)
+	}
+	return err
+}
+
+var checkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// appendBooleanCheck appends c's JSON, the bytes encoding/json writes for
+// it (without the Encoder's newline).
+func appendBooleanCheck(b []byte, c *BooleanCheck) []byte {
+	b = append(b, `{"enabled":`...)
+	b = strconv.AppendBool(b, c.Enabled)
+	b = append(b, `,"source":`...)
+	b = apikit.AppendJSONString(b, string(c.Source))
+	b = append(b, `,"toggleId":`...)
+	b = apikit.AppendJSONString(b, c.ToggleID)
+	b = append(b, `,"identifier":`...)
+	b = apikit.AppendJSONString(b, c.Identifier)
+	b = append(b, `,"tenantId":`...)
+	b = apikit.AppendJSONString(b, c.TenantID)
+	return append(b, '}')
 }
 
 // valueCheck is the body of the string, number and json checks.

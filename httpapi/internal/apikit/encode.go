@@ -41,10 +41,33 @@ func EncodeMarshaled(w http.ResponseWriter, status int, m json.Marshaler) error 
 	if err != nil {
 		return err
 	}
+	return EncodeJSON(w, status, append(b, '\n'))
+}
+
+// EncodeJSON answers status with body, JSON written by the caller (with
+// Encode's trailing newline).
+func EncodeJSON(w http.ResponseWriter, status int, body []byte) error {
 	w.Header().Set("Content-Type", JSONContentType)
 	w.WriteHeader(status)
-	_, err = w.Write(append(b, '\n'))
+	_, err := w.Write(body)
 	return err
+}
+
+// AppendJSONString appends s as a JSON string exactly as encoding/json
+// writes it (HTML characters escaped, as an Encoder does by default;
+// invalid UTF-8 replaced): for bodies written by hand without
+// reflection. Plain ASCII is copied as is; anything else goes through
+// json.Marshal.
+func AppendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // errBodyTooLarge answers 413.
