@@ -8,7 +8,7 @@ import (
 )
 
 // CountSlots is how many rows one key's count is spread over where
-// writers run concurrently (PostgreSQL): each Counts.Add writes to one
+// writers run concurrently (PostgreSQL): a transaction writes to one
 // chosen at random, so that concurrent writers of the same key seldom wait
 // for each other's commit. A single writer (SQLite; Dialect.SingleWriter)
 // uses one row.
@@ -47,8 +47,8 @@ type CountDelta struct {
 
 // Add writes deltas in q's transaction: those of one key summed, the
 // zeros dropped, in key order (so that concurrent transactions lock shared
-// rows in one order), all on one slot. Every key has as many values as
-// the table has key columns.
+// rows in one order), all on the slot the transaction writes its counts
+// to. Every key has as many values as the table has key columns.
 func (c *Counts) Add(ctx context.Context, q Querier, deltas ...CountDelta) error {
 	merged := make([]CountDelta, 0, len(deltas))
 	for _, d := range deltas {
@@ -68,7 +68,7 @@ func (c *Counts) Add(ctx context.Context, q Querier, deltas ...CountDelta) error
 	slices.SortFunc(merged, func(a, b CountDelta) int { return slices.Compare(a.Key, b.Key) })
 	slot := 0
 	if !q.Dialect().SingleWriter() {
-		slot = rand.IntN(CountSlots)
+		slot = countSlot(q)
 	}
 	values := make([]any, 0, len(merged)*(len(c.keys)+2))
 	for _, d := range merged {
@@ -79,6 +79,28 @@ func (c *Counts) Add(ctx context.Context, q Querier, deltas ...CountDelta) error
 	}
 	_, err := c.insert.InsertValues(ctx, q, values)
 	return err
+}
+
+// countSlotKey keeps a transaction's count slot (Tx.SetValue).
+type countSlotKey struct{}
+
+// countSlot returns the slot q's count rows go to: one chosen at random
+// for the whole transaction when q is one, so that two transactions that
+// each add to a key and later take from it (a row inserted, then its
+// status changed) never hold each other's slots of that key in opposite
+// orders, a deadlock PostgreSQL would detect only after its
+// deadlock_timeout.
+func countSlot(q Querier) int {
+	tx, ok := q.(*Tx)
+	if !ok {
+		return rand.IntN(CountSlots)
+	}
+	if slot, ok := tx.Value(countSlotKey{}).(int); ok {
+		return slot
+	}
+	slot := rand.IntN(CountSlots)
+	tx.SetValue(countSlotKey{}, slot)
+	return slot
 }
 
 // Sum returns the sum of the counts of the rows where selects (its

@@ -7,9 +7,14 @@
 -- (created_hour: the hour's start in Unix seconds), currency and status:
 -- how many transactions (n) and the sum of their captured amounts
 -- (captured). Like the transactions list's counts (0002) a count is
--- spread over slots, rows a writer picks at random, so that concurrent
--- writers of one key seldom wait for each other's commit; its value is
--- the sum of its rows. The triggers below keep it in the writing
+-- spread over slots, so that concurrent writers of one key seldom wait
+-- for each other's commit; its value is the sum of its rows. A writer's
+-- slot is its connection's (the backend's process id modulo 8), the same
+-- for every row it writes: with a slot picked at random per row, two
+-- transactions that each add to a key and later subtract from it (a
+-- session created pending, then settled) could lock each other's slots
+-- in opposite orders, a deadlock PostgreSQL detects only after its
+-- deadlock_timeout (a second). The triggers below keep it in the writing
 -- transaction, from the row's old and new values, on every insert and
 -- every change of status or captured amount (and of what places a
 -- transaction in a count), and every delete.
@@ -31,14 +36,14 @@ INSERT INTO payment_summary_hours (tenant_id, organization_id, created_hour, cur
     GROUP BY tenant_id, COALESCE(organization_id, ''), floor(extract(epoch FROM created_at) / 3600)::bigint * 3600,
         currency_code, status;
 
--- payment_summary_add adds n transactions and captured to a count, on a
--- slot picked at random (PL/pgSQL, whose statements' plans are kept for
+-- payment_summary_add adds n transactions and captured to a count, on the
+-- connection's slot (PL/pgSQL, whose statements' plans are kept for
 -- the session: an SQL function's would be planned on every call).
 CREATE FUNCTION payment_summary_add(t payment_transactions, dn BIGINT, dcaptured BIGINT) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO payment_summary_hours AS k (tenant_id, organization_id, created_hour, currency_code, status, slot, n, captured)
     VALUES (t.tenant_id, COALESCE(t.organization_id, ''), floor(extract(epoch FROM t.created_at) / 3600)::bigint * 3600,
-        t.currency_code, t.status, floor(random() * 8)::int, dn, dcaptured)
+        t.currency_code, t.status, pg_backend_pid() % 8, dn, dcaptured)
     ON CONFLICT (tenant_id, created_hour, organization_id, currency_code, status, slot)
     DO UPDATE SET n = k.n + excluded.n, captured = k.captured + excluded.captured;
 END $$;
