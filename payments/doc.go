@@ -199,7 +199,9 @@
 // every transaction of its window, growing with them. SQLStore keeps, by
 // tenant, organization, hour of creation, currency and status, how many
 // transactions there are and their captured sum (payment_summary_hours,
-// migration 0003), spread over slots like the list's counts. Triggers on
+// migration 0003), spread over slots like the list's counts (all the
+// writes of one connection on its slot, so that two transactions never
+// take each other's in opposite orders). Triggers on
 // payment_transactions write them in the writing transaction from the
 // row's old and new values (an insert, a change of status or captured
 // amount, a delete), so every write path counts: about 55 µs a row in a

@@ -6,8 +6,8 @@
 -- One count per tenant, organization ('' for none), hour of creation
 -- (created_hour: the hour's start in Unix seconds), currency and status:
 -- how many transactions (n) and the sum of their captured amounts
--- (captured). The slot column is the PostgreSQL migration's (rows a
--- writer picks at random there); the single writer here uses slot 0. The
+-- (captured). The slot column is the PostgreSQL migration's (there a
+-- writer's connection picks it); the single writer here uses slot 0. The
 -- triggers below keep the counts in the writing transaction, from the
 -- row's old and new values, on every insert, every change of status or
 -- captured amount (and of what places a transaction in a count), and
