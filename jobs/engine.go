@@ -106,8 +106,12 @@ type Engine struct {
 
 	mu      sync.Mutex
 	started bool
-	subs    []Subscription
-	queues  map[string]int
+	subs    []Subscription // under subsMu
+	// subsMu guards subs apart from mu: an emit hook reads them inside the
+	// emitting transaction, which on SQLite holds the one writer, while
+	// Start holds mu until River has started, which needs that writer.
+	subsMu sync.RWMutex
+	queues map[string]int
 	// background holds the queues registered as Background.
 	background map[string]bool
 	// running holds the queues the River client was built with or has

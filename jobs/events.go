@@ -40,7 +40,9 @@ func (e *Engine) Subscribe(s Subscription) error {
 			return fmt.Errorf("jobs: subscriber %s registered twice", s.Name)
 		}
 	}
+	e.subsMu.Lock()
 	e.subs = append(e.subs, s)
+	e.subsMu.Unlock()
 	return nil
 }
 
@@ -74,9 +76,9 @@ func registerEvents(e *Engine) {
 
 // enqueueDeliveries runs inside the emitting transaction (store.OnEmit).
 func (e *Engine) enqueueDeliveries(ctx context.Context, tx *store.Tx, ev store.Event) error {
-	e.mu.Lock()
+	e.subsMu.RLock()
 	subs := e.subs
-	e.mu.Unlock()
+	e.subsMu.RUnlock()
 	var args []Args
 	for _, s := range subs {
 		if s.Match == nil || s.Match(ev.Type) {
@@ -88,14 +90,14 @@ func (e *Engine) enqueueDeliveries(ctx context.Context, tx *store.Tx, ev store.E
 }
 
 func (e *Engine) deliverEvent(ctx context.Context, job *Job[eventArgs]) error {
-	e.mu.Lock()
+	e.subsMu.RLock()
 	var sub *Subscription
 	for i := range e.subs {
 		if e.subs[i].Name == job.Args.Subscriber {
 			sub = &e.subs[i]
 		}
 	}
-	e.mu.Unlock()
+	e.subsMu.RUnlock()
 	if sub == nil {
 		// Another process sharing the database may have it (a rolling
 		// deploy): retry rather than drop the delivery.
