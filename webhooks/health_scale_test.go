@@ -90,32 +90,11 @@ func scaleDeliveryHealth(t *testing.T, db *store.DB, engine string, sizes []int,
 	ctx := t.Context()
 	st := webhooks.NewSQLStore()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	status := func(i, rows int) string {
-		switch {
-		case i >= rows-backlog/50:
-			return webhooks.StatusSending
-		case i >= rows-backlog:
-			return webhooks.StatusPending
-		case i%20 < 3:
-			return webhooks.StatusFailed
-		case i%50 == 7:
-			return webhooks.StatusExpired
-		}
-		return webhooks.StatusDelivered
-	}
 	var tenants []scaleHealth
 	for _, rows := range sizes {
 		start := time.Now()
 		sh := scaleHealth{tenant: store.NewID()}
-		for i := range 3 {
-			w := &webhooks.Webhook{ID: store.NewID(), TenantID: sh.tenant, Name: fmt.Sprint("hook ", i), URL: "https://example.com/h",
-				SubscribedEvents: []string{"order.created"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
-				CreatedAt: now, UpdatedAt: now}
-			if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertWebhook(ctx, tx, w, "sealed") }); err != nil {
-				t.Fatal(err)
-			}
-			sh.hooks = append(sh.hooks, w)
-		}
+		sh.hooks = scaleWebhooks(t, db, sh.tenant, 3, now)
 		batch := make([]*webhooks.Delivery, 0, 1000)
 		flush := func() {
 			if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, batch); return err }); err != nil {
@@ -126,7 +105,7 @@ func scaleDeliveryHealth(t *testing.T, db *store.DB, engine string, sizes []int,
 		step := healthSpan / time.Duration(rows)
 		for i := range rows {
 			at := now.Add(-step * time.Duration(rows-i))
-			sh.at, sh.statuses = append(sh.at, at), append(sh.statuses, status(i, rows))
+			sh.at, sh.statuses = append(sh.at, at), append(sh.statuses, scaleStatus(i, rows))
 			w := sh.hooks[i%3]
 			batch = append(batch, &webhooks.Delivery{ID: store.NewIDAt(at), TenantID: sh.tenant, WebhookID: w.ID,
 				EventID: store.NewID(), EventType: "order.created", MessageID: store.NewID(), Payload: []byte(`{"n":1}`),

@@ -59,30 +59,11 @@ func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int,
 		}
 		return "order.created"
 	}
-	status := func(i, rows int) string {
-		switch {
-		case i >= rows-backlog/50:
-			return webhooks.StatusSending
-		case i >= rows-backlog:
-			return webhooks.StatusPending
-		case i%20 < 3:
-			return webhooks.StatusFailed
-		case i%50 == 7:
-			return webhooks.StatusExpired
-		}
-		return webhooks.StatusDelivered
-	}
 	var tenants []scaleDeliveries
 	for _, rows := range sizes {
 		start := time.Now()
 		sd := scaleDeliveries{tenant: store.NewID()}
-		for i := range 2 {
-			w := &webhooks.Webhook{ID: store.NewID(), TenantID: sd.tenant, Name: fmt.Sprint("hook ", i), URL: "https://example.com/h",
-				SubscribedEvents: []string{"order.created"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
-				CreatedAt: now, UpdatedAt: now}
-			if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertWebhook(ctx, tx, w, "sealed") }); err != nil {
-				t.Fatal(err)
-			}
+		for _, w := range scaleWebhooks(t, db, sd.tenant, 2, now) {
 			sd.hooks = append(sd.hooks, w.ID)
 		}
 		batch := make([]*webhooks.Delivery, 0, 1000)
@@ -94,7 +75,7 @@ func scaleListDeliveries(t *testing.T, db *store.DB, engine string, sizes []int,
 		}
 		for i := range rows {
 			at := now.Add(-time.Duration(rows-i) * time.Millisecond)
-			sd.statuses = append(sd.statuses, status(i, rows))
+			sd.statuses = append(sd.statuses, scaleStatus(i, rows))
 			batch = append(batch, &webhooks.Delivery{ID: store.NewIDAt(at), TenantID: sd.tenant, WebhookID: sd.hooks[i%2],
 				EventID: store.NewID(), EventType: eventType(i), MessageID: store.NewID(), Payload: []byte(`{"n":1}`),
 				Status: sd.statuses[i], MaxAttempts: 3, TargetURL: "https://example.com/h", EnqueuedAt: at, CreatedAt: at,
@@ -267,4 +248,38 @@ func scaleListWebhooks(t *testing.T, db *store.DB, engine string, sizes []int, c
 				storetest.Milliseconds(p50[j]), storetest.Milliseconds(p95[j]))
 		}
 	}
+}
+
+// scaleStatus is the status of the i-th of rows seeded deliveries: the
+// last backlog pending (their last fiftieth sending), then 15% failed, 2%
+// expired and the rest delivered.
+func scaleStatus(i, rows int) string {
+	switch {
+	case i >= rows-backlog/50:
+		return webhooks.StatusSending
+	case i >= rows-backlog:
+		return webhooks.StatusPending
+	case i%20 < 3:
+		return webhooks.StatusFailed
+	case i%50 == 7:
+		return webhooks.StatusExpired
+	}
+	return webhooks.StatusDelivered
+}
+
+// scaleWebhooks inserts n webhooks of tenant for the seeded deliveries.
+func scaleWebhooks(t *testing.T, db *store.DB, tenant string, n int, now time.Time) []*webhooks.Webhook {
+	t.Helper()
+	st := webhooks.NewSQLStore()
+	var hooks []*webhooks.Webhook
+	for i := range n {
+		w := &webhooks.Webhook{ID: store.NewID(), TenantID: tenant, Name: fmt.Sprint("hook ", i), URL: "https://example.com/h",
+			SubscribedEvents: []string{"order.created"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
+			CreatedAt: now, UpdatedAt: now}
+		if err := db.Tx(t.Context(), func(tx *store.Tx) error { return st.InsertWebhook(t.Context(), tx, w, "sealed") }); err != nil {
+			t.Fatal(err)
+		}
+		hooks = append(hooks, w)
+	}
+	return hooks
 }
