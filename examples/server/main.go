@@ -278,12 +278,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := level.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
 		return badSetting(fmt.Errorf("LOG_LEVEL: want debug, info, warn or error: %w", err))
 	}
-	var newHandler func(io.Writer) slog.Handler
+	var newHandler, newAccessHandler func(io.Writer) slog.Handler
 	switch format := env("LOG_FORMAT", "text"); format {
 	case "text":
 		newHandler = func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}) }
+		// The same lines, the access line written without slog's
+		// generic formatting (textlines.go).
+		newAccessHandler = func(w io.Writer) slog.Handler { return newTextLines(w, level) }
 	case "json":
 		newHandler = func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}) }
+		newAccessHandler = newHandler
 	default:
 		return badSetting(fmt.Errorf("LOG_FORMAT: want text or json, not %q", format))
 	}
@@ -292,7 +296,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// a buffer (logbuffer.go), written out at shutdown.
 	accessBuf := newLineBuffer(stderr, accessFlushEvery, accessBufferMax)
 	defer accessBuf.Flush()
-	httpLogger := slog.New(flushAtWarn{newHandler(accessBuf), accessBuf})
+	httpLogger := slog.New(flushAtWarn{newAccessHandler(accessBuf), accessBuf})
 
 	if err := setGCPercent(getenv("GOGC")); err != nil {
 		return badSetting(err)
