@@ -514,11 +514,7 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	rows := make([]recordItem, len(items))
-	for i, rec := range items {
-		rows[i] = recordRow(rec)
-	}
-	return apikit.Encode(w, http.StatusOK, apikit.NewPage(rows, total, p))
+	return apikit.EncodeMarshaled(w, http.StatusOK, recordsPage{items: items, total: total, p: p})
 }
 
 // recordsExportJobType is the progress job type of a records export.

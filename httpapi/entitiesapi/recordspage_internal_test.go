@@ -1,0 +1,166 @@
+package entitiesapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
+	"github.com/tenantkit/tenantkit/internal/jsondec"
+)
+
+// encodedPage is the records list's answer as it was written before
+// recordsPage: the rows as recordRow maps, the page through apikit.Encode's
+// Encoder.
+func encodedPage(t testing.TB, items []*entities.Record, total int, p apikit.PageParams) string {
+	t.Helper()
+	rows := make([]recordItem, len(items))
+	for i, rec := range items {
+		rows[i] = recordRow(rec)
+	}
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(apikit.NewPage(rows, total, p)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// samePage checks that recordsPage writes what the Encoder writes.
+func samePage(t testing.TB, items []*entities.Record, total int, p apikit.PageParams) {
+	t.Helper()
+	want := encodedPage(t, items, total, p)
+	got, err := recordsPage{items: items, total: total, p: p}.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got)+"\n" != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestRecordsPageJSON(t *testing.T) {
+	created := time.Date(2026, 3, 1, 12, 30, 45, 123456000, time.UTC)
+	deleted := created.Add(90 * time.Minute).In(time.FixedZone("x", 3600+1800))
+	items := []*entities.Record{
+		{ID: "0b7d9c3e-2f4a-4c1e-9d1a-3e5f7a9b1c2d", EntityID: "bench.items", TenantID: "t",
+			Values:    map[string]any{"title": "Bench item", "status": "open", "total": 1234.56, "qty": 3.0, "note": "seeded"},
+			CreatedAt: created, UpdatedAt: created},
+		{ID: `a<b>&"c"\`, Values: map[string]any{"id": "theirs", "createdAt": 1.0, "deletedAt": "kept", "Zed": nil,
+			"list": []any{"a", 1e21, 1e-7, -0.0, true, map[string]any{"x": []any{}}}, "é\u2028\xff": "\x01\u2029"},
+			CreatedAt: created, UpdatedAt: deleted},
+		{ID: "d", Values: map[string]any{"deletedAt": "replaced", "updatedAt": false}, CreatedAt: created, UpdatedAt: created,
+			DeletedAt: &deleted, OrganizationID: "o"},
+		{ID: "e"},
+		{ID: "f", Values: map[string]any{}},
+	}
+	for _, p := range []apikit.PageParams{{Page: 1, PageSize: 20}, {Page: 3, PageSize: 7}} {
+		samePage(t, items, 20000, p)
+		samePage(t, items[:1], 1, p)
+		samePage(t, nil, 0, p)
+		samePage(t, []*entities.Record{}, 41, p)
+	}
+}
+
+// genValue makes a value as a record's values hold them after decoding:
+// strings (with characters JSON escapes), float64s, booleans, nil, lists
+// and objects.
+func genValue(r *rand.Rand, depth int) any {
+	switch n := r.IntN(8); {
+	case n == 0:
+		return nil
+	case n == 1:
+		return r.IntN(2) == 0
+	case n == 2:
+		return math.Float64frombits(r.Uint64()&^(0x7ff<<52) | uint64(r.IntN(0x7ff))<<52) // finite
+	case n == 3:
+		return float64(r.IntN(2000)-1000) / 4
+	case n == 4 && depth < 3:
+		l := make([]any, r.IntN(4))
+		for i := range l {
+			l[i] = genValue(r, depth+1)
+		}
+		return l
+	case n == 5 && depth < 3:
+		m := map[string]any{}
+		for range r.IntN(4) {
+			m[genKey(r)] = genValue(r, depth+1)
+		}
+		return m
+	}
+	return genKey(r)
+}
+
+var keyParts = []string{"id", "createdAt", "updatedAt", "deletedAt", "a", "B", "_x", "title", "<", "&", "\"", "\\", "é", "\u2028", "\xff", "\x00", "\n", "9"}
+
+func genKey(r *rand.Rand) string {
+	var b strings.Builder
+	for range r.IntN(3) + 1 {
+		b.WriteString(keyParts[r.IntN(len(keyParts))])
+	}
+	return b.String()
+}
+
+// genRecord makes a record with generated values and times.
+func genRecord(r *rand.Rand) *entities.Record {
+	at := func() time.Time {
+		return time.Unix(r.Int64N(1<<34), r.Int64N(1e9)).In(time.FixedZone("", (r.IntN(48)-24)*1800))
+	}
+	rec := &entities.Record{ID: genKey(r), CreatedAt: at(), UpdatedAt: at()}
+	if r.IntN(3) > 0 {
+		rec.Values = map[string]any{}
+		for range r.IntN(8) {
+			rec.Values[genKey(r)] = genValue(r, 0)
+		}
+	}
+	if r.IntN(3) == 0 {
+		d := at()
+		rec.DeletedAt = &d
+	}
+	return rec
+}
+
+// recordsPage writes what the Encoder writes on generated pages.
+func TestRecordsPageGenerated(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		items := make([]*entities.Record, r.IntN(5))
+		for i := range items {
+			items[i] = genRecord(r)
+		}
+		samePage(t, items, r.IntN(1000), apikit.PageParams{Page: r.IntN(5) + 1, PageSize: r.IntN(100) + 1})
+	}
+}
+
+func FuzzRecordsPage(f *testing.F) {
+	f.Add(uint64(1), uint64(2))
+	f.Add(uint64(7), uint64(0))
+	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
+		r := rand.New(rand.NewPCG(s1, s2))
+		items := make([]*entities.Record, r.IntN(4))
+		for i := range items {
+			items[i] = genRecord(r)
+		}
+		samePage(t, items, r.IntN(1000), apikit.PageParams{Page: r.IntN(5) + 1, PageSize: r.IntN(100) + 1})
+	})
+}
+
+// FuzzRecordsPageValues compares the two on records whose values are
+// fuzzed JSON objects, decoded as the store decodes them.
+func FuzzRecordsPageValues(f *testing.F) {
+	f.Add([]byte(`{"title":"Bench item","status":"open","total":1234.56,"qty":3,"note":"seeded"}`))
+	f.Add([]byte(`{"id":1,"createdAt":"x","deletedAt":null,"a<":["\u2028",1e300,-0,{"b":{}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		values, ok := jsondec.Object(data)
+		if !ok {
+			return
+		}
+		at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+		samePage(t, []*entities.Record{{ID: "r", Values: values, CreatedAt: at, UpdatedAt: at}}, 1, apikit.PageParams{Page: 1, PageSize: 20})
+		samePage(t, []*entities.Record{{ID: "r", Values: values, CreatedAt: at, UpdatedAt: at, DeletedAt: &at}}, 1, apikit.PageParams{Page: 1, PageSize: 20})
+	})
+}
