@@ -24,7 +24,37 @@ type logWriter struct {
 func newLogWriter(db *store.DB, st Store) *logWriter {
 	g := &logWriter{db: db, store: st}
 	g.group = store.NewGroup(db, g.writeAll)
+	if a, ok := st.(singleStatementLog); ok && a.insertsExecutionsInOneStatement(db.Dialect()) {
+		g.group.SetSingleStatement(g.single)
+	}
 	return g
+}
+
+// singleStatementLog is a Store whose InsertExecutions is one statement
+// on some engines (SQLStore on PostgreSQL, writeLogPostgres).
+type singleStatementLog interface {
+	insertsExecutionsInOneStatement(d store.Dialect) bool
+}
+
+// single is the write of a batch of log rows alone, without events or
+// webhook calls, which InsertExecutions writes in one statement: it needs
+// no transaction of its own (store.Group.SetSingleStatement). A batch
+// with events or calls returns nil: those are written in a transaction
+// with its log rows.
+func (g *logWriter) single(batch []*writes) func(ctx context.Context, q store.Querier) error {
+	executions := make([]*ExecutionRecord, 0, len(batch))
+	for _, w := range batch {
+		if len(w.events) > 0 || len(w.calls) > 0 {
+			return nil
+		}
+		if len(w.execution.Rules) > 0 {
+			executions = append(executions, &w.execution)
+		}
+	}
+	if len(executions) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, q store.Querier) error { return g.store.InsertExecutions(ctx, q, executions) }
 }
 
 // write commits w and returns once it is durable (or failed).

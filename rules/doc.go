@@ -100,7 +100,16 @@
 // count row is written once per batch however many of its executions
 // share it. On PostgreSQL the batch's executions and its count deltas are
 // one statement (their columns as arrays, unnested; a data-modifying
-// WITH), the counts upserted in one key order for every writer; on SQLite
+// WITH), the counts upserted in one key order for every writer, and a
+// batch of log rows alone (no events, no webhook calls) runs that
+// statement outside a transaction of its own (store.Group's
+// SetSingleStatement): the statement is atomic and committed when it
+// returns, so BEGIN and COMMIT, two round trips and what the server
+// spends on them, bought nothing. The rules column is compressed with
+// lz4 rather than pglz on PostgreSQL (migration 0007): ten rules' JSON
+// is above the size PostgreSQL compresses, and pglz cost the server
+// about twice lz4's time for the same size (BENCHMARKS.md, "Log batches
+// without BEGIN and COMMIT"); on SQLite
 // the counts of a tenant, organization, entity type, day and hour are
 // written with each rule id and result bound once for its three spans (a
 // join with the spans' VALUES): binding eight values per count row was

@@ -257,3 +257,41 @@ func TestLogMigrationFillsRuleResults(t *testing.T) {
 		}
 	}, storetest.MigrationsBefore(t, rules.Migrations, "0006"))
 }
+
+// Migration 0007: on PostgreSQL an execution's rules column, ten rules'
+// JSON above the size the server compresses, is compressed with lz4
+// (cheaper to write than the default pglz), and reads back whole.
+func TestLogRulesCompressedWithLZ4(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t, rules.Migrations)
+	ctx, sc := storetest.NewScope(t)
+	if err := db.Tx(ctx, func(tx *store.Tx) error { // SET LOCAL: the connection's default stays pglz
+		_, err := tx.Exec(ctx, `SET LOCAL default_toast_compression = lz4`)
+		return err
+	}); err != nil {
+		t.Skipf("this server has no lz4: %v", err)
+	}
+	id := store.NewID()
+	x := &rules.ExecutionRecord{ID: id[:32] + "0000", TenantID: sc.TenantID, EntityType: "order", EntityID: "o", EventType: "e",
+		Input: "{}", ExecutedAt: time.Now(), Rules: make([]rules.RuleRecord, 10)}
+	for i := range x.Rules {
+		x.Rules[i] = rules.RuleRecord{RuleUUID: store.NewID(), RuleID: "R", RuleName: "Rule", RuleType: rules.Validation,
+			Result: rules.StatusSuccess, Output: `{"conditionResult":true,"actionsPlanned":[{"type":"SHOW_INFO","message":"Order checked"}],` +
+				`"actionsExecuted":[{"type":"SHOW_INFO","success":true}]}`}
+	}
+	if err := rules.NewSQLStore().InsertExecutions(ctx, db, []*rules.ExecutionRecord{x}); err != nil {
+		t.Fatal(err)
+	}
+	var method string
+	if err := db.QueryRow(ctx, `SELECT COALESCE(pg_column_compression(rules), 'none') FROM business_rule_executions WHERE id = $1`,
+		x.ID).Scan(&method); err != nil {
+		t.Fatal(err)
+	}
+	if method != "lz4" {
+		t.Errorf("the rules column is compressed with %s, want lz4", method)
+	}
+	got, err := rules.NewSQLStore().GetLog(ctx, db, sc, x.ID[:32]+"0009")
+	if err != nil || got.RuleID != "R" || string(got.OutputContext) != x.Rules[9].Output {
+		t.Errorf("the tenth rule row reads back as %+v, %v", got, err)
+	}
+}

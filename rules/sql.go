@@ -922,6 +922,12 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 	return err
 }
 
+// insertsExecutionsInOneStatement reports whether InsertExecutions is
+// one statement on d (an engine whose logWriters entry is), which a
+// group commit of log rows alone then runs outside a transaction of its
+// own (logWriter.single).
+func (SQLStore) insertsExecutionsInOneStatement(d store.Dialect) bool { return oneStatementLog[d] }
+
 // executionRow is an execution as InsertExecutions writes it: its rules
 // column's JSON, its failure count and its rule_results.
 type executionRow struct {
@@ -935,10 +941,12 @@ type executionRow struct {
 // the counts they add (sql_postgres.go, sql_sqlite.go); an engine without
 // one uses the multi-row INSERTs of executionInserts and
 // logCountUpserts. logStatements are statement texts they run, which
-// PrepareLogWrites prepares.
+// PrepareLogWrites prepares. oneStatementLog holds the engines whose
+// logWriters entry writes in one statement.
 var (
-	logWriters    = map[store.Dialect]func(ctx context.Context, q store.Querier, rows []executionRow) error{}
-	logStatements []string
+	logWriters      = map[store.Dialect]func(ctx context.Context, q store.Querier, rows []executionRow) error{}
+	logStatements   []string
+	oneStatementLog = map[store.Dialect]bool{}
 )
 
 // logCountKey is a row of business_rule_log_counts.

@@ -11,6 +11,7 @@ import (
 
 func init() {
 	logWriters[store.PostgresDialect] = writeLogPostgres
+	oneStatementLog[store.PostgresDialect] = true
 }
 
 // writeLogPostgres writes executions and the counts they add in one

@@ -305,3 +305,98 @@ func TestGroup(t *testing.T) {
 		}
 	}, widgets)
 }
+
+// A Group with SetSingleStatement writes the batches single accepts
+// through its function, on the DB outside a transaction, and the others
+// through write in a transaction; a single-statement batch that fails is
+// written again item by item, and only the bad item fails.
+func TestGroupSingleStatement(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx, sc := storetest.NewScope(t)
+		var mu sync.Mutex
+		var inTx, alone int // items written by write, by single
+		release, held := make(chan struct{}), make(chan struct{})
+		g := store.NewGroup(db, func(ctx context.Context, tx *store.Tx, names []string) error {
+			if names[0] == "hold" {
+				close(held)
+				<-release
+				return nil
+			}
+			mu.Lock()
+			inTx += len(names)
+			mu.Unlock()
+			for _, name := range names {
+				if _, err := insertWidget(ctx, tx, sc, name, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		g.SetSingleStatement(func(names []string) func(ctx context.Context, q store.Querier) error {
+			for _, name := range names {
+				if name == "hold" || strings.HasPrefix(name, "tx") {
+					return nil
+				}
+			}
+			return func(ctx context.Context, q store.Querier) error {
+				if _, ok := q.(*store.Tx); ok {
+					t.Error("a single-statement batch ran in a transaction")
+				}
+				var sql strings.Builder
+				sql.WriteString(`INSERT INTO widgets (tenant_id, id, name, enabled, data, created_at) VALUES `)
+				args := []any{}
+				for i, name := range names {
+					if i > 0 {
+						sql.WriteString(", ")
+					}
+					n := len(args)
+					fmt.Fprintf(&sql, "($%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6)
+					var value any = name
+					if name == "w13" {
+						value = nil // name is NOT NULL: the whole statement fails
+					}
+					args = append(args, sc.TenantID, store.NewID(), value, true, `{}`, q.Now())
+				}
+				if _, err := q.Exec(ctx, sql.String(), args...); err != nil {
+					return err
+				}
+				mu.Lock()
+				alone += len(names)
+				mu.Unlock()
+				return nil
+			}
+		})
+		go func() { _ = g.Do("hold") }()
+		<-held
+		const writes = 40
+		var wg sync.WaitGroup
+		errs := make([]error, writes+1)
+		for i := range writes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = g.Do(fmt.Sprint("w", i))
+			}()
+		}
+		time.Sleep(200 * time.Millisecond) // the writes queue up
+		close(release)
+		wg.Wait()
+		errs[writes] = g.Do("tx-alone") // a batch single refuses
+		for i, err := range errs {
+			if want := i == 13; (err != nil) != want {
+				t.Errorf("write %d: %v", i, err)
+			}
+		}
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM widgets WHERE tenant_id = $1`, sc.TenantID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != writes {
+			t.Errorf("%d widgets, want the %d good writes", n, writes)
+		}
+		if alone != writes-1 || inTx != 1 {
+			t.Errorf("%d items written by single, %d by write in a transaction; want %d and 1", alone, inTx, writes-1)
+		}
+	}, widgets)
+}

@@ -301,6 +301,27 @@ func (db *DB) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error) e
 	}
 }
 
+// autocommit runs write, a single statement on db, outside a
+// transaction: the engine's implicit transaction commits it as it
+// returns. A transient conflict is retried as runTx retries one; write
+// must be safe to run again after a failure (a statement that failed
+// changed nothing).
+func (db *DB) autocommit(ctx context.Context, write func(ctx context.Context, q Querier) error) error {
+	for attempt := 1; ; attempt++ {
+		err := write(ctx, db)
+		if err == nil || !errors.Is(err, errRetryable) || attempt == maxTxAttempts || ctx.Err() != nil {
+			return err
+		}
+		db.logger.WarnContext(ctx, "store: statement conflict, retrying", "attempt", attempt, "err", err)
+		backoff := time.Duration(attempt*attempt) * 2 * time.Millisecond
+		select {
+		case <-time.After(backoff + rand.N(backoff)):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
 func (db *DB) runTxOnce(ctx context.Context, readOnly bool, fn func(tx *Tx) error) (tx *Tx, err error) {
 	te, err := db.eng.begin(ctx, readOnly)
 	if err != nil {
