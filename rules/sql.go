@@ -758,7 +758,8 @@ func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter)
 // ExecutionSummary implements Store: the kept counts by set and hour
 // (business_rule_execution_counts) of the hours from the first whole
 // hour at or after since, and the executions of the part of an hour
-// before it (an id range of their key, then their exact time), summed
+// before it (an id range of their key bounded at both ends, so only that
+// part's executions are read, then their exact time), summed
 // per set in one GROUP BY. The order is made in Go, byte order on both
 // engines.
 func (SQLStore) ExecutionSummary(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]SetExecutions, error) {
@@ -778,6 +779,7 @@ func (SQLStore) ExecutionSummary(ctx context.Context, q store.Querier, sc store.
 			UNION ALL
 			SELECT COALESCE(x.set_id, ''), x.rule_count, x.failure_count FROM business_rule_executions x
 			WHERE ` + x.SQL() + ` AND x.id >= ` + k.Add(store.IDTimeBound(since.Add(-idMargin))) +
+			` AND x.id < ` + k.Add(store.IDTimeBound(edge.Add(idMargin))) +
 			` AND x.executed_at >= ` + k.Add(since) + ` AND x.executed_at < ` + k.Add(edge)
 	}
 	sums, err := store.Many(ctx, q, func(s store.Scanner) (SetExecutions, error) {
