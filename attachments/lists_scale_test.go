@@ -117,6 +117,18 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 			list("partition", attachments.LibraryFilter{Partition: "images", SortDesc: true}, rows/2, 0),
 			list("tag", attachments.LibraryFilter{Tags: []string{"tag-1"}, SortDesc: true}, tagged, 0),
 			list("search (counted)", attachments.LibraryFilter{Search: "7.PDF", SortDesc: true}, rows/10, 10),
+			// The dashboards' storage widget (Service.StorageUsage): the
+			// kept usage and the kept file count.
+			{Name: "storage widget's usage and file count", List: func() error {
+				if _, err := st.Usage(ctx, db, tenant); err != nil {
+					return err
+				}
+				n, err := st.CountAttachments(ctx, db, tenant)
+				if err != nil {
+					return err
+				}
+				return storetest.CheckPage("storage widget", 0, n, 0, rows)
+			}},
 			{Name: "total and tags by count(*), as before 0003", Calls: 20, List: func() error {
 				var n, tags int
 				if err := db.QueryRow(ctx, `SELECT count(*) FROM attachments WHERE tenant_id = $1`, tenant).Scan(&n); err != nil {

@@ -90,6 +90,15 @@ func scaleListRuns(t *testing.T, db *store.DB, engine string, sizes []int, calls
 			list("status", datasync.RunFilter{Status: datasync.StatusFailed}, failed),
 			list("integrationId", datasync.RunFilter{IntegrationID: "crm-1"}, rows/4),
 			list("one sync", datasync.RunFilter{IntegrationID: "crm-1", EntityType: "deals", Direction: datasync.Export}, sync),
+			// What the dashboards' data sync widget reads (Service.Summary):
+			// the newest 1,000 runs, with their total.
+			{Name: "sync runs widget's newest 1,000 runs", List: func() error {
+				items, total, err := st.ListRuns(ctx, db, tenant, datasync.RunFilter{Limit: 1000})
+				if err != nil {
+					return err
+				}
+				return storetest.CheckPage("newest 1,000", len(items), total, 1000, rows)
+			}},
 			{Name: "unfiltered total by count(*), as before 0004", Calls: 20, List: func() error {
 				var n int
 				err := db.QueryRow(ctx, `SELECT count(*) FROM data_sync_runs WHERE tenant_id = $1`, tenant).Scan(&n)

@@ -129,6 +129,19 @@
 // the page and the total read that entity's executions from the
 // (tenant_id, entity_id, id) index: the cost grows with the entity's own
 // history, not the tenant's log.
+// The execution summary (ExecutionSummary, the dashboards' rule-executions
+// widget) reads kept counts too: business_rule_execution_counts (migration
+// 0008), per tenant, UTC hour, organization and executed set, the rule
+// rows and failures, written with the executions (on PostgreSQL a further
+// data-modifying WITH of the batch's statement, which runs after the log
+// counts' upsert, so every writer locks the log counts, then these, each
+// in key order; on SQLite a multi-row upsert in the batch's transaction)
+// and taken from by DeleteLogsBefore as the log counts are. A window
+// starting at an hour, as the widget's does, reads a few rows per set and
+// hour; one starting inside an hour counts that hour's part from the log.
+// Decision: a table of its own rather than the set added to the log
+// counts' key, which would multiply their rows by the sets and leave the
+// summary to sum per rule and result what it needs per set.
 // Decision: counts per rule and result rather than an index over the
 // arrays, which neither engine has for a JSON text column without a
 // second copy of each rule row. Rows are readable by

@@ -755,22 +755,40 @@ func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter)
 	return total, nil
 }
 
-// ExecutionSummary implements Store: the executions of the window (an id
-// range of their key, then their exact time) with their sets, their kept
-// rule and failure counts summed in one GROUP BY. The order is made in
-// Go, byte order on both engines.
+// ExecutionSummary implements Store: the kept counts by set and hour
+// (business_rule_execution_counts) of the hours from the first whole
+// hour at or after since, and the executions of the part of an hour
+// before it (an id range of their key bounded at both ends, so only that
+// part's executions are read, then their exact time), summed
+// per set in one GROUP BY. The order is made in Go, byte order on both
+// engines.
 func (SQLStore) ExecutionSummary(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]SetExecutions, error) {
 	since = since.UTC().Truncate(time.Microsecond)
-	c := logScope(sc)
-	c.And("x.id >= ?", store.IDTimeBound(since.Add(-idMargin)))
-	c.And("x.executed_at >= ?", since)
+	kept := ceilTo(since.Unix(), hourSeconds) // the first hour the counts give
+	if since.Nanosecond() > 0 && kept == since.Unix() {
+		kept += hourSeconds
+	}
+	// Both parts read the scope's rows through the same placeholders: a
+	// scope's ReadableCounted numbers its values alike each time.
+	k := sc.ReadableCounted("k.tenant_id", "k.organization_id")
+	x := sc.ReadableCounted("x.tenant_id", "COALESCE(x.organization_id, '')")
+	from := `SELECT k.set_id, k.executions, k.failures FROM business_rule_execution_counts k
+			WHERE ` + k.SQL() + ` AND k.hour >= ` + k.Add(kept)
+	if edge := time.Unix(kept, 0).UTC(); since.Before(edge) {
+		from += `
+			UNION ALL
+			SELECT COALESCE(x.set_id, ''), x.rule_count, x.failure_count FROM business_rule_executions x
+			WHERE ` + x.SQL() + ` AND x.id >= ` + k.Add(store.IDTimeBound(since.Add(-idMargin))) +
+			` AND x.id < ` + k.Add(store.IDTimeBound(edge.Add(idMargin))) +
+			` AND x.executed_at >= ` + k.Add(since) + ` AND x.executed_at < ` + k.Add(edge)
+	}
 	sums, err := store.Many(ctx, q, func(s store.Scanner) (SetExecutions, error) {
 		var e SetExecutions
 		return e, s.Scan(&e.RuleSetID, &e.Name, &e.Executions, &e.Failures)
-	}, `SELECT COALESCE(x.set_id, ''), COALESCE(s.name, ''), sum(x.rule_count), sum(x.failure_count)
-		FROM business_rule_executions x
-		LEFT JOIN business_rule_sets s ON s.tenant_id = x.tenant_id AND s.id = x.set_id
-		WHERE `+c.SQL()+` GROUP BY x.set_id, s.name HAVING sum(x.rule_count) > 0`, c.Values()...)
+	}, `SELECT e.set_id, COALESCE(s.name, ''), CAST(sum(e.executions) AS BIGINT), CAST(sum(e.failures) AS BIGINT)
+		FROM (`+from+`) e
+		LEFT JOIN business_rule_sets s ON s.tenant_id = $1 AND s.id = e.set_id
+		GROUP BY e.set_id, s.name HAVING sum(e.executions) > 0`, k.Values()...)
 	slices.SortFunc(sums, func(a, b SetExecutions) int {
 		return cmp.Or(cmp.Compare(b.Executions, a.Executions), strings.Compare(a.Name, b.Name), strings.Compare(a.RuleSetID, b.RuleSetID))
 	})
@@ -835,6 +853,33 @@ func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Ti
 			return 0, err
 		}
 	}
+	// The counts by set and hour: the hour the cut falls in loses the
+	// executions that go (in key order, after the log counts: the order of
+	// InsertExecutions' writers too).
+	hourStart := time.Unix(hour, 0).UTC()
+	setGoes, err := store.Many(ctx, q, func(s store.Scanner) (executionCount, error) {
+		c := executionCount{key: executionCountKey{hour: hour}}
+		return c, s.Scan(&c.key.tenant, &c.key.org, &c.key.set, &c.executions, &c.failures)
+	}, `SELECT x.tenant_id, COALESCE(x.organization_id, ''), COALESCE(x.set_id, ''), sum(x.rule_count), sum(x.failure_count)
+		FROM business_rule_executions x WHERE x.id < $1 AND x.id >= $2 AND x.executed_at >= $3 AND x.rule_count > 0
+		GROUP BY x.tenant_id, COALESCE(x.organization_id, ''), COALESCE(x.set_id, '')`,
+		bound, store.IDTimeBound(hourStart.Add(-idMargin)), hourStart)
+	if err != nil {
+		return 0, err
+	}
+	slices.SortFunc(setGoes, func(a, b executionCount) int { return a.key.compare(b.key) })
+	for _, g := range setGoes {
+		if _, err := q.Exec(ctx, `UPDATE business_rule_execution_counts SET executions = executions - $5, failures = failures - $6
+			WHERE tenant_id = $1 AND hour = $2 AND organization_id = $3 AND set_id = $4`,
+			g.key.tenant, g.key.hour, g.key.org, g.key.set, g.executions, g.failures); err != nil {
+			return 0, err
+		}
+		if _, err := q.Exec(ctx, `DELETE FROM business_rule_execution_counts
+			WHERE tenant_id = $1 AND hour = $2 AND organization_id = $3 AND set_id = $4 AND executions <= 0`,
+			g.key.tenant, g.key.hour, g.key.org, g.key.set); err != nil {
+			return 0, err
+		}
+	}
 	// Then the counts that reached zero, and the days and hours before
 	// the cut, of each tenant that lost rows (read by the key's prefix).
 	var tenants []string
@@ -855,6 +900,9 @@ func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Ti
 				return 0, err
 			}
 		}
+		if _, err := q.Exec(ctx, `DELETE FROM business_rule_execution_counts WHERE tenant_id = $1 AND hour < $2`, tenant, hour); err != nil {
+			return 0, err
+		}
 	}
 	if _, err := q.Exec(ctx, `DELETE FROM business_rule_executions WHERE id < $1`, bound); err != nil {
 		return 0, err
@@ -872,6 +920,7 @@ var executionInserts = store.NewBatchInsert("business_rule_executions",
 // DB.Prepare).
 func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 	executionInserts.Prepare(ctx, db)
+	executionCountUpserts.Prepare(ctx, db)
 	if logWriters[db.Dialect()] == nil {
 		logCountUpserts.Prepare(ctx, db)
 	}
@@ -882,9 +931,10 @@ func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 
 // InsertExecutions implements Store: a row per execution (its rule rows
 // are its rules column) and what they add to the kept counts, summed per
-// key first (logCounts). An engine with a writer of its own in
-// logWriters writes both at once (PostgreSQL: one statement); the others
-// use the multi-row INSERTs of executionInserts and logCountUpserts.
+// key first (logCounts, and executionCounts for the counts by set and
+// hour). An engine with a writer of its own in logWriters writes them
+// all at once (PostgreSQL: one statement); the others use the multi-row
+// INSERTs of executionInserts, logCountUpserts and executionCountUpserts.
 func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
 	rows := make([]executionRow, len(xs))
 	for i, x := range xs {
@@ -918,7 +968,81 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 		k := c.key
 		values = append(values, k.tenant, k.span, k.bucket, k.org, k.entityType, k.rule, k.result, c.n)
 	}
-	_, err := logCountUpserts.InsertValues(ctx, q, values)
+	if _, err := logCountUpserts.InsertValues(ctx, q, values); err != nil {
+		return err
+	}
+	return insertExecutionCounts(ctx, q, rows)
+}
+
+// executionCountKey is a row of business_rule_execution_counts: a
+// tenant's executions of a set ("" for none) in an organization ("" for
+// none) that began in an hour (its start, Unix seconds).
+type executionCountKey struct {
+	tenant   string
+	hour     int64
+	org, set string
+}
+
+// compare orders keys as the table's primary key does.
+func (k executionCountKey) compare(o executionCountKey) int {
+	return cmp.Or(strings.Compare(k.tenant, o.tenant), cmp.Compare(k.hour, o.hour), strings.Compare(k.org, o.org),
+		strings.Compare(k.set, o.set))
+}
+
+// executionCount is what a write adds to (or DeleteLogsBefore takes
+// from) the counts of a key: rule rows, and those FAILURE or ERROR.
+type executionCount struct {
+	key                  executionCountKey
+	executions, failures int64
+}
+
+// executionCountUpserts adds to the kept counts by set and hour.
+var executionCountUpserts = store.NewBatchInsert("business_rule_execution_counts",
+	"tenant_id, hour, organization_id, set_id, executions, failures",
+	"ON CONFLICT (tenant_id, hour, organization_id, set_id) DO UPDATE SET "+
+		"executions = business_rule_execution_counts.executions + excluded.executions, "+
+		"failures = business_rule_execution_counts.failures + excluded.failures")
+
+// executionCounts returns what rows add to the kept counts by set and
+// hour, written with them: summed per key (a batch of one set's
+// executions in one hour writes one row) and in key order, the one order
+// of every writer. Executions of no rule rows add nothing.
+func executionCounts(rows []executionRow) []executionCount {
+	counts := map[executionCountKey]*executionCount{}
+	var out []executionCount
+	var keys []executionCountKey
+	for _, r := range rows {
+		x := r.x
+		if len(x.Rules) == 0 {
+			continue
+		}
+		k := executionCountKey{tenant: x.TenantID, hour: floorTo(x.ExecutedAt.Unix(), hourSeconds), org: x.OrganizationID, set: x.SetID}
+		c := counts[k]
+		if c == nil {
+			c = &executionCount{key: k}
+			counts[k] = c
+			keys = append(keys, k)
+		}
+		c.executions += int64(len(x.Rules))
+		c.failures += int64(r.failures)
+	}
+	out = make([]executionCount, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *counts[k])
+	}
+	slices.SortFunc(out, func(a, b executionCount) int { return a.key.compare(b.key) })
+	return out
+}
+
+// insertExecutionCounts writes what rows add to the kept counts by set
+// and hour with executionCountUpserts' multi-row upserts.
+func insertExecutionCounts(ctx context.Context, q store.Querier, rows []executionRow) error {
+	counts := executionCounts(rows)
+	values := make([]any, 0, len(counts)*executionCountUpserts.Columns())
+	for _, c := range counts {
+		values = append(values, c.key.tenant, c.key.hour, c.key.org, c.key.set, c.executions, c.failures)
+	}
+	_, err := executionCountUpserts.InsertValues(ctx, q, values)
 	return err
 }
 

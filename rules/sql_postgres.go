@@ -15,7 +15,8 @@ func init() {
 }
 
 // writeLogPostgres writes executions and the counts they add in one
-// statement, whatever their number: the executions' columns as arrays,
+// statement, whatever their number (the counts by set and hour in
+// executionCountsCTE): the executions' columns as arrays,
 // unnested and inserted by a data-modifying WITH, and the counts' as
 // arrays too, upserted in the order of counts (ORDER BY the ordinality:
 // the one lock order of every writer). One round trip, and one statement
@@ -46,6 +47,7 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 		cTenants[i], cSpans[i], cBuckets[i], cOrgs[i] = k.tenant, int16(k.span), k.bucket, k.org
 		cTypes[i], cRules[i], cResults[i], cN[i] = k.entityType, k.rule, k.result, c.n
 	}
+	eTenants, eHours, eOrgs, eSets, eExecutions, eFailures := executionCountArrays(rows)
 	_, err := q.Exec(ctx, `WITH x AS (
 			INSERT INTO business_rule_executions (id, tenant_id, organization_id, set_id, entity_type, entity_id, event_type,
 				input_context, executed_at, executed_by, rules, rule_count, failure_count, rule_results)
@@ -55,7 +57,8 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 				$9::timestamptz[], $10::text[], $11::text[], $12::int[], $13::int[], $14::text[])
 				AS v (id, tenant_id, organization_id, set_id, entity_type, entity_id, event_type, input_context, executed_at,
-					executed_by, rules, rule_count, failure_count, rule_results))
+					executed_by, rules, rule_count, failure_count, rule_results)),
+		`+executionCountsCTE+`
 		INSERT INTO business_rule_log_counts AS k (tenant_id, span, bucket, organization_id, entity_type, rule_id, result, n)
 		SELECT c.tenant_id, c.span, c.bucket, c.organization_id, c.entity_type, c.rule_id, c.result, c.n
 		FROM unnest($15::text[], $16::smallint[], $17::bigint[], $18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[])
@@ -63,6 +66,36 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 		ORDER BY c.i
 		ON CONFLICT (tenant_id, span, bucket, organization_id, entity_type, rule_id, result) DO UPDATE SET n = k.n + excluded.n`,
 		ids, tenants, orgs, sets, types, entities, events, inputs, at, by, rules, ruleCounts, failures, results,
-		cTenants, cSpans, cBuckets, cOrgs, cTypes, cRules, cResults, cN)
+		cTenants, cSpans, cBuckets, cOrgs, cTypes, cRules, cResults, cN,
+		eTenants, eHours, eOrgs, eSets, eExecutions, eFailures)
 	return err
+}
+
+// executionCountsCTE is the part of writeLogPostgres' statement that adds
+// to the kept counts by set and hour (business_rule_execution_counts):
+// parameters $23 to $28, executionCountArrays' arrays, upserted in their
+// order (key order: executionCounts). Its WITH runs after the statement's
+// upsert of the log counts, so every writer takes the log counts' row
+// locks first, then these, each in key order, as DeleteLogsBefore does.
+const executionCountsCTE = `hour_counts AS (
+			INSERT INTO business_rule_execution_counts AS k (tenant_id, hour, organization_id, set_id, executions, failures)
+			SELECT e.tenant_id, e.hour, e.organization_id, e.set_id, e.executions, e.failures
+			FROM unnest($23::text[], $24::bigint[], $25::text[], $26::text[], $27::bigint[], $28::bigint[])
+				WITH ORDINALITY AS e (tenant_id, hour, organization_id, set_id, executions, failures, i)
+			ORDER BY e.i
+			ON CONFLICT (tenant_id, hour, organization_id, set_id)
+			DO UPDATE SET executions = k.executions + excluded.executions, failures = k.failures + excluded.failures)`
+
+// executionCountArrays returns executionCounts(rows) as the columns of
+// executionCountsCTE.
+func executionCountArrays(rows []executionRow) (tenants []string, hours []int64, orgs, sets []string, executions, failures []int64) {
+	counts := executionCounts(rows)
+	m := len(counts)
+	tenants, hours, orgs, sets = make([]string, m), make([]int64, m), make([]string, m), make([]string, m)
+	executions, failures = make([]int64, m), make([]int64, m)
+	for i, c := range counts {
+		tenants[i], hours[i], orgs[i], sets[i] = c.key.tenant, c.key.hour, c.key.org, c.key.set
+		executions[i], failures[i] = c.executions, c.failures
+	}
+	return tenants, hours, orgs, sets, executions, failures
 }

@@ -68,7 +68,8 @@ type ruleResult struct{ rule, result string }
 // writeLogSQLite writes executions with executionInserts' multi-row
 // INSERTs and the counts they add, summed per spanGroup, rule and result
 // in Go first, with spanCountStatement: one upsert per count row, each
-// rule row's key bound once for its three spans. Executions of different
+// rule row's key bound once for its three spans, then the counts by set
+// and hour (insertExecutionCounts). Executions of different
 // hours upsert their whole-log rows once per hour (a single writer takes
 // no row locks, so the order of the upserts does not matter).
 func writeLogSQLite(ctx context.Context, q store.Querier, rows []executionRow) error {
@@ -122,5 +123,5 @@ func writeLogSQLite(ctx context.Context, q store.Querier, rows []executionRow) e
 			keys = keys[c:]
 		}
 	}
-	return nil
+	return insertExecutionCounts(ctx, q, rows)
 }

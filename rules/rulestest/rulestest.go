@@ -938,6 +938,7 @@ func testLogPrune(t *testing.T, f *fixture) {
 	for i, d := range []time.Duration{5 * time.Minute, 35 * time.Minute, 50 * time.Minute, 26 * time.Hour, 49*time.Hour + 7*time.Minute} {
 		xs = append(xs, f.execution(f.tenant, "", cut.Add(d), 1+i%3, func(x *rules.ExecutionRecord) {
 			x.Rules[0].Result = rules.StatusFailure
+			x.SetID = []string{"", "A", "B"}[i%3]
 		}))
 	}
 	f.insertExecutions(xs[3:]...)
@@ -958,6 +959,12 @@ func testLogPrune(t *testing.T, f *fixture) {
 		}
 	}
 	f.wantLogTotals("after a cut inside an hour", f.scope(), filters, xs)
+	// And the execution summary, kept by set and hour: windows from an
+	// hour and from inside one, before, at and after the cut's hour.
+	for _, d := range []time.Duration{-12 * time.Hour, 0, 30 * time.Minute, 40 * time.Minute, 45 * time.Minute, time.Hour,
+		26 * time.Hour, 50 * time.Hour} {
+		f.wantSummary(fmt.Sprintf("summary from the cut %+v, after a cut inside an hour", d), f.scope(), cut.Add(d), xs)
+	}
 }
 
 func testExecutionSummary(t *testing.T, f *fixture) {
@@ -1066,6 +1073,36 @@ func testTransaction(t *testing.T, f *fixture) {
 // wantLogTotals checks that the total of each filter under sc is the
 // number of rows the list returns for it, and the number of rows of xs
 // (the executions written and not pruned) it selects.
+// wantSummary fails unless ExecutionSummary from since in sc counts, per
+// set, the rule rows and failures of the executions of xs (those of f's
+// tenant that sc may read) at or after since (names not compared).
+func (f *fixture) wantSummary(what string, sc store.Scope, since time.Time, xs []*rules.ExecutionRecord) {
+	f.t.Helper()
+	sums := map[string]rules.SetExecutions{}
+	for _, x := range xs {
+		if x.TenantID != sc.TenantID || !sc.AllowsOrganization(x.OrganizationID) || x.ExecutedAt.Before(since) || len(x.Rules) == 0 {
+			continue
+		}
+		e := sums[x.SetID]
+		e.RuleSetID = x.SetID
+		for _, r := range x.Rules {
+			e.Executions++
+			if r.Result == rules.StatusFailure || r.Result == rules.StatusError {
+				e.Failures++
+			}
+		}
+		sums[x.SetID] = e
+	}
+	got, err := f.st.ExecutionSummary(f.t.Context(), f.db, sc, since)
+	f.must(err, what)
+	gotSums := map[string]rules.SetExecutions{}
+	for _, e := range got {
+		e.Name = ""
+		gotSums[e.RuleSetID] = e
+	}
+	f.equal(what, gotSums, sums)
+}
+
 func (f *fixture) wantLogTotals(what string, sc store.Scope, filters []rules.LogFilter, xs []*rules.ExecutionRecord) {
 	f.t.Helper()
 	for _, filter := range filters {

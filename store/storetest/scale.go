@@ -110,6 +110,54 @@ func Analyze(t testing.TB, db *store.DB) {
 	}
 }
 
+// Vacuum has PostgreSQL's VACUUM (ANALYZE) run on tables, as its
+// autovacuum does on a live database a while after rows are deleted or
+// updated: the dead row versions and their index entries go, and the
+// visibility map lets an index-only scan skip the table. A measurement
+// on a server without autovacuum, as the tests' is, otherwise walks every
+// dead version a seeding left. It logs what VACUUM could not remove (rows
+// still visible to another session's snapshot). On SQLite it does
+// nothing: a delete or update leaves no versions behind.
+func Vacuum(t testing.TB, db *store.DB, tables ...string) {
+	t.Helper()
+	if db.Dialect().Name() != "postgres" {
+		return
+	}
+	for _, table := range tables {
+		if _, err := db.Exec(t.Context(), "VACUUM (ANALYZE) "+table); err != nil {
+			t.Fatalf("storetest: vacuum %s: %v", table, err)
+		}
+		var live, dead int64
+		if err := db.QueryRow(t.Context(), `SELECT n_live_tup, n_dead_tup FROM pg_stat_user_tables
+			WHERE relid = to_regclass($1)`, table).Scan(&live, &dead); err != nil {
+			t.Fatalf("storetest: vacuum %s: %v", table, err)
+		}
+		t.Logf("vacuumed %s: %d live, %d dead row versions left", table, live, dead)
+	}
+}
+
+// ExplainEnv, when set, has Explain log the plans of the statements a
+// measurement names.
+const ExplainEnv = "TENANTKIT_BENCH_EXPLAIN"
+
+// Explain logs, when ExplainEnv is set and the engine is PostgreSQL, the
+// plan of sql with args as it runs (EXPLAIN (ANALYZE, BUFFERS)), under
+// name.
+func Explain(t testing.TB, db *store.DB, name, sql string, args ...any) {
+	t.Helper()
+	if os.Getenv(ExplainEnv) == "" || db.Dialect().Name() != "postgres" {
+		return
+	}
+	lines, err := store.Many(t.Context(), db, func(s store.Scanner) (string, error) {
+		var line string
+		return line, s.Scan(&line)
+	}, "EXPLAIN (ANALYZE, BUFFERS) "+sql, args...)
+	if err != nil {
+		t.Fatalf("storetest: explain %s: %v", name, err)
+	}
+	t.Logf("plan of %s:\n%s", name, strings.Join(lines, "\n"))
+}
+
 // SeedRows inserts the rows from to to (exclusive) into table, row(i)
 // giving the i-th row's values in the order of columns (a comma-separated
 // list), in multi-row INSERTs of 1,000 rows per transaction: the fast way
