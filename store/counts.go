@@ -103,6 +103,10 @@ func countSlot(q Querier) int {
 	return slot
 }
 
+// Prepare has Add's statements prepared (BatchInsert.Prepare) before a
+// transaction takes the writer; a failure only costs speed.
+func (c *Counts) Prepare(ctx context.Context, db *DB) { c.insert.Prepare(ctx, db) }
+
 // Sum returns the sum of the counts of the rows where selects (its
 // columns being the table's key columns, unqualified).
 func (c *Counts) Sum(ctx context.Context, q Querier, where *Conds) (int, error) {
