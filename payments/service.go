@@ -58,8 +58,8 @@ type Service struct {
 	// sessions group-commits new sessions' transactions and events
 	// (writeSessions).
 	sessions *store.Group[*Transaction]
-	prepare sync.Once
-	locks   keyedMutex
+	prepare  sync.Once
+	locks    keyedMutex
 	// holdRowLock says a provider call runs inside the transaction that
 	// holds the payment's row: on an engine with concurrent writers
 	// (PostgreSQL), where several processes may act on one payment. With a
