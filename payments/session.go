@@ -151,7 +151,8 @@ func (s *Service) CreateSession(ctx context.Context, req SessionRequest) (*Sessi
 
 // writeSessions is the group commit of CreateSession: the transactions
 // of concurrent sessions (any tenants), written with multi-row statements
-// (TransactionsInserter, when the store has it), their counts, and their
+// (SQLStore.InsertTransactions; another Store's InsertTransaction one by
+// one), their counts, and their
 // events in one insert, in one transaction. store.Group writes each
 // session alone when the batch fails, so one bad row fails only its own
 // session.
@@ -160,8 +161,10 @@ func (s *Service) writeSessions(ctx context.Context, tx *store.Tx, ts []*Transac
 	for _, t := range ts {
 		t.CreatedAt, t.UpdatedAt = now, now
 	}
-	if ins, ok := s.store.(TransactionsInserter); ok {
-		if err := ins.InsertTransactions(ctx, tx, ts); err != nil {
+	// SQLStore's own multi-row write; any other store (a host's, which
+	// may embed SQLStore and override InsertTransaction) one by one.
+	if st, ok := s.store.(*SQLStore); ok {
+		if err := st.InsertTransactions(ctx, tx, ts); err != nil {
 			return err
 		}
 	} else {

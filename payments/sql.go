@@ -64,8 +64,13 @@ var transactionInserts = store.NewBatchInsert("payment_transactions", `id, tenan
 // parsing them (store.DB.Prepare). Failures only cost speed.
 func (*SQLStore) PrepareWrites(ctx context.Context, db *store.DB) {
 	_ = db.Prepare(ctx, insertWebhookSQL)
-	transactionInserts.Prepare(ctx, db)
-	transactionCounts.Prepare(ctx, db)
+	if transactionWriters[db.Dialect()] == nil {
+		transactionInserts.Prepare(ctx, db)
+		transactionCounts.Prepare(ctx, db)
+	}
+	for _, q := range transactionStatements {
+		_ = db.Prepare(ctx, q)
+	}
 	db.PrepareEmitMany(ctx)
 }
 
@@ -74,10 +79,21 @@ func (st *SQLStore) InsertTransaction(ctx context.Context, q store.Querier, t *T
 	return st.InsertTransactions(ctx, q, []*Transaction{t})
 }
 
-// InsertTransactions implements TransactionsInserter: the rows in
+// InsertTransactions is InsertTransaction of several transactions at
+// once, as the Service writes the sessions of one shared transaction: on
+// PostgreSQL one statement (sql_postgres.go), elsewhere the rows in
 // multi-row INSERTs (a few statements whatever their number), then their
 // counts in one upsert.
 func (*SQLStore) InsertTransactions(ctx context.Context, q store.Querier, ts []*Transaction) error {
+	if write := transactionWriters[q.Dialect()]; write != nil {
+		if err := write(ctx, q, ts); err != nil {
+			return err
+		}
+		for _, t := range ts {
+			t.locked = &countedAs{in: q, org: t.OrganizationID, status: string(t.Status), provider: t.ProviderKey}
+		}
+		return nil
+	}
 	values := make([]any, 0, len(ts)*transactionInserts.Columns())
 	deltas := make([]store.CountDelta, len(ts))
 	for i, t := range ts {
@@ -108,6 +124,16 @@ func (*SQLStore) InsertTransactions(ctx context.Context, q store.Querier, ts []*
 	}
 	return transactionCounts.Add(ctx, q, deltas...)
 }
+
+// transactionWriters holds, by Dialect, an engine's own write of new
+// transactions and their counts (sql_postgres.go: one statement); an
+// engine without one uses transactionInserts and transactionCounts.Add.
+// transactionStatements are statement texts they run, which
+// PrepareWrites prepares.
+var (
+	transactionWriters    = map[store.Dialect]func(ctx context.Context, q store.Querier, ts []*Transaction) error{}
+	transactionStatements []string
+)
 
 // transactionCounts keeps how many transactions each tenant has per
 // organization, status and provider (migration 0002).

@@ -73,12 +73,3 @@ type Store interface {
 	ListWebhooks(ctx context.Context, q store.Querier, tenantID, transactionID string) ([]*Webhook, error)
 }
 
-// TransactionsInserter is what a Store may add to write many new
-// transactions at once (SQLStore does: multi-row statements). The Service
-// writes the sessions of one shared transaction through it when the store
-// has it, and one by one through InsertTransaction otherwise. It must do
-// what InsertTransaction does for each of ts.
-type TransactionsInserter interface {
-	// InsertTransactions stores new transactions.
-	InsertTransactions(ctx context.Context, q store.Querier, ts []*Transaction) error
-}
