@@ -72,4 +72,3 @@ type Store interface {
 	// order they were received.
 	ListWebhooks(ctx context.Context, q store.Querier, tenantID, transactionID string) ([]*Webhook, error)
 }
-
