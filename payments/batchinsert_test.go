@@ -79,5 +79,5 @@ func TestInsertTransactionsCounted(t *testing.T) {
 		if err != nil || got.OrganizationID != "o1" || got.Metadata["i"] != float64(1) || !got.UpdatedAt.Equal(ts[1].UpdatedAt) {
 			t.Fatalf("read back %+v, %v", got, err)
 		}
-	})
+	}, payments.Migrations)
 }
