@@ -66,16 +66,21 @@ func bareJSON(status int, answer []byte) http.Handler {
 // events) with a bare net/http handler and with POST /entities/records
 // (one record row, its value counts and its event: the same kind of
 // durable write) in the same run, on each engine (PostgreSQL when
-// TENANTKIT_TEST_POSTGRES_URL is set). Rate limiting is off, as in the
-// HTTP comparison harness.
+// TENANTKIT_TEST_POSTGRES_URL is set), with the CPU time per request and on
+// PostgreSQL the statements and the server's CPU time (pgCost.measure).
+// Rate limiting is off, as in the HTTP comparison harness.
 func BenchmarkPaymentSession(b *testing.B) {
 	engines := []struct {
 		name string
-		open func(testing.TB, ...store.Migrations) *store.DB
-	}{{"sqlite", storetest.SQLite}, {"postgres", storetest.Postgres}}
+		open func(b *testing.B) (*store.DB, *pgCost)
+	}{
+		{"sqlite", func(b *testing.B) (*store.DB, *pgCost) { return storetest.SQLite(b), nil }},
+		{"postgres", countedPostgres},
+	}
 	for _, eng := range engines {
 		b.Run(eng.name, func(b *testing.B) {
-			e := newTestEnv(b, eng.open(b))
+			db, cost := eng.open(b)
+			e := newTestEnv(b, db)
 			e.handler = mustNew(e.kit, Options{Auth: e.auth, RateLimit: ratelimit.NewPolicy(ratelimit.Config{}, nil, nil)})
 			acme := e.newTenant("Acme")
 			key := e.newKey(acme, "payment_gateways.manage", "entities.definitions.manage", "entities.records.manage")
@@ -89,10 +94,12 @@ func BenchmarkPaymentSession(b *testing.B) {
 				benchPostJSON(b, bareJSON(201, answer), "/api/payment_gateways/sessions", 201, withKey, same)
 			})
 			b.Run("httpapi-session-mock", func(b *testing.B) {
-				benchPostJSON(b, e.handler, "/api/payment_gateways/sessions", 201, withKey, same)
+				cost.measure(b, func() {
+					benchPostJSON(b, e.handler, "/api/payment_gateways/sessions", 201, withKey, same)
+				})
 			})
 			b.Run("httpapi-records-create", func(b *testing.B) {
-				benchPost(b, e.handler, "/api/entities/records", key, recordBody)
+				benchPostCost(b, cost, e.handler, "/api/entities/records", key, recordBody)
 			})
 		})
 	}

@@ -53,10 +53,13 @@ type Service struct {
 	// integrationLog is Options.IntegrationLog.
 	integrationLog func(ctx context.Context, q store.Querier, e IntegrationLogEntry) error
 	jobs           *jobs.Engine
-	// batch group-commits the writes of sessions and webhooks.
-	batch   *store.Batcher
-	prepare sync.Once
-	locks   keyedMutex
+	// batch group-commits the writes of webhooks.
+	batch *store.Batcher
+	// sessions group-commits new sessions' transactions and events
+	// (writeSessions).
+	sessions *store.Group[*Transaction]
+	prepare  sync.Once
+	locks    keyedMutex
 	// holdRowLock says a provider call runs inside the transaction that
 	// holds the payment's row: on an engine with concurrent writers
 	// (PostgreSQL), where several processes may act on one payment. With a
@@ -74,6 +77,7 @@ func New(db *store.DB, opts Options) (*Service, error) {
 	if s.store == nil {
 		s.store = NewSQLStore()
 	}
+	s.sessions = store.NewGroup(db, s.writeSessions)
 	if s.providers == nil {
 		s.providers = NewRegistry(NewMock(KeyMock), NewMock(KeyMockProcessing))
 	}

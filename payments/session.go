@@ -141,26 +141,50 @@ func (s *Service) CreateSession(ctx context.Context, req SessionRequest) (*Sessi
 		t.CapturedAmount = amount
 	}
 	s.prepareWrites(ctx)
-	err = s.batch.Do(func(ctx context.Context, tx *store.Tx) error {
-		t.CreatedAt, t.UpdatedAt = tx.Now(), tx.Now()
-		if err := s.store.InsertTransaction(ctx, tx, t); err != nil {
-			return err
-		}
-		// session.created, and the status's event when the provider
-		// confirmed at once: one insert.
-		evs := []store.Event{newEvent(EventSessionCreated, t, "")}
-		if typ, ok := statusEvents[t.Status]; ok {
-			evs = append(evs, newEvent(typ, t, StatusPending))
-		}
-		_, err := tx.EmitMany(ctx, evs)
-		return err
-	})
-	if err != nil {
+	if err := s.sessions.Do(t); err != nil {
 		return nil, err
 	}
 	return &Session{TransactionID: t.ID, SessionID: t.SessionID, ProviderKey: t.ProviderKey,
 		ClientSecret: optional(res.ClientSecret), RedirectURL: optional(res.RedirectURL), ProviderData: res.ProviderData,
 		Status: t.Status, PaymentID: t.PaymentID}, nil
+}
+
+// writeSessions is the group commit of CreateSession: the transactions
+// of concurrent sessions (any tenants), written with multi-row statements
+// (SQLStore.InsertTransactions; another Store's InsertTransaction one by
+// one), their counts, and their
+// events in one insert, in one transaction. store.Group writes each
+// session alone when the batch fails, so one bad row fails only its own
+// session.
+func (s *Service) writeSessions(ctx context.Context, tx *store.Tx, ts []*Transaction) error {
+	now := tx.Now()
+	for _, t := range ts {
+		t.CreatedAt, t.UpdatedAt = now, now
+	}
+	// SQLStore's own multi-row write; any other store (a host's, which
+	// may embed SQLStore and override InsertTransaction) one by one.
+	if st, ok := s.store.(*SQLStore); ok {
+		if err := st.InsertTransactions(ctx, tx, ts); err != nil {
+			return err
+		}
+	} else {
+		for _, t := range ts {
+			if err := s.store.InsertTransaction(ctx, tx, t); err != nil {
+				return err
+			}
+		}
+	}
+	// session.created, and the status's event when the provider
+	// confirmed at once: one insert for the whole batch.
+	evs := make([]store.Event, 0, 2*len(ts))
+	for _, t := range ts {
+		evs = append(evs, newEvent(EventSessionCreated, t, ""))
+		if typ, ok := statusEvents[t.Status]; ok {
+			evs = append(evs, newEvent(typ, t, StatusPending))
+		}
+	}
+	_, err := tx.EmitMany(ctx, evs)
+	return err
 }
 
 func optional(s string) *string {

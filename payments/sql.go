@@ -49,51 +49,91 @@ func jsonText(v map[string]any) (any, error) {
 	return string(b), err
 }
 
-const insertTransactionSQL = `INSERT INTO payment_transactions (id, tenant_id, organization_id, payment_id,
-	provider_key, session_id, status, gateway_status, amount, captured_amount, refunded_amount, currency_code,
-	capture_method, description, metadata, redirect_url, provider_data, created_at, updated_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
-
 const insertWebhookSQL = `INSERT INTO payment_webhooks (id, tenant_id, transaction_id, provider_key, idempotency_key,
 	event_type, event_id, provider_status, amount, mapped_status, received_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`
+
+// transactionInserts writes new transactions with multi-row INSERTs
+// (InsertTransactions).
+var transactionInserts = store.NewBatchInsert("payment_transactions", `id, tenant_id, organization_id, payment_id,
+	provider_key, session_id, status, gateway_status, amount, captured_amount, refunded_amount, currency_code,
+	capture_method, description, metadata, redirect_url, provider_data, created_at, updated_at`, "")
 
 // PrepareWrites prepares the inserts of sessions and webhooks (and the
 // event insert) on db, so that the Service's frequent writes skip
 // parsing them (store.DB.Prepare). Failures only cost speed.
 func (*SQLStore) PrepareWrites(ctx context.Context, db *store.DB) {
-	for _, q := range []string{insertTransactionSQL, insertWebhookSQL} {
+	_ = db.Prepare(ctx, insertWebhookSQL)
+	if transactionWriters[db.Dialect()] == nil {
+		transactionInserts.Prepare(ctx, db)
+		transactionCounts.Prepare(ctx, db)
+	}
+	for _, q := range transactionStatements {
 		_ = db.Prepare(ctx, q)
 	}
 	db.PrepareEmitMany(ctx)
 }
 
 // InsertTransaction implements Store.
-func (*SQLStore) InsertTransaction(ctx context.Context, q store.Querier, t *Transaction) error {
-	metadata := t.Metadata
-	if metadata == nil {
-		metadata = map[string]any{}
-	}
-	meta, err := jsonText(metadata)
-	if err != nil {
-		return err
-	}
-	data, err := jsonText(t.ProviderData)
-	if err != nil {
-		return err
-	}
-	_, err = q.Exec(ctx, insertTransactionSQL,
-		t.ID, t.TenantID, nullable(t.OrganizationID), t.PaymentID, t.ProviderKey, t.SessionID, string(t.Status),
-		t.GatewayStatus, t.Amount, t.CapturedAmount, t.RefundedAmount, t.Currency, t.CaptureMethod, t.Description,
-		meta, t.RedirectURL, data, t.CreatedAt, t.UpdatedAt)
-	if err != nil {
-		return err
-	}
-	// Inserted in q's transaction, the row is this transaction's to
-	// update: it remembers its counted key as LockTransaction does.
-	t.locked = &countedAs{in: q, org: t.OrganizationID, status: string(t.Status), provider: t.ProviderKey}
-	return transactionCounts.Add(ctx, q, store.CountDelta{Key: countKey(t.TenantID, t.OrganizationID, string(t.Status), t.ProviderKey), N: 1})
+func (st *SQLStore) InsertTransaction(ctx context.Context, q store.Querier, t *Transaction) error {
+	return st.InsertTransactions(ctx, q, []*Transaction{t})
 }
+
+// InsertTransactions is InsertTransaction of several transactions at
+// once, as the Service writes the sessions of one shared transaction: on
+// PostgreSQL one statement (sql_postgres.go), elsewhere the rows in
+// multi-row INSERTs (a few statements whatever their number), then their
+// counts in one upsert.
+func (*SQLStore) InsertTransactions(ctx context.Context, q store.Querier, ts []*Transaction) error {
+	if write := transactionWriters[q.Dialect()]; write != nil {
+		if err := write(ctx, q, ts); err != nil {
+			return err
+		}
+		for _, t := range ts {
+			t.locked = &countedAs{in: q, org: t.OrganizationID, status: string(t.Status), provider: t.ProviderKey}
+		}
+		return nil
+	}
+	values := make([]any, 0, len(ts)*transactionInserts.Columns())
+	deltas := make([]store.CountDelta, len(ts))
+	for i, t := range ts {
+		metadata := t.Metadata
+		if metadata == nil {
+			metadata = map[string]any{}
+		}
+		meta, err := jsonText(metadata)
+		if err != nil {
+			return err
+		}
+		data, err := jsonText(t.ProviderData)
+		if err != nil {
+			return err
+		}
+		values = append(values, t.ID, t.TenantID, nullable(t.OrganizationID), t.PaymentID, t.ProviderKey, t.SessionID,
+			string(t.Status), t.GatewayStatus, t.Amount, t.CapturedAmount, t.RefundedAmount, t.Currency, t.CaptureMethod,
+			t.Description, meta, t.RedirectURL, data, t.CreatedAt, t.UpdatedAt)
+		deltas[i] = store.CountDelta{Key: countKey(t.TenantID, t.OrganizationID, string(t.Status), t.ProviderKey), N: 1}
+	}
+	if _, err := transactionInserts.InsertValues(ctx, q, values); err != nil {
+		return err
+	}
+	for _, t := range ts {
+		// Inserted in q's transaction, the row is this transaction's to
+		// update: it remembers its counted key as LockTransaction does.
+		t.locked = &countedAs{in: q, org: t.OrganizationID, status: string(t.Status), provider: t.ProviderKey}
+	}
+	return transactionCounts.Add(ctx, q, deltas...)
+}
+
+// transactionWriters holds, by Dialect, an engine's own write of new
+// transactions and their counts (sql_postgres.go: one statement); an
+// engine without one uses transactionInserts and transactionCounts.Add.
+// transactionStatements are statement texts they run, which
+// PrepareWrites prepares.
+var (
+	transactionWriters    = map[store.Dialect]func(ctx context.Context, q store.Querier, ts []*Transaction) error{}
+	transactionStatements []string
+)
 
 // transactionCounts keeps how many transactions each tenant has per
 // organization, status and provider (migration 0002).

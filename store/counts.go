@@ -81,6 +81,18 @@ func (c *Counts) Add(ctx context.Context, q Querier, deltas ...CountDelta) error
 	return err
 }
 
+// Slot is the slot Add writes q's deltas to: 0 with a single writer,
+// else the one q's transaction writes all its counts to. For an engine's
+// own statement writing a table's counts beside other rows (Add's
+// guarantees then are the caller's: deltas summed per key, written in key
+// order, on this slot).
+func (c *Counts) Slot(q Querier) int {
+	if q.Dialect().SingleWriter() {
+		return 0
+	}
+	return countSlot(q)
+}
+
 // countSlotKey keeps a transaction's count slot (Tx.SetValue).
 type countSlotKey struct{}
 
@@ -102,6 +114,10 @@ func countSlot(q Querier) int {
 	tx.SetValue(countSlotKey{}, slot)
 	return slot
 }
+
+// Prepare has Add's statements prepared (BatchInsert.Prepare) before a
+// transaction takes the writer; a failure only costs speed.
+func (c *Counts) Prepare(ctx context.Context, db *DB) { c.insert.Prepare(ctx, db) }
 
 // Sum returns the sum of the counts of the rows where selects (its
 // columns being the table's key columns, unqualified).
