@@ -274,7 +274,11 @@ func withArgs(c *store.Conds) *store.Conds {
 // matches.
 func totalExpr(q store.Querier, sc store.Scope, k *store.Conds, l RecordList, where string) (string, bool) {
 	count := `(SELECT count(*) FROM custom_entity_records WHERE ` + where + `)`
-	if l.WithDeleted || len(l.IDs) > 0 || l.Search != "" {
+	if l.Search != "" {
+		// A search counts at most store.SearchCap()+1 matches.
+		return store.CountCappedExpr(`FROM custom_entity_records WHERE ` + where), true
+	}
+	if l.WithDeleted || len(l.IDs) > 0 {
 		return count, true
 	}
 	if len(l.Filters) == 0 {

@@ -224,3 +224,19 @@ func StrictPage(r *http.Request, def, maxSize int) (PageParams, error) {
 	}
 	return ParsePage(q, def, maxSize)
 }
+
+// SearchPage is the shared list body of a list with a free-text search:
+// PageResponse and totalCapped, present (true) only when the search
+// matched more than store.SearchTotalCap rows and total is that cap.
+type SearchPage[T any] struct {
+	PageResponse[T]
+	TotalCapped bool `json:"totalCapped,omitempty" jsonschema:"description=Present and true when a search matched more rows than a search's total counts (10000): total is then 10000 and totalPages follows from it. Without a search the total is exact and the field is absent."`
+}
+
+// NewSearchPage is NewPage for a list whose total a search (searched)
+// counted at most store.SearchCap()+1 matches of: a larger total is
+// reported as the cap with TotalCapped set (store.CapTotal).
+func NewSearchPage[T any](items []T, total int, searched bool, p PageParams) SearchPage[T] {
+	total, capped := store.CapTotal(total, searched)
+	return SearchPage[T]{PageResponse: NewPage(items, total, p), TotalCapped: capped}
+}
