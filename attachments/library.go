@@ -114,7 +114,7 @@ func (s *Service) Library(ctx context.Context, q LibraryQuery) (*LibraryPage, er
 	if tags == nil {
 		tags = []string{}
 	}
-	total, capped := store.CapTotal(total, f.Search != "")
+	total, capped := store.CapTotal(ctx, total, f.Search != "")
 	return &LibraryPage{Items: items, Total: total, TotalCapped: capped, Page: q.Page, PageSize: q.PageSize,
 		TotalPages: (total + q.PageSize - 1) / q.PageSize, AvailableTags: tags, Partitions: partitions}, nil
 }

@@ -22,7 +22,7 @@ import (
 // transaction) over two partitions, each with one of four tags, the kept
 // counts recounted as migration 0003 counts them; storetest.GrowAndMeasure
 // says how the table grows and what is timed. A search's total counts
-// at most store.SearchCap()+1 matches; the search that matches nothing
+// at most store.SearchCap(ctx)+1 matches; the search that matches nothing
 // reads every name (10 calls at most), as does the baseline, the unfiltered total
 // and tags counted as before the kept counts (20 calls at most).
 //
@@ -116,14 +116,14 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 			return listTotal(name, f, want, want, calls)
 		}
 		search := func(name, term string, want, calls int) storetest.ScaleCase {
-			return listTotal(name, attachments.LibraryFilter{Search: term, SortDesc: true}, want, min(want, store.SearchCap()+1), calls)
+			return listTotal(name, attachments.LibraryFilter{Search: term, SortDesc: true}, want, min(want, store.SearchCap(ctx)+1), calls)
 		}
 		return []storetest.ScaleCase{
 			list("newest first", attachments.LibraryFilter{SortDesc: true}, rows, 0),
 			list("by file name", attachments.LibraryFilter{SortField: "fileName"}, rows, 0),
 			list("partition", attachments.LibraryFilter{Partition: "images", SortDesc: true}, rows/2, 0),
 			list("tag", attachments.LibraryFilter{Tags: []string{"tag-1"}, SortDesc: true}, tagged, 0),
-			// A search counts at most store.SearchCap()+1 matches: a term
+			// A search counts at most store.SearchCap(ctx)+1 matches: a term
 			// in 10% of the names (capped from 100,000 rows on), one in
 			// 1% (10,000 at 1,000,000: exact), and one in none, which
 			// still reads every name of the tenant.

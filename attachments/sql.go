@@ -276,7 +276,7 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 
 // libraryTotal returns how many attachments c (Library's predicate for
 // sc and f) selects. Unfiltered, by partition and by one tag it sums the
-// kept counts; with a search it counts at most store.SearchCap()+1
+// kept counts; with a search it counts at most store.SearchCap(ctx)+1
 // matches (store.CountCapped); with more than one tag it counts the
 // attachments.
 func libraryTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter, c *store.Conds) (int, error) {

@@ -199,7 +199,7 @@ func (SQLStore) ListRules(ctx context.Context, q store.Querier, sc store.Scope, 
 	// organization, type, entity type, event type, category and
 	// enabled), unless a search or a rule id (unique among live rules:
 	// at most one row of the index) is counted. A search counts at most
-	// store.SearchCap()+1 matches (store.CountCapped).
+	// store.SearchCap(ctx)+1 matches (store.CountCapped).
 	var total int
 	var err error
 	if f.Search != "" {
@@ -225,7 +225,7 @@ func (SQLStore) ListRules(ctx context.Context, q store.Querier, sc store.Scope, 
 	} else if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rules WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	if f.Limit <= 0 || total <= f.Offset && total <= store.SearchCap() { // no page to read (a capped total does not say)
+	if f.Limit <= 0 || total <= f.Offset && total <= store.SearchCap(ctx) { // no page to read (a capped total does not say)
 		return nil, total, nil
 	}
 	page := c.OrderPage(cmp.Or(ruleSortColumns[f.SortField], "created_at"), "id", f.SortDesc, f.Limit, f.Offset)
@@ -286,7 +286,7 @@ func (SQLStore) ListSets(ctx context.Context, q store.Querier, tenantID string, 
 		c.And("s.enabled = ?", *f.Enabled)
 	}
 	// The total: the kept counts by enabled (business_rule_set_counts),
-	// unless a search is counted (at most store.SearchCap()+1 matches).
+	// unless a search is counted (at most store.SearchCap(ctx)+1 matches).
 	var total int
 	var err error
 	if f.Search == "" {

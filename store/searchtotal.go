@@ -18,17 +18,18 @@ import (
 // exact totals.
 const SearchTotalCap = 10000
 
-// SearchCap returns the cap in force: SearchTotalCap, unless a test
-// lowered it (storetest.CapSearchTotals).
-func SearchCap() int { return searchcap.Get(SearchTotalCap) }
+// SearchCap returns the cap in force for a list called with ctx:
+// SearchTotalCap, unless a test lowered it (storetest.WithSearchCap).
+func SearchCap(ctx context.Context) int { return searchcap.Get(ctx, SearchTotalCap) }
 
 // CountCapped counts the rows of from (the query's text after "SELECT 1",
 // such as "FROM t WHERE …", with its arguments args), stopping after
-// SearchCap()+1 of them: a total above SearchCap() means that more than
-// SearchCap() rows match (CapTotal turns it into the capped total).
+// SearchCap(ctx)+1 of them: a total above SearchCap(ctx) means that more
+// than SearchCap(ctx) rows match (CapTotal turns it into the capped
+// total).
 func CountCapped(ctx context.Context, q Querier, from string, args ...any) (int, error) {
 	var n int64
-	err := q.QueryRow(ctx, `SELECT `+CountCappedExpr(from), args...).Scan(&n)
+	err := q.QueryRow(ctx, `SELECT `+CountCappedExpr(ctx, from), args...).Scan(&n)
 	return int(n), err
 }
 
@@ -36,17 +37,17 @@ func CountCapped(ctx context.Context, q Querier, from string, args ...any) (int,
 // statement that reads it beside other columns: "(SELECT count(*) FROM
 // (SELECT 1 from LIMIT cap+1) …)". The LIMIT lets the engine stop reading
 // rows after cap+1 matches.
-func CountCappedExpr(from string) string {
-	return `(SELECT count(*) FROM (SELECT 1 ` + from + ` LIMIT ` + strconv.Itoa(SearchCap()+1) + `) capped)`
+func CountCappedExpr(ctx context.Context, from string) string {
+	return `(SELECT count(*) FROM (SELECT 1 ` + from + ` LIMIT ` + strconv.Itoa(SearchCap(ctx)+1) + `) capped)`
 }
 
 // CapTotal turns a list's total into the total it reports and whether
 // that is capped. searched says whether the list had a free-text search
-// (its total then counted by CountCapped): if so and more than SearchCap()
-// rows matched, it returns SearchCap() and true. Otherwise the total is
-// exact and returned unchanged, with false.
-func CapTotal(total int, searched bool) (int, bool) {
-	if c := SearchCap(); searched && total > c {
+// (its total then counted by CountCapped): if so and more than
+// SearchCap(ctx) rows matched, it returns SearchCap(ctx) and true.
+// Otherwise the total is exact and returned unchanged, with false.
+func CapTotal(ctx context.Context, total int, searched bool) (int, bool) {
+	if c := SearchCap(ctx); searched && total > c {
 		return c, true
 	}
 	return total, false

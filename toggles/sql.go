@@ -86,7 +86,7 @@ func (*SQLStore) ListToggles(ctx context.Context, q store.Querier, f ListFilter)
 		c.And("type = ?", string(f.Type))
 	}
 	// The total counts the toggles; with a search, at most
-	// store.SearchCap()+1 of them (store.CountCapped).
+	// store.SearchCap(ctx)+1 of them (store.CountCapped).
 	var total int
 	var err error
 	if f.Search != "" {

@@ -153,7 +153,7 @@ func (*SQLStore) ListWebhooks(ctx context.Context, q store.Querier, sc store.Sco
 	}
 	// The total: without a search, the kept counts by organization and
 	// activity (webhook_list_counts); a search counts its matches, at
-	// most store.SearchCap()+1 of them (store.CountCapped).
+	// most store.SearchCap(ctx)+1 of them (store.CountCapped).
 	var total int
 	var err error
 	if f.Search == "" {
@@ -168,7 +168,7 @@ func (*SQLStore) ListWebhooks(ctx context.Context, q store.Querier, sc store.Sco
 	} else if total, err = store.CountCapped(ctx, q, `FROM webhooks WHERE `+c.SQL(), c.Values()...); err != nil {
 		return nil, 0, err
 	}
-	if f.Limit <= 0 || total <= f.Offset && total <= store.SearchCap() { // no page to read (a capped total does not say)
+	if f.Limit <= 0 || total <= f.Offset && total <= store.SearchCap(ctx) { // no page to read (a capped total does not say)
 		return nil, total, nil
 	}
 	items, err := store.Many(ctx, q, scanWebhook, `SELECT `+webhookColumns+` FROM webhooks WHERE `+c.SQL()+

@@ -518,7 +518,7 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	for i, rec := range items {
 		rows[i] = recordRow(rec)
 	}
-	return apikit.Encode(w, http.StatusOK, apikit.NewSearchPage(rows, total, rq.Search != "", p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewSearchPage(r.Context(), rows, total, rq.Search != "", p))
 }
 
 // recordsExportJobType is the progress job type of a records export.

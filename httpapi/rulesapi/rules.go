@@ -204,7 +204,7 @@ func (h ruleHandlers) listSets(w http.ResponseWriter, r *http.Request) error {
 	if out.Data == nil {
 		out.Data = []*rules.RuleSet{}
 	}
-	out.Pagination.Total, out.Pagination.TotalCapped = store.CapTotal(total, search != "")
+	out.Pagination.Total, out.Pagination.TotalCapped = store.CapTotal(r.Context(), total, search != "")
 	out.Pagination.Limit, out.Pagination.Offset = lo.Limit, lo.Offset
 	return apikit.Encode(w, http.StatusOK, out)
 }
@@ -355,7 +355,7 @@ func (h ruleHandlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	total, capped := store.CapTotal(total, search != "")
+	total, capped := store.CapTotal(r.Context(), total, search != "")
 	page := newDataPage(items, total, p)
 	return apikit.Encode(w, http.StatusOK, rulePage{Data: page.Data, Pagination: rulePagination{page.Pagination, capped}})
 }

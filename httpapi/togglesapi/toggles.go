@@ -134,7 +134,7 @@ func (h toggleHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range items {
 		out[i] = toToggleItem(t)
 	}
-	return apikit.Encode(w, http.StatusOK, apikit.NewSearchPage(out, total, search != "", p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewSearchPage(r.Context(), out, total, search != "", p))
 }
 
 // toggleID reads a path id, refusing what cannot be one.

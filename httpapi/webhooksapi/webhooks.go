@@ -153,7 +153,7 @@ func (h webhookHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return apikit.Encode(w, http.StatusOK, apikit.NewSearchPage(items, total, search != "", p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewSearchPage(r.Context(), items, total, search != "", p))
 }
 
 func (h webhookHandlers) create(w http.ResponseWriter, r *http.Request) error {

@@ -1,21 +1,20 @@
-// Package searchcap holds how many matches a free-text search's total
-// counts at most (store.SearchTotalCap unless a test lowered it through
-// storetest.CapSearchTotals), so that tests can cap totals at a few rows
-// instead of seeding 10,000.
+// Package searchcap carries a lower cap on free-text searches' totals in
+// a context (storetest.WithSearchCap), so that a test can show a capped
+// total with a few rows instead of seeding store.SearchTotalCap of them,
+// without changing the cap of any other test running beside it.
 package searchcap
 
-import "sync/atomic"
+import "context"
 
-var n atomic.Int64
+type key struct{}
 
-// Get returns the cap in force, or def when none was set.
-func Get(def int) int {
-	if v := n.Load(); v > 0 {
-		return int(v)
+// With returns ctx carrying the cap n.
+func With(ctx context.Context, n int) context.Context { return context.WithValue(ctx, key{}, n) }
+
+// Get returns the cap ctx carries, or def when it carries none.
+func Get(ctx context.Context, def int) int {
+	if n, ok := ctx.Value(key{}).(int); ok && n > 0 {
+		return n
 	}
 	return def
 }
-
-// Set sets the cap (0: back to the default) and returns the previous
-// setting.
-func Set(v int) int { return int(n.Swap(int64(v))) }

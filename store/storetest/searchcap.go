@@ -1,21 +1,18 @@
 package storetest
 
 import (
-	"testing"
+	"context"
 
 	"github.com/tenantkit/tenantkit/internal/searchcap"
 )
 
-// CapSearchTotals lowers the cap on free-text searches' totals
-// (store.SearchTotalCap) to n for the rest of t, so that a test can show a
-// capped total with a few rows. The cap is process-wide: a test that sets
-// it must not run in parallel with tests whose searches match more than n
-// rows.
-func CapSearchTotals(t testing.TB, n int) {
-	t.Helper()
+// WithSearchCap returns ctx with the cap on free-text searches' totals
+// (store.SearchTotalCap) lowered to n (positive) for the lists called with
+// it, so that a test shows a capped total with a few rows. Nothing outside
+// tests sets it: the cap is not a setting.
+func WithSearchCap(ctx context.Context, n int) context.Context {
 	if n <= 0 {
-		t.Fatalf("CapSearchTotals(%d): the cap must be positive", n)
+		panic("storetest.WithSearchCap: the cap must be positive")
 	}
-	prev := searchcap.Set(n)
-	t.Cleanup(func() { searchcap.Set(prev) })
+	return searchcap.With(ctx, n)
 }

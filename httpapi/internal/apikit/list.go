@@ -1,6 +1,7 @@
 package apikit
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -234,9 +235,10 @@ type SearchPage[T any] struct {
 }
 
 // NewSearchPage is NewPage for a list whose total a search (searched)
-// counted at most store.SearchCap()+1 matches of: a larger total is
+// counted at most store.SearchCap(ctx)+1 matches of (ctx: the request's):
+// a larger total is
 // reported as the cap with TotalCapped set (store.CapTotal).
-func NewSearchPage[T any](items []T, total int, searched bool, p PageParams) SearchPage[T] {
-	total, capped := store.CapTotal(total, searched)
+func NewSearchPage[T any](ctx context.Context, items []T, total int, searched bool, p PageParams) SearchPage[T] {
+	total, capped := store.CapTotal(ctx, total, searched)
 	return SearchPage[T]{PageResponse: NewPage(items, total, p), TotalCapped: capped}
 }
