@@ -124,7 +124,7 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 			list("partition", attachments.LibraryFilter{Partition: "images", SortDesc: true}, rows/2, 0),
 			list("tag", attachments.LibraryFilter{Tags: []string{"tag-1"}, SortDesc: true}, tagged, 0),
 			// A search counts at most store.SearchCap(ctx)+1 matches: a term
-			// in 10% of the names (capped from 100,000 rows on), one in
+			// in 10% of the names (capped above 100,000 rows), one in
 			// 1% (10,000 at 1,000,000: exact), and one in none, which
 			// still reads every name of the tenant.
 			search("search 10%", "7.PDF", rows/10, 0),
