@@ -42,11 +42,14 @@ const (
 
 // LibraryPage is a page of the library with what its filters can offer.
 type LibraryPage struct {
-	Items      []*Attachment
-	Total      int
-	Page       int
-	PageSize   int
-	TotalPages int
+	Items []*Attachment
+	// Total is how many attachments the filters select; with a search, at
+	// most store.SearchTotalCap, TotalCapped saying that more match.
+	Total       int
+	TotalCapped bool
+	Page        int
+	PageSize    int
+	TotalPages  int
 	// AvailableTags are every tag of the attachments the caller may read.
 	AvailableTags []string
 	// Partitions are the tenant's partitions.
@@ -111,7 +114,8 @@ func (s *Service) Library(ctx context.Context, q LibraryQuery) (*LibraryPage, er
 	if tags == nil {
 		tags = []string{}
 	}
-	return &LibraryPage{Items: items, Total: total, Page: q.Page, PageSize: q.PageSize,
+	total, capped := store.CapTotal(ctx, total, f.Search != "")
+	return &LibraryPage{Items: items, Total: total, TotalCapped: capped, Page: q.Page, PageSize: q.PageSize,
 		TotalPages: (total + q.PageSize - 1) / q.PageSize, AvailableTags: tags, Partitions: partitions}, nil
 }
 

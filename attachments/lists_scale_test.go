@@ -15,14 +15,15 @@ import (
 // attachments) with its exact total and the tags to filter by, as the
 // Service's Library asks the Store for them, as a tenant's attachments
 // grow: newest first, by file name, by partition, by one tag, and by a
-// file-name search, on each engine. It is a measurement, not a test, and
+// file-name search (a term in 10% of the names, one in 1%, one in none), on each engine. It is a measurement, not a test, and
 // runs only when TENANTKIT_BENCH_LIST_ROWS lists the attachment counts to
 // measure at (for example "100000,1000000"); they are inserted straight
 // into the tables (storetest.SeedRows: multi-row INSERTs, 1,000 per
 // transaction) over two partitions, each with one of four tags, the kept
 // counts recounted as migration 0003 counts them; storetest.GrowAndMeasure
-// says how the table grows and what is timed. The search's total is
-// counted (at most 10 calls), as is the baseline, the unfiltered total
+// says how the table grows and what is timed. A search's total counts
+// at most store.SearchCap(ctx)+1 matches; the search that matches nothing
+// reads every name (10 calls at most), as does the baseline, the unfiltered total
 // and tags counted as before the kept counts (20 calls at most).
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./attachments -run TestListLibraryAtScale -v -timeout 2h
@@ -94,7 +95,7 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 		}
 		// What Service.Library asks for: the page with its total, and the
 		// tags to filter by.
-		list := func(name string, f attachments.LibraryFilter, want, calls int) storetest.ScaleCase {
+		listTotal := func(name string, f attachments.LibraryFilter, want, wantTotal, calls int) storetest.ScaleCase {
 			f.Limit = 25
 			return storetest.ScaleCase{Name: name, Calls: calls, List: func() error {
 				items, total, err := st.Library(ctx, db, sc, f)
@@ -108,15 +109,27 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 				if err != nil {
 					return err
 				}
-				return storetest.CheckPage(name, len(items), total, min(25, want), want)
+				return storetest.CheckPage(name, len(items), total, min(25, want), wantTotal)
 			}}
+		}
+		list := func(name string, f attachments.LibraryFilter, want, calls int) storetest.ScaleCase {
+			return listTotal(name, f, want, want, calls)
+		}
+		search := func(name, term string, want, calls int) storetest.ScaleCase {
+			return listTotal(name, attachments.LibraryFilter{Search: term, SortDesc: true}, want, min(want, store.SearchCap(ctx)+1), calls)
 		}
 		return []storetest.ScaleCase{
 			list("newest first", attachments.LibraryFilter{SortDesc: true}, rows, 0),
 			list("by file name", attachments.LibraryFilter{SortField: "fileName"}, rows, 0),
 			list("partition", attachments.LibraryFilter{Partition: "images", SortDesc: true}, rows/2, 0),
 			list("tag", attachments.LibraryFilter{Tags: []string{"tag-1"}, SortDesc: true}, tagged, 0),
-			list("search (counted)", attachments.LibraryFilter{Search: "7.PDF", SortDesc: true}, rows/10, 10),
+			// A search counts at most store.SearchCap(ctx)+1 matches: a term
+			// in 10% of the names (capped above 100,000 rows), one in
+			// 1% (10,000 at 1,000,000: exact), and one in none, which
+			// still reads every name of the tenant.
+			search("search 10%", "7.PDF", rows/10, 0),
+			search("search 1%", "17.pdf", rows/100, 0),
+			search("search, no match", "nomatch", 0, 10),
 			// The dashboards' storage widget (Service.StorageUsage): the
 			// kept usage and the kept file count.
 			{Name: "storage widget's usage and file count", List: func() error {

@@ -276,11 +276,15 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 
 // libraryTotal returns how many attachments c (Library's predicate for
 // sc and f) selects. Unfiltered, by partition and by one tag it sums the
-// kept counts; with a search or more than one tag it counts the
+// kept counts; with a search it counts at most store.SearchCap(ctx)+1
+// matches (store.CountCapped); with more than one tag it counts the
 // attachments.
 func libraryTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter, c *store.Conds) (int, error) {
 	tags := dedupe(f.Tags)
-	if f.Search != "" || len(tags) > 1 {
+	if f.Search != "" {
+		return store.CountCapped(ctx, q, `FROM attachments a WHERE `+c.SQL(), c.Values()...)
+	}
+	if len(tags) > 1 {
 		var total int
 		err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments a WHERE `+c.SQL(), c.Values()...).Scan(&total)
 		return total, err

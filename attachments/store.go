@@ -57,7 +57,9 @@ type Store interface {
 	// assignment {type, id}, newest first.
 	ListLinked(ctx context.Context, q store.Querier, sc store.Scope, typ, id string) ([]*Attachment, error)
 	// Library returns a page of the attachments sc may read that match f,
-	// in f's order, and how many match in all.
+	// in f's order, and how many match in all. With a search, the total counts at most
+	// store.SearchCap(ctx)+1 matches (store.CountCapped): a larger total
+	// than store.SearchCap(ctx) means that more match.
 	Library(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) ([]*Attachment, int, error)
 	// Tags returns the distinct tags of the attachments sc may read, in
 	// order.

@@ -174,7 +174,13 @@
 //
 // # Totals
 //
-// A list's total is exact. Counting the matches of a filter costs time in
+// A list's total is exact, but for a search's. Decision: with a search
+// (a substring of any value, which no index serves) the total counts at
+// most store.SearchTotalCap (10,000) matches, the subquery stopping after
+// the cap + 1 (store.CountCappedExpr); when more match, the HTTP list
+// reports 10,000 with "totalCapped": true beside the total, a field
+// absent when the total is exact. A term that matches fewer still reads
+// the entity's records. Counting the matches of a filter costs time in
 // proportion to their number, even from an index, and PostgreSQL cannot
 // count from an expression index without reading each matching record.
 // So the service keeps, for every filterable field, how many live records

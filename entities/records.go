@@ -498,7 +498,9 @@ type RecordQuery struct {
 }
 
 // ListRecords returns a page of the caller's records of an entity and
-// their total.
+// their total. With a search, the total counts at most
+// store.SearchCap(ctx)+1 matches: store.CapTotal turns it into the total
+// to report (store.SearchTotalCap) and whether it is capped.
 func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, int, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {

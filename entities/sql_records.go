@@ -229,7 +229,7 @@ func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scop
 	// Its own conditions take placeholders after the page's.
 	where := c.SQL()
 	k := withArgs(c)
-	total, _ := totalExpr(q, sc, k, l, where)
+	total, _ := totalExpr(ctx, q, sc, k, l, where)
 	page := ""
 	if l.Limit > 0 {
 		page = " LIMIT " + k.Add(l.Limit) + " OFFSET " + k.Add(l.Offset)
@@ -245,10 +245,10 @@ func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scop
 	// An empty page has no row to carry the total: it is read alone, with
 	// the page's arguments only where it counts the page's matches.
 	k = &store.Conds{}
-	total, usesWhere := totalExpr(q, sc, k, l, where)
+	total, usesWhere := totalExpr(ctx, q, sc, k, l, where)
 	if usesWhere {
 		k = withArgs(c)
-		total, _ = totalExpr(q, sc, k, l, where)
+		total, _ = totalExpr(ctx, q, sc, k, l, where)
 	}
 	err = q.QueryRow(ctx, `SELECT `+total, k.Values()...).Scan(&n)
 	return items, int(n), err
@@ -272,9 +272,13 @@ func withArgs(c *store.Conds) *store.Conds {
 // the value counts, falling back to counting the records when the key is
 // not (or no longer) filterable (sql_counts.go); others count their
 // matches.
-func totalExpr(q store.Querier, sc store.Scope, k *store.Conds, l RecordList, where string) (string, bool) {
+func totalExpr(ctx context.Context, q store.Querier, sc store.Scope, k *store.Conds, l RecordList, where string) (string, bool) {
 	count := `(SELECT count(*) FROM custom_entity_records WHERE ` + where + `)`
-	if l.WithDeleted || len(l.IDs) > 0 || l.Search != "" {
+	if l.Search != "" {
+		// A search counts at most store.SearchCap(ctx)+1 matches.
+		return store.CountCappedExpr(ctx, `FROM custom_entity_records WHERE `+where), true
+	}
+	if l.WithDeleted || len(l.IDs) > 0 {
 		return count, true
 	}
 	if len(l.Filters) == 0 {

@@ -102,7 +102,10 @@ type Store interface {
 	// setting DeletedAt and UpdatedAt to now, and returns it.
 	DeleteRecord(ctx context.Context, q store.Querier, sc store.Scope, entityID, recordID string, now time.Time) (*Record, error)
 	// ListRecords returns the records of l that sc may read, in l's
-	// order and page, and the exact number of them all.
+	// order and page, and the number of them all, exact without a search.
+	// With a search, the total counts at most
+	// store.SearchCap(ctx)+1 matches (store.CountCapped): a larger total
+	// than store.SearchCap(ctx) means that more match.
 	ListRecords(ctx context.Context, q store.Querier, sc store.Scope, l RecordList) ([]*Record, int, error)
 	// LockRecords returns the tenant's records of ids (lower-cased, at
 	// most 1000), of any entity and organization, deleted or not, in no

@@ -815,6 +815,11 @@ func TestAttachmentLibrary(t *testing.T) {
 		is.Equal(names(e.attLibrary(f.key, "search=%25")), []any{"delta 100%.txt"})
 		is.Equal(names(e.attLibrary(f.key, "search=_")), []any{})
 		is.Equal(e.attLibrary(f.key, "search=zzz")["total"], 0.0)
+		// A search's total is capped (here at 3) and says so; below the
+		// cap and without a search the total is exact, without the field.
+		checkCapped(t, "library search, capped", e.getCapped(attBase+"/library?search=txt", f.key, 3), 3, true)
+		checkCapped(t, "library search, exact", e.getCapped(attBase+"/library?search=txt", f.key, 5), 5, false)
+		checkCapped(t, "library, no search", e.getCapped(attBase+"/library", f.key, 3), 5, false)
 
 		// Partition and tags (all must match).
 		is.Equal(names(e.attLibrary(f.key, "partition=productsMedia&sortField=fileName&sortDir=asc")), []any{"beta.txt", "gamma.txt"})

@@ -163,8 +163,14 @@
 // updated in place rather than insert-only delta rows folded later (as
 // the webhook deliveries' are): the area has no sweep to fold them, and
 // its writes are rare. A total filtered by rule id counts the rule's row
-// (a live rule id is unique); one with a search counts its matches, which
-// grows with the rules (no index serves a substring search). The pages
+// (a live rule id is unique). Decision: one with a search counts at most
+// store.SearchTotalCap (10,000) matches (store.CountCapped stops after
+// the cap + 1); when more match, the HTTP list reports 10,000 with
+// "totalCapped": true beside the total (absent when exact, so answers
+// without a search are unchanged). A substring search has no index to
+// count from, so an exact count read every match; a capped one reads at
+// most the rows up to the 10,001st match, and all of the tenant's rules
+// only for a term that matches fewer. The pages
 // are read from an index per order (creation, update, name, priority,
 // each then id; sets by creation, then id), so page 1 reads 20 index
 // entries of a large tenant, and filtered pages walk that index until

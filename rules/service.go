@@ -260,6 +260,9 @@ type RuleFilter struct {
 }
 
 // ListRules returns a page of the scope's live rules and the total.
+// With a search, the total counts at most
+// store.SearchCap(ctx)+1 matches: store.CapTotal turns it into the total
+// to report (store.SearchTotalCap) and whether it is capped.
 func (s *Service) ListRules(ctx context.Context, f RuleFilter) ([]*Rule, int, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {

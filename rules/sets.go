@@ -205,7 +205,9 @@ func (s *Service) DeleteSet(ctx context.Context, id string, force bool) error {
 }
 
 // ListSets returns a page of the tenant's sets (without members) and the
-// total.
+// total. With a search, the total counts at most
+// store.SearchCap(ctx)+1 matches: store.CapTotal turns it into the total
+// to report (store.SearchTotalCap) and whether it is capped.
 func (s *Service) ListSets(ctx context.Context, f SetFilter) ([]*RuleSet, int, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {

@@ -198,9 +198,16 @@ func (SQLStore) ListRules(ctx context.Context, q store.Querier, sc store.Scope, 
 	// The total: the kept counts (business_rule_list_counts, by
 	// organization, type, entity type, event type, category and
 	// enabled), unless a search or a rule id (unique among live rules:
-	// at most one row of the index) is counted.
+	// at most one row of the index) is counted. A search counts at most
+	// store.SearchCap(ctx)+1 matches (store.CountCapped).
 	var total int
-	if f.Search == "" && f.RuleID == "" {
+	var err error
+	if f.Search != "" {
+		total, err = store.CountCapped(ctx, q, `FROM business_rules WHERE `+c.SQL(), c.Values()...)
+		if err != nil {
+			return nil, 0, err
+		}
+	} else if f.RuleID == "" {
 		k := sc.Readable("tenant_id", "NULLIF(organization_id, '')")
 		for col, v := range map[string]string{"rule_type": string(f.RuleType), "entity_type": f.EntityType,
 			"event_type": f.EventType, "rule_category": f.RuleCategory} {
@@ -218,7 +225,7 @@ func (SQLStore) ListRules(ctx context.Context, q store.Querier, sc store.Scope, 
 	} else if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rules WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	if total <= f.Offset || f.Limit <= 0 { // no page to read
+	if f.Limit <= 0 || total <= f.Offset && total <= store.SearchCap(ctx) { // no page to read (a capped total does not say)
 		return nil, total, nil
 	}
 	page := c.OrderPage(cmp.Or(ruleSortColumns[f.SortField], "created_at"), "id", f.SortDesc, f.Limit, f.Offset)
@@ -279,8 +286,9 @@ func (SQLStore) ListSets(ctx context.Context, q store.Querier, tenantID string, 
 		c.And("s.enabled = ?", *f.Enabled)
 	}
 	// The total: the kept counts by enabled (business_rule_set_counts),
-	// unless a search is counted.
+	// unless a search is counted (at most store.SearchCap(ctx)+1 matches).
 	var total int
+	var err error
 	if f.Search == "" {
 		k := store.Where("tenant_id = ?", tenantID)
 		if f.Enabled != nil {
@@ -290,7 +298,7 @@ func (SQLStore) ListSets(ctx context.Context, q store.Querier, tenantID string, 
 			k.Values()...).Scan(&total); err != nil {
 			return nil, 0, err
 		}
-	} else if err := q.QueryRow(ctx, `SELECT count(*) FROM business_rule_sets s WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	} else if total, err = store.CountCapped(ctx, q, `FROM business_rule_sets s WHERE `+c.SQL(), c.Values()...); err != nil {
 		return nil, 0, err
 	}
 	page := c.OrderPage("s.created_at", "s.id", false, f.Limit, f.Offset)

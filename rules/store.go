@@ -53,7 +53,9 @@ type Store interface {
 	// ordered by f.SortField (ruleName, priority, updatedAt; createdAt
 	// otherwise), then id, both in f.SortDesc's direction, and how many f
 	// selects in all. Search matches ruleName or ruleId; the other text
-	// filters are exact.
+	// filters are exact. With a search, the total counts at most
+	// store.SearchCap(ctx)+1 matches (store.CountCapped): a larger total
+	// than store.SearchCap(ctx) means that more match.
 	ListRules(ctx context.Context, q store.Querier, sc store.Scope, f RuleFilter) ([]*Rule, int, error)
 	// EntityRules returns the tenant's enabled live rules of entityType,
 	// every organization's, highest priority first, ties by ruleId (byte
@@ -76,6 +78,9 @@ type Store interface {
 	// ListSets returns the page f selects of the tenant's sets (with
 	// MemberCount, without Members), oldest first (CreatedAt, then id),
 	// and how many f selects in all. Search matches name or description.
+	// With a search, the total counts at most
+	// store.SearchCap(ctx)+1 matches (store.CountCapped): a larger total
+	// than store.SearchCap(ctx) means that more match.
 	ListSets(ctx context.Context, q store.Querier, tenantID string, f SetFilter) ([]*RuleSet, int, error)
 
 	// InsertMember adds m (m.RuleUUID a live rule of the tenant, AddedAt

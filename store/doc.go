@@ -112,6 +112,17 @@
 // with SQL now(). There are no nested transactions: code that composes
 // passes the *Tx along.
 //
+// # Search totals
+//
+// A free-text search is a substring match (Dialect.ContainsFold) that no
+// index serves, so counting its matches reads every matching row, or
+// every row of the tenant for a rare term. Decision: a list with a search
+// counts at most SearchTotalCap (10,000) matches (CountCapped,
+// CountCappedExpr: a count over "SELECT 1 … LIMIT cap+1"), and CapTotal
+// reports more as the cap with a flag the HTTP lists show as
+// "totalCapped": true beside the total. Lists without a search keep exact
+// totals. Tests lower the cap per context (storetest.WithSearchCap).
+//
 // # Scope
 //
 // A Scope (tenant, active organization, readable organizations) travels in

@@ -72,6 +72,10 @@
 //     resolve.
 //   - For typed reads null is false, "" or 0; Resolve and JSON return the
 //     null itself.
+//   - A list with a search counts at most store.SearchTotalCap (10,000)
+//     matching toggles (store.CountCapped); when more match, the HTTP list
+//     reports 10,000 with "totalCapped": true beside the total (absent when
+//     exact), as every list with a free-text search does.
 //
 // # Events
 //

@@ -204,7 +204,9 @@ func (s *Service) Get(ctx context.Context, id string) (*Toggle, error) {
 	return t, notFound(err)
 }
 
-// List returns a page of toggles and the total.
+// List returns a page of toggles and the total. With a search, the total counts at most
+// store.SearchCap(ctx)+1 matches: store.CapTotal turns it into the total
+// to report (store.SearchTotalCap) and whether it is capped.
 func (s *Service) List(ctx context.Context, f ListFilter) ([]*Toggle, int, error) {
 	return s.store.ListToggles(ctx, s.db, f)
 }

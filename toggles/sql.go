@@ -85,8 +85,16 @@ func (*SQLStore) ListToggles(ctx context.Context, q store.Querier, f ListFilter)
 	if f.Type != "" {
 		c.And("type = ?", string(f.Type))
 	}
+	// The total counts the toggles; with a search, at most
+	// store.SearchCap(ctx)+1 of them (store.CountCapped).
 	var total int
-	if err := q.QueryRow(ctx, `SELECT count(*) FROM feature_toggles WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	var err error
+	if f.Search != "" {
+		total, err = store.CountCapped(ctx, q, `FROM feature_toggles WHERE `+c.SQL(), c.Values()...)
+	} else {
+		err = q.QueryRow(ctx, `SELECT count(*) FROM feature_toggles WHERE `+c.SQL(), c.Values()...).Scan(&total)
+	}
+	if err != nil {
 		return nil, 0, err
 	}
 	page := c.OrderPage(cmp.Or(sortColumns[f.SortField], "created_at"), "id", f.SortDesc, f.Limit, f.Offset)

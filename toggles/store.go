@@ -48,7 +48,9 @@ type Store interface {
 	// toggle has the id.
 	DeleteToggle(ctx context.Context, q store.Querier, id string, at time.Time) error
 	// ListToggles returns a page of the live toggles matching f, in f's
-	// order, and how many match in all.
+	// order, and how many match in all. With a search, the total counts at most
+	// store.SearchCap(ctx)+1 matches (store.CountCapped): a larger total
+	// than store.SearchCap(ctx) means that more match.
 	ListToggles(ctx context.Context, q store.Querier, f ListFilter) ([]*Toggle, int, error)
 
 	// GetOverride returns the tenant's override of the toggle, or

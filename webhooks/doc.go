@@ -248,7 +248,12 @@
 // on the webhooks table in the writing transaction (webhooks are written
 // rarely, so writers of one tenant and organization waiting on its row
 // costs nothing; a change moving a webhook between two rows takes them
-// in key order). A search's total counts its matches. The page is read
+// in key order). Decision: a search's total counts at most
+// store.SearchTotalCap (10,000) matches (store.CountCapped); when more
+// match, the HTTP list reports 10,000 with "totalCapped": true beside the
+// total, a field absent when the total is exact. A substring search has
+// no index to count from; a term matching fewer than 10,001 webhooks
+// still reads all the tenant's. The page is read
 // from (tenant_id, created_at, id) of the live webhooks, newest first.
 //
 // # Signing other calls

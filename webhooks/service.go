@@ -332,6 +332,9 @@ type Filter struct {
 }
 
 // List returns a page of the scope's live webhooks and the total.
+// With a search, the total counts at most
+// store.SearchCap(ctx)+1 matches: store.CapTotal turns it into the total
+// to report (store.SearchTotalCap) and whether it is capped.
 func (s *Service) List(ctx context.Context, f Filter) ([]*Webhook, int, error) {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {

@@ -152,8 +152,10 @@ func (*SQLStore) ListWebhooks(ctx context.Context, q store.Querier, sc store.Sco
 		c.And("is_active = ?", *f.IsActive)
 	}
 	// The total: without a search, the kept counts by organization and
-	// activity (webhook_list_counts); a search counts its matches.
+	// activity (webhook_list_counts); a search counts its matches, at
+	// most store.SearchCap(ctx)+1 of them (store.CountCapped).
 	var total int
+	var err error
 	if f.Search == "" {
 		k := sc.Readable("tenant_id", "NULLIF(organization_id, '')")
 		if f.IsActive != nil {
@@ -163,10 +165,10 @@ func (*SQLStore) ListWebhooks(ctx context.Context, q store.Querier, sc store.Sco
 			k.Values()...).Scan(&total); err != nil {
 			return nil, 0, err
 		}
-	} else if err := q.QueryRow(ctx, `SELECT count(*) FROM webhooks WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	} else if total, err = store.CountCapped(ctx, q, `FROM webhooks WHERE `+c.SQL(), c.Values()...); err != nil {
 		return nil, 0, err
 	}
-	if total <= f.Offset || f.Limit <= 0 { // no page to read
+	if f.Limit <= 0 || total <= f.Offset && total <= store.SearchCap(ctx) { // no page to read (a capped total does not say)
 		return nil, total, nil
 	}
 	items, err := store.Many(ctx, q, scanWebhook, `SELECT `+webhookColumns+` FROM webhooks WHERE `+c.SQL()+

@@ -40,7 +40,9 @@ type Store interface {
 	// read, newest first (CreatedAt, then id, descending), and how many f
 	// selects in all. Search matches name or URL, case-insensitively, as
 	// text (%, _ and \ are not wildcards); text the store cannot hold
-	// matches nothing.
+	// matches nothing. With a search, the total counts at most
+	// store.SearchCap(ctx)+1 matches (store.CountCapped): a larger total
+	// than store.SearchCap(ctx) means that more match.
 	ListWebhooks(ctx context.Context, q store.Querier, sc store.Scope, f Filter) ([]*Webhook, int, error)
 	// ActiveWebhooks returns the tenant's live, active webhooks, every
 	// organization's, in any order.

@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, attachments.Store
 		{"OrganizationScoped", testOrganizationScoped},
 		{"ListLinked", testListLinked},
 		{"LibrarySearch", testLibrarySearch},
+		{"LibrarySearchTotalCapped", testLibrarySearchCapped},
 		{"LibrarySort", testLibrarySort},
 		{"LibraryPaging", testLibraryPaging},
 		{"Tags", testTags},
@@ -1174,4 +1175,49 @@ func testUsesTheQuerier(t *testing.T, f *fixture) {
 	found, err := f.st.Existing(ctx, f.db, []string{a.ID})
 	f.must(err, "Existing")
 	f.equal("Existing after the rollback", found[a.ID], false)
+}
+
+// testLibrarySearchCapped: with a search, Library counts at most
+// store.SearchCap(ctx)+1 matches (the cap lowered to 3 here), exactly
+// below it, and still reads a page past a capped total; without a search
+// the total stays exact.
+func testLibrarySearchCapped(t *testing.T, f *fixture) {
+	f.partition(f.tenant, "docs", nil)
+	for i := range 5 {
+		f.attachment(f.tenant, "docs", fmt.Sprintf("alpha-%d.txt", i), nil)
+	}
+	f.attachment(f.tenant, "docs", "other.txt", nil)
+	names := func(items []*attachments.Attachment) []string {
+		out := []string{}
+		for _, a := range items {
+			out = append(out, a.FileName)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name     string
+		cap      int
+		f        attachments.LibraryFilter
+		want     []string
+		total    int
+		reported int
+		capped   bool
+	}{
+		{"capped", 3, attachments.LibraryFilter{Search: "ALPHA", SortField: "fileName", Limit: 2}, []string{"alpha-0.txt", "alpha-1.txt"}, 4, 3, true},
+		{"page past the capped total", 3, attachments.LibraryFilter{Search: "alpha", SortField: "fileName", Limit: 10, Offset: 4},
+			[]string{"alpha-4.txt"}, 4, 3, true},
+		{"exact at the cap", 5, attachments.LibraryFilter{Search: "alpha", SortField: "fileName", Limit: 2}, []string{"alpha-0.txt", "alpha-1.txt"}, 5, 5, false},
+		{"no search", 3, attachments.LibraryFilter{SortField: "fileName", Limit: 1}, []string{"alpha-0.txt"}, 6, 6, false},
+	} {
+		ctx := storetest.WithSearchCap(f.ctx, c.cap)
+		items, total, err := f.st.Library(ctx, f.db, whole(f.tenant), c.f)
+		if err != nil {
+			t.Fatalf("Library, %s: %v", c.name, err)
+		}
+		f.equal("Library, "+c.name, names(items), c.want)
+		f.equal("Library total, "+c.name, total, c.total)
+		reported, capped := store.CapTotal(ctx, total, c.f.Search != "")
+		f.equal("Library reported total, "+c.name, reported, c.reported)
+		f.equal("Library capped, "+c.name, capped, c.capped)
+	}
 }

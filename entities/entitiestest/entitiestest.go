@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, entities.Store)) 
 		{"Filters", testFilters, nil},
 		{"Sorting", testSorting, nil},
 		{"PagingTotals", testPagingTotals, nil},
+		{"SearchTotalCapped", testSearchTotalCapped, nil},
 		{"CountedTotals", testCountedTotals, nil},
 		{"CountsRebuilt", testCountsRebuilt, nil},
 		{"RelationOptions", testRelationOptions, nil},
@@ -881,5 +882,48 @@ func testConcurrentUpdates(t *testing.T, svc *entities.Service) {
 	for i := range n {
 		_, total := list(t, svc, ctx, entities.RecordQuery{EntityID: ent, Filters: eq(fmt.Sprintf("f%d", i), fmt.Sprint(i))})
 		wantTotal(t, fmt.Sprintf("f%d", i), total, 1)
+	}
+}
+
+// testSearchTotalCapped: with a search, a list's total counts at most
+// store.SearchCap(ctx)+1 matches (the cap lowered to 3 here), exactly
+// below it, on full pages, a partial last page and an empty page past
+// the matches alike; without a search the total stays exact.
+func testSearchTotalCapped(t *testing.T, svc *entities.Service) {
+	tn := newTenant()
+	ent := newEntityID()
+	define(t, svc, tn.all(t), ent, "name", "text", nil)
+	values := []map[string]any{{"name": "Other"}}
+	for i := range 5 {
+		values = append(values, map[string]any{"name": fmt.Sprint("Alpha ", i)})
+	}
+	made, err := svc.CreateRecords(tn.all(t), ent, values)
+	must(t, err)
+	alpha := sorted(made[1:]...)
+	for _, c := range []struct {
+		what        string
+		cap         int
+		search      string
+		page, size  int
+		rows, total int
+	}{
+		{"capped, first page", 3, "ALPHA", 1, 2, 2, 4},
+		{"capped, last page", 3, "alpha", 3, 2, 1, 4},
+		{"capped, past the matches", 3, "alpha", 4, 2, 0, 4},
+		{"exact at the cap", 5, "alpha", 1, 2, 2, 5},
+		{"exact below the cap", 9, "alpha", 1, 2, 2, 5},
+		{"no search", 3, "", 1, 2, 2, 6},
+	} {
+		ctx := storetest.WithSearchCap(tn.all(t), c.cap)
+		ids, total := list(t, svc, ctx, entities.RecordQuery{EntityID: ent, Search: c.search, Page: c.page, PageSize: c.size})
+		wantTotal(t, c.what, total, c.total)
+		if len(ids) != c.rows {
+			t.Fatalf("%s: %d records, want %d", c.what, len(ids), c.rows)
+		}
+		for _, id := range ids {
+			if c.search != "" && !slices.Contains(alpha, id) {
+				t.Fatalf("%s: record %s does not match", c.what, id)
+			}
+		}
 	}
 }

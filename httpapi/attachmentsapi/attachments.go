@@ -170,6 +170,7 @@ type uploadFields struct {
 type libraryBody struct {
 	Items         []attachmentItem         `json:"items"`
 	Total         int                      `json:"total"`
+	TotalCapped   bool                     `json:"totalCapped,omitempty" jsonschema:"description=Present and true when a search matched more attachments than a search's total counts (10000): total is then 10000 and totalPages follows from it. Without a search the total is exact and the field is absent."`
 	Page          int                      `json:"page"`
 	PageSize      int                      `json:"pageSize"`
 	TotalPages    int                      `json:"totalPages"`
@@ -520,7 +521,7 @@ func (h attachmentHandlers) library(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return apikit.Encode(w, http.StatusOK, libraryBody{Items: h.items(res.Items), Total: res.Total, Page: res.Page,
+	return apikit.Encode(w, http.StatusOK, libraryBody{Items: h.items(res.Items), Total: res.Total, TotalCapped: res.TotalCapped, Page: res.Page,
 		PageSize: res.PageSize, TotalPages: res.TotalPages, AvailableTags: res.AvailableTags, Partitions: res.Partitions})
 }
 

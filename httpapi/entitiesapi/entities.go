@@ -101,7 +101,7 @@ func routes(svc *entities.Service, progress *progress.Service, env *apikit.Env) 
 					"Filter by custom field with query parameters named after the fields: cf_<key>=v (a comma-separated list matches any of its values), " +
 					"cf_<key>In=a,b, and cf_<key>Gt|Gte|Lt|Lte=v on integer, float, currency, date and datetime fields; " +
 					"values are read by the field's kind, and keys without an active definition are ignored", Query: recordsQuery,
-				Exports: true, Response: apikit.PageResponse[recordItem]{}, ResponseHeaders: []apikit.Param{exportProgressParam}}},
+				Exports: true, Response: apikit.SearchPage[recordItem]{}, ResponseHeaders: []apikit.Param{exportProgressParam}}},
 		{Method: "POST", Path: base + "/records", Handler: h.createRecord, ErrorBody: recordErrorBody,
 			Access: apikit.Access{Features: []string{FeatureEntitiesRecordsManage}},
 			Doc: apikit.Doc{Summary: "Create a record (values under values, customFields or as top-level cf_<key> keys)",
@@ -514,7 +514,8 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return apikit.EncodeMarshaled(w, http.StatusOK, recordsPage{items: items, total: total, p: p})
+	total, capped := store.CapTotal(r.Context(), total, rq.Search != "")
+	return apikit.EncodeMarshaled(w, http.StatusOK, recordsPage{items: items, total: total, capped: capped, p: p})
 }
 
 // recordsExportJobType is the progress job type of a records export.

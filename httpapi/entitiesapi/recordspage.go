@@ -10,7 +10,8 @@ import (
 )
 
 // recordsPage is a records list's answer: its JSON is that of
-// apikit.NewPage(rows, total, p), each row recordRow(record), as an
+// apikit.SearchPage{NewPage(rows, total, p), capped}, each row
+// recordRow(record), as an
 // Encoder writes it (keys sorted byte-wise, HTML-escaped strings), byte
 // for byte, but written without reflection and without building each
 // row's map (jsonenc): encoding/json spent a large share of a list's
@@ -18,7 +19,10 @@ import (
 type recordsPage struct {
 	items []*entities.Record
 	total int
-	p     apikit.PageParams
+	// capped: total is a search's capped count (store.CapTotal), written
+	// as "totalCapped":true after the page's fields.
+	capped bool
+	p      apikit.PageParams
 }
 
 // appendJSON appends the page's JSON (without the Encoder's trailing
@@ -78,6 +82,9 @@ func (pg recordsPage) appendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(page.PageSize), 10)
 	b = append(b, `,"totalPages":`...)
 	b = strconv.AppendInt(b, int64(page.TotalPages), 10)
+	if pg.capped {
+		b = append(b, `,"totalCapped":true`...)
+	}
 	return append(b, '}'), nil
 }
 

@@ -15,31 +15,35 @@ import (
 )
 
 // encodedPage is the records list's answer as it was written before
-// recordsPage: the rows as recordRow maps, the page through apikit.Encode's
-// Encoder.
-func encodedPage(t testing.TB, items []*entities.Record, total int, p apikit.PageParams) string {
+// recordsPage: the rows as recordRow maps, the page (a SearchPage, capped
+// or not) through apikit.Encode's Encoder.
+func encodedPage(t testing.TB, items []*entities.Record, total int, capped bool, p apikit.PageParams) string {
 	t.Helper()
 	rows := make([]recordItem, len(items))
 	for i, rec := range items {
 		rows[i] = recordRow(rec)
 	}
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(apikit.NewPage(rows, total, p)); err != nil {
+	page := apikit.SearchPage[recordItem]{PageResponse: apikit.NewPage(rows, total, p), TotalCapped: capped}
+	if err := json.NewEncoder(&buf).Encode(page); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
 }
 
-// samePage checks that recordsPage writes what the Encoder writes.
+// samePage checks that recordsPage writes what the Encoder writes, with
+// an exact total and with a capped one.
 func samePage(t testing.TB, items []*entities.Record, total int, p apikit.PageParams) {
 	t.Helper()
-	want := encodedPage(t, items, total, p)
-	got, err := recordsPage{items: items, total: total, p: p}.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got)+"\n" != want {
-		t.Errorf("got  %s\nwant %s", got, want)
+	for _, capped := range []bool{false, true} {
+		want := encodedPage(t, items, total, capped, p)
+		got, err := recordsPage{items: items, total: total, capped: capped, p: p}.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got)+"\n" != want {
+			t.Errorf("capped %v:\ngot  %s\nwant %s", capped, got, want)
+		}
 	}
 }
 

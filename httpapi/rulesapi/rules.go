@@ -91,7 +91,7 @@ func routes(svc *rules.Service, env *apikit.Env) []apikit.Route {
 				apikit.TextQuery("ruleType", "Exact rule type (GUARD, VALIDATION, CALCULATION, ACTION or ASSIGNMENT; another value matches nothing)"),
 				apikit.TextQuery("entityType", "Exact entity type"), apikit.TextQuery("eventType", "Exact event type"),
 				apikit.TextQuery("ruleCategory", "Exact category"), enabled,
-			}, apikit.PageQuery(20, 100)...), apikit.SortQuery(ruleSortFields, "createdAt")...), Response: dataPage[*rules.Rule]{}}},
+			}, apikit.PageQuery(20, 100)...), apikit.SortQuery(ruleSortFields, "createdAt")...), Response: rulePage{}}},
 		{Method: "POST", Path: rulesPath, Handler: h.createRule,
 			Access: apikit.Access{Features: []string{FeatureRulesCreate}},
 			Doc: apikit.Doc{Summary: "Create a rule", Request: rules.RuleInput{}, Status: http.StatusCreated, Response: rules.Rule{},
@@ -179,9 +179,10 @@ type setList struct {
 
 // setPagination is the rule-set list's limit/offset paging.
 type setPagination struct {
-	Total  int `json:"total"`
-	Limit  int `json:"limit"`
-	Offset int `json:"offset"`
+	Total       int  `json:"total"`
+	TotalCapped bool `json:"totalCapped,omitempty" jsonschema:"description=Present and true when a search matched more sets than a search's total counts (10000): total is then 10000. Without a search the total is exact and the field is absent."`
+	Limit       int  `json:"limit"`
+	Offset      int  `json:"offset"`
 }
 
 func (h ruleHandlers) listSets(w http.ResponseWriter, r *http.Request) error {
@@ -194,7 +195,8 @@ func (h ruleHandlers) listSets(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items, total, err := h.svc.ListSets(r.Context(), rules.SetFilter{Search: q.Get("search"), Enabled: enabled, Limit: lo.Limit, Offset: lo.Offset})
+	search := q.Get("search")
+	items, total, err := h.svc.ListSets(r.Context(), rules.SetFilter{Search: search, Enabled: enabled, Limit: lo.Limit, Offset: lo.Offset})
 	if err != nil {
 		return err
 	}
@@ -202,7 +204,8 @@ func (h ruleHandlers) listSets(w http.ResponseWriter, r *http.Request) error {
 	if out.Data == nil {
 		out.Data = []*rules.RuleSet{}
 	}
-	out.Pagination.Total, out.Pagination.Limit, out.Pagination.Offset = total, lo.Limit, lo.Offset
+	out.Pagination.Total, out.Pagination.TotalCapped = store.CapTotal(r.Context(), total, search != "")
+	out.Pagination.Limit, out.Pagination.Offset = lo.Limit, lo.Offset
 	return apikit.Encode(w, http.StatusOK, out)
 }
 
@@ -314,6 +317,19 @@ func newDataPage[T any](items []T, total int, p apikit.PageParams) dataPage[T] {
 	return out
 }
 
+// rulePage is the rules list's body: a dataPage whose pagination also
+// says whether a search's total is capped.
+type rulePage struct {
+	Data       []*rules.Rule  `json:"data"`
+	Pagination rulePagination `json:"pagination"`
+}
+
+// rulePagination is dataPagination with totalCapped.
+type rulePagination struct {
+	dataPagination
+	TotalCapped bool `json:"totalCapped,omitempty" jsonschema:"description=Present and true when a search matched more rules than a search's total counts (10000): total is then 10000 and totalPages follows from it. Without a search the total is exact and the field is absent."`
+}
+
 var ruleSortFields = []string{"ruleName", "priority", "createdAt", "updatedAt"}
 
 func (h ruleHandlers) listRules(w http.ResponseWriter, r *http.Request) error {
@@ -330,15 +346,18 @@ func (h ruleHandlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	search := q.Get("search")
 	items, total, err := h.svc.ListRules(r.Context(), rules.RuleFilter{
-		Search: q.Get("search"), RuleID: q.Get("ruleId"), RuleType: rules.Type(q.Get("ruleType")), EntityType: q.Get("entityType"),
+		Search: search, RuleID: q.Get("ruleId"), RuleType: rules.Type(q.Get("ruleType")), EntityType: q.Get("entityType"),
 		EventType: q.Get("eventType"), RuleCategory: q.Get("ruleCategory"), Enabled: enabled,
 		SortField: sort.Field, SortDesc: sort.Desc, Limit: p.PageSize, Offset: p.Offset(),
 	})
 	if err != nil {
 		return err
 	}
-	return apikit.Encode(w, http.StatusOK, newDataPage(items, total, p))
+	total, capped := store.CapTotal(r.Context(), total, search != "")
+	page := newDataPage(items, total, p)
+	return apikit.Encode(w, http.StatusOK, rulePage{Data: page.Data, Pagination: rulePagination{page.Pagination, capped}})
 }
 
 func (h ruleHandlers) createRule(w http.ResponseWriter, r *http.Request) error {

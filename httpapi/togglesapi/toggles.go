@@ -37,7 +37,7 @@ func routes(svc *toggles.Service, env *apikit.Env) []apikit.Route {
 				Query: append(append([]apikit.Param{apikit.TextQuery("search", "Text in the identifier, name, description or category"),
 					apikit.TextQuery("identifier", "Exact identifier"), apikit.TextQuery("name", "Exact name"), apikit.TextQuery("category", "Exact category"),
 					apikit.EnumQuery("type", "Toggle type", "boolean", "string", "number", "json")}, apikit.PageQuery(50, 200)...), apikit.SortQuery(toggleSortFields, "createdAt")...),
-				Response: apikit.PageResponse[toggleItem]{}}},
+				Response: apikit.SearchPage[toggleItem]{}}},
 		{Method: "GET", Path: base + "/global/{id}", Handler: h.get,
 			Access: apikit.Access{SuperAdmin: true},
 			Doc:    apikit.Doc{Summary: "Get a feature toggle", Response: toggleItem{}}},
@@ -122,8 +122,9 @@ func (h toggleHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if typ != "" && !typ.Valid() {
 		return store.Invalid("type", "must be one of boolean, string, number, json")
 	}
+	search := q.Get("search")
 	items, total, err := h.svc.List(r.Context(), toggles.ListFilter{
-		Search: q.Get("search"), Identifier: q.Get("identifier"), Name: q.Get("name"), Category: q.Get("category"), Type: typ,
+		Search: search, Identifier: q.Get("identifier"), Name: q.Get("name"), Category: q.Get("category"), Type: typ,
 		SortField: sort.Field, SortDesc: sort.Desc, Limit: p.PageSize, Offset: p.Offset(),
 	})
 	if err != nil {
@@ -133,7 +134,7 @@ func (h toggleHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range items {
 		out[i] = toToggleItem(t)
 	}
-	return apikit.Encode(w, http.StatusOK, apikit.NewPage(out, total, p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewSearchPage(r.Context(), out, total, search != "", p))
 }
 
 // toggleID reads a path id, refusing what cannot be one.

@@ -39,7 +39,7 @@ func routes(svc *webhooks.Service, env *apikit.Env) []apikit.Route {
 			Doc: apikit.Doc{Summary: "List webhooks",
 				Query: append([]apikit.Param{apikit.TextQuery("search", "Text in the name or URL (case-insensitive)"),
 					apikit.BoolQuery("isActive", "Only active (true) or inactive (false) webhooks")}, page...),
-				Response: apikit.PageResponse[*webhooks.Webhook]{}}},
+				Response: apikit.SearchPage[*webhooks.Webhook]{}}},
 		{Method: "POST", Path: base, Handler: h.create, NoStore: true,
 			Access: apikit.Access{Features: []string{FeatureWebhooksManage}},
 			Doc: apikit.Doc{Summary: "Create a webhook (its secret is shown this one time)", Request: webhooks.Input{},
@@ -148,11 +148,12 @@ func (h webhookHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items, total, err := h.svc.List(r.Context(), webhooks.Filter{Search: q.Get("search"), IsActive: active, Limit: p.PageSize, Offset: p.Offset()})
+	search := q.Get("search")
+	items, total, err := h.svc.List(r.Context(), webhooks.Filter{Search: search, IsActive: active, Limit: p.PageSize, Offset: p.Offset()})
 	if err != nil {
 		return err
 	}
-	return apikit.Encode(w, http.StatusOK, apikit.NewPage(items, total, p))
+	return apikit.Encode(w, http.StatusOK, apikit.NewSearchPage(r.Context(), items, total, search != "", p))
 }
 
 func (h webhookHandlers) create(w http.ResponseWriter, r *http.Request) error {

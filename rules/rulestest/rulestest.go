@@ -5,7 +5,8 @@
 // scopes are store/storetest's OrgScopes grid), soft deletes of rules and
 // what they hide (lists, entity plans, set members and member counts),
 // ruleId uniqueness among a tenant's live rules, the filters, order,
-// paging and totals of lists, the order of set members (sequence, then
+// paging and totals of lists (a search's total counting at most
+// store.SearchCap(ctx)+1 matches), the order of set members (sequence, then
 // ruleId in byte order), conflicts, the execution log's rows, filters,
 // retention and per-set summary, and that every method runs on the
 // Querier it is given.
@@ -61,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, rules.Store)) {
 		{"LogPrune", testLogPrune},
 		{"LogTotalsOverTime", testLogTotalsOverTime},
 		{"RuleAndSetTotals", testRuleAndSetTotals},
+		{"SearchTotalsCapped", testSearchTotalsCapped},
 		{"ExecutionSummary", testExecutionSummary},
 		{"Transaction", testTransaction},
 	} {
@@ -1300,4 +1302,63 @@ func testRuleAndSetTotals(t *testing.T, f *fixture) {
 		f.must(<-errs, "concurrent create")
 	}
 	check("after concurrent creates")
+}
+
+// testSearchTotalsCapped: with a search, ListRules and ListSets count at
+// most store.SearchCap(ctx)+1 matches (here the cap is 3), exactly below
+// it, and still read a page past a capped total; without a search the
+// total stays exact.
+func testSearchTotalsCapped(t *testing.T, f *fixture) {
+	for i := range 5 {
+		f.rule(fmt.Sprint("ALPHA-", i), func(r *rules.Rule) { r.CreatedAt = f.at(i) })
+		f.set(fmt.Sprint("alpha-set-", i), func(rs *rules.RuleSet) { rs.CreatedAt = f.at(i) })
+	}
+	f.rule("OTHER", func(r *rules.Rule) { r.RuleName = "Other"; r.CreatedAt = f.at(9) })
+	f.set("other", func(rs *rules.RuleSet) { rs.Name = "Other"; rs.CreatedAt = f.at(9) })
+	capped := storetest.WithSearchCap(f.t.Context(), 3)
+	sc := f.scope()
+	for _, c := range []struct {
+		name         string
+		cap          int
+		filter       rules.RuleFilter
+		want         []string
+		total        int
+		reported     int
+		reportCapped bool
+	}{
+		{"capped", 3, rules.RuleFilter{Search: "alpha", Limit: 2}, []string{"ALPHA-0", "ALPHA-1"}, 4, 3, true},
+		{"page past the capped total", 3, rules.RuleFilter{Search: "alpha", Limit: 10, Offset: 4}, []string{"ALPHA-4"}, 4, 3, true},
+		{"exact at the cap", 5, rules.RuleFilter{Search: "alpha", Limit: 2}, []string{"ALPHA-0", "ALPHA-1"}, 5, 5, false},
+		{"no search", 3, rules.RuleFilter{Limit: 2}, []string{"ALPHA-0", "ALPHA-1"}, 6, 6, false},
+	} {
+		ctx := storetest.WithSearchCap(f.t.Context(), c.cap)
+		rs, total, err := f.st.ListRules(ctx, f.db, sc, c.filter)
+		f.must(err, "ListRules "+c.name)
+		f.equal("ListRules "+c.name, ruleIDs(rs), c.want)
+		f.equal("ListRules "+c.name+" total", total, c.total)
+		reported, isCapped := store.CapTotal(ctx, total, c.filter.Search != "")
+		f.equal("ListRules "+c.name+" reported total", reported, c.reported)
+		f.equal("ListRules "+c.name+" capped", isCapped, c.reportCapped)
+	}
+	setIDs := func(sets []*rules.RuleSet) []string {
+		ids := []string{}
+		for _, s := range sets {
+			ids = append(ids, s.ID)
+		}
+		return ids
+	}
+	sets, total, err := f.st.ListSets(capped, f.db, f.tenant, rules.SetFilter{Search: "alpha", Limit: 2})
+	f.must(err, "ListSets capped")
+	f.equal("ListSets capped", setIDs(sets), []string{"alpha-set-0", "alpha-set-1"})
+	f.equal("ListSets capped total", total, 4)
+	sets, total, err = f.st.ListSets(capped, f.db, f.tenant, rules.SetFilter{Search: "alpha", Limit: 10, Offset: 4})
+	f.must(err, "ListSets past the capped total")
+	f.equal("ListSets past the capped total", setIDs(sets), []string{"alpha-set-4"})
+	f.equal("ListSets past the capped total: total", total, 4)
+	_, total, err = f.st.ListSets(storetest.WithSearchCap(f.t.Context(), 5), f.db, f.tenant, rules.SetFilter{Search: "alpha", Limit: 2})
+	f.must(err, "ListSets exact")
+	f.equal("ListSets exact total", total, 5)
+	_, total, err = f.st.ListSets(capped, f.db, f.tenant, rules.SetFilter{Limit: 2})
+	f.must(err, "ListSets without a search")
+	f.equal("ListSets without a search: total", total, 6)
 }

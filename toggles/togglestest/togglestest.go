@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/toggles"
 )
 
@@ -50,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, toggles.Store)) {
 		{"ListFilters", testListFilters},
 		{"ListSort", testListSort},
 		{"ListPaging", testListPaging},
+		{"SearchTotalCapped", testSearchTotalCapped},
 		{"Overrides", testOverrides},
 		{"OverrideList", testOverrideList},
 		{"OverrideListSortAndPaging", testOverrideListSort},
@@ -777,5 +779,46 @@ func testUsesTheQuerier(t *testing.T, e *env) {
 	noErr(t, "IdentifierTaken", err)
 	if taken {
 		t.Error("a rolled-back toggle's identifier is taken")
+	}
+}
+
+// testSearchTotalCapped: with a search, ListToggles counts at most
+// store.SearchCap(ctx)+1 matches (the cap lowered to 3 here), exactly
+// below it, and still reads a page past a capped total; without a search
+// the total stays exact.
+func testSearchTotalCapped(t *testing.T, e *env) {
+	for i := range 5 {
+		e.create(t, spec{identifier: fmt.Sprint("alpha.", i), name: fmt.Sprint("Alpha ", i), typ: toggles.Boolean})
+	}
+	e.create(t, spec{identifier: "other", name: "Other", typ: toggles.Boolean})
+	for _, c := range []struct {
+		name     string
+		cap      int
+		f        toggles.ListFilter
+		want     []string
+		total    int
+		reported int
+		capped   bool
+	}{
+		{"capped", 3, toggles.ListFilter{Search: "ALPHA", Limit: 2}, []string{"alpha.0", "alpha.1"}, 4, 3, true},
+		{"page past the capped total", 3, toggles.ListFilter{Search: "alpha", Limit: 10, Offset: 4}, []string{"alpha.4"}, 4, 3, true},
+		{"exact at the cap", 5, toggles.ListFilter{Search: "alpha", Limit: 2}, []string{"alpha.0", "alpha.1"}, 5, 5, false},
+		{"no search", 3, toggles.ListFilter{Limit: 1}, []string{"alpha.0"}, 6, 6, false},
+	} {
+		ctx := storetest.WithSearchCap(e.ctx, c.cap)
+		c.f.SortField = "identifier"
+		items, total, err := e.st.ListToggles(ctx, e.db, c.f)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := []string{}
+		for _, tg := range items {
+			got = append(got, tg.Identifier)
+		}
+		reported, capped := store.CapTotal(ctx, total, c.f.Search != "")
+		if !slices.Equal(got, c.want) || total != c.total || reported != c.reported || capped != c.capped {
+			t.Errorf("%s: %v, total %d (reported %d, capped %v), want %v, total %d (reported %d, capped %v)",
+				c.name, got, total, reported, capped, c.want, c.total, c.reported, c.capped)
+		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/tenantkit/tenantkit/jobs/drain"
 	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/webhooks"
 )
 
@@ -44,6 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, webhooks.Store)) 
 		{"OrganizationScope", testOrganizationScope},
 		{"SoftDelete", testSoftDelete},
 		{"ListOrderPagingFilters", testListWebhooks},
+		{"SearchTotalCapped", testSearchTotalCapped},
 		{"SecretsRotateAndDrop", testSecrets},
 		{"ActiveAndSigningWebhooks", testActiveAndSigning},
 		{"ResultsAndDeactivate", testResults},
@@ -1363,4 +1365,44 @@ func testWebhookTotals(t *testing.T, e *env) {
 		noErr(t, err)
 	}
 	check("after concurrent creates")
+}
+
+// testSearchTotalCapped: with a search, ListWebhooks counts at most
+// store.SearchCap(ctx)+1 matches (the cap lowered to 3 here), exactly
+// below it, and still reads a page past a capped total; without a search
+// the total stays exact.
+func testSearchTotalCapped(t *testing.T, e *env) {
+	tenant := store.NewID()
+	sc := tenantScope(tenant)
+	base := e.db.Now().Add(-time.Hour)
+	var oldestFirst []string
+	for i := range 5 {
+		oldestFirst = append(oldestFirst, e.insert(hook(tenant, "", fmt.Sprint("Alpha ", i), base.Add(time.Duration(i)*time.Minute))).ID)
+	}
+	e.insert(hook(tenant, "", "Other", base.Add(-time.Minute)))
+	newest := slices.Clone(oldestFirst)
+	slices.Reverse(newest)
+	for _, c := range []struct {
+		name     string
+		cap      int
+		f        webhooks.Filter
+		want     []string
+		total    int
+		reported int
+		capped   bool
+	}{
+		{"capped", 3, webhooks.Filter{Search: "alpha", Limit: 2}, newest[:2], 4, 3, true},
+		{"page past the capped total", 3, webhooks.Filter{Search: "alpha", Limit: 10, Offset: 4}, newest[4:], 4, 3, true},
+		{"exact at the cap", 5, webhooks.Filter{Search: "alpha", Limit: 2}, newest[:2], 5, 5, false},
+		{"no search", 3, webhooks.Filter{Limit: 1}, newest[:1], 6, 6, false},
+	} {
+		ctx := storetest.WithSearchCap(e.ctx, c.cap)
+		items, total, err := e.st.ListWebhooks(ctx, e.db, sc, c.f)
+		noErr(t, err)
+		equalSlices(t, c.name, hookIDs(items), c.want)
+		equal(t, c.name+": total", total, c.total)
+		reported, capped := store.CapTotal(ctx, total, c.f.Search != "")
+		equal(t, c.name+": reported total", reported, c.reported)
+		equal(t, c.name+": capped", capped, c.capped)
+	}
 }

@@ -1,6 +1,7 @@
 package apikit
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -223,4 +224,21 @@ func StrictPage(r *http.Request, def, maxSize int) (PageParams, error) {
 		return PageParams{}, store.Invalid("pageSize", "must be at most "+strconv.Itoa(maxSize))
 	}
 	return ParsePage(q, def, maxSize)
+}
+
+// SearchPage is the shared list body of a list with a free-text search:
+// PageResponse and totalCapped, present (true) only when the search
+// matched more than store.SearchTotalCap rows and total is that cap.
+type SearchPage[T any] struct {
+	PageResponse[T]
+	TotalCapped bool `json:"totalCapped,omitempty" jsonschema:"description=Present and true when a search matched more rows than a search's total counts (10000): total is then 10000 and totalPages follows from it. Without a search the total is exact and the field is absent."`
+}
+
+// NewSearchPage is NewPage for a list whose total a search (searched)
+// counted at most store.SearchCap(ctx)+1 matches of (ctx: the request's):
+// a larger total is
+// reported as the cap with TotalCapped set (store.CapTotal).
+func NewSearchPage[T any](ctx context.Context, items []T, total int, searched bool, p PageParams) SearchPage[T] {
+	total, capped := store.CapTotal(ctx, total, searched)
+	return SearchPage[T]{PageResponse: NewPage(items, total, p), TotalCapped: capped}
 }
