@@ -19,9 +19,10 @@ type sqlEngine struct {
 	// prepared are statements prepared on the writer (DB.Prepare), by
 	// text; write transactions run those texts through them.
 	prepared sync.Map // string → *sql.Stmt
-	// reads are statements read transactions ran, prepared on the reader
-	// pool, so that a read does not parse its statement again: parsing a
-	// records list's statements cost SQLite about a third of the list.
+	// reads are statements reads ran (in a read transaction or alone,
+	// DB.Query), prepared on the reader pool, so that a read does not parse
+	// its statement again: parsing a records list's statements cost SQLite
+	// about a third of the list.
 	reads readStmts
 	// stopBackground stops work the engine runs in the background (a file
 	// database's checkpoints) before the connections close; nil: none.
@@ -121,12 +122,32 @@ func (e *sqlEngine) exec(ctx context.Context, q string, args []any) (int64, erro
 	return res.RowsAffected()
 }
 
+// query and queryRow run a read outside a transaction (DB.Query, a records
+// list, which is one statement) through the reader pool's statements as
+// read transactions do: database/sql would otherwise prepare the text on
+// every run, and preparing was about a third of a records list.
 func (e *sqlEngine) query(ctx context.Context, q string, args []any) (Rows, error) {
+	if stmt := e.readStmt(q); stmt != nil {
+		return stmt.QueryContext(ctx, args...)
+	}
 	return e.read.QueryContext(ctx, q, args...)
 }
 
 func (e *sqlEngine) queryRow(ctx context.Context, q string, args []any) Row {
+	if stmt := e.readStmt(q); stmt != nil {
+		return stmt.QueryRowContext(ctx, args...)
+	}
 	return e.read.QueryRowContext(ctx, q, args...)
+}
+
+// readStmt returns q prepared on the reader pool, or nil: not prepared
+// yet (its preparation starts), or an in-memory database, whose one
+// connection keeps the statements it runs by itself (stmtcache.go).
+func (e *sqlEngine) readStmt(q string) *sql.Stmt {
+	if e.read == e.write {
+		return nil
+	}
+	return e.reads.get(e.read, q)
 }
 
 func (e *sqlEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) {
