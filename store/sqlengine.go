@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"regexp"
 	"sync"
 )
 
@@ -67,7 +68,7 @@ func (c *readStmts) get(pool *sql.DB, q string) *sql.Stmt {
 	c.preparing.Add(1)
 	go func() {
 		defer c.preparing.Done()
-		stmt, err := pool.PrepareContext(c.ctx, q)
+		stmt, err := pool.PrepareContext(c.ctx, sqliteText(q))
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		switch {
@@ -98,6 +99,22 @@ func (c *readStmts) close() {
 		}
 	}
 	c.m = nil
+}
+
+// limitParam finds a LIMIT or OFFSET whose value is a parameter.
+var limitParam = regexp.MustCompile(`(?i)\b(LIMIT|OFFSET)(\s+)([?$:@])`)
+
+// sqliteText returns the text SQLite prepares for q, a statement kept
+// prepared: q with each LIMIT and OFFSET parameter written +param. SQLite
+// (3.54) plans a LIMIT whose value is a bare parameter with the bound value
+// and marks the statement to be prepared again whenever that parameter is
+// bound, so a kept paged statement (a records list's LIMIT $n OFFSET $m)
+// was parsed and planned again on every run, after binding
+// (sqlite3Reprepare). The unary plus, a no-op on the value, makes SQLite
+// plan without it. Texts run unprepared keep their own text: they are
+// parsed on each run anyway.
+func sqliteText(q string) string {
+	return limitParam.ReplaceAllString(q, "${1}${2}+${3}")
 }
 
 // fileLocks holds one WithLock mutex per database file.
@@ -174,7 +191,7 @@ func (e *sqlEngine) prepare(ctx context.Context, q string) error {
 	if _, ok := e.prepared.Load(q); ok {
 		return nil
 	}
-	stmt, err := e.write.PrepareContext(ctx, q)
+	stmt, err := e.write.PrepareContext(ctx, sqliteText(q))
 	if err != nil {
 		return err
 	}
