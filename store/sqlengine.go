@@ -34,9 +34,9 @@ type sqlEngine struct {
 // run unprepared (texts are the service's own, a few per query shape).
 const maxReadStmts = 1024
 
-// readStmts caches statements prepared on the reader pool, by text. A
-// text is prepared on the pool in the background the first time a read
-// runs it (that read runs it unprepared): preparing on the pool from
+// readStmts caches statements prepared on the reader pool, by text, for
+// read transactions and reads outside one. A text is prepared on the pool
+// in the background the first time a read runs it (that read runs it unprepared): preparing on the pool from
 // inside a read transaction could wait for a reader connection while
 // holding one. Later reads reuse it, each reader connection preparing it
 // once on its own connection (sql.Tx.StmtContext).
