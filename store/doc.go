@@ -90,9 +90,10 @@
 // DB.Prepare prepares a statement that write transactions run often
 // (SQLite parses a long multi-row INSERT for longer than it takes to run
 // it); Tx.Exec of the same text then reuses it. PostgreSQL's driver caches
-// every statement itself, so there it does nothing. On SQLite, read
-// transactions keep every statement text they run (up to 1,024) prepared
-// on the reader pool: the first read of a text runs it unprepared and has
+// every statement itself, so there it does nothing. On SQLite, reads (in
+// a read transaction, or alone through DB.Query and DB.QueryRow, as a
+// records list is) keep every statement text they run (up to 1,024)
+// prepared on the reader pool: the first read of a text runs it unprepared and has
 // it prepared in the background (preparing on the pool from inside a read
 // could wait for a reader while holding one); later reads reuse it, each
 // reader connection preparing it once. Parsing was about a third of a
@@ -101,7 +102,12 @@
 // job engine's SQLite driver runs its fetch, a long UPDATE, as text on
 // every poll of every queue, and parsing it was 9% of a loaded server's
 // CPU. A text run again while rows of it are still being read on the same
-// connection gets a statement of its own for that run.
+// connection gets a statement of its own for that run. SQLite plans a
+// LIMIT whose value is a bare parameter with the bound value and prepares
+// such a statement again each time that parameter is bound, so every kept
+// statement is prepared with its LIMIT and OFFSET parameters written
+// +param (sqliteText), which SQLite does not plan with; the areas keep
+// writing LIMIT $n, which PostgreSQL gets unchanged.
 //
 // # Transactions and time
 //

@@ -102,3 +102,88 @@ func TestReadStatementsCached(t *testing.T) {
 		t.Fatal("a closed cache handed out a statement")
 	}
 }
+
+// A read outside a transaction (DB.Query, DB.QueryRow) goes through the
+// reader pool's statements too: its text is cached after its first run,
+// later runs answer through the cached statement, and a schema change is
+// still seen.
+func TestReadStatementsCachedOutsideTx(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "r.db"), &Options{MaxReaders: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT)`,
+		`INSERT INTO t (id, a) VALUES (1, 'x'), (2, 'y')`,
+	} {
+		if _, err := db.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eng := db.eng.(*sqlEngine)
+	cached := func(q string) bool {
+		eng.reads.mu.Lock()
+		defer eng.reads.mu.Unlock()
+		return eng.reads.m[q] != nil
+	}
+	wait := func(q string) {
+		deadline := time.Now().Add(5 * time.Second)
+		for !cached(q) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: never cached", q)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	const one = `SELECT a FROM t WHERE id = $1`
+	const all = `SELECT a FROM t WHERE id >= $1 ORDER BY id`
+	readOne := func(id int) (a string) {
+		if err := db.QueryRow(ctx, one, id).Scan(&a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	readAll := func() (out []string) {
+		rows, err := db.Query(ctx, all, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var a string
+			if err := rows.Scan(&a); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, a)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	readOne(1)
+	readAll()
+	wait(one)
+	wait(all)
+	for range 3 { // through the cached statements, on either connection
+		if got := readOne(2); got != "y" {
+			t.Fatalf("QueryRow: %q", got)
+		}
+		if got := readAll(); fmt.Sprint(got) != "[x y]" {
+			t.Fatalf("Query: %v", got)
+		}
+	}
+	if _, err := db.Exec(ctx, `ALTER TABLE t ADD COLUMN b TEXT`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, `UPDATE t SET a = 'z' WHERE id = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if got := readOne(2); got != "z" {
+		t.Fatalf("after the schema changed: %q", got)
+	}
+}

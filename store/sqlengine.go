@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"regexp"
 	"sync"
 )
 
@@ -19,9 +20,10 @@ type sqlEngine struct {
 	// prepared are statements prepared on the writer (DB.Prepare), by
 	// text; write transactions run those texts through them.
 	prepared sync.Map // string → *sql.Stmt
-	// reads are statements read transactions ran, prepared on the reader
-	// pool, so that a read does not parse its statement again: parsing a
-	// records list's statements cost SQLite about a third of the list.
+	// reads are statements reads ran (in a read transaction or alone,
+	// DB.Query), prepared on the reader pool, so that a read does not parse
+	// its statement again: parsing a records list's statements cost SQLite
+	// about a third of the list.
 	reads readStmts
 	// stopBackground stops work the engine runs in the background (a file
 	// database's checkpoints) before the connections close; nil: none.
@@ -32,9 +34,9 @@ type sqlEngine struct {
 // run unprepared (texts are the service's own, a few per query shape).
 const maxReadStmts = 1024
 
-// readStmts caches statements prepared on the reader pool, by text. A
-// text is prepared on the pool in the background the first time a read
-// runs it (that read runs it unprepared): preparing on the pool from
+// readStmts caches statements prepared on the reader pool, by text, for
+// read transactions and reads outside one. A text is prepared on the pool
+// in the background the first time a read runs it (that read runs it unprepared): preparing on the pool from
 // inside a read transaction could wait for a reader connection while
 // holding one. Later reads reuse it, each reader connection preparing it
 // once on its own connection (sql.Tx.StmtContext).
@@ -66,7 +68,7 @@ func (c *readStmts) get(pool *sql.DB, q string) *sql.Stmt {
 	c.preparing.Add(1)
 	go func() {
 		defer c.preparing.Done()
-		stmt, err := pool.PrepareContext(c.ctx, q)
+		stmt, err := pool.PrepareContext(c.ctx, sqliteText(q))
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		switch {
@@ -99,6 +101,22 @@ func (c *readStmts) close() {
 	c.m = nil
 }
 
+// limitParam finds a LIMIT or OFFSET whose value is a parameter.
+var limitParam = regexp.MustCompile(`(?i)\b(LIMIT|OFFSET)(\s+)([?$:@])`)
+
+// sqliteText returns the text SQLite prepares for q, a statement kept
+// prepared: q with each LIMIT and OFFSET parameter written +param. SQLite
+// (3.54) plans a LIMIT whose value is a bare parameter with the bound value
+// and marks the statement to be prepared again whenever that parameter is
+// bound, so a kept paged statement (a records list's LIMIT $n OFFSET $m)
+// was parsed and planned again on every run, after binding
+// (sqlite3Reprepare). The unary plus, a no-op on the value, makes SQLite
+// plan without it. Texts run unprepared keep their own text: they are
+// parsed on each run anyway.
+func sqliteText(q string) string {
+	return limitParam.ReplaceAllString(q, "${1}${2}+${3}")
+}
+
 // fileLocks holds one WithLock mutex per database file.
 var fileLocks sync.Map // path → *sync.Mutex
 
@@ -121,12 +139,32 @@ func (e *sqlEngine) exec(ctx context.Context, q string, args []any) (int64, erro
 	return res.RowsAffected()
 }
 
+// query and queryRow run a read outside a transaction (DB.Query, a records
+// list, which is one statement) through the reader pool's statements as
+// read transactions do: database/sql would otherwise prepare the text on
+// every run, and preparing was about a third of a records list.
 func (e *sqlEngine) query(ctx context.Context, q string, args []any) (Rows, error) {
+	if stmt := e.readStmt(q); stmt != nil {
+		return stmt.QueryContext(ctx, args...)
+	}
 	return e.read.QueryContext(ctx, q, args...)
 }
 
 func (e *sqlEngine) queryRow(ctx context.Context, q string, args []any) Row {
+	if stmt := e.readStmt(q); stmt != nil {
+		return stmt.QueryRowContext(ctx, args...)
+	}
 	return e.read.QueryRowContext(ctx, q, args...)
+}
+
+// readStmt returns q prepared on the reader pool, or nil: not prepared
+// yet (its preparation starts), or an in-memory database, whose one
+// connection keeps the statements it runs by itself (stmtcache.go).
+func (e *sqlEngine) readStmt(q string) *sql.Stmt {
+	if e.read == e.write {
+		return nil
+	}
+	return e.reads.get(e.read, q)
 }
 
 func (e *sqlEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) {
@@ -153,7 +191,7 @@ func (e *sqlEngine) prepare(ctx context.Context, q string) error {
 	if _, ok := e.prepared.Load(q); ok {
 		return nil
 	}
-	stmt, err := e.write.PrepareContext(ctx, q)
+	stmt, err := e.write.PrepareContext(ctx, sqliteText(q))
 	if err != nil {
 		return err
 	}

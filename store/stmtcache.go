@@ -24,7 +24,9 @@ import (
 // on the same connection (a query inside a loop over its own results) is
 // not shared: that run prepares a statement of its own, closed after it.
 // SQLite prepares with sqlite3_prepare_v2, which parses a kept statement
-// again by itself when the schema it was planned against changes.
+// again by itself when the schema it was planned against changes. The text
+// prepared is sqliteText's, so that binding a LIMIT does not make SQLite
+// parse the statement again.
 
 // maxCachedStmts bounds the statements one connection keeps; past it,
 // statements run as before (prepared and closed each time). The texts are
@@ -106,7 +108,7 @@ func (c *cachingConn) stmt(ctx context.Context, text string) (s sqliteStmt, done
 		cs.busy = true
 		return cs.sqliteStmt, func() { cs.busy = false }, nil
 	}
-	prepared, err := c.PrepareContext(ctx, text)
+	prepared, err := c.PrepareContext(ctx, sqliteText(text))
 	if err != nil {
 		return nil, nil, err
 	}
