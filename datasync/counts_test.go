@@ -1,7 +1,11 @@
 package datasync_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/tenantkit/tenantkit/datasync"
 	"github.com/tenantkit/tenantkit/store"
@@ -62,4 +66,82 @@ func TestRunCountsFollowWrites(t *testing.T) {
 			}
 		}
 	}, datasync.Migrations)
+}
+
+// Migration 0006 counts the runs already stored by hour, integration and
+// status: the widget's summary is right at once, and follows the status
+// changes made after it.
+func TestRunHourCountsMigrationCountsExistingRuns(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		if err := db.Migrate(ctx, storetest.MigrationsBefore(t, datasync.Migrations, "0006")); err != nil {
+			t.Fatal(err)
+		}
+		tenant := store.NewID()
+		hour := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Hour)
+		var ids []string
+		for i, x := range []struct {
+			integration string
+			status      datasync.Status
+			at          time.Duration
+		}{
+			{"crm", datasync.StatusCompleted, 10 * time.Minute},
+			{"crm", datasync.StatusFailed, 70 * time.Minute},
+			{"erp", datasync.StatusCompleted, 71 * time.Minute},
+			{"crm", datasync.StatusRunning, 130 * time.Minute},
+		} {
+			at := hour.Add(x.at)
+			id := store.NewIDAt(at)
+			ids = append(ids, id)
+			if _, err := db.Exec(ctx, `INSERT INTO data_sync_runs (id, tenant_id, integration_id, entity_type, direction, status, cursor,
+				full_sync, batch_size, created_count, updated_count, skipped_count, failed_count, batches_completed,
+				cancel_requested, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, 'import', $5, '', false, 10, 0, 0, 0, 0, 0, false, $6, $6)`,
+				id, tenant, x.integration, fmt.Sprint("e", i), string(x.status), at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Migrate(ctx, datasync.Migrations); err != nil {
+			t.Fatal(err)
+		}
+		st := datasync.NewSQLStore()
+		summary := func(since time.Time) string {
+			t.Helper()
+			got, err := st.RunSummary(ctx, db, tenant, since)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			for _, ir := range got {
+				parts = append(parts, fmt.Sprint(ir.IntegrationID, " latest ", slices.Index(ids, ir.Latest.ID), " ", ir.ByStatus))
+			}
+			return strings.Join(parts, "; ")
+		}
+		for _, c := range []struct {
+			since time.Time
+			want  string
+		}{
+			{hour, "crm latest 3 map[completed:1 failed:1 running:1]; erp latest 2 map[completed:1]"},
+			{hour.Add(time.Hour), "crm latest 3 map[failed:1 running:1]; erp latest 2 map[completed:1]"},
+			{hour.Add(2 * time.Hour), "crm latest 3 map[running:1]"},
+			{hour.Add(3 * time.Hour), ""},
+		} {
+			if got := summary(c.since); got != c.want {
+				t.Errorf("RunSummary from %s: %s; want %s", c.since, got, c.want)
+			}
+		}
+		// A status change after the migration moves a counted run.
+		r, err := st.GetRun(ctx, db, tenant, ids[3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Status = datasync.StatusCompleted
+		if err := db.Tx(ctx, func(tx *store.Tx) error { return st.UpdateRun(ctx, tx, r) }); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := summary(hour), "crm latest 3 map[completed:2 failed:1]; erp latest 2 map[completed:1]"; got != want {
+			t.Errorf("RunSummary after a status change: %s; want %s", got, want)
+		}
+	})
 }

@@ -159,6 +159,30 @@
 // are read from indexes by status, by integration and by one sync
 // (integration, entity type and direction) in list order.
 //
+// # The dashboards' data sync widget
+//
+// Service.Summary (the widget data_sync.runs) gives, per integration
+// with runs created at or after the window's start, its newest such run
+// and how many of them are in each status. It counts every run of the
+// window: it used to read the tenant's newest 1,000 runs and count those
+// in Go, so its counts covered at most those runs (not the whole window
+// of a busy tenant) and its cost was that read's, 68 to 129 ms at a
+// million runs. SQLStore.RunSummary (Store) reads kept counts instead:
+// data_sync_run_hour_counts (store.Counts, migration 0006, filled from
+// the runs stored before it) has, per tenant, UTC hour of the run's
+// creation (its start in Unix seconds), integration and status, how many
+// runs there are, written with the counts above by InsertRun and by
+// UpdateRun when the status changes (a run moves between statuses within
+// its creation hour, in the transaction that changes it). The read sums
+// the window's whole hours from them and counts a first, partial hour
+// from the runs' (tenant, created_at) index, so any since is exact; the
+// widget's window starts at an hour (the start of the UTC hour 24 hours
+// back, as the other built-in widgets), so it reads only counts. Each
+// counted integration's newest run is one entry of the (tenant,
+// integration, created_at, id) index. Runs are never deleted, so the
+// counts only grow by hour; the rows of old hours stay, and a window
+// reads only its own.
+//
 // # Events
 //
 // data_sync.run.started, .completed, .failed and .cancelled, with the run

@@ -18,10 +18,11 @@ import (
 // example "100000,1000000"); they are inserted straight into the table
 // (storetest.SeedRows: multi-row INSERTs, 1,000 per transaction) over four
 // integrations of two entity types each, both directions (95% completed,
-// 5% failed), the kept counts recounted as migration 0004 counts them;
-// storetest.GrowAndMeasure says how the table grows and what is timed.
-// The last case is the baseline: the unfiltered total counted as before
-// the kept counts (20 calls at most).
+// 5% failed), the kept counts recounted as migrations 0004 and 0006 count
+// them; storetest.GrowAndMeasure says how the table grows and what is
+// timed. The last two cases are baselines (20 calls at most): the
+// widget's read before 0006 and the unfiltered total counted as before
+// the kept counts.
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./datasync -run TestListRunsAtScale -v -timeout 2h
 func TestListRunsAtScale(t *testing.T) {
@@ -55,10 +56,32 @@ func scaleListRuns(t *testing.T, db *store.DB, engine string, sizes []int, calls
 			if _, err := tx.Exec(ctx, `DELETE FROM data_sync_run_counts WHERE tenant_id = $1`, tenant); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO data_sync_run_counts (tenant_id, integration_id, entity_type, direction, status, slot, n)
+			if _, err := tx.Exec(ctx, `INSERT INTO data_sync_run_counts (tenant_id, integration_id, entity_type, direction, status, slot, n)
 				SELECT tenant_id, integration_id, entity_type, direction, status, 0, count(*) FROM data_sync_runs WHERE tenant_id = $1
-				GROUP BY tenant_id, integration_id, entity_type, direction, status`, tenant)
-			return err
+				GROUP BY tenant_id, integration_id, entity_type, direction, status`, tenant); err != nil {
+				return err
+			}
+			// The counts by hour, integration and status (migration
+			// 0006) of runs 0 to to, counted here.
+			if _, err := tx.Exec(ctx, `DELETE FROM data_sync_run_hour_counts WHERE tenant_id = $1`, tenant); err != nil {
+				return err
+			}
+			type hourKey struct {
+				hour        int64
+				integration string
+				status      datasync.Status
+			}
+			byHour := map[hourKey]int{}
+			for i := range to {
+				byHour[hourKey{base.Add(time.Duration(i) * time.Millisecond).Truncate(time.Hour).Unix(), integration(i), status(i)}]++
+			}
+			for k, n := range byHour {
+				if _, err := tx.Exec(ctx, `INSERT INTO data_sync_run_hour_counts (tenant_id, hour, integration_id, status, slot, n)
+					VALUES ($1, $2, $3, $4, 0, $5)`, tenant, k.hour, k.integration, string(k.status), n); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -91,8 +114,28 @@ func scaleListRuns(t *testing.T, db *store.DB, engine string, sizes []int, calls
 			list("integrationId", datasync.RunFilter{IntegrationID: "crm-1"}, rows/4),
 			list("one sync", datasync.RunFilter{IntegrationID: "crm-1", EntityType: "deals", Direction: datasync.Export}, sync),
 			// What the dashboards' data sync widget reads (Service.Summary):
-			// the newest 1,000 runs, with their total.
-			{Name: "sync runs widget's newest 1,000 runs", List: func() error {
+			// the window from the start of the UTC hour 24 hours back, every
+			// run of the tenant in it.
+			{Name: "sync runs widget (kept counts by hour, 0006)", List: func() error {
+				since := time.Now().UTC().Truncate(time.Hour).Add(-24 * time.Hour)
+				sums, err := st.RunSummary(ctx, db, tenant, since)
+				if err != nil {
+					return err
+				}
+				n := 0
+				for _, ir := range sums {
+					if ir.Latest == nil {
+						return fmt.Errorf("widget: %s without a latest run", ir.IntegrationID)
+					}
+					for _, c := range ir.ByStatus {
+						n += c
+					}
+				}
+				return storetest.CheckPage("widget", len(sums), n, min(rows, 4), rows)
+			}},
+			// The widget's read before 0006: the newest 1,000 runs, with
+			// their total (20 calls at most).
+			{Name: "sync runs widget's newest 1,000 runs, as before 0006", Calls: 20, List: func() error {
 				items, total, err := st.ListRuns(ctx, db, tenant, datasync.RunFilter{Limit: 1000})
 				if err != nil {
 					return err

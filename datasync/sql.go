@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -89,7 +93,10 @@ func (*SQLStore) InsertRun(ctx context.Context, q store.Querier, r *Run) error {
 	if err != nil {
 		return err
 	}
-	return runCounts.Add(ctx, q, store.CountDelta{Key: runKey(r.TenantID, r.IntegrationID, r.EntityType, string(r.Direction), string(r.Status)), N: 1})
+	if err := runCounts.Add(ctx, q, store.CountDelta{Key: runKey(r.TenantID, r.IntegrationID, r.EntityType, string(r.Direction), string(r.Status)), N: 1}); err != nil {
+		return err
+	}
+	return runHourCounts.Add(ctx, q, store.CountDelta{Key: runHourKey(r.TenantID, r.CreatedAt, r.IntegrationID, string(r.Status)), N: 1})
 }
 
 // runCounts keeps how many runs each tenant has per integration, entity
@@ -98,6 +105,24 @@ var runCounts = store.NewCounts("data_sync_run_counts", "tenant_id", "integratio
 
 func runKey(tenantID, integrationID, entityType, direction, status string) []string {
 	return []string{tenantID, integrationID, entityType, direction, status}
+}
+
+// runHourCounts keeps how many runs each tenant has per UTC hour of
+// creation (its start in Unix seconds), integration and status
+// (migration 0006): the data sync widget's counts (RunSummary).
+var runHourCounts = store.NewCounts("data_sync_run_hour_counts", "tenant_id", "hour", "integration_id", "status")
+
+func runHourKey(tenantID string, createdAt time.Time, integrationID, status string) []string {
+	return []string{tenantID, strconv.FormatInt(floorHour(createdAt), 10), integrationID, status}
+}
+
+// hourSeconds is an hour in seconds.
+const hourSeconds = int64(time.Hour / time.Second)
+
+// floorHour is the start, in Unix seconds, of the UTC hour t falls in.
+func floorHour(t time.Time) int64 {
+	u := t.Unix()
+	return u - ((u%hourSeconds)+hourSeconds)%hourSeconds
 }
 
 // GetRun implements Store.
@@ -129,15 +154,78 @@ func (*SQLStore) UpdateRun(ctx context.Context, q store.Querier, r *Run) error {
 		return err
 	}
 	var was [4]string
-	if err := q.QueryRow(ctx, `SELECT integration_id, entity_type, direction, status FROM data_sync_runs
-		WHERE tenant_id = $1 AND id = $2`+q.Dialect().ForUpdate(), r.TenantID, r.ID).Scan(&was[0], &was[1], &was[2], &was[3]); err != nil {
+	var created time.Time
+	if err := q.QueryRow(ctx, `SELECT integration_id, entity_type, direction, status, created_at FROM data_sync_runs
+		WHERE tenant_id = $1 AND id = $2`+q.Dialect().ForUpdate(), r.TenantID, r.ID).Scan(&was[0], &was[1], &was[2], &was[3], &created); err != nil {
 		return err
 	}
 	if err := store.ExecOne(ctx, q, update, args...); err != nil {
 		return err
 	}
-	return runCounts.Add(ctx, q, store.CountDelta{Key: runKey(r.TenantID, was[0], was[1], was[2], was[3]), N: -1},
-		store.CountDelta{Key: runKey(r.TenantID, was[0], was[1], was[2], string(r.Status)), N: 1})
+	if err := runCounts.Add(ctx, q, store.CountDelta{Key: runKey(r.TenantID, was[0], was[1], was[2], was[3]), N: -1},
+		store.CountDelta{Key: runKey(r.TenantID, was[0], was[1], was[2], string(r.Status)), N: 1}); err != nil {
+		return err
+	}
+	return runHourCounts.Add(ctx, q, store.CountDelta{Key: runHourKey(r.TenantID, created, was[0], was[3]), N: -1},
+		store.CountDelta{Key: runHourKey(r.TenantID, created, was[0], string(r.Status)), N: 1})
+}
+
+// RunSummary implements Store: the kept counts by hour, integration and
+// status (data_sync_run_hour_counts) of the hours from the first whole
+// hour at or after since, and the runs of the part of an hour before it
+// (read from the runs' (tenant, created_at) index), summed per
+// integration and status in one GROUP BY; then each counted
+// integration's newest run of the window, one entry of its
+// (tenant, integration, created_at, id) index.
+func (*SQLStore) RunSummary(ctx context.Context, q store.Querier, tenantID string, since time.Time) ([]IntegrationRuns, error) {
+	since = since.UTC().Truncate(time.Microsecond)
+	kept := floorHour(since) // the first hour the counts give
+	if since.After(time.Unix(kept, 0)) {
+		kept += hourSeconds
+	}
+	edge := time.Unix(kept, 0).UTC()
+	from := `SELECT integration_id, status, n FROM data_sync_run_hour_counts WHERE tenant_id = $1 AND hour >= $2`
+	args := []any{tenantID, kept}
+	if since.Before(edge) {
+		from += `
+			UNION ALL
+			SELECT integration_id, status, 1 FROM data_sync_runs WHERE tenant_id = $1 AND created_at >= $3 AND created_at < $4`
+		args = append(args, since, edge)
+	}
+	type count struct {
+		integration string
+		status      Status
+		n           int64
+	}
+	counts, err := store.Many(ctx, q, func(s store.Scanner) (count, error) {
+		var c count
+		return c, s.Scan(&c.integration, &c.status, &c.n)
+	}, `SELECT c.integration_id, c.status, CAST(sum(c.n) AS BIGINT) FROM (`+from+`) c
+		GROUP BY c.integration_id, c.status HAVING sum(c.n) > 0`, args...)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*IntegrationRuns{}
+	for _, c := range counts {
+		ir := byID[c.integration]
+		if ir == nil {
+			ir = &IntegrationRuns{IntegrationID: c.integration, ByStatus: map[Status]int{}}
+			byID[c.integration] = ir
+		}
+		ir.ByStatus[c.status] = int(c.n)
+	}
+	out := make([]IntegrationRuns, 0, len(byID))
+	for _, ir := range byID {
+		ir.Latest, err = store.One(ctx, q, scanRun, `SELECT `+runColumns+` FROM data_sync_runs
+			WHERE tenant_id = $1 AND integration_id = $2 AND created_at >= $3 ORDER BY created_at DESC, id DESC LIMIT 1`,
+			tenantID, ir.IntegrationID, since)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *ir)
+	}
+	slices.SortFunc(out, func(a, b IntegrationRuns) int { return strings.Compare(a.IntegrationID, b.IntegrationID) })
+	return out, nil
 }
 
 // LastCursor implements Store.

@@ -2,6 +2,7 @@ package datasync
 
 import (
 	"context"
+	"time"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -41,6 +42,12 @@ type Store interface {
 	// ListRuns returns a page of the tenant's runs matching f, newest
 	// first, and how many match in all.
 	ListRuns(ctx context.Context, q store.Querier, tenantID string, f RunFilter) ([]*Run, int, error)
+	// RunSummary returns, per integration with runs of the tenant created
+	// at or after since, its newest such run (newest by creation, then by
+	// id) and how many such runs are in each status (every status with at
+	// least one), ordered by integration id: exactly what counting the
+	// runs gives, after any inserts and status changes.
+	RunSummary(ctx context.Context, q store.Querier, tenantID string, since time.Time) ([]IntegrationRuns, error)
 }
 
 // RunFilter selects runs; empty fields select all.

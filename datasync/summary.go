@@ -2,9 +2,9 @@ package datasync
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"time"
+
+	"github.com/tenantkit/tenantkit/store"
 )
 
 // IntegrationRuns is what the runs of one integration add up to over a
@@ -19,34 +19,16 @@ type IntegrationRuns struct {
 	ByStatus map[Status]int `json:"byStatus"`
 }
 
-// summaryLimit bounds the runs Summary reads (the newest first).
-const summaryLimit = 1000
-
 // Summary returns, per integration with runs created at or after since
-// (at most the newest 1000 runs of the caller's tenant), its latest run
-// and its runs by status, ordered by integration id. It is the data of
-// the dashboards' data sync widget.
+// in the caller's tenant, its latest run and how many of its runs created
+// at or after since are in each status, ordered by integration id. It is
+// the data of the dashboards' data sync widget; its cost follows the
+// integrations and the hours of the window, not the runs (kept counts by
+// hour, Store.RunSummary).
 func (s *Service) Summary(ctx context.Context, since time.Time) ([]IntegrationRuns, error) {
-	runs, _, err := s.ListRuns(ctx, RunFilter{Limit: summaryLimit})
+	sc, err := store.ScopeFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]*IntegrationRuns{}
-	for _, r := range runs { // newest first
-		if r.CreatedAt.Before(since) {
-			break
-		}
-		ir := byID[r.IntegrationID]
-		if ir == nil {
-			ir = &IntegrationRuns{IntegrationID: r.IntegrationID, Latest: r, ByStatus: map[Status]int{}}
-			byID[r.IntegrationID] = ir
-		}
-		ir.ByStatus[r.Status]++
-	}
-	out := make([]IntegrationRuns, 0, len(byID))
-	for _, ir := range byID {
-		out = append(out, *ir)
-	}
-	slices.SortFunc(out, func(a, b IntegrationRuns) int { return strings.Compare(a.IntegrationID, b.IntegrationID) })
-	return out, nil
+	return s.store.RunSummary(ctx, s.db, sc.TenantID, since)
 }

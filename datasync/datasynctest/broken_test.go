@@ -3,6 +3,7 @@ package datasynctest_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/tenantkit/tenantkit/datasync"
 	"github.com/tenantkit/tenantkit/datasync/datasynctest"
@@ -110,6 +111,47 @@ func (s totalIsPage) ListRuns(ctx context.Context, q store.Querier, tenantID str
 	return runs, len(runs), err
 }
 
+// wholeHoursOnly counts the window from the first whole hour at or after
+// since, dropping the runs of a first, partial hour.
+type wholeHoursOnly struct{ *datasync.SQLStore }
+
+func (s wholeHoursOnly) RunSummary(ctx context.Context, q store.Querier, tenantID string, since time.Time) ([]datasync.IntegrationRuns, error) {
+	if h := since.Truncate(time.Hour); h.Before(since) {
+		since = h.Add(time.Hour)
+	}
+	return s.SQLStore.RunSummary(ctx, q, tenantID, since)
+}
+
+// crossTenantSummary counts every tenant's runs with the caller's.
+type crossTenantSummary struct{ *datasync.SQLStore }
+
+func (s crossTenantSummary) RunSummary(ctx context.Context, q store.Querier, tenantID string, since time.Time) ([]datasync.IntegrationRuns, error) {
+	tenants, err := store.Many(ctx, q, func(sc store.Scanner) (string, error) {
+		var t string
+		return t, sc.Scan(&t)
+	}, `SELECT DISTINCT tenant_id FROM data_sync_runs WHERE tenant_id <> $1`, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	mine, err := s.SQLStore.RunSummary(ctx, q, tenantID, since)
+	for _, other := range tenants {
+		theirs, err := s.SQLStore.RunSummary(ctx, q, other, since)
+		if err != nil {
+			return nil, err
+		}
+		for i := range mine {
+			for _, t := range theirs {
+				if t.IntegrationID == mine[i].IntegrationID {
+					for st, n := range t.ByStatus {
+						mine[i].ByStatus[st] += n
+					}
+				}
+			}
+		}
+	}
+	return mine, err
+}
+
 // brokenStores are the broken stores by name.
 var brokenStores = map[string]func() datasync.Store{
 	"replacesActive":       func() datasync.Store { return replacesActive{datasync.NewSQLStore()} },
@@ -120,6 +162,8 @@ var brokenStores = map[string]func() datasync.Store{
 	"oldestFirst":          func() datasync.Store { return oldestFirst{datasync.NewSQLStore()} },
 	"statusIgnored":        func() datasync.Store { return statusIgnored{datasync.NewSQLStore()} },
 	"totalIsPage":          func() datasync.Store { return totalIsPage{datasync.NewSQLStore()} },
+	"wholeHoursOnly":       func() datasync.Store { return wholeHoursOnly{datasync.NewSQLStore()} },
+	"crossTenantSummary":   func() datasync.Store { return crossTenantSummary{datasync.NewSQLStore()} },
 }
 
 // TestBrokenStore runs the suite on SQLite against the broken store
@@ -144,5 +188,7 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 		"oldestFirst":          "ListRuns",
 		"statusIgnored":        "ListRuns",
 		"totalIsPage":          "ListRuns",
+		"wholeHoursOnly":       "RunSummary",
+		"crossTenantSummary":   "RunSummary",
 	})
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (*store.DB, datasync.Store)) 
 		{"ListRuns", testListRuns},
 		{"Tenants", testTenants},
 		{"LockRun", testLockRun},
+		{"RunSummary", testRunSummary},
 		{"UsesTheTransaction", testUsesTheTransaction},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -538,5 +539,72 @@ func testLockRun(t *testing.T, e *env) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testRunSummary: the widget's counts and latest runs are what counting
+// the window's runs gives, after inserts and status changes, for windows
+// that start at an hour and inside one, and never another tenant's.
+func testRunSummary(t *testing.T, e *env) {
+	tn, other := tenant(), tenant()
+	var runs []*datasync.Run
+	for i, m := range []int{-130, -70, -5, 0, 10, 30, 54, 60, 61, 125} {
+		integ := []string{"crm", "erp", "shop"}[i%3]
+		r := run(tn, integ, fmt.Sprintf("rec.e%d", i), datasync.Import, m)
+		e.insert(r)
+		runs = append(runs, r)
+		o := run(other, integ, "rec.products", datasync.Export, m)
+		o.Status = datasync.StatusCompleted
+		e.insert(o)
+	}
+	for i, st := range []datasync.Status{datasync.StatusRunning, datasync.StatusCompleted, datasync.StatusFailed,
+		datasync.StatusRunning, datasync.StatusCancelled, datasync.StatusCompleted, datasync.StatusPaused} {
+		r := runs[(i*3)%len(runs)]
+		r.Status, r.UpdatedAt = st, r.UpdatedAt.Add(time.Second)
+		e.update(r)
+	}
+	runs[4].CreatedCount++ // an update that keeps the status
+	e.update(runs[4])
+	all, _, err := e.s.ListRuns(e.ctx, e.db, tn, datasync.RunFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour := at.Truncate(time.Hour)
+	for _, since := range []time.Time{hour.Add(-3 * time.Hour), hour.Add(-time.Hour), hour, at, at.Add(time.Minute),
+		hour.Add(time.Hour), hour.Add(time.Hour + time.Minute), hour.Add(10 * time.Hour)} {
+		want := map[string]string{}
+		var order []string
+		counts := map[string]map[datasync.Status]int{}
+		for _, r := range all { // newest first
+			if r.CreatedAt.Before(since) {
+				continue
+			}
+			if counts[r.IntegrationID] == nil {
+				counts[r.IntegrationID] = map[datasync.Status]int{}
+				want[r.IntegrationID] = r.ID
+				order = append(order, r.IntegrationID)
+			}
+			counts[r.IntegrationID][r.Status]++
+		}
+		slices.Sort(order)
+		got, err := e.s.RunSummary(e.ctx, e.db, tn, since)
+		if err != nil {
+			t.Fatalf("RunSummary from %s: %v", since, err)
+		}
+		var gotOrder []string
+		for _, ir := range got {
+			gotOrder = append(gotOrder, ir.IntegrationID)
+			if ir.Latest == nil || ir.Latest.ID != want[ir.IntegrationID] {
+				t.Errorf("RunSummary from %s: %s's latest %v, want %s", since, ir.IntegrationID, ir.Latest, want[ir.IntegrationID])
+			} else {
+				sameRun(t, "latest", ir.Latest, e.get(tn, want[ir.IntegrationID]))
+			}
+			if fmt.Sprint(ir.ByStatus) != fmt.Sprint(counts[ir.IntegrationID]) {
+				t.Errorf("RunSummary from %s: %s by status %v, want %v", since, ir.IntegrationID, ir.ByStatus, counts[ir.IntegrationID])
+			}
+		}
+		if !slices.Equal(gotOrder, order) {
+			t.Errorf("RunSummary from %s: integrations %v, want %v", since, gotOrder, order)
+		}
 	}
 }

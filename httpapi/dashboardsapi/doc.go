@@ -19,11 +19,14 @@
 // The built-in widgets that count a recent window (webhooks, rules,
 // payments, data sync) count from the start of the hour (UTC) 24 hours
 // before the read: 24 to 25 hours, the data's since saying where it
-// starts. A window of whole hours is what the webhooks and payments
-// areas keep counts by (hour of creation), so those widgets read a few
-// rows per hour rather than every row of the window, which made them
-// grow with the rows written in the last day; an exact 24 hours would
-// count the rows of its first, partial hour.
+// starts. A window of whole hours is what the webhooks, rules, payments
+// and data sync areas keep counts by (hour of creation or execution), so
+// those widgets read a few rows per hour rather than every row of the
+// window, which made them grow with the rows written in the last day; an
+// exact 24 hours would count the rows of its first, partial hour. The
+// data sync widget's counts by status are those of every run of the
+// window (they were those of the tenant's newest 1,000 runs only, fewer
+// than the window's on a busy tenant).
 //
 // A host links this area's code (its service, its job workers, its
 // routes) only when it imports this package: neither package tenantkit
