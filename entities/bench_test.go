@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tenantkit/tenantkit/entities"
+	"github.com/tenantkit/tenantkit/internal/testing/cputime"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -183,7 +184,7 @@ func benchUpsertRecords(b *testing.B, db *store.DB) {
 	n := 0
 	var last []entities.RecordUpsert
 	create := func(b *testing.B, id func(n int) string) {
-		cpu := processCPU()
+		cpu := cputime.Process()
 		for b.Loop() {
 			items := make([]entities.RecordUpsert, 1000)
 			for i := range items {
@@ -193,7 +194,7 @@ func benchUpsertRecords(b *testing.B, db *store.DB) {
 			upsert(items, true)
 			last = items
 		}
-		if cpu := processCPU() - cpu; cpu > 0 {
+		if cpu := cputime.Process() - cpu; cpu > 0 {
 			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/tenantkit/tenantkit/internal/testing/cputime"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -154,10 +155,10 @@ func (c *pgCost) measure(b *testing.B, run func()) {
 		c.texts.Clear()
 		stmts, server = c.statements.Load(), c.serverCPU()
 	}
-	cpu := processCPU()
+	cpu := cputime.Process()
 	run()
 	if cpu != 0 {
-		b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64((cputime.Process()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 	}
 	if c == nil {
 		return

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/httpapi/togglesapi"
+	"github.com/tenantkit/tenantkit/internal/testing/cputime"
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/toggles"
 )
@@ -70,10 +71,10 @@ func benchToggleCheck(b *testing.B, e *testEnv) {
 // server's own CPU is not).
 func benchCheck(b *testing.B, h http.Handler, path, key string) {
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	defer func() {
 		if cpu != 0 {
-			b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((cputime.Process()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 		}
 	}()
 	b.RunParallel(func(pb *testing.PB) {

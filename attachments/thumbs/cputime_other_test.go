@@ -1,7 +1,0 @@
-//go:build !unix
-
-package thumbs
-
-import "testing"
-
-func cpuMeter(*testing.B) func() { return func() {} }

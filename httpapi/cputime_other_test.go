@@ -1,8 +1,0 @@
-//go:build !unix
-
-package httpapi
-
-import "time"
-
-// processCPU is 0 where getrusage is missing: no CPU figure is reported.
-func processCPU() time.Duration { return 0 }
