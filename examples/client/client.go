@@ -2971,7 +2971,10 @@ type LibraryBody struct {
 	PageSize      int                    `json:"pageSize"`
 	Partitions    []AttachmentsPartition `json:"partitions"`
 	Total         int                    `json:"total"`
-	TotalPages    int                    `json:"totalPages"`
+
+	// TotalCapped Present and true when a search matched more attachments than a search's total counts (10000): total is then 10000 and totalPages follows from it. Without a search the total is exact and the field is absent.
+	TotalCapped *bool `json:"totalCapped,omitempty"`
+	TotalPages  int   `json:"totalPages"`
 }
 
 // LoginBody defines model for LoginBody.
@@ -3386,13 +3389,16 @@ type RecordItem struct {
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
-// RecordItemPageResponse defines model for RecordItemPageResponse.
-type RecordItemPageResponse struct {
-	Items      []RecordItem `json:"items"`
-	Page       int          `json:"page"`
-	PageSize   int          `json:"pageSize"`
-	Total      int          `json:"total"`
-	TotalPages int          `json:"totalPages"`
+// RecordItemSearchPage defines model for RecordItemSearchPage.
+type RecordItemSearchPage struct {
+	Items    []RecordItem `json:"items"`
+	Page     int          `json:"page"`
+	PageSize int          `json:"pageSize"`
+	Total    int          `json:"total"`
+
+	// TotalCapped Present and true when a search matched more rows than a search's total counts (10000): total is then 10000 and totalPages follows from it. Without a search the total is exact and the field is absent.
+	TotalCapped *bool `json:"totalCapped,omitempty"`
+	TotalPages  int   `json:"totalPages"`
 }
 
 // RecordRef defines model for RecordRef.
@@ -3455,6 +3461,23 @@ type RoleWidgetsBody struct {
 type RoleWidgetsInput struct {
 	RoleId    string   `json:"roleId"`
 	WidgetIds []string `json:"widgetIds"`
+}
+
+// RulePage defines model for RulePage.
+type RulePage struct {
+	Data       []RulesRule    `json:"data"`
+	Pagination RulePagination `json:"pagination"`
+}
+
+// RulePagination defines model for RulePagination.
+type RulePagination struct {
+	Page     int `json:"page"`
+	PageSize int `json:"pageSize"`
+	Total    int `json:"total"`
+
+	// TotalCapped Present and true when a search matched more rules than a search's total counts (10000): total is then 10000 and totalPages follows from it. Without a search the total is exact and the field is absent.
+	TotalCapped *bool `json:"totalCapped,omitempty"`
+	TotalPages  int   `json:"totalPages"`
 }
 
 // RuleSetDetail defines model for RuleSetDetail.
@@ -3580,12 +3603,6 @@ type RulesRule struct {
 // RulesRuleRuleType defines model for RulesRule.RuleType.
 type RulesRuleRuleType string
 
-// RulesRuleDataPage defines model for RulesRuleDataPage.
-type RulesRuleDataPage struct {
-	Data       []RulesRule    `json:"data"`
-	Pagination DataPagination `json:"pagination"`
-}
-
 // RulesRuleInput defines model for RulesRuleInput.
 type RulesRuleInput struct {
 	ConditionExpression interface{}            `json:"conditionExpression"`
@@ -3674,6 +3691,9 @@ type SetPagination struct {
 	Limit  int `json:"limit"`
 	Offset int `json:"offset"`
 	Total  int `json:"total"`
+
+	// TotalCapped Present and true when a search matched more sets than a search's total counts (10000): total is then 10000. Without a search the total is exact and the field is absent.
+	TotalCapped *bool `json:"totalCapped,omitempty"`
 }
 
 // SetUserWidgetsBody defines model for SetUserWidgetsBody.
@@ -3781,13 +3801,16 @@ type ToggleItem struct {
 // ToggleItemType defines model for ToggleItem.Type.
 type ToggleItemType string
 
-// ToggleItemPageResponse defines model for ToggleItemPageResponse.
-type ToggleItemPageResponse struct {
-	Items      []ToggleItem `json:"items"`
-	Page       int          `json:"page"`
-	PageSize   int          `json:"pageSize"`
-	Total      int          `json:"total"`
-	TotalPages int          `json:"totalPages"`
+// ToggleItemSearchPage defines model for ToggleItemSearchPage.
+type ToggleItemSearchPage struct {
+	Items    []ToggleItem `json:"items"`
+	Page     int          `json:"page"`
+	PageSize int          `json:"pageSize"`
+	Total    int          `json:"total"`
+
+	// TotalCapped Present and true when a search matched more rows than a search's total counts (10000): total is then 10000 and totalPages follows from it. Without a search the total is exact and the field is absent.
+	TotalCapped *bool `json:"totalCapped,omitempty"`
+	TotalPages  int   `json:"totalPages"`
 }
 
 // TogglesCreateInput defines model for TogglesCreateInput.
@@ -4007,13 +4030,16 @@ type WebhooksWebhook struct {
 	Url                     string            `json:"url"`
 }
 
-// WebhooksWebhookPageResponse defines model for WebhooksWebhookPageResponse.
-type WebhooksWebhookPageResponse struct {
-	Items      []WebhooksWebhook `json:"items"`
-	Page       int               `json:"page"`
-	PageSize   int               `json:"pageSize"`
-	Total      int               `json:"total"`
-	TotalPages int               `json:"totalPages"`
+// WebhooksWebhookSearchPage defines model for WebhooksWebhookSearchPage.
+type WebhooksWebhookSearchPage struct {
+	Items    []WebhooksWebhook `json:"items"`
+	Page     int               `json:"page"`
+	PageSize int               `json:"pageSize"`
+	Total    int               `json:"total"`
+
+	// TotalCapped Present and true when a search matched more rows than a search's total counts (10000): total is then 10000 and totalPages follows from it. Without a search the total is exact and the field is absent.
+	TotalCapped *bool `json:"totalCapped,omitempty"`
+	TotalPages  int   `json:"totalPages"`
 }
 
 // WidgetDefinition defines model for WidgetDefinition.
@@ -28449,7 +28475,7 @@ type GetBusinessRulesRulesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RulesRuleDataPage
+	JSON200 *RulePage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *ErrorBody
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -28461,7 +28487,7 @@ type GetBusinessRulesRulesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetBusinessRulesRulesResponse) GetJSON200() *RulesRuleDataPage {
+func (r GetBusinessRulesRulesResponse) GetJSON200() *RulePage {
 	return r.JSON200
 }
 
@@ -32581,7 +32607,7 @@ type GetEntitiesRecordsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RecordItemPageResponse
+	JSON200 *RecordItemSearchPage
 	// ApplicationvndTenantkitExportJSON200 the response for an HTTP 200 `application/vnd.tenantkit.export+json` response
 	ApplicationvndTenantkitExportJSON200 *[]map[string]interface{}
 	// XML200 the response for an HTTP 200 `application/xml` response
@@ -32599,7 +32625,7 @@ type GetEntitiesRecordsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetEntitiesRecordsResponse) GetJSON200() *RecordItemPageResponse {
+func (r GetEntitiesRecordsResponse) GetJSON200() *RecordItemSearchPage {
 	return r.JSON200
 }
 
@@ -33412,7 +33438,7 @@ type GetFeatureTogglesGlobalResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ToggleItemPageResponse
+	JSON200 *ToggleItemSearchPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *ErrorBody
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -33424,7 +33450,7 @@ type GetFeatureTogglesGlobalResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetFeatureTogglesGlobalResponse) GetJSON200() *ToggleItemPageResponse {
+func (r GetFeatureTogglesGlobalResponse) GetJSON200() *ToggleItemSearchPage {
 	return r.JSON200
 }
 
@@ -36315,7 +36341,7 @@ type GetWebhooksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *WebhooksWebhookPageResponse
+	JSON200 *WebhooksWebhookSearchPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *ErrorBody
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -36327,7 +36353,7 @@ type GetWebhooksResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetWebhooksResponse) GetJSON200() *WebhooksWebhookPageResponse {
+func (r GetWebhooksResponse) GetJSON200() *WebhooksWebhookSearchPage {
 	return r.JSON200
 }
 
@@ -44370,7 +44396,7 @@ func ParseGetBusinessRulesRulesResponse(rsp *http.Response) (*GetBusinessRulesRu
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RulesRuleDataPage
+		var dest RulePage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -47795,7 +47821,7 @@ func ParseGetEntitiesRecordsResponse(rsp *http.Response) (*GetEntitiesRecordsRes
 
 	switch {
 	case rsp.Header.Get("Content-Type") == "application/json" && rsp.StatusCode == 200:
-		var dest RecordItemPageResponse
+		var dest RecordItemSearchPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -48475,7 +48501,7 @@ func ParseGetFeatureTogglesGlobalResponse(rsp *http.Response) (*GetFeatureToggle
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ToggleItemPageResponse
+		var dest ToggleItemSearchPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -50847,7 +50873,7 @@ func ParseGetWebhooksResponse(rsp *http.Response) (*GetWebhooksResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest WebhooksWebhookPageResponse
+		var dest WebhooksWebhookSearchPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
