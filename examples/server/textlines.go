@@ -18,7 +18,8 @@ import (
 // slog.TextHandler on the same writer. The access line, one per request,
 // is such a record; formatting it through slog's generic handler was a
 // tenth of the standalone server's CPU on a cheap read (BENCHMARKS.md,
-// "Feature toggles"). TestTextLinesMatchSlog and FuzzTextLines check the
+// "The check's middleware, per request", and "Both engines, every
+// scenario, at 115e685" for the server with this handler). TestTextLinesMatchSlog and FuzzTextLines check the
 // bytes against slog.TextHandler's.
 //
 // It has no options beyond the level: no source, no ReplaceAttr. WithAttrs
