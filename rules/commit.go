@@ -24,16 +24,13 @@ type logWriter struct {
 func newLogWriter(db *store.DB, st Store) *logWriter {
 	g := &logWriter{db: db, store: st}
 	g.group = store.NewGroup(db, g.writeAll)
-	if a, ok := st.(singleStatementLog); ok && a.insertsExecutionsInOneStatement(db.Dialect()) {
+	// Only the package's own store, not one embedding it: a host's store
+	// that overrides InsertExecutions may write in several statements,
+	// which need the transaction.
+	if sq, ok := st.(*SQLStore); ok && sq.insertsExecutionsInOneStatement(db.Dialect()) {
 		g.group.SetSingleStatement(g.single)
 	}
 	return g
-}
-
-// singleStatementLog is a Store whose InsertExecutions is one statement
-// on some engines (SQLStore on PostgreSQL, writeLogPostgres).
-type singleStatementLog interface {
-	insertsExecutionsInOneStatement(d store.Dialect) bool
 }
 
 // single is the write of a batch of log rows alone, without events or
