@@ -80,31 +80,21 @@ func TestBatcherReRunsOnlyTheFailure(t *testing.T) {
 				return nil
 			})
 		}()
-		<-held
-		var wg sync.WaitGroup
-		errs := make([]error, writes)
-		for i := range writes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = b.Do(func(ctx context.Context, tx *store.Tx) error {
-					mu.Lock()
-					txs[tx] = true
-					runs[i]++
-					mu.Unlock()
-					if _, err := insertWidget(ctx, tx, sc, fmt.Sprint("w", i), nil); err != nil {
-						return err
-					}
-					if i%(writes/failing) == 0 {
-						return bad
-					}
-					return nil
-				})
-			}()
-		}
-		time.Sleep(200 * time.Millisecond) // the writes queue up
-		close(release)
-		wg.Wait()
+		errs := queuedWrites(held, release, writes, func(i int) error {
+			return b.Do(func(ctx context.Context, tx *store.Tx) error {
+				mu.Lock()
+				txs[tx] = true
+				runs[i]++
+				mu.Unlock()
+				if _, err := insertWidget(ctx, tx, sc, fmt.Sprint("w", i), nil); err != nil {
+					return err
+				}
+				if i%(writes/failing) == 0 {
+					return bad
+				}
+				return nil
+			})
+		})
 		for i := range writes {
 			failed := i%(writes/failing) == 0
 			if (errs[i] != nil) != failed || failed && !errors.Is(errs[i], bad) {
@@ -273,20 +263,8 @@ func TestGroup(t *testing.T) {
 			return nil
 		})
 		go func() { _ = g.Do("hold") }()
-		<-held
 		const writes = 48
-		var wg sync.WaitGroup
-		errs := make([]error, writes)
-		for i := range writes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = g.Do(fmt.Sprint("w", i))
-			}()
-		}
-		time.Sleep(200 * time.Millisecond) // the writes queue up
-		close(release)
-		wg.Wait()
+		errs := queuedWrites(held, release, writes, func(i int) error { return g.Do(fmt.Sprint("w", i)) })
 		for i, err := range errs {
 			if want := i == 13 || i == 31; (err != nil) != want || want && !errors.Is(err, bad) {
 				t.Errorf("write %d: %v", i, err)
@@ -368,21 +346,9 @@ func TestGroupSingleStatement(t *testing.T) {
 			}
 		})
 		go func() { _ = g.Do("hold") }()
-		<-held
 		const writes = 40
-		var wg sync.WaitGroup
-		errs := make([]error, writes+1)
-		for i := range writes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = g.Do(fmt.Sprint("w", i))
-			}()
-		}
-		time.Sleep(200 * time.Millisecond) // the writes queue up
-		close(release)
-		wg.Wait()
-		errs[writes] = g.Do("tx-alone") // a batch single refuses
+		errs := queuedWrites(held, release, writes, func(i int) error { return g.Do(fmt.Sprint("w", i)) })
+		errs = append(errs, g.Do("tx-alone")) // a batch single refuses
 		for i, err := range errs {
 			if want := i == 13; (err != nil) != want {
 				t.Errorf("write %d: %v", i, err)
@@ -399,4 +365,24 @@ func TestGroupSingleStatement(t *testing.T) {
 			t.Errorf("%d items written by single, %d by write in a transaction; want %d and 1", alone, inTx, writes-1)
 		}
 	}, widgets)
+}
+
+// queuedWrites waits until a write holds the runner (held), starts n
+// writes, do(0) to do(n-1), lets them queue behind it for 200 ms, releases
+// the holder and returns the writes' errors once all have returned.
+func queuedWrites(held <-chan struct{}, release chan<- struct{}, n int, do func(i int) error) []error {
+	<-held
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = do(i)
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // the writes queue up
+	close(release)
+	wg.Wait()
+	return errs
 }
