@@ -15,6 +15,13 @@
 //     does) and hands the server the URL with ?search_path=<schema>; the
 //     schema and the job engine's <schema>_river are dropped at the end.
 //     Without -database-url the server uses SQLite in its DATA_DIR.
+//     When that PostgreSQL server runs with autovacuum off (test servers
+//     often do), the soak runs VACUUM (ANALYZE) on both schemas every
+//     -vacuum-every (1 minute, autovacuum's own default wake-up) in its
+//     stead: without it the planner never gets statistics and every
+//     updated or deleted row stays behind for index scans to walk, which
+//     no production database does. -vacuum-every 0 measures that
+//     database instead.
 //  3. Starts the server on loopback with a fresh temporary DATA_DIR,
 //     ADDR=127.0.0.1:0 and METRICS_ADDR=127.0.0.1:0 (it prints the ports
 //     it bound, which the soak reads), a random BOOTSTRAP_API_KEY
@@ -154,6 +161,7 @@ func main() {
 	skip := flag.String("skip", "", "operations or areas to leave out, comma-separated (rules.crud, payments, …), to find what a growth comes from")
 	judgeCSV := flag.String("judge", "", "judge the samples of an earlier run (its -csv file) and print its condensed table and verdict; runs nothing")
 	flag.StringVar(&cfg.CSV, "csv", "", "write every -fit-every sample to this CSV file")
+	flag.DurationVar(&cfg.VacuumEvery, "vacuum-every", cfg.VacuumEvery, "on a PostgreSQL server whose autovacuum is off, run VACUUM (ANALYZE) on the soak's schemas this often, as autovacuum would (0: never)")
 	flag.Parse()
 	if *skip != "" {
 		cfg.Skip = strings.Split(*skip, ",")
@@ -206,6 +214,10 @@ type config struct {
 	CSV          string
 	Skip         []string // operations or areas left out
 	Pprof        bool
+	// VacuumEvery is how often the soak vacuums and analyzes its
+	// PostgreSQL schemas when the server's autovacuum is off (0: never);
+	// see vacuum.go.
+	VacuumEvery time.Duration
 	// IdleSettle is how long the soak waits after the traffic before the
 	// idle sample.
 	IdleSettle time.Duration
@@ -225,6 +237,7 @@ func defaultConfig() config {
 		FitEvery:     5 * time.Second,
 		SummaryEvery: 5 * time.Minute,
 		Warmup:       5 * time.Minute,
+		VacuumEvery:  time.Minute,
 
 		LoginsPerMinute: 4,
 		IdleSettle:      5 * time.Second,

@@ -166,6 +166,15 @@ func run(ctx context.Context, cfg config) (*result, error) {
 		}
 	}()
 
+	if isPostgres(dbURL) && cfg.VacuumEvery > 0 {
+		av := autovacuum{url: dbURL, every: cfg.VacuumEvery, logf: logf}
+		waitVacuum, err := av.start(trafficCtx)
+		if err != nil {
+			return nil, err
+		}
+		defer waitVacuum()
+	}
+
 	first, err := sm.take(0)
 	if err != nil {
 		return nil, fmt.Errorf("first sample: %w", err)
