@@ -308,10 +308,13 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if err := s.store.DeleteAttachment(ctx, tx, a.TenantID, a.ID); err != nil {
+		// The usage row first, then the counts (in DeleteAttachment), as an
+		// upload takes them: the other order deadlocks with a concurrent
+		// upload on PostgreSQL.
+		if _, err := s.store.AddUsage(ctx, tx, a.TenantID, -a.FileSize, -1); err != nil {
 			return err
 		}
-		if _, err := s.store.AddUsage(ctx, tx, a.TenantID, -a.FileSize, -1); err != nil {
+		if err := s.store.DeleteAttachment(ctx, tx, a.TenantID, a.ID); err != nil {
 			return err
 		}
 		if _, err := s.files.Changed(ctx, tx); err != nil { // no more deliveries
