@@ -58,6 +58,22 @@ func countedProcesses(t *testing.T) (a, b *integrations.Service, readsB *version
 	return newService(t, open(nil), key), newService(t, open(readsB), key), readsB
 }
 
+// cachedThroughB sets a fresh tenant's crm credentials (account acme-0)
+// through a, has b cache them and waits until b trusts its cache; it
+// returns the tenant's context and id.
+func cachedThroughB(t *testing.T, a, b *integrations.Service) (context.Context, string) {
+	t.Helper()
+	c, tn := scoped(t)
+	if err := a.SetCredentials(c, "crm", map[string]any{"account": "acme-0", "apiKey": "sk_1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Values(t.Context(), tn, "crm"); err != nil {
+		t.Fatal(err)
+	}
+	trusted(t, b)
+	return c, tn
+}
+
 // trusted waits until s serves Values without reading the counter (its
 // lease holds).
 func trusted(t *testing.T, s *integrations.Service) {
@@ -80,14 +96,7 @@ func trusted(t *testing.T, s *integrations.Service) {
 func TestValuesWithoutReads(t *testing.T) {
 	t.Parallel()
 	a, b, readsB := countedProcesses(t)
-	c, tn := scoped(t)
-	if err := a.SetCredentials(c, "crm", map[string]any{"account": "acme-0", "apiKey": "sk_1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Values(t.Context(), tn, "crm"); err != nil {
-		t.Fatal(err)
-	}
-	trusted(t, b)
+	c, tn := cachedThroughB(t, a, b)
 
 	const calls = 200
 	before := readsB.n.Load()
@@ -126,14 +135,7 @@ func TestValuesWithoutReads(t *testing.T) {
 func TestValuesCutOff(t *testing.T) {
 	t.Parallel()
 	a, b, _ := countedProcesses(t)
-	c, tn := scoped(t)
-	if err := a.SetCredentials(c, "crm", map[string]any{"account": "acme-0", "apiKey": "sk_1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Values(t.Context(), tn, "crm"); err != nil {
-		t.Fatal(err)
-	}
-	trusted(t, b)
+	c, tn := cachedThroughB(t, a, b)
 	integrations.AcksOf(b).Deaf.Store(true)
 	integrations.AcksOf(b).Frozen.Store(true)
 	if err := a.SetCredentials(c, "crm", map[string]any{"account": "acme-1", "apiKey": "sk_1"}); err != nil {
