@@ -12,7 +12,7 @@ import (
 func (p *twoProcesses) trustedB() {
 	p.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !p.b.acks.trusted() {
+	for !p.b.acks.Trusted() {
 		if time.Now().After(deadline) {
 			p.t.Fatal("B never trusted its cache: no beat got through")
 		}
@@ -33,19 +33,19 @@ func TestRevokedWhileDeaf(t *testing.T) {
 		k, secret := p.newKey(p.org.ID)
 		p.warm(secret)
 		p.trustedB()
-		p.b.acks.deaf.Store(true)
+		p.b.acks.Deaf.Store(true)
 		if err := p.a.DeleteAPIKey(ctx, System, k.ID); err != nil {
 			t.Fatal(err)
 		}
 		if !p.refusedByB(secret) {
 			t.Fatalf("try %d: a key deleted through A accepted by B, cut off from notifications", i)
 		}
-		p.b.acks.deaf.Store(false)
+		p.b.acks.Deaf.Store(false)
 	}
 }
 
 // A process cut off from the database (its beats and acknowledgements do
-// not get through) is waited for no longer than deadAfter; by then its
+// not get through) is waited for no longer than vcache's dead-row age (5 s); by then its
 // lease has lapsed, so it reads the counter for every request and refuses
 // the deleted key as soon as it reaches the database again.
 func TestRevokedWhileCutOff(t *testing.T) {
@@ -55,12 +55,12 @@ func TestRevokedWhileCutOff(t *testing.T) {
 	k, secret := p.newKey(p.org.ID)
 	p.warm(secret)
 	p.trustedB()
-	p.b.acks.deaf.Store(true)
-	p.b.acks.frozen.Store(true)
+	p.b.acks.Deaf.Store(true)
+	p.b.acks.Frozen.Store(true)
 	if err := p.a.DeleteAPIKey(ctx, System, k.ID); err != nil {
 		t.Fatal(err)
 	}
-	if p.b.acks.trusted() {
+	if p.b.acks.Trusted() {
 		t.Fatal("B still trusts its cache after a revocation stopped waiting for it")
 	}
 	if !p.refusedByB(secret) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/vcache"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -56,7 +57,7 @@ func (s *Service) CredentialsChanged(ctx context.Context, tx *store.Tx) error {
 	// After the commit (and after the cache's own hook, registered
 	// first), wait for every live process to acknowledge v.
 	tx.AfterCommit(func() {
-		if err := await(ctx, s.db, s.acks, v); err != nil {
+		if err := vcache.AwaitAcks(ctx, s.db, serversTable, s.acks, v); err != nil {
 			s.logger.ErrorContext(ctx, "identity: waiting for processes to acknowledge a revocation failed", "version", v, "err", err)
 		}
 	})
@@ -74,7 +75,7 @@ func (s *Service) fromCache(ctx context.Context, ck cacheKey) (id *Identity, ok 
 	if s.creds == nil {
 		return nil, false, nil
 	}
-	if s.acks == nil || !s.acks.trusted() {
+	if s.acks == nil || !s.acks.Trusted() {
 		if err := s.creds.Sync(ctx); err != nil {
 			return nil, true, err
 		}

@@ -94,7 +94,7 @@ type Service struct {
 	// acks registers this Service among the processes a revocation
 	// waits for (acks.go); nil unless it caches credentials on a database
 	// other processes may share.
-	acks *acks
+	acks *vcache.Acks
 }
 
 // cacheKey identifies a credential in the cache by its kind ('k' API key,
@@ -153,7 +153,7 @@ func New(db *store.DB, opts Options) (*Service, error) {
 	if cfg.CacheTTL > 0 {
 		s.creds = vcache.New[cacheKey, *cached](db, credentialsCounter, credentialsCheck, maxCached)
 		if db.Dialect().Notifies() {
-			s.acks = newAcks(s)
+			s.acks = vcache.NewAcks(db, serversTable, credentialsCounter, s.creds.Invalidate, cfg.Logger, "identity")
 		}
 	}
 	return s, nil

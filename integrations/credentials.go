@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tenantkit/tenantkit/internal/vcache"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -56,14 +57,17 @@ func (s *Service) Credentials(ctx context.Context, id string) ([]Field, map[stri
 
 // Values returns a tenant's credentials of the integration in clear, for
 // the code that calls the provider (never for a response); store.ErrNotFound
-// when none are stored. Every change committed before the call is
-// honoured (the cache's Sync: on PostgreSQL one read of the version
-// counter, shared by concurrent callers; on SQLite nothing); the values
-// are opened once per change, not once per call. The map is the
-// caller's.
+// when none are stored. Every change that returned (SetCredentials)
+// before the call, through any process, is honoured (doc.go, "Credentials
+// acknowledged": on PostgreSQL no read while this process's lease holds,
+// otherwise one read of the version counter shared by concurrent callers;
+// on SQLite nothing); the values are opened once per change, not once
+// per call. The map is the caller's.
 func (s *Service) Values(ctx context.Context, tenantID, id string) (map[string]any, error) {
-	if err := s.creds.Sync(ctx); err != nil {
-		return nil, err
+	if s.acks == nil || !s.acks.Trusted() {
+		if err := s.creds.Sync(ctx); err != nil {
+			return nil, err
+		}
 	}
 	c, err := s.creds.Get(ctx, credentialsKey{tenantID, id}, func(tx *store.Tx) (cachedCredentials, error) {
 		v, _, err := s.values(ctx, tx, tenantID, id)
@@ -84,9 +88,12 @@ func (s *Service) Values(ctx context.Context, tenantID, id string) (map[string]a
 // Tenants' credentials in clear are cached (Values, for every provider
 // call) under a version counter that SetCredentials bumps; the cache
 // reads it every credentialsCheck for other processes' changes (and
-// PostgreSQL notifies them at once), and Values syncs before each use.
+// PostgreSQL notifies them at once), and Values syncs before each use
+// unless the process's lease holds (doc.go, "Credentials acknowledged";
+// the processes beat in serversTable).
 const (
 	credentialsCounter   = "integrations.credentials"
+	serversTable         = "integration_servers"
 	credentialsCheck     = 250 * time.Millisecond
 	maxCachedCredentials = 10000
 )
@@ -121,7 +128,10 @@ func (s *Service) values(ctx context.Context, q store.Querier, tenantID, id stri
 // is not absolute http(s), or a required field missing (or null) is a
 // store.ValidationError naming the key. A secret sent as Mask keeps the
 // stored value. The credentials are stored sealed with the Kit's key; the
-// event names the keys only.
+// event names the keys only. On PostgreSQL it returns once every live
+// process has acknowledged the change (doc.go, "Credentials
+// acknowledged"), so that every Values call that starts afterwards, on
+// any process, uses the new credentials.
 func (s *Service) SetCredentials(ctx context.Context, id string, values map[string]any) error {
 	sc, err := store.ScopeFrom(ctx)
 	if err != nil {
@@ -148,8 +158,19 @@ func (s *Service) SetCredentials(ctx context.Context, id string, values map[stri
 		if err := s.store.PutCredentials(ctx, tx, sc.TenantID, id, s.box.Seal(string(plain)), tx.Now()); err != nil {
 			return err
 		}
-		if _, err := s.creds.Changed(ctx, tx); err != nil {
+		v, err := s.creds.Changed(ctx, tx)
+		if err != nil {
 			return err
+		}
+		if s.db.Dialect().Notifies() {
+			// After the commit (and the cache's own hook, registered
+			// first), wait for every live process to acknowledge v.
+			tx.AfterCommit(func() {
+				if err := vcache.AwaitAcks(ctx, s.db, serversTable, s.acks, v); err != nil {
+					s.db.Logger().ErrorContext(ctx, "integrations: waiting for processes to acknowledge a credentials change failed",
+						"version", v, "err", err)
+				}
+			})
 		}
 		_, err = tx.EmitData(ctx, EventCredentialsUpdated, sc, map[string]any{
 			"integrationId": id, "keys": slices.Sorted(maps.Keys(clean))})

@@ -72,11 +72,10 @@
 //     payment session reads them) is served from a cache of the opened
 //     credentials by tenant and integration, so they are read and opened
 //     once per change, not once per call. SetCredentials bumps the version
-//     counter "integrations.credentials" in its transaction; Values syncs
-//     the cache before each use (vcache.Cache.Sync: on PostgreSQL one read
-//     of the counter shared by concurrent callers, on SQLite nothing), so
-//     a change committed before a call, by this process or another, is
-//     what the call uses. A tenant without credentials is cached as such.
+//     counter "integrations.credentials" in its transaction, so a change
+//     that returned before a call, through this process or another, is
+//     what the call uses (see "Credentials acknowledged" below). A tenant
+//     without credentials is cached as such.
 //   - GET /credentials needs integrations.view, PUT integrations.credentials.manage. Responses that carry
 //     credentials are marked Cache-Control: no-store.
 //   - The list answers {items, total, page, pageSize, totalPages} ordered
@@ -91,6 +90,27 @@
 //     LogTx inside their own transaction); a message is cut at 4,000
 //     bytes and a payload that is not JSON or exceeds 64 KiB is replaced
 //     by a note, so logging never fails on what a provider sent.
+//
+// # Credentials acknowledged
+//
+// Values must honour every credentials change that returned before it,
+// through any process: a payment session must never reach a provider with
+// replaced credentials. On SQLite, whose database one process owns, the
+// Service's own commit drops the cache before SetCredentials returns, at
+// no cost per call. On PostgreSQL Values read the counter before each use
+// (vcache.Cache.Sync, one read shared by concurrent callers: 0.19 reads
+// per payment session under load) until this change; since, each Service
+// that serves Values registers in integration_servers (migration 0005) on
+// its first call and beats there every second with the version it has
+// applied (vcache.Acks, identity's mechanism for revocations), and
+// SetCredentials, once committed, waits until every live Service has
+// acknowledged its version (vcache.AwaitAcks): a millisecond or two while
+// the listeners are up, up to a second for a Service cut off from
+// notifications, at most 5 s for one cut off from the database, whose
+// lease has lapsed by then. While its lease holds a Service serves Values
+// from its cache without reading the counter; otherwise (before its first
+// beat, after failed ones) it syncs as before. Decision: the cost moves
+// from every provider call to the rare credentials change.
 //
 // # The log's totals
 //

@@ -40,6 +40,10 @@ type Service struct {
 	// creds caches tenants' credentials in clear (Values), kept fresh by
 	// credentialsCounter.
 	creds *vcache.Cache[credentialsKey, cachedCredentials]
+	// acks registers this Service among the processes a credentials
+	// change waits for (doc.go, "Credentials acknowledged"); nil unless
+	// other processes may share the database.
+	acks *vcache.Acks
 }
 
 // New returns the service over db, whose migrations include Migrations.
@@ -51,6 +55,9 @@ func New(db *store.DB, opts Options) (*Service, error) {
 	s := &Service{db: db, store: opts.Store, box: box}
 	if db != nil { // nil: a Service for its definitions alone (tests)
 		s.creds = vcache.New[credentialsKey, cachedCredentials](db, credentialsCounter, credentialsCheck, maxCachedCredentials)
+		if db.Dialect().Notifies() {
+			s.acks = vcache.NewAcks(db, serversTable, credentialsCounter, s.creds.Invalidate, nil, "integrations")
+		}
 	}
 	if s.store == nil {
 		s.store = NewSQLStore()

@@ -196,7 +196,13 @@
 // its back. Before, each session ran its own insert, counts upsert and
 // events insert in the shared transaction (store.Batcher), and 0003's
 // trigger per row: about 4 statements a session on PostgreSQL against
-// about 1.2 since (BENCHMARKS.md, Payments).
+// about 1.2 since (BENCHMARKS.md, Payments). The Kit's credentials come
+// from the integrations area's cache, which reads nothing per call while
+// its process's lease holds (integrations' doc, "Credentials
+// acknowledged"), and the events' payloads, the JSON columns and the
+// answer are written without reflection (internal/jsonenc, byte for byte
+// what encoding/json wrote): about 0.6 statements a session on
+// PostgreSQL, fewer than a records create, and a fifth less CPU.
 //
 // # The transactions list's totals
 //

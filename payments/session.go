@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tenantkit/tenantkit/internal/jsonenc"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -89,7 +90,7 @@ func (r *SessionRequest) check() (int64, error) {
 	if store.HasNUL(r.ProviderKey) {
 		ve.Add("providerKey", msgNUL)
 	}
-	if b, err := json.Marshal(r.Metadata); err != nil || len(b) > maxMetadataBytes {
+	if b, err := jsonenc.AppendObject(nil, r.Metadata); err != nil || len(b) > maxMetadataBytes {
 		ve.Add("metadata", fmt.Sprintf("must be at most %d bytes of JSON", maxMetadataBytes))
 	} else if store.JSONHasNUL(b) {
 		ve.Add("metadata", msgNUL)
@@ -199,31 +200,41 @@ func (t *Transaction) scope() store.Scope {
 	return store.Scope{TenantID: t.TenantID, OrganizationID: t.OrganizationID}
 }
 
-// eventData is the payload of the area's events: the payment's ids,
-// status (and the one before, for status changes) and amounts.
-func eventData(t *Transaction, previous Status) map[string]any {
-	data := map[string]any{
-		"transactionId":  t.ID,
-		"paymentId":      t.PaymentID,
-		"providerKey":    t.ProviderKey,
-		"sessionId":      t.SessionID,
-		"status":         t.Status,
-		"amount":         FormatAmount(t.Amount, t.Currency),
-		"amountReceived": FormatAmount(t.CapturedAmount, t.Currency),
-		"refundedAmount": FormatAmount(t.RefundedAmount, t.Currency),
-		"currencyCode":   t.Currency,
+// appendEventData appends the payload of the area's events: the
+// payment's ids, status (and the one before, for status changes) and
+// amounts, as json.Marshal writes the object {transactionId, paymentId,
+// providerKey, sessionId, status, amount, amountReceived, refundedAmount,
+// currencyCode, previousStatus?} (keys sorted, strings HTML-escaped,
+// amounts as numbers), without a map or reflection: every session writes
+// two such payloads.
+func appendEventData(b []byte, t *Transaction, previous Status) []byte {
+	field := func(key, value string) {
+		b = append(b, key...)
+		b = jsonenc.AppendString(b, value)
 	}
+	b = append(b, `{"amount":`...)
+	b = append(b, FormatAmount(t.Amount, t.Currency)...)
+	b = append(b, `,"amountReceived":`...)
+	b = append(b, FormatAmount(t.CapturedAmount, t.Currency)...)
+	field(`,"currencyCode":`, t.Currency)
+	field(`,"paymentId":`, t.PaymentID)
 	if previous != "" {
-		data["previousStatus"] = previous
+		field(`,"previousStatus":`, string(previous))
 	}
-	return data
+	field(`,"providerKey":`, t.ProviderKey)
+	b = append(b, `,"refundedAmount":`...)
+	b = append(b, FormatAmount(t.RefundedAmount, t.Currency)...)
+	field(`,"sessionId":`, t.SessionID)
+	field(`,"status":`, string(t.Status))
+	field(`,"transactionId":`, t.ID)
+	return append(b, '}')
 }
 
 // newEvent is the event typ of t (previous is the status before, for a
 // status change; empty otherwise).
 func newEvent(typ string, t *Transaction, previous Status) store.Event {
 	sc := t.scope()
-	data, _ := json.Marshal(eventData(t, previous)) // strings and json.Numbers only
+	data := appendEventData(make([]byte, 0, 320), t, previous)
 	return store.Event{Type: typ, TenantID: sc.TenantID, OrganizationID: sc.OrganizationID, Data: data}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/jsonenc"
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -45,7 +46,7 @@ func jsonText(v map[string]any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(v)
+	b, err := jsonenc.AppendObject(nil, v) // json.Marshal's bytes, without reflection
 	return string(b), err
 }
 

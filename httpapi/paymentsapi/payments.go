@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
+	"github.com/tenantkit/tenantkit/internal/jsonenc"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -180,7 +181,43 @@ func (h paymentHandlers) createSession(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return paymentError(err)
 	}
-	return apikit.Encode(w, http.StatusCreated, s)
+	body, err := appendSession(make([]byte, 0, 512), s)
+	if err != nil {
+		return err
+	}
+	return apikit.EncodeJSON(w, http.StatusCreated, body)
+}
+
+// appendSession appends s as apikit.Encode writes it (its fields in
+// order, strings HTML-escaped, a trailing newline), without reflection:
+// the answer of every session.
+func appendSession(b []byte, s *payments.Session) ([]byte, error) {
+	optional := func(key string, v *string) {
+		b = append(b, key...)
+		if v == nil {
+			b = append(b, "null"...)
+		} else {
+			b = jsonenc.AppendString(b, *v)
+		}
+	}
+	b = append(b, `{"transactionId":`...)
+	b = jsonenc.AppendString(b, s.TransactionID)
+	b = append(b, `,"sessionId":`...)
+	b = jsonenc.AppendString(b, s.SessionID)
+	b = append(b, `,"providerKey":`...)
+	b = jsonenc.AppendString(b, s.ProviderKey)
+	optional(`,"clientSecret":`, s.ClientSecret)
+	optional(`,"redirectUrl":`, s.RedirectURL)
+	b = append(b, `,"providerData":`...)
+	b, err := jsonenc.AppendObject(b, s.ProviderData)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"status":`...)
+	b = jsonenc.AppendString(b, string(s.Status))
+	b = append(b, `,"paymentId":`...)
+	b = jsonenc.AppendString(b, s.PaymentID)
+	return append(b, "}\n"...), nil
 }
 
 func (h paymentHandlers) capture(w http.ResponseWriter, r *http.Request) error {

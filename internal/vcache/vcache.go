@@ -66,6 +66,20 @@
 // on PostgreSQL: 32 µs a Sync, against 336 µs for one alone, on a loaded
 // machine; BenchmarkSync). Caches on one counter may share a Sync:
 // Invalidate the other with the synced cache's Version.
+//
+// # Acknowledged changes: no read per use
+//
+// Sync costs a read of the counter per use (shared by concurrent users).
+// A cache used on every request of a hot route (identity's credentials,
+// the integrations' credentials before each provider call) avoids it with
+// Acks (acks.go): each process beats in a table of its area with the
+// version it has applied, a change waits after its commit until every
+// live process has acknowledged its version (AwaitAcks), and a process
+// whose lease holds (Trusted) skips Sync. The guarantee is Sync's (every
+// change that returned before a use is honoured by it); the cost moves
+// to the change (milliseconds while the listeners are up, up to the
+// beat's second for a process cut off from notifications, at most 5 s for
+// one cut off from the database) and to a beat a second per process.
 package vcache
 
 import (

@@ -3,6 +3,7 @@ package multiproc_test
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/internal/testing/multiproc"
+	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/ratelimit"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -47,6 +49,7 @@ func TestAcrossServers(t *testing.T) {
 	t.Run("entities", func(t *testing.T) { entitiesAcross(t, c, a, b) })
 	t.Run("rules", func(t *testing.T) { rulesAcross(t, c, a, b) })
 	t.Run("toggles", func(t *testing.T) { togglesAcross(t, c, a, b) })
+	t.Run("payment credentials", func(t *testing.T) { paymentCredentialsAcross(t, c, a, b) })
 	t.Run("attachments", func(t *testing.T) { attachmentsAcross(t, c, a, b) })
 	t.Run("ratelimit", func(t *testing.T) { rateLimitsAcross(t, c) })
 }
@@ -215,6 +218,46 @@ func rulesAcross(t *testing.T, c *multiproc.Cluster, a, b *multiproc.Server) {
 		}
 	}
 	stale.check(t, "rules: a set disabled or enabled through A executed as before by B's next execution")
+}
+
+// A payment provider's credentials changed through A are what B uses for
+// its next provider call: B verifies a webhook signed with the secret
+// just set through A (with the secret before it cached from the previous
+// try), and refuses one signed with that previous secret. B serves the
+// credentials from its cache without reading their version while its
+// lease holds; A's change returns once B has acknowledged it.
+func paymentCredentialsAcross(t *testing.T, c *multiproc.Cluster, a, b *multiproc.Server) {
+	tn := c.NewTenant(t, "Payment credentials "+multiproc.RandomHex(3))
+	key := c.NewKey(t, tn, "payment_gateways.*", "integrations.*")
+	setSecret := func(secret string) {
+		a.Do(t, "PUT", "/api/integrations/gateway_mock/credentials", key,
+			map[string]any{"credentials": map[string]any{"webhookSecret": secret}}).Expect(t, 200)
+	}
+	webhook := func(sid, secret string) *multiproc.Response {
+		body, _ := json.Marshal(map[string]any{"id": "evt_" + multiproc.RandomHex(8), "type": "payment.authorized",
+			"data": map[string]any{"id": sid, "status": "authorized"}})
+		return b.DoWith(t, "POST", "/api/payment_gateways/webhook/mock_processing", "", body,
+			http.Header{payments.MockSignatureHeader: {payments.MockSignature(body, secret)}})
+	}
+	prev := "whsec_" + multiproc.RandomHex(8)
+	setSecret(prev)
+	sid := b.Do(t, "POST", "/api/payment_gateways/sessions", key, map[string]any{"providerKey": "mock_processing",
+		"amount": 10, "currencyCode": "USD"}).Expect(t, 201).JSON(t)["sessionId"].(string)
+	webhook(sid, prev).Expect(t, 202) // B caches the secret
+	var refused, accepted staleCount
+	for i := range tries {
+		secret := fmt.Sprintf("whsec_%d_%s", i, multiproc.RandomHex(4))
+		setSecret(secret)
+		if r := webhook(sid, secret); r.Status != 202 {
+			refused.add("try %d: %d %s", i, r.Status, r.Body)
+		}
+		if r := webhook(sid, prev); r.Status != 401 {
+			accepted.add("try %d: %d %s", i, r.Status, r.Body)
+		}
+		prev = secret
+	}
+	refused.check(t, "payment credentials: a webhook signed with the secret set through A refused by B")
+	accepted.check(t, "payment credentials: a webhook signed with the secret replaced through A accepted by B")
 }
 
 // A toggle changed through A: B's checks converge within milliseconds

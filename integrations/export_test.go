@@ -1,0 +1,7 @@
+package integrations
+
+import "github.com/tenantkit/tenantkit/internal/vcache"
+
+// AcksOf returns s's acknowledgements (nil on SQLite), for tests that cut
+// a Service off from notifications or wait for its lease.
+func AcksOf(s *Service) *vcache.Acks { return s.acks }
