@@ -1672,3 +1672,46 @@ func TestRecordListJSON(t *testing.T) {
 		}
 	}, entities.Migrations)
 }
+
+// On PostgreSQL a records list keeps one generic plan rather than being
+// planned again on every run: its page size is written into the
+// statement and page 1 has no OFFSET (with a LIMIT or OFFSET parameter,
+// PostgreSQL costs the generic plan as reading a tenth of the rows and
+// keeps planning each run).
+func TestRecordListGenericPlanPostgres(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t, entities.Migrations)
+	svc := must(entities.New(db, entities.Options{}))
+	ctx, sc := storetest.NewScope(t)
+	eid := recEntityID()
+	recDefineAll(t, svc, ctx, eid, recDef(eid, "n", "integer", nil))
+	for i := range 3 {
+		recCreate(t, svc, ctx, eid, map[string]any{"n": float64(i)})
+	}
+	st := entities.NewSQLStore()
+	// One transaction: one connection, whose prepared statements
+	// pg_prepared_statements shows.
+	err := db.ReadTx(ctx, func(tx *store.Tx) error {
+		for range 10 {
+			items, total, err := st.ListRecords(ctx, tx, sc, entities.RecordList{EntityID: eid, Limit: 20})
+			if err != nil {
+				return err
+			}
+			if total != 3 || len(items) != 3 {
+				t.Errorf("list: %d records of %d, want 3 of 3", len(items), total)
+			}
+		}
+		var generic, custom int64
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(sum(generic_plans), 0), COALESCE(sum(custom_plans), 0) FROM pg_prepared_statements
+			WHERE statement LIKE '%FROM custom_entity_records WHERE%'`).Scan(&generic, &custom); err != nil {
+			return err
+		}
+		if generic < 5 || custom > 5 {
+			t.Errorf("10 lists: %d generic plans, %d custom ones; want the generic plan kept after at most 5 custom ones", generic, custom)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -245,7 +245,11 @@ func listRecords[T any](ctx context.Context, q store.Querier, sc store.Scope, l 
 	total, _ := totalExpr(ctx, q, sc, k, l, where)
 	page := ""
 	if l.Limit > 0 {
-		page = " LIMIT " + k.Add(l.Limit) + " OFFSET " + k.Add(l.Offset)
+		eng, err := engineOf(q)
+		if err != nil {
+			return nil, 0, err
+		}
+		page = eng.page(k, l.Limit, l.Offset)
 	}
 	var n int64
 	items, err := store.Many(ctx, q, func(s store.Scanner) (T, error) {
