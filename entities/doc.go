@@ -209,6 +209,25 @@
 // before: BEGIN, the total, the page, COMMIT). Only an empty page reads
 // its total in a second statement.
 //
+// On PostgreSQL the list's page size is written into its statement (at
+// most 100: a few texts) and page 1 has no OFFSET, so that the server
+// keeps one generic plan of it: with a LIMIT or OFFSET parameter it costs
+// a generic plan as reading a tenth of the rows and planned every list
+// again, most of its CPU per list (BENCHMARKS.md). SQLite keeps both
+// parameters (its kept statement plans without their values).
+//
+// ListRecordsJSON lists as ListRecords does, each record's values left as
+// the stored JSON object (ListedRecord.ValuesJSON), for a caller that
+// writes them out as JSON: the HTTP list on PostgreSQL spent a quarter
+// of its process time decoding 20 records' values into maps only to
+// encode them again. The text is the engine's: jsonb's output on
+// PostgreSQL (keys by length, then bytes; a space after each ':' and
+// ','; numbers as written), json.Marshal's on SQLite; ListedRecord.Decoded
+// reads it as ListRecords does. Decision: it is no Store method; only the
+// package's own *SQLStore lists so, and a Store of the host's own (even
+// one embedding *SQLStore and overriding ListRecords) is listed through
+// ListRecords, its values decoded.
+//
 // # Group commit
 //
 // Concurrent CreateRecord calls share transactions (store.Group): what

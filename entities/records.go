@@ -502,20 +502,88 @@ type RecordQuery struct {
 // store.SearchCap(ctx)+1 matches: store.CapTotal turns it into the total
 // to report (store.SearchTotalCap) and whether it is capped.
 func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, int, error) {
-	sc, err := store.ScopeFrom(ctx)
+	sc, l, err := s.recordList(ctx, q)
 	if err != nil {
 		return nil, 0, err
+	}
+	if _, ok := s.store.(*SQLStore); ok {
+		// One statement, its own snapshot: no transaction to open and end
+		// (two round trips on PostgreSQL).
+		return s.store.ListRecords(ctx, s.db, sc, l)
+	}
+	var items []*Record
+	var total int
+	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
+		var err error
+		items, total, err = s.store.ListRecords(ctx, tx, sc, l)
+		return err
+	})
+	return items, total, err
+}
+
+// ListedRecord is a record of a page of ListRecordsJSON. When ValuesJSON
+// is not empty, the record's values are that JSON object, as the store
+// holds it, and Values is nil; otherwise Values holds them.
+type ListedRecord struct {
+	Record
+	// ValuesJSON is the record's values as stored: a JSON object in
+	// jsonb's form on PostgreSQL (keys by length, then bytes; a space
+	// after each ':' and ','; numbers as written), json.Marshal's on
+	// SQLite. Decoded reads it as ListRecords would have.
+	ValuesJSON string
+}
+
+// Decoded returns the record with its values decoded from ValuesJSON, as
+// ListRecords returns it (the record itself when ValuesJSON is empty).
+func (r *ListedRecord) Decoded() (*Record, error) {
+	rec := r.Record
+	if r.ValuesJSON == "" {
+		return &rec, nil
+	}
+	return &rec, decodeValues(r.ValuesJSON, &rec.Values)
+}
+
+// ListRecordsJSON is ListRecords for a caller that writes the records out
+// as JSON (the HTTP list): from the SQL store, each record's values come
+// as the stored JSON object (ListedRecord.ValuesJSON), not decoded into a
+// map, which a list of 20 records on PostgreSQL spent a quarter of its
+// process time on; from a Store of the host's own, decoded (Values).
+func (s *Service) ListRecordsJSON(ctx context.Context, q RecordQuery) ([]ListedRecord, int, error) {
+	if sqlStore, ok := s.store.(*SQLStore); ok {
+		sc, l, err := s.recordList(ctx, q)
+		if err != nil {
+			return nil, 0, err
+		}
+		return sqlStore.listRecordsJSON(ctx, s.db, sc, l)
+	}
+	items, total, err := s.ListRecords(ctx, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]ListedRecord, len(items))
+	for i, r := range items {
+		out[i].Record = *r
+	}
+	return out, total, nil
+}
+
+// recordList checks q against the caller's definitions of its entity and
+// returns the caller's scope and the list to ask the Store for.
+func (s *Service) recordList(ctx context.Context, q RecordQuery) (store.Scope, RecordList, error) {
+	sc, err := store.ScopeFrom(ctx)
+	if err != nil {
+		return sc, RecordList{}, err
 	}
 	id, ok := NormalizeEntityID(q.EntityID)
 	if !ok {
-		return nil, 0, store.Invalid("entityId", entityIDMessage)
+		return sc, RecordList{}, store.Invalid("entityId", entityIDMessage)
 	}
 	defs, err := s.fieldsOf(ctx, nil, sc, id)
 	if err != nil {
-		return nil, 0, err
+		return sc, RecordList{}, err
 	}
 	if err := s.store.PrepareLists(ctx, s.db); err != nil {
-		return nil, 0, err
+		return sc, RecordList{}, err
 	}
 	l := RecordList{EntityID: id, WithDeleted: q.WithDeleted, Search: q.Search}
 	var v store.ValidationError
@@ -556,20 +624,20 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 	}
 	if len(q.IDs) > 0 {
 		if len(q.IDs) > 100 {
-			return nil, 0, store.Invalid("id", "must be at most 100 ids")
+			return sc, RecordList{}, store.Invalid("id", "must be at most 100 ids")
 		}
 		for _, rid := range q.IDs {
 			l.IDs = append(l.IDs, strings.ToLower(strings.TrimSpace(rid)))
 		}
 	}
 	if q.Search != "" && !store.Storable(q.Search) {
-		return nil, 0, store.Invalid("search", "must be valid text")
+		return sc, RecordList{}, store.Invalid("search", "must be valid text")
 	}
 	if l.SortField, l.SortDesc, err = recordSort(defs, q.SortField, q.SortDir); err != nil {
-		return nil, 0, err
+		return sc, RecordList{}, err
 	}
 	if err := v.Err(); err != nil {
-		return nil, 0, err
+		return sc, RecordList{}, err
 	}
 	if !q.All {
 		size := q.PageSize
@@ -578,23 +646,11 @@ func (s *Service) ListRecords(ctx context.Context, q RecordQuery) ([]*Record, in
 		}
 		l.Limit = min(size, 100)
 		if page := max(q.Page, 1); page-1 > math.MaxInt/l.Limit {
-			return nil, 0, store.Invalid("page", "is too large")
+			return sc, RecordList{}, store.Invalid("page", "is too large")
 		}
 		l.Offset = (max(q.Page, 1) - 1) * l.Limit
 	}
-	if _, ok := s.store.(*SQLStore); ok {
-		// One statement, its own snapshot: no transaction to open and end
-		// (two round trips on PostgreSQL).
-		return s.store.ListRecords(ctx, s.db, sc, l)
-	}
-	var items []*Record
-	var total int
-	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
-		var err error
-		items, total, err = s.store.ListRecords(ctx, tx, sc, l)
-		return err
-	})
-	return items, total, err
+	return sc, l, nil
 }
 
 func rangeKind(kind string) bool {

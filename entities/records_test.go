@@ -1622,3 +1622,96 @@ func TestRecordCreateRecordsBatch(t *testing.T) {
 		recWantFields(t, err, map[string]string{"records": "must be at most 1000 records"})
 	}, entities.Migrations)
 }
+
+// hostStore is a Store of a host's own that keeps the records where the
+// SQL store does (it embeds it).
+type hostStore struct{ *entities.SQLStore }
+
+// ListRecordsJSON lists what ListRecords lists: from the SQL store each
+// record's values as the stored JSON object (PostgreSQL's jsonb reorders
+// keys and spaces them), which decodes to ListRecords' values; from a
+// host's Store, the values decoded.
+func TestRecordListJSON(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx, _ := storetest.NewScope(t)
+		eid := recEntityID()
+		sqlSvc := must(entities.New(db, entities.Options{}))
+		hostSvc := must(entities.New(db, entities.Options{Store: hostStore{entities.NewSQLStore()}}))
+		recDefineAll(t, sqlSvc, ctx, eid, recDef(eid, "title", "text", nil), recDef(eid, "a_long_note", "text", nil),
+			recDef(eid, "qty", "integer", map[string]any{"filterable": true}), recDef(eid, "total", "float", nil),
+			recDef(eid, "tags", "select", map[string]any{"multi": true, "options": []any{"b", "a"}}),
+			recDef(eid, "ok", "boolean", nil), recDef(eid, "d", "date", nil))
+		values := []map[string]any{
+			{"title": "<b>é\u2028&", "a_long_note": "x\"y\\\n\x01", "qty": 3.0, "total": 1e21, "tags": []any{"b", "a"}, "ok": true, "d": "2026-01-02"},
+			{"title": "plain", "qty": -0.0, "total": 1e-7},
+			{"total": 0.1, "ok": false},
+			{},
+		}
+		for _, v := range values {
+			recCreate(t, sqlSvc, ctx, eid, v)
+		}
+		for _, q := range []entities.RecordQuery{{EntityID: eid}, {EntityID: eid, SortField: "qty", SortDir: "desc", PageSize: 2, Page: 2},
+			{EntityID: eid, Filters: []entities.Filter{{Key: "qty", Op: entities.OpEq, Values: []string{"3"}}}}, {EntityID: eid, Search: "PLAIN"}} {
+			want, wantTotal := recList(t, sqlSvc, ctx, q)
+			for _, svc := range []*entities.Service{sqlSvc, hostSvc} {
+				got, total, err := svc.ListRecordsJSON(ctx, q)
+				if err != nil || total != wantTotal || len(got) != len(want) {
+					t.Fatalf("ListRecordsJSON(%+v): %d records of %d (%v), want %d of %d", q, len(got), total, err, len(want), wantTotal)
+				}
+				for i := range got {
+					if stored := got[i].ValuesJSON != ""; stored != (svc == sqlSvc) || stored && got[i].Values != nil {
+						t.Fatalf("record %d: values %v, stored JSON %q", i, got[i].Values, got[i].ValuesJSON)
+					}
+					rec, err := got[i].Decoded()
+					if err != nil || recJSON(t, rec) != recJSON(t, want[i]) || !rec.CreatedAt.Equal(want[i].CreatedAt) {
+						t.Fatalf("record %d decoded:\n got %s (%v)\nwant %s", i, recJSON(t, rec), err, recJSON(t, want[i]))
+					}
+				}
+			}
+		}
+	}, entities.Migrations)
+}
+
+// On PostgreSQL a records list keeps one generic plan rather than being
+// planned again on every run: its page size is written into the
+// statement and page 1 has no OFFSET (with a LIMIT or OFFSET parameter,
+// PostgreSQL costs the generic plan as reading a tenth of the rows and
+// keeps planning each run).
+func TestRecordListGenericPlanPostgres(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t, entities.Migrations)
+	svc := must(entities.New(db, entities.Options{}))
+	ctx, sc := storetest.NewScope(t)
+	eid := recEntityID()
+	recDefineAll(t, svc, ctx, eid, recDef(eid, "n", "integer", nil))
+	for i := range 3 {
+		recCreate(t, svc, ctx, eid, map[string]any{"n": float64(i)})
+	}
+	st := entities.NewSQLStore()
+	// One transaction: one connection, whose prepared statements
+	// pg_prepared_statements shows.
+	err := db.ReadTx(ctx, func(tx *store.Tx) error {
+		for range 10 {
+			items, total, err := st.ListRecords(ctx, tx, sc, entities.RecordList{EntityID: eid, Limit: 20})
+			if err != nil {
+				return err
+			}
+			if total != 3 || len(items) != 3 {
+				t.Errorf("list: %d records of %d, want 3 of 3", len(items), total)
+			}
+		}
+		var generic, custom int64
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(sum(generic_plans), 0), COALESCE(sum(custom_plans), 0) FROM pg_prepared_statements
+			WHERE statement LIKE '%FROM custom_entity_records WHERE%'`).Scan(&generic, &custom); err != nil {
+			return err
+		}
+		if generic < 5 || custom > 5 {
+			t.Errorf("10 lists: %d generic plans, %d custom ones; want the generic plan kept after at most 5 custom ones", generic, custom)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -62,6 +62,8 @@ type engineSQL struct {
 	// prepare has the statements of the batch writes above prepared (see
 	// PrepareInserts); nil when the engine needs nothing.
 	prepare func(ctx context.Context, db *store.DB)
+	// page is a list's LIMIT and OFFSET clause, its arguments added to k.
+	page func(k *store.Conds, limit, offset int) string
 }
 
 // engines holds each engine's engineSQL by its Dialect value; each

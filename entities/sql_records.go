@@ -167,6 +167,19 @@ func (*SQLStore) DeleteRecord(ctx context.Context, q store.Querier, sc store.Sco
 // carry the total (totalExpr), so that a list costs one round trip and
 // needs no transaction (only an empty page reads its total apart).
 func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scope, l RecordList) ([]*Record, int, error) {
+	return listRecords(ctx, q, sc, l, scanRecordAfter)
+}
+
+// listRecordsJSON is ListRecords with each record's values left as the
+// stored JSON (Service.ListRecordsJSON).
+func (*SQLStore) listRecordsJSON(ctx context.Context, q store.Querier, sc store.Scope, l RecordList) ([]ListedRecord, int, error) {
+	return listRecords(ctx, q, sc, l, scanListedAfter)
+}
+
+// listRecords runs ListRecords' statement, each row read by scan after
+// its leading total column (into n).
+func listRecords[T any](ctx context.Context, q store.Querier, sc store.Scope, l RecordList,
+	scan func(s store.Scanner, n *int64) (T, error)) ([]T, int, error) {
 	d := q.Dialect()
 	c := sc.Readable("tenant_id", "organization_id")
 	// The entity id is written into the statement (a checked identifier),
@@ -232,11 +245,15 @@ func (*SQLStore) ListRecords(ctx context.Context, q store.Querier, sc store.Scop
 	total, _ := totalExpr(ctx, q, sc, k, l, where)
 	page := ""
 	if l.Limit > 0 {
-		page = " LIMIT " + k.Add(l.Limit) + " OFFSET " + k.Add(l.Offset)
+		eng, err := engineOf(q)
+		if err != nil {
+			return nil, 0, err
+		}
+		page = eng.page(k, l.Limit, l.Offset)
 	}
 	var n int64
-	items, err := store.Many(ctx, q, func(s store.Scanner) (*Record, error) {
-		return scanRecordAfter(s, &n)
+	items, err := store.Many(ctx, q, func(s store.Scanner) (T, error) {
+		return scan(s, &n)
 	}, `SELECT `+total+`, `+recordColumns+` FROM custom_entity_records WHERE `+where+
 		recordOrder(q, l.SortField, l.SortDesc)+page, k.Values()...)
 	if err != nil || len(items) > 0 {
@@ -297,12 +314,20 @@ func totalExpr(ctx context.Context, q store.Querier, sc store.Scope, k *store.Co
 
 // scanRecordAfter scans a record after a leading count column (into n).
 func scanRecordAfter(s store.Scanner, n *int64) (*Record, error) {
-	var r Record
-	var data string
-	if err := s.Scan(n, &r.ID, &r.EntityID, &data, &r.TenantID, &r.OrganizationID, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt); err != nil {
+	r, err := scanListedAfter(s, n)
+	if err != nil {
 		return nil, err
 	}
-	return &r, decodeValues(data, &r.Values)
+	rec := r.Record
+	return &rec, decodeValues(r.ValuesJSON, &rec.Values)
+}
+
+// scanListedAfter scans a record after a leading count column (into n),
+// its values left as the stored JSON.
+func scanListedAfter(s store.Scanner, n *int64) (ListedRecord, error) {
+	var r ListedRecord
+	err := s.Scan(n, &r.ID, &r.EntityID, &r.ValuesJSON, &r.TenantID, &r.OrganizationID, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt)
+	return r, err
 }
 
 // recordOrder returns the ORDER BY clause of a sort field and direction.

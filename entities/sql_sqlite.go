@@ -33,6 +33,12 @@ var (
 
 func init() {
 	engines[store.SQLiteDialect] = engineSQL{
+		// Both as parameters: one kept statement for every page (its
+		// LIMIT and OFFSET planned without their values, see the store's
+		// sqliteText).
+		page: func(k *store.Conds, limit, offset int) string {
+			return " LIMIT " + k.Add(limit) + " OFFSET " + k.Add(offset)
+		},
 		indexName: func(entityID, key string) string {
 			h := fnv.New64a()
 			h.Write([]byte(entityID + "\x00" + key))

@@ -510,7 +510,7 @@ func (h entityHandlers) listRecords(w http.ResponseWriter, r *http.Request) erro
 	if format != "" {
 		return h.exportRecords(w, r, rq, format, full)
 	}
-	items, total, err := h.svc.ListRecords(r.Context(), rq)
+	items, total, err := h.svc.ListRecordsJSON(r.Context(), rq)
 	if err != nil {
 		return err
 	}

@@ -3,15 +3,14 @@ package entitiesapi
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/tenantkit/tenantkit/entities"
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/internal/jsondec"
+	"github.com/tenantkit/tenantkit/internal/testing/jsongen"
 )
 
 // encodedPage is the records list's answer as it was written before
@@ -32,11 +31,53 @@ func encodedPage(t testing.TB, items []*entities.Record, total int, capped bool,
 }
 
 // samePage checks that recordsPage writes what the Encoder writes, with
-// an exact total and with a capped one.
+// an exact total and with a capped one, for the records with decoded
+// values and for the records with their values as stored (json.Marshal's
+// form, as SQLite holds them): then the Encoder writes them decoded from
+// that JSON, as the list decoded them before recordsPage took the JSON.
 func samePage(t testing.TB, items []*entities.Record, total int, p apikit.PageParams) {
 	t.Helper()
+	decoded := make([]entities.ListedRecord, len(items))
+	stored := make([]entities.ListedRecord, len(items))
+	want := make([]*entities.Record, len(items))
+	for i, rec := range items {
+		decoded[i].Record = *rec
+		data, err := json.Marshal(rec.Values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want[i], stored[i] = storedRecord(t, rec, string(data)); want[i] == nil {
+			t.Fatalf("%s does not decode", data)
+		}
+	}
+	if items == nil {
+		decoded, stored, want = nil, nil, nil
+	}
+	samePageAs(t, items, decoded, total, p)
+	samePageAs(t, want, stored, total, p)
+}
+
+// storedRecord returns rec with data as its stored values: as
+// ListRecordsJSON lists it, and as ListRecords lists it, decoded (nil when
+// data does not decode).
+func storedRecord(t testing.TB, rec *entities.Record, data string) (*entities.Record, entities.ListedRecord) {
+	t.Helper()
+	listed := entities.ListedRecord{Record: *rec, ValuesJSON: data}
+	listed.Values = nil
+	decoded := *rec
+	decoded.Values = nil
+	if err := json.Unmarshal([]byte(data), &decoded.Values); err != nil {
+		return nil, listed
+	}
+	return &decoded, listed
+}
+
+// samePageAs checks that recordsPage writes items as the Encoder writes
+// want.
+func samePageAs(t testing.TB, want []*entities.Record, items []entities.ListedRecord, total int, p apikit.PageParams) {
+	t.Helper()
 	for _, capped := range []bool{false, true} {
-		want := encodedPage(t, items, total, capped, p)
+		want := encodedPage(t, want, total, capped, p)
 		got, err := recordsPage{items: items, total: total, capped: capped, p: p}.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -70,44 +111,12 @@ func TestRecordsPageJSON(t *testing.T) {
 	}
 }
 
-// genValue makes a value as a record's values hold them after decoding:
-// strings (with characters JSON escapes), float64s, booleans, nil, lists
-// and objects.
-func genValue(r *rand.Rand, depth int) any {
-	switch n := r.IntN(8); {
-	case n == 0:
-		return nil
-	case n == 1:
-		return r.IntN(2) == 0
-	case n == 2:
-		return math.Float64frombits(r.Uint64()&^(0x7ff<<52) | uint64(r.IntN(0x7ff))<<52) // finite
-	case n == 3:
-		return float64(r.IntN(2000)-1000) / 4
-	case n == 4 && depth < 3:
-		l := make([]any, r.IntN(4))
-		for i := range l {
-			l[i] = genValue(r, depth+1)
-		}
-		return l
-	case n == 5 && depth < 3:
-		m := map[string]any{}
-		for range r.IntN(4) {
-			m[genKey(r)] = genValue(r, depth+1)
-		}
-		return m
-	}
-	return genKey(r)
-}
-
 var keyParts = []string{"id", "createdAt", "updatedAt", "deletedAt", "a", "B", "_x", "title", "<", "&", "\"", "\\", "é", "\u2028", "\xff", "\x00", "\n", "9"}
 
-func genKey(r *rand.Rand) string {
-	var b strings.Builder
-	for range r.IntN(3) + 1 {
-		b.WriteString(keyParts[r.IntN(len(keyParts))])
-	}
-	return b.String()
-}
+// genKey and genValue make keys and values of keyParts.
+func genKey(r *rand.Rand) string { return jsongen.Gen{R: r, Parts: keyParts}.Key() }
+
+func genValue(r *rand.Rand, depth int) any { return jsongen.Gen{R: r, Parts: keyParts}.Value(depth) }
 
 // genRecord makes a record with generated values and times.
 func genRecord(r *rand.Rand) *entities.Record {
@@ -154,17 +163,30 @@ func FuzzRecordsPage(f *testing.F) {
 }
 
 // FuzzRecordsPageValues compares the two on records whose values are
-// fuzzed JSON objects, decoded as the store decodes them.
+// fuzzed JSON objects, decoded as the store decodes them, and on the
+// same records with the fuzzed JSON as their stored values: written as
+// decoding and encoding it writes them, or failing as decoding fails.
 func FuzzRecordsPageValues(f *testing.F) {
 	f.Add([]byte(`{"title":"Bench item","status":"open","total":1234.56,"qty":3,"note":"seeded"}`))
+	f.Add([]byte(`{"qty": 3, "note": "seeded", "title": "Bench item", "total": 1234.56, "status": "open"}`))
 	f.Add([]byte(`{"id":1,"createdAt":"x","deletedAt":null,"a<":["\u2028",1e300,-0,{"b":{}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		values, ok := jsondec.Object(data)
-		if !ok {
-			return
-		}
 		at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-		samePage(t, []*entities.Record{{ID: "r", Values: values, CreatedAt: at, UpdatedAt: at}}, 1, apikit.PageParams{Page: 1, PageSize: 20})
-		samePage(t, []*entities.Record{{ID: "r", Values: values, CreatedAt: at, UpdatedAt: at, DeletedAt: &at}}, 1, apikit.PageParams{Page: 1, PageSize: 20})
+		p := apikit.PageParams{Page: 1, PageSize: 20}
+		for _, rec := range []*entities.Record{{ID: "r", CreatedAt: at, UpdatedAt: at}, {ID: "r", CreatedAt: at, UpdatedAt: at, DeletedAt: &at}} {
+			want, listed := storedRecord(t, rec, string(data))
+			if want == nil {
+				if _, err := (recordsPage{items: []entities.ListedRecord{listed}, total: 1, p: p}).MarshalJSON(); err == nil && len(data) > 0 {
+					t.Errorf("%q does not decode, but its page was written", data)
+				}
+				continue
+			}
+			samePageAs(t, []*entities.Record{want}, []entities.ListedRecord{listed}, 1, p)
+			if values, ok := jsondec.Object(data); ok {
+				with := *rec
+				with.Values = values
+				samePage(t, []*entities.Record{&with}, 1, p)
+			}
+		}
 	})
 }

@@ -43,6 +43,18 @@ func ObjectOnce(b []byte) (m map[string]any, ok bool) {
 	return m, true
 }
 
+// String decodes b, a JSON string with nothing after it, as
+// json.Unmarshal does into a string. ok is false when b is not one, or
+// not one this package reads (a lone surrogate escape, invalid UTF-8).
+func String(b []byte) (s string, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", false
+	}
+	d := decoder{b: b}
+	s, ok = d.string()
+	return s, ok && d.i == len(b)
+}
+
 // object reads b as Object does and counts its top level's members.
 func object(b []byte) (m map[string]any, members int, ok bool) {
 	d := decoder{b: b, members: make([]member, 0, 32)}
