@@ -1673,11 +1673,12 @@ func TestRecordListJSON(t *testing.T) {
 	}, entities.Migrations)
 }
 
-// On PostgreSQL a records list keeps one generic plan rather than being
-// planned again on every run: its page size is written into the
-// statement and page 1 has no OFFSET (with a LIMIT or OFFSET parameter,
-// PostgreSQL costs the generic plan as reading a tenth of the rows and
-// keeps planning each run).
+// On PostgreSQL an unfiltered records list keeps one generic plan rather
+// than being planned again on every run: its page size is written into
+// the statement and page 1 has no OFFSET (with a LIMIT or OFFSET
+// parameter, PostgreSQL costs the generic plan as reading a tenth of the
+// rows and keeps planning each run). A filtered list is planned for each
+// run's value, as a rare value and a common one want different plans.
 func TestRecordListGenericPlanPostgres(t *testing.T) {
 	t.Parallel()
 	db := storetest.Postgres(t, entities.Migrations)
@@ -1708,6 +1709,25 @@ func TestRecordListGenericPlanPostgres(t *testing.T) {
 		}
 		if generic < 5 || custom > 5 {
 			t.Errorf("10 lists: %d generic plans, %d custom ones; want the generic plan kept after at most 5 custom ones", generic, custom)
+		}
+
+		for i := range 10 {
+			f := entities.RecordFilter{Key: "n", Op: entities.OpEq, Values: []any{float64(i % 3)}}
+			items, _, err := st.ListRecords(ctx, tx, sc, entities.RecordList{EntityID: eid, Limit: 20, Filters: []entities.RecordFilter{f}})
+			if err != nil {
+				return err
+			}
+			if len(items) != 1 {
+				t.Errorf("list with n = %d: %d records, want 1", i%3, len(items))
+			}
+		}
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(sum(generic_plans), 0), COALESCE(sum(custom_plans), 0) FROM pg_prepared_statements
+			WHERE statement LIKE '%FROM custom_entity_records WHERE%' AND statement LIKE '%OFFSET $%'
+			AND statement NOT LIKE '%pg_prepared_statements%'`).Scan(&generic, &custom); err != nil {
+			return err
+		}
+		if generic != 0 || custom != 10 {
+			t.Errorf("10 filtered lists: %d generic plans, %d custom ones; want 10 custom ones", generic, custom)
 		}
 		return nil
 	})

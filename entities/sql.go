@@ -62,7 +62,9 @@ type engineSQL struct {
 	// prepare has the statements of the batch writes above prepared (see
 	// PrepareInserts); nil when the engine needs nothing.
 	prepare func(ctx context.Context, db *store.DB)
-	// page is a list's LIMIT and OFFSET clause, its arguments added to k.
+	// page is an unfiltered list's LIMIT and OFFSET clause, its
+	// arguments added to k (a filtered list's are parameters on every
+	// engine: listRecords).
 	page func(k *store.Conds, limit, offset int) string
 }
 

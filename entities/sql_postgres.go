@@ -61,7 +61,7 @@ func init() {
 		},
 		// The page size is written into the statement (at most 100: a few
 		// texts), and the first page has no OFFSET, so that PostgreSQL
-		// keeps one generic plan of a list: with a LIMIT or an OFFSET
+		// keeps one generic plan of an unfiltered list: with a LIMIT or an OFFSET
 		// parameter it costs a generic plan as reading a tenth of the
 		// rows, so it planned the list again on every run, which took
 		// as much of the server's time as running it.

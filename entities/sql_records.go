@@ -244,7 +244,15 @@ func listRecords[T any](ctx context.Context, q store.Querier, sc store.Scope, l 
 	k := withArgs(c)
 	total, _ := totalExpr(ctx, q, sc, k, l, where)
 	page := ""
-	if l.Limit > 0 {
+	switch {
+	case l.Limit <= 0:
+	case len(l.Filters) > 0 || len(l.IDs) > 0 || l.Search != "":
+		// A filtered list keeps its page size a parameter, so that
+		// PostgreSQL plans it for each run's values: a rare value and a
+		// common one want different plans, which one kept plan would
+		// not give them.
+		page = " LIMIT " + k.Add(l.Limit) + " OFFSET " + k.Add(l.Offset)
+	default:
 		eng, err := engineOf(q)
 		if err != nil {
 			return nil, 0, err
