@@ -109,7 +109,15 @@
 // lz4 rather than pglz on PostgreSQL (migration 0007): ten rules' JSON
 // is above the size PostgreSQL compresses, and pglz cost the server
 // about twice lz4's time for the same size (BENCHMARKS.md, "Log batches
-// without BEGIN and COMMIT"); on SQLite
+// without BEGIN and COMMIT"). Decision: the execution's input
+// (input_context) is json, not jsonb, on PostgreSQL (migration 0009): no
+// query reads into it (no jsonb operator, filter or index; it is read
+// back whole), and parsing it into jsonb's binary form was most of what
+// the server spent on a logged execution's row (BENCHMARKS.md, "The
+// execution's input as json"). json stores the text as written, as
+// SQLite does, so both engines answer an execution's input with the keys
+// in the order the service wrote them (jsonb sorted them by length and
+// spaced them); rows written before the migration keep jsonb's text. On SQLite
 // the counts of a tenant, organization, entity type, day and hour are
 // written with each rule id and result bound once for its three spans (a
 // join with the spans' VALUES): binding eight values per count row was
