@@ -194,9 +194,27 @@
 // caches' plans when the change commits; other processes on the same
 // PostgreSQL database hear of it by notification within milliseconds (the
 // counter is also read every 250 ms as a fallback), and an execution that
-// is not a dry run reads the counter before it runs (vcache's Sync), so it
-// never runs rules older than its start. Dry runs may lag by the
+// is not a dry run never runs rules older than a change that returned
+// before it started, through any process. Dry runs may lag by the
 // notification's milliseconds.
+//
+// How, on PostgreSQL, without a read per execution: each Service beats
+// once a second in business_rule_servers (migration 0010) with the
+// version of the counter its plans have applied (internal/vcache's Acks,
+// as identity's revocations and integrations' credentials do), and a
+// change to rules, sets or members, once committed, returns only when
+// every live process has acknowledged its version (milliseconds while
+// notifications flow; at most about 5 s for a process cut off from the
+// database, whose lease has lapsed by then). While its lease holds a
+// process runs logged executions from its plans without reading the
+// counter; without a lease (before its first beat, or cut off) it reads
+// the counter before each (vcache's Sync, shared by concurrent
+// executions). Decision: the cost moves from every logged execution (a
+// statement per few requests, 0.29–0.34 statements a request before,
+// 0.11 after; BENCHMARKS.md, "The definitions' version acknowledged") to
+// the changes, which are rare and wait for the acknowledgements. On
+// SQLite nothing is read or acknowledged: one process owns the database,
+// and its own commits drop its plans before they return.
 //
 // An execution that is not a dry run commits its log through the group
 // committer and waits for it; on SQLite, do not run one inside a store
