@@ -3,30 +3,13 @@ package rules_test
 import (
 	"context"
 	"encoding/json"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
-
-// versionReads counts the reads of the version counters a pool runs.
-type versionReads struct{ n atomic.Int64 }
-
-func (c *versionReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(q.SQL, "FROM store_versions") {
-		c.n.Add(1)
-	}
-	return ctx
-}
-
-func (c *versionReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // TestExecutionsWithoutVersionReads: on PostgreSQL, a process whose lease
 // holds runs logged executions without reading the definitions' version
@@ -36,29 +19,9 @@ func (c *versionReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryE
 func TestExecutionsWithoutVersionReads(t *testing.T) {
 	t.Parallel()
 	url := storetest.IsolatedPostgresURL(t)
-	open := func(tracer pgx.QueryTracer) *rules.Service {
-		cfg, err := pgxpool.ParseConfig(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.ConnConfig.Tracer = tracer
-		pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
-		db, err := store.FromPool(t.Context(), pool, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		if err := db.Migrate(t.Context(), rules.Migrations); err != nil {
-			t.Fatal(err)
-		}
-		return must(rules.New(db, rules.Options{}))
-	}
-	readsB := &versionReads{}
-	a, b := open(nil), open(readsB)
+	readsB := &storetest.VersionReads{}
+	a := must(rules.New(storetest.PostgresTraced(t, url, nil, rules.Migrations), rules.Options{}))
+	b := must(rules.New(storetest.PostgresTraced(t, url, readsB, rules.Migrations), rules.Options{}))
 	ctx := store.WithScope(context.Background(), store.Scope{TenantID: store.NewID()})
 
 	yes, priority, version := true, 1, 1
@@ -97,14 +60,14 @@ func TestExecutionsWithoutVersionReads(t *testing.T) {
 	trusted()
 
 	const calls = 100
-	before := readsB.n.Load()
+	before := readsB.N.Load()
 	for range calls {
 		execute()
 	}
 	// An execution reads nothing; the caches' own check (every 250 ms)
 	// and the process's beat (every second) may read a few times
 	// meanwhile.
-	if n := readsB.n.Load() - before; n > calls/10 {
+	if n := readsB.N.Load() - before; n > calls/10 {
 		t.Errorf("%d logged executions read the version counter %d times, want at most %d", calls, n, calls/10)
 	}
 
