@@ -2,60 +2,22 @@ package integrations_test
 
 import (
 	"context"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/tenantkit/tenantkit/integrations"
-	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
-// versionReads counts the reads of the version counters a pool runs.
-type versionReads struct{ n atomic.Int64 }
-
-func (c *versionReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(q.SQL, "FROM store_versions") {
-		c.n.Add(1)
-	}
-	return ctx
-}
-
-func (c *versionReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
 // countedProcesses opens two DBs over one fresh PostgreSQL schema, as two
 // processes would (B's version reads counted), with a Service on each.
-func countedProcesses(t *testing.T) (a, b *integrations.Service, readsB *versionReads) {
+func countedProcesses(t *testing.T) (a, b *integrations.Service, readsB *storetest.VersionReads) {
 	t.Helper()
 	url := storetest.IsolatedPostgresURL(t)
 	key := newKey()
-	open := func(tracer pgx.QueryTracer) *store.DB {
-		cfg, err := pgxpool.ParseConfig(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.ConnConfig.Tracer = tracer
-		pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
-		db, err := store.FromPool(t.Context(), pool, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		if err := db.Migrate(t.Context(), integrations.Migrations); err != nil {
-			t.Fatal(err)
-		}
-		return db
-	}
-	readsB = &versionReads{}
-	return newService(t, open(nil), key), newService(t, open(readsB), key), readsB
+	readsB = &storetest.VersionReads{}
+	return newService(t, storetest.PostgresTraced(t, url, nil, integrations.Migrations), key),
+		newService(t, storetest.PostgresTraced(t, url, readsB, integrations.Migrations), key), readsB
 }
 
 // cachedThroughB sets a fresh tenant's crm credentials (account acme-0)
@@ -99,7 +61,7 @@ func TestValuesWithoutReads(t *testing.T) {
 	c, tn := cachedThroughB(t, a, b)
 
 	const calls = 200
-	before := readsB.n.Load()
+	before := readsB.N.Load()
 	for range calls {
 		if _, err := b.Values(t.Context(), tn, "crm"); err != nil {
 			t.Fatal(err)
@@ -107,7 +69,7 @@ func TestValuesWithoutReads(t *testing.T) {
 	}
 	// A call reads nothing; the cache's own check (every 250 ms) and
 	// the process's beat (every second) may read once or twice meanwhile.
-	if n := readsB.n.Load() - before; n > calls/10 {
+	if n := readsB.N.Load() - before; n > calls/10 {
 		t.Errorf("%d calls of Values read the version counter %d times, want at most %d", calls, n, calls/10)
 	}
 

@@ -109,7 +109,15 @@
 // lz4 rather than pglz on PostgreSQL (migration 0007): ten rules' JSON
 // is above the size PostgreSQL compresses, and pglz cost the server
 // about twice lz4's time for the same size (BENCHMARKS.md, "Log batches
-// without BEGIN and COMMIT"); on SQLite
+// without BEGIN and COMMIT"). Decision: the execution's input
+// (input_context) is json, not jsonb, on PostgreSQL (migration 0009): no
+// query reads into it (no jsonb operator, filter or index; it is read
+// back whole), and parsing it into jsonb's binary form cost the server
+// three to five times json's check of the same text, 6 to 13 µs an
+// execution (BENCHMARKS.md, "The execution's input as json"). json stores the text as written, as
+// SQLite does, so both engines answer an execution's input with the keys
+// in the order the service wrote them (jsonb sorted them by length and
+// spaced them); rows written before the migration keep jsonb's text. On SQLite
 // the counts of a tenant, organization, entity type, day and hour are
 // written with each rule id and result bound once for its three spans (a
 // join with the spans' VALUES): binding eight values per count row was
@@ -186,9 +194,27 @@
 // caches' plans when the change commits; other processes on the same
 // PostgreSQL database hear of it by notification within milliseconds (the
 // counter is also read every 250 ms as a fallback), and an execution that
-// is not a dry run reads the counter before it runs (vcache's Sync), so it
-// never runs rules older than its start. Dry runs may lag by the
+// is not a dry run never runs rules older than a change that returned
+// before it started, through any process. Dry runs may lag by the
 // notification's milliseconds.
+//
+// How, on PostgreSQL, without a read per execution: each Service beats
+// once a second in business_rule_servers (migration 0010) with the
+// version of the counter its plans have applied (internal/vcache's Acks,
+// as identity's revocations and integrations' credentials do), and a
+// change to rules, sets or members, once committed, returns only when
+// every live process has acknowledged its version (milliseconds while
+// notifications flow; at most about 5 s for a process cut off from the
+// database, whose lease has lapsed by then). While its lease holds a
+// process runs logged executions from its plans without reading the
+// counter; without a lease (before its first beat, or cut off) it reads
+// the counter before each (vcache's Sync, shared by concurrent
+// executions). Decision: the cost moves from every logged execution (a
+// statement per few requests, 0.29–0.34 statements a request before,
+// 0.11 after; BENCHMARKS.md, "The definitions' version acknowledged") to
+// the changes, which are rare and wait for the acknowledgements. On
+// SQLite nothing is read or acknowledged: one process owns the database,
+// and its own commits drop its plans before they return.
 //
 // An execution that is not a dry run commits its log through the group
 // committer and waits for it; on SQLite, do not run one inside a store

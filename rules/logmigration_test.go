@@ -295,3 +295,50 @@ func TestLogRulesCompressedWithLZ4(t *testing.T) {
 		t.Errorf("the tenth rule row reads back as %+v, %v", got, err)
 	}
 }
+
+// Migration 0009 makes the log's input_context json on PostgreSQL: an
+// execution's input reads back as it was written, byte for byte, on both
+// engines (jsonb sorted the keys by length and added spaces), and a row
+// written before the migration reads back as the same JSON value.
+func TestLogInputReadBackAsWritten(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		if err := db.Migrate(ctx, storetest.MigrationsBefore(t, rules.Migrations, "0009")); err != nil {
+			t.Fatal(err)
+		}
+		const input = `{"data":{"amount":1,"b":{"zz":true,"a":[1,"x<y"]},"currency":"EUR","é":null},` +
+			`"entityId":"o-1","entityType":"order","eventType":"created","user":{"id":"user-1"}}`
+		st, sc := rules.NewSQLStore(), store.Scope{TenantID: store.NewID()}
+		at := time.Now().UTC().Truncate(time.Microsecond)
+		before := store.NewIDAt(at.Add(-time.Minute))[:32] + "0000"
+		if _, err := db.Exec(ctx, `INSERT INTO business_rule_executions (id, tenant_id, entity_type, entity_id, event_type,
+			input_context, executed_at, rules, rule_count) VALUES ($1, $2, 'order', 'o-1', 'created', $3, $4, $5, 1)`,
+			before, sc.TenantID, input, at.Add(-time.Minute),
+			`[["uuid-R1","R1","Rule R1","VALIDATION","SUCCESS",null,"{\"conditionResult\":true}",null,0.25]]`); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Migrate(ctx, rules.Migrations); err != nil {
+			t.Fatal(err)
+		}
+		id := store.NewIDAt(at)[:32] + "0000"
+		if err := st.InsertExecutions(ctx, db, []*rules.ExecutionRecord{{ID: id, TenantID: sc.TenantID, EntityType: "order",
+			EntityID: "o-1", EventType: "created", Input: input, ExecutedAt: at,
+			Rules: []rules.RuleRecord{{RuleUUID: "uuid-R1", RuleID: "R1", RuleName: "Rule R1", RuleType: rules.Validation,
+				Result: rules.StatusSuccess, Output: `{"conditionResult":true}`}}}}); err != nil {
+			t.Fatal(err)
+		}
+		l, err := st.GetLog(ctx, db, sc, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(l.InputContext) != input {
+			t.Errorf("input read back as\n%s\nwant it as written\n%s", l.InputContext, input)
+		}
+		old, err := st.GetLog(ctx, db, sc, before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameJSONText(t, "input written before the migration", old.InputContext, input)
+	})
+}

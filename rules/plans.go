@@ -96,6 +96,10 @@ type plans struct {
 	store    Store
 	sets     *vcache.Cache[planKey, *setPlan]
 	entities *vcache.Cache[planKey, *entityPlan]
+	// acks registers this process among those a change waits for (the
+	// package doc, "Cached plans"); nil unless other processes may share
+	// the database.
+	acks *vcache.Acks
 
 	mu       sync.RWMutex
 	compiled map[string]*compiledRule // by rule UUID
@@ -108,30 +112,62 @@ const (
 	maxCompiled = 20000
 )
 
+// serversTable is where the processes that cache plans beat
+// (vcache.Acks; migration 0010).
+const serversTable = "business_rule_servers"
+
 func newPlans(db *store.DB, st Store, interval time.Duration) *plans {
-	return &plans{db: db, store: st, compiled: map[string]*compiledRule{},
+	p := &plans{db: db, store: st, compiled: map[string]*compiledRule{},
 		sets:     vcache.New[planKey, *setPlan](db, definitionsCounter, interval, maxCachedPlans),
 		entities: vcache.New[planKey, *entityPlan](db, definitionsCounter, interval, maxCachedPlans)}
+	if db.Dialect().Notifies() {
+		p.acks = vcache.NewAcks(db, serversTable, definitionsCounter, p.invalidate, nil, "rules")
+	}
+	return p
+}
+
+// invalidate has both caches drop what is older than version v.
+func (p *plans) invalidate(v int64) {
+	p.sets.Invalidate(v)
+	p.entities.Invalidate(v)
 }
 
 // changed records a change to rules, sets or members in tx: one bump of
-// the counter, and once tx commits both caches drop what is older.
+// the counter, and once tx commits both caches drop what is older and,
+// where other processes may share the database, the commit waits until
+// every live one has acknowledged the change (vcache.AwaitAcks), so that
+// an execution that starts after the change returned, on any process,
+// runs it.
 func (p *plans) changed(ctx context.Context, tx *store.Tx) error {
 	v, err := p.sets.Changed(ctx, tx)
 	if err != nil {
 		return err
 	}
 	tx.AfterCommit(func() { p.entities.Invalidate(v) })
+	if p.acks != nil {
+		tx.AfterCommit(func() {
+			if err := vcache.AwaitAcks(ctx, p.db, serversTable, p.acks, v); err != nil {
+				p.db.Logger().ErrorContext(ctx, "rules: waiting for processes to acknowledge a definitions change failed",
+					"version", v, "err", err)
+			}
+		})
+	}
 	return nil
 }
 
 // sync makes both caches honour every change to rules, sets or members
-// committed before this call, by any process (vcache.Cache.Sync): an
-// execution that takes effect (not a dry run) calls it before it takes its
-// plan, so a rule changed or a set disabled through one server is honoured
-// by the next execution through another. One read of the counter serves
-// both caches (they share it). On SQLite it does nothing.
+// that returned before this call, by any process: an execution that takes
+// effect (not a dry run) calls it before it takes its plan, so a rule
+// changed or a set disabled through one server is honoured by the next
+// execution through another. While this process's lease holds
+// (vcache.Acks.Trusted) every such change was acknowledged by it before
+// returning, and sync reads nothing; otherwise it reads the counter
+// (vcache.Cache.Sync; one read serves both caches, which share it). On
+// SQLite it does nothing.
 func (p *plans) sync(ctx context.Context) error {
+	if p.acks != nil && p.acks.Trusted() {
+		return nil
+	}
 	if err := p.sets.Sync(ctx); err != nil {
 		return err
 	}

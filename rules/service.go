@@ -100,7 +100,8 @@ func (s *Service) RegisterJobs(e *jobs.Engine) error {
 
 // record ends a change's transaction: it emits the change's event and
 // bumps the definitions version, which drops this process's cached plans
-// once the change commits (and other processes' at their next check).
+// once the change commits; on PostgreSQL the commit then waits until
+// every live process has acknowledged it (plans.changed).
 func (s *Service) record(ctx context.Context, tx *store.Tx, event string, sc store.Scope, data any) error {
 	if err := s.plans.changed(ctx, tx); err != nil {
 		return err

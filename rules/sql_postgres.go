@@ -52,7 +52,7 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 			INSERT INTO business_rule_executions (id, tenant_id, organization_id, set_id, entity_type, entity_id, event_type,
 				input_context, executed_at, executed_by, rules, rule_count, failure_count, rule_results)
 			SELECT v.id, v.tenant_id, NULLIF(v.organization_id, ''), NULLIF(v.set_id, ''), v.entity_type, v.entity_id, v.event_type,
-				v.input_context::jsonb, v.executed_at, NULLIF(v.executed_by, ''), v.rules::json, v.rule_count, v.failure_count,
+				v.input_context::json, v.executed_at, NULLIF(v.executed_by, ''), v.rules::json, v.rule_count, v.failure_count,
 				v.rule_results
 			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 				$9::timestamptz[], $10::text[], $11::text[], $12::int[], $13::int[], $14::text[])

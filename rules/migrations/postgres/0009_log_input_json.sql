@@ -1,0 +1,12 @@
+-- rules 0009: the execution log's input_context as json, not jsonb.
+--
+-- input_context is written once and only ever read back whole: no query
+-- reads into it (no ->, ->>, @> or jsonb index), so jsonb's parse into
+-- its binary form bought nothing. It was most of what the server spent on
+-- a logged execution's insert (BENCHMARKS.md, "Business rules"); json
+-- checks the text and stores it as written. The log then answers an
+-- execution's input as it was written, with the key order and spacing
+-- SQLite's log answers (jsonb sorted keys by length and added spaces).
+-- Rows written before keep jsonb's text. The ALTER rewrites the table
+-- (and its indexes) under an exclusive lock, once.
+ALTER TABLE business_rule_executions ALTER COLUMN input_context TYPE JSON USING input_context::json;

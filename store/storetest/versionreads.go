@@ -1,0 +1,54 @@
+package storetest
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// VersionReads counts the reads of the store's version counters
+// (store_versions) a PostgreSQL pool runs: a pgx.QueryTracer for tests
+// that prove a cache serves without reading its counter.
+type VersionReads struct{ N atomic.Int64 }
+
+// TraceQueryStart implements pgx.QueryTracer.
+func (c *VersionReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(q.SQL, "FROM store_versions") {
+		c.N.Add(1)
+	}
+	return ctx
+}
+
+// TraceQueryEnd implements pgx.QueryTracer.
+func (c *VersionReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// PostgresTraced opens a DB over url (IsolatedPostgresURL's, so that two
+// such DBs share one database as two processes do) with tracer (nil for
+// none) on its connections, migrated with lines and closed when the test
+// ends.
+func PostgresTraced(t testing.TB, url string, tracer pgx.QueryTracer, lines ...store.Migrations) *store.DB {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = tracer
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	db, err := store.FromPool(t.Context(), pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	migrate(t, db, lines)
+	return db
+}
