@@ -87,7 +87,7 @@ type Config struct {
 // another one's fetch waits for the next notification or poll), and
 // none is read while the listener reconnects. On SQLite it was 100ms
 // until each poll's cost showed up in a loaded server's profile (every
-// poll takes the single writer; BENCHMARKS.md, "Feature toggles").
+// poll takes the single writer; BENCHMARKS.md, "Jobs").
 const DefaultFetchPollInterval = time.Second
 
 // DefaultBackgroundPollInterval is Config.BackgroundPollInterval's
