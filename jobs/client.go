@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -19,7 +20,9 @@ import (
 // once, and returns a client. River's Migrate runs one transaction per
 // version (on PostgreSQL a new enum value cannot be used in the
 // transaction that adds it). prepare, when set, runs first under the lock.
-func migrateAndConnect[TTx any](ctx context.Context, db *store.DB, driver riverdriver.Driver[TTx], cfg *river.Config, prepare func() error) (client, error) {
+// wake, when set, is told the queues of the jobs each committed insert of
+// this process made available (the SQLite driver's wakingListener).
+func migrateAndConnect[TTx any](ctx context.Context, db *store.DB, driver riverdriver.Driver[TTx], cfg *river.Config, prepare func() error, wake func(queues []string)) (client, error) {
 	err := db.WithLock(ctx, "tenantkit.migrate", func() error {
 		if prepare != nil {
 			if err := prepare(); err != nil {
@@ -40,7 +43,7 @@ func migrateAndConnect[TTx any](ctx context.Context, db *store.DB, driver riverd
 	if err != nil {
 		return nil, err
 	}
-	return riverClient[TTx]{c: c, d: driver, schema: cfg.Schema}, nil
+	return riverClient[TTx]{c: c, d: driver, schema: cfg.Schema, wake: wake}, nil
 }
 
 // client hides River's transaction type parameter (*sql.Tx on SQLite,
@@ -72,6 +75,7 @@ type riverClient[TTx any] struct {
 	c      *river.Client[TTx]
 	d      riverdriver.Driver[TTx]
 	schema string
+	wake   func(queues []string)
 }
 
 func (r riverClient[TTx]) driverTx(tx *store.Tx) (TTx, error) {
@@ -136,7 +140,19 @@ func (r riverClient[TTx]) insertTx(ctx context.Context, tx *store.Tx, params []r
 	if err != nil {
 		return nil, err
 	}
-	return r.c.InsertManyTx(ctx, dtx, params)
+	res, err := r.c.InsertManyTx(ctx, dtx, params)
+	if err == nil && r.wake != nil {
+		var queues []string
+		for _, ins := range res {
+			if ins.Job.State == rivertype.JobStateAvailable && !slices.Contains(queues, ins.Job.Queue) {
+				queues = append(queues, ins.Job.Queue)
+			}
+		}
+		if len(queues) > 0 {
+			tx.AfterCommit(func() { r.wake(queues) })
+		}
+	}
+	return res, err
 }
 
 func (r riverClient[TTx]) get(ctx context.Context, id int64) (*rivertype.JobRow, error) {

@@ -37,21 +37,26 @@
 //     River itself never clashes with ours. River's migrations run at New,
 //     one transaction per version, under the store's migration lock.
 //   - Fetching is tuned for throughput (2ms cooldown). River's defaults
-//     cap a queue near workers ÷ 100ms jobs per second. SQLite has no
-//     LISTEN/NOTIFY: River's SQLite driver writes an insert's notification
-//     to an outbox table in the insert's transaction, which its listener
-//     reads every 50ms, and the queues poll every 100ms as a backstop
-//     (Config.FetchPollInterval). An idle engine starts a new job 23ms
-//     after its commit on average (BenchmarkPickupLatency; 14ms when the
-//     queues polled every 20ms, which took a loaded server's single
-//     writer a hundred times a second). Each poll takes the single writer
-//     connection (whose connections keep River's fetch statement
-//     prepared, see package store), so queues whose jobs may wait
+//     cap a queue near workers ÷ 100ms jobs per second. A queue is woken
+//     by River's insert notification when a job is committed; its poll
+//     (Config.FetchPollInterval, 1s on both engines) is only the
+//     backstop. SQLite has no LISTEN/NOTIFY: River's SQLite driver writes
+//     an insert's notification to an outbox table in the insert's
+//     transaction, which its listener reads every 50ms, so this process
+//     also hands its listener the notification of each of its own
+//     commits at once (sqlite.go). An idle engine starts a job enqueued by
+//     this process 2ms after its commit on average (BenchmarkPickupLatency;
+//     23ms when the queues polled every 100ms, 14ms at 20ms), one enqueued
+//     by another process sharing the file within the 50ms of the outbox,
+//     and a job whose notification was not sent (River sends at most one
+//     per queue every cooldown) or not read (the listener reconnecting)
+//     within the poll: 1s, 5s for the queues whose jobs may wait
 //     (RegisterOpts.Background: data sync runs, text extraction, payment
-//     provider webhooks) are polled every 250ms
-//     (Config.BackgroundPollInterval): an idle standalone server went from
-//     23% to 11% of a core; keeping the fetch prepared took a further third
-//     off (BENCHMARKS.md).
+//     provider webhooks; Config.BackgroundPollInterval). Each poll takes
+//     the single writer connection (whose connections keep River's fetch
+//     statement prepared, see package store): at 42 polls a second
+//     before, 4-6% of the standalone server's CPU serving 20,000 cheap
+//     reads a second (BENCHMARKS.md, "Jobs").
 //   - On SQLite River shares the store's single writer connection: SQLite
 //     allows one writer, and queueing in Go avoids busy errors.
 //   - On SQLite a running job may not see a cancel through its context;

@@ -34,16 +34,16 @@ type Config struct {
 	// workers ÷ 100ms.
 	FetchCooldown time.Duration
 	// FetchPollInterval is how often an idle queue looks for new jobs when
-	// no notification arrives. Defaults to 100ms on SQLite (whose
-	// notifications are River's outbox table, read every 50ms; each poll
-	// takes the single writer) and 1s on PostgreSQL (LISTEN/NOTIFY).
+	// no notification arrives: the backstop of River's insert
+	// notifications (LISTEN/NOTIFY on PostgreSQL; on SQLite River's outbox
+	// table, read every 50ms), which wake a queue when a job is committed,
+	// by this process or another. Defaults to 1s on both engines (see
+	// DefaultFetchPollInterval).
 	FetchPollInterval time.Duration
 	// BackgroundPollInterval is FetchPollInterval for the queues
-	// registered as Background, on an engine that cannot notify the job
-	// engine of new jobs (SQLite). Defaults to 250ms. (On SQLite every poll
-	// takes the single writer connection: six queues at 20ms cost an idle
-	// server about a fifth of a core before the store kept River's fetch
-	// statement prepared; see BENCHMARKS.md.)
+	// registered as Background, on SQLite, where every poll takes the
+	// single writer connection. Defaults to
+	// DefaultBackgroundPollInterval.
 	BackgroundPollInterval time.Duration
 	// JobTimeout is the default time limit of one attempt. Defaults to 1
 	// minute; a Worker may set its own.
@@ -76,6 +76,23 @@ type Config struct {
 	// Logger receives the engine's warnings. Defaults to the store's.
 	Logger *slog.Logger
 }
+
+// DefaultFetchPollInterval is Config.FetchPollInterval's default on both
+// engines. A queue is woken by River's insert notification when a job
+// is committed (on SQLite at once for this process's commits, within
+// the 50ms its outbox listener polls for other processes'; see the
+// package doc), so the poll only bounds the wait of a job whose
+// notification was not sent or not read: River sends at most one per
+// queue every FetchCooldown (a job committed in that window after
+// another one's fetch waits for the next notification or poll), and
+// none is read while the listener reconnects. On SQLite it was 100ms
+// until each poll's cost showed up in a loaded server's profile (every
+// poll takes the single writer; BENCHMARKS.md, "Jobs").
+const DefaultFetchPollInterval = time.Second
+
+// DefaultBackgroundPollInterval is Config.BackgroundPollInterval's
+// default: the backstop of a Background queue on SQLite.
+const DefaultBackgroundPollInterval = 5 * time.Second
 
 // DefaultRescueStuckAfter is Config.RescueStuckAfter's default: above
 // every tenantkit worker's time limit (webhook drains: 100 s).
@@ -161,16 +178,9 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Engine, error) {
 	if schema == "" && db.Schema() != "" {
 		schema = db.Schema() + "_river"
 	}
-	poll := cfg.FetchPollInterval
-	if poll == 0 {
-		poll = time.Second
-		if !db.Dialect().Notifies() {
-			poll = 100 * time.Millisecond
-		}
-	}
 	rcfg := &river.Config{
 		FetchCooldown:        cmp.Or(cfg.FetchCooldown, 2*time.Millisecond),
-		FetchPollInterval:    poll,
+		FetchPollInterval:    cmp.Or(cfg.FetchPollInterval, DefaultFetchPollInterval),
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: rescueAfter(cfg),
 		MaxAttempts:          cfg.MaxAttempts,
@@ -259,8 +269,9 @@ type RegisterOpts struct {
 	// Background marks Queue as one whose jobs may wait a little to be
 	// picked up (imports, text extraction, provider webhooks): on SQLite
 	// it is polled every Config.BackgroundPollInterval rather than
-	// FetchPollInterval. No effect on PostgreSQL, which notifies, nor on
-	// a queue sized in Config.Queues (the job engine is built with it).
+	// FetchPollInterval (insert notifications wake it either way). No
+	// effect on PostgreSQL, nor on a queue sized in Config.Queues (the
+	// job engine is built with it).
 	Background bool
 }
 
@@ -400,7 +411,7 @@ func (e *Engine) Periodic(interval time.Duration, args func() Args) {
 func (e *Engine) queueConfig(name string) river.QueueConfig {
 	qc := river.QueueConfig{MaxWorkers: e.queues[name]}
 	if e.background[name] && !e.db.Dialect().Notifies() {
-		qc.FetchPollInterval = cmp.Or(e.cfg.BackgroundPollInterval, 250*time.Millisecond)
+		qc.FetchPollInterval = cmp.Or(e.cfg.BackgroundPollInterval, DefaultBackgroundPollInterval)
 	}
 	return qc
 }

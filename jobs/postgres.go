@@ -33,6 +33,6 @@ func newPgxClient(ctx context.Context, db *store.DB, cfg *river.Config, schema s
 		}
 		return nil
 	}
-	c, err := migrateAndConnect[pgx.Tx](ctx, db, riverpgxv5.New(pool), cfg, createSchema)
+	c, err := migrateAndConnect[pgx.Tx](ctx, db, riverpgxv5.New(pool), cfg, createSchema, nil)
 	return c, true, err
 }

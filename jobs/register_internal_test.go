@@ -83,3 +83,73 @@ func TestBackgroundQueuePolling(t *testing.T) {
 		t.Fatal("the background job never ran")
 	}
 }
+
+// On SQLite the queues' polls are only a backstop: a job is woken by
+// River's insert notification (its outbox table), whether this engine's
+// process or another one sharing the file enqueued it. With polls an hour
+// apart, both jobs still run. By default the queues poll every second,
+// Background ones every 5s (each poll takes the single writer).
+func TestSQLiteJobsWokenWithoutPolling(t *testing.T) {
+	t.Parallel()
+	url := storetest.SQLiteURL(t)
+	open := func() *store.DB {
+		db, err := store.Open(t.Context(), url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	db, other := open(), open() // other: another process's handle on the file, in effect
+
+	defaults, err := New(t.Context(), db, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Register(defaults, WorkFunc[otherArgs](func(context.Context, *Job[otherArgs]) error { return nil }), &RegisterOpts{Queue: "slow", Background: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := defaults.queueConfig("slow").FetchPollInterval; got != DefaultBackgroundPollInterval {
+		t.Errorf("background queue polled every %v by default, want %v", got, DefaultBackgroundPollInterval)
+	}
+
+	e, err := New(t.Context(), db, Config{FetchPollInterval: time.Hour, BackgroundPollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{}, 2)
+	work := func(context.Context, *Job[waitArgs]) error { ran <- struct{}{}; return nil }
+	if err := Register(e, WorkFunc[waitArgs](work), &RegisterOpts{Queue: "slow", Background: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop(context.Background())
+
+	enqueuer, err := New(t.Context(), other, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Register(enqueuer, WorkFunc[waitArgs](work), &RegisterOpts{Queue: "slow", Background: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A first job, picked up by the queue's first fetch at start or by
+	// its notification: the jobs after it can only be woken.
+	type source struct {
+		name string
+		db   *store.DB
+		e    *Engine
+	}
+	for _, enq := range []source{{"the first job", db, e}, {"this process", db, e}, {"another process", other, enqueuer}} {
+		name := enq.name
+		if err := enq.db.Tx(t.Context(), func(tx *store.Tx) error { _, err := enq.e.EnqueueTx(t.Context(), tx, waitArgs{}, nil); return err }); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ran:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the job enqueued by %s did not run (the next poll is an hour away)", name)
+		}
+	}
+}

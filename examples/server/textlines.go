@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -120,8 +121,50 @@ func appendTextLine(b []byte, r slog.Record) []byte {
 }
 
 // appendMillis appends t as RFC 3339 with exactly three fractional
-// digits, t truncated to the millisecond (slog's text time).
+// digits, t truncated to the millisecond (slog's text time). The part up
+// to the second and the zone are formatted once per second (lastSecond),
+// as every line of that second shares them; only the milliseconds are
+// written per line.
 func appendMillis(b []byte, t time.Time) []byte {
+	sec, loc := t.Unix(), t.Location()
+	s := lastSecond.Load()
+	if s == nil || s.unix != sec || s.loc != loc {
+		s = formatSecond(t)
+		if s == nil { // a year outside 1-9999
+			return appendMillisSlow(b, t)
+		}
+		lastSecond.Store(s)
+	}
+	ms := t.Nanosecond() / int(time.Millisecond)
+	b = append(b, s.head...)
+	b = append(b, '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+	return append(b, s.zone...)
+}
+
+// formattedSecond is one second of one location, formatted: head is
+// "2006-01-02T15:04:05", zone "Z07:00".
+type formattedSecond struct {
+	unix       int64
+	loc        *time.Location
+	head, zone string
+}
+
+// lastSecond is the second the last line was written in.
+var lastSecond atomic.Pointer[formattedSecond]
+
+// formatSecond formats t's second, or returns nil for a year outside
+// 1-9999 (before year 1 slog's truncation to the millisecond does not
+// floor within the second; past 9999 the text is longer).
+func formatSecond(t time.Time) *formattedSecond {
+	if y := t.Year(); y < 1 || y > 9999 {
+		return nil
+	}
+	return &formattedSecond{unix: t.Unix(), loc: t.Location(),
+		head: t.Format("2006-01-02T15:04:05"), zone: t.Format("Z07:00")}
+}
+
+// appendMillisSlow is appendMillis as slog writes it, for any year.
+func appendMillisSlow(b []byte, t time.Time) []byte {
 	const prefix = len("2006-01-02T15:04:05.000")
 	n := len(b)
 	// RFC3339Nano drops trailing zeros; a tenth of a millisecond more
@@ -133,32 +176,50 @@ func appendMillis(b []byte, t time.Time) []byte {
 // appendTextString appends s, quoted (strconv.Quote) where slog's text
 // handler quotes it: empty, or holding a space, '=', '"', an ASCII
 // control character (not DEL), a non-ASCII space or non-printing rune, or
-// invalid UTF-8.
+// invalid UTF-8. A string of printable ASCII without '"' or '\\' (a
+// route such as "GET /api/x") is quoted by copying it between quotes,
+// which is what strconv.Quote writes for it.
 func appendTextString(b []byte, s string) []byte {
-	if needsTextQuoting(s) {
-		return strconv.AppendQuote(b, s)
+	quote, plain := textQuoting(s)
+	switch {
+	case !quote:
+		return append(b, s...)
+	case plain:
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
 	}
-	return append(b, s...)
+	return strconv.AppendQuote(b, s)
 }
 
-func needsTextQuoting(s string) bool {
+// textQuoting reports whether slog quotes s, and whether s is printable
+// ASCII without '"' or '\\' (its quoted form is s between quotes).
+func textQuoting(s string) (quote, plain bool) {
 	if s == "" {
-		return true
+		return true, true
 	}
+	plain = true
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c <= ' ' || c == '=' || c == '"' {
-				return true
+			switch {
+			case c == ' ':
+				quote = true
+			case c < ' ' || c == '=' || c == '"':
+				quote = true
+				plain = plain && c == '='
+			case c == '\\' || c == 0x7f:
+				plain = false
 			}
 			i++
 			continue
 		}
+		plain = false
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
-			return true
+			return true, false
 		}
 		i += size
 	}
-	return false
+	return quote, plain
 }

@@ -39,13 +39,26 @@ func TestTextLinesMatchSlog(t *testing.T) {
 			r.AddAttrs(slog.Uint64("u", math.MaxUint64), slog.Bool("ok", true), slog.Duration("d", 1500*time.Millisecond),
 				slog.Float64("inf", math.Inf(-1)), slog.Float64("big", 1e21), slog.Int64("neg", math.MinInt64),
 				slog.String("a=b", "x\"y"), slog.String("tab", "a\tb"), slog.String("del", "\x7f"),
-				slog.String("nbsp", "a\u00a0b"), slog.String("bad", "\xff"), slog.String("uni", "héllo"))
+				slog.String("nbsp", "a\u00a0b"), slog.String("bad", "\xff"), slog.String("uni", "héllo"),
+				slog.String("route", "GET /api/x"), slog.String("bs", `a\b c`), slog.String("eq sp", "a=b c"),
+				slog.String("del sp", "\x7f "), slog.String("uni sp", "é b"), slog.String("empty", ""))
 			_ = l.Handler().Handle(context.Background(), r)
 		},
 		"not plain: handed to slog": func(l *slog.Logger) {
 			l.Info("mixed", "n", 1, "t", at, "g", slog.GroupValue(slog.Int("x", 1)), "any", []int{1})
 		},
 		"with attrs": func(l *slog.Logger) { l.With("area", "jobs").Error("failed", "err", "boom") },
+		"lines across seconds and zones": func(l *slog.Logger) {
+			// The second's text is kept from one line to the next:
+			// a new second, or the same second in another zone, is
+			// formatted anew.
+			for _, t := range []time.Time{at, at.Add(time.Millisecond), at.UTC(), at.Add(879 * time.Millisecond),
+				at.Add(880 * time.Millisecond), at.UTC().Add(880 * time.Millisecond), at.Add(-time.Second),
+				time.Date(10000, 1, 1, 0, 0, 0, 5_000_000, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 999_999_999, time.FixedZone("y", -60))} {
+				r := slog.NewRecord(t, slog.LevelInfo, "tick", 0)
+				_ = l.Handler().Handle(context.Background(), r)
+			}
+		},
 		"filtered out": func(l *slog.Logger) {
 			l.Debug("kept at debug")
 		},
