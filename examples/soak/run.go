@@ -172,7 +172,7 @@ func run(ctx context.Context, cfg config) (*result, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer waitVacuum()
+		defer func() { stopTraffic(); waitVacuum() }() // on every return, also before the traffic's own stop
 	}
 
 	first, err := sm.take(0)
