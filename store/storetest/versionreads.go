@@ -17,7 +17,9 @@ import (
 // VersionReads counts the reads of the store's version counters
 // (store_versions) a PostgreSQL pool runs: a pgx.QueryTracer for tests
 // that prove a cache serves without reading its counter.
-type VersionReads struct{ N atomic.Int64 }
+type VersionReads struct {
+	N atomic.Int64 // the reads so far
+}
 
 // TraceQueryStart implements pgx.QueryTracer.
 func (c *VersionReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryStartData) context.Context {
