@@ -61,10 +61,10 @@ func init() {
 		},
 		// The page size is written into the statement (at most 100: a few
 		// texts), and the first page has no OFFSET, so that PostgreSQL
-		// keeps one generic plan of an unfiltered list: with a LIMIT or an OFFSET
-		// parameter it costs a generic plan as reading a tenth of the
-		// rows, so it planned the list again on every run, which took
-		// as much of the server's time as running it.
+		// keeps one generic plan of an unfiltered list: with a LIMIT or
+		// an OFFSET parameter it costs a generic plan as reading a tenth
+		// of the rows, so it planned the list again on every run, which
+		// took as much of the server's time as running it.
 		page: func(k *store.Conds, limit, offset int) string {
 			if offset == 0 {
 				return " LIMIT " + strconv.Itoa(limit)

@@ -247,10 +247,11 @@ func listRecords[T any](ctx context.Context, q store.Querier, sc store.Scope, l 
 	switch {
 	case l.Limit <= 0:
 	case len(l.Filters) > 0 || len(l.IDs) > 0 || l.Search != "":
-		// A filtered list keeps its page size a parameter, so that
-		// PostgreSQL plans it for each run's values: a rare value and a
-		// common one want different plans, which one kept plan would
-		// not give them.
+		// A filtered list keeps its page size a parameter, as the
+		// unfiltered one did before: PostgreSQL then weighs a plan for
+		// each run's values against a kept generic one, where a literal
+		// page size would have it keep the generic plan, and a rare
+		// value and a common one want different plans.
 		page = " LIMIT " + k.Add(l.Limit) + " OFFSET " + k.Add(l.Offset)
 	default:
 		eng, err := engineOf(q)
