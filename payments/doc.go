@@ -204,6 +204,26 @@
 // what encoding/json wrote): about 0.6 statements a session on
 // PostgreSQL, fewer than a records create, and a fifth less CPU.
 //
+// # Mock session ids
+//
+// The mock providers' session ids are "mock_pi_" and 16 hex digits, as
+// they always were, but no longer 64 random bits: the first 28 bits are
+// the Unix millisecond (they wrap every 3.1 days), the other 36 random.
+// Decision: on SQLite a random key's insert lands on any page of the
+// index by provider and session, so each session of a shared transaction
+// dirtied a page of its own, and a transaction whose insert split a page
+// inside the index made SQLite scan its whole page cache (64 MiB on the
+// writer) at the commit (the split renumbers pages through the lock-byte
+// page's number, past the file's end, and the commit drops every cached
+// page past the end by walking all of them): that scan alone was a fifth of a session's time
+// in the single writer once the cache was full, as it is after a load of
+// records creates (BENCHMARKS.md, Payments, "Mock session ids in time
+// order"). Ids made close in time land on the last page of the index.
+// Repeats: two ids can only meet within one millisecond of a 3.1-day
+// cycle, on 36 random bits; at a steady 20,000 sessions a second about
+// once in 4 days, the rate random 64-bit ids reach after a day and a half
+// of that load. A real provider's ids (Stripe's) are the provider's.
+//
 // # The transactions list's totals
 //
 // ListTransactions returns a page, newest first, and the exact total.

@@ -5,10 +5,12 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Keys of the built-in mock providers.
@@ -54,9 +56,25 @@ func mockID(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
+// mockSessionID returns a new session id made at t: "mock_pi_" and 16
+// hex digits, the low 28 bits of t's Unix millisecond first (they wrap
+// every 3.1 days), then 36 random bits (doc.go, "Mock session ids").
+func mockSessionID(t time.Time) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	v := uint64(t.UnixMilli())&(1<<mockSessionTimeBits-1)<<(64-mockSessionTimeBits) |
+		binary.BigEndian.Uint64(b[:])&(1<<(64-mockSessionTimeBits)-1)
+	binary.BigEndian.PutUint64(b[:], v)
+	return "mock_pi_" + hex.EncodeToString(b[:])
+}
+
+// mockSessionTimeBits is how many leading bits of a mock session id are
+// its millisecond.
+const mockSessionTimeBits = 28
+
 // CreateSession implements Provider.
 func (m *Mock) CreateSession(_ context.Context, in SessionInput) (*SessionResult, error) {
-	id := mockID("mock_pi_")
+	id := mockSessionID(time.Now())
 	status := StatusCaptured
 	switch {
 	case m.key == KeyMockProcessing:
