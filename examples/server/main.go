@@ -93,6 +93,22 @@
 // Password-reset tokens are not mailed: the server logs them (with the
 // email address) at INFO level.
 //
+// # Timeouts
+//
+// The API's listener gives a client 10 s to send a request's headers
+// (ReadHeaderTimeout), 60 s to send the whole request from its first byte
+// (ReadTimeout), 120 s from the end of its headers to the answer's last
+// byte (WriteTimeout), and closes a keep-alive connection idle for 120 s
+// (IdleTimeout); the event stream sets its own deadlines (httpapi). All
+// four are kept, each against a slow or stalled client: headers dribbled
+// in, a body trickled, an answer never read, a connection held open. Each
+// costs a deadline set on the connection per request: ReadTimeout and
+// WriteTimeout together measured about 1.5% of the server's CPU a request
+// on its cheapest route (a cached toggle check), which does not pay for
+// the protection that dropping them would lose (BENCHMARKS.md,
+// "toggles-check: SQLite against PostgreSQL, the timeouts and the access
+// line").
+//
 // # Output and shutdown
 //
 // Stdout carries only what an operator must see: the generated API key
@@ -474,6 +490,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return errors.Join(err, closeKit())
 	}
+	// The four timeouts and why each stays: the package doc, "Timeouts".
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -51,16 +51,12 @@ var textLineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return
 
 // Handle writes r as one line.
 func (h *textLines) Handle(ctx context.Context, r slog.Record) error {
-	plain := true
-	r.Attrs(func(a slog.Attr) bool {
-		plain = plainAttr(a)
-		return plain
-	})
+	bp := textLineBufs.Get().(*[]byte)
+	b, plain := appendTextLine((*bp)[:0], r)
 	if !plain {
+		textLineBufs.Put(bp)
 		return h.slow.Handle(ctx, r)
 	}
-	bp := textLineBufs.Get().(*[]byte)
-	b := appendTextLine((*bp)[:0], r)
 	h.mu.Lock()
 	_, err := h.w.Write(b)
 	h.mu.Unlock()
@@ -86,8 +82,11 @@ func plainAttr(a slog.Attr) bool {
 
 // appendTextLine appends r in slog.TextHandler's format: time (when set,
 // to the millisecond), level, msg, then each attribute as key=value, a
-// value quoted where slog quotes it, and a newline.
-func appendTextLine(b []byte, r slog.Record) []byte {
+// value quoted where slog quotes it, and a newline. It reports false,
+// having stopped at the first, when r has an attribute that is not plain
+// (plainAttr): such a record is slog's to write. One pass over the
+// attributes, not a check and then the writing.
+func appendTextLine(b []byte, r slog.Record) ([]byte, bool) {
 	if !r.Time.IsZero() {
 		b = append(b, "time="...)
 		b = appendMillis(b, r.Time)
@@ -97,7 +96,11 @@ func appendTextLine(b []byte, r slog.Record) []byte {
 	b = appendTextString(b, r.Level.String())
 	b = append(b, " msg="...)
 	b = appendTextString(b, r.Message)
+	plain := true
 	r.Attrs(func(a slog.Attr) bool {
+		if plain = plainAttr(a); !plain {
+			return false
+		}
 		b = append(b, ' ')
 		b = appendTextString(b, a.Key)
 		b = append(b, '=')
@@ -117,7 +120,7 @@ func appendTextLine(b []byte, r slog.Record) []byte {
 		}
 		return true
 	})
-	return append(b, '\n')
+	return append(b, '\n'), plain
 }
 
 // appendMillis appends t as RFC 3339 with exactly three fractional
@@ -193,33 +196,51 @@ func appendTextString(b []byte, s string) []byte {
 }
 
 // textQuoting reports whether slog quotes s, and whether s is printable
-// ASCII without '"' or '\\' (its quoted form is s between quotes).
+// ASCII without '"' or '\\' (its quoted form is s between quotes). An
+// ASCII byte is looked up in textByte (one load a byte, the line's
+// strings being mostly ASCII); any other rune is decoded.
 func textQuoting(s string) (quote, plain bool) {
 	if s == "" {
 		return true, true
 	}
-	plain = true
+	var seen uint8
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == ' ':
-				quote = true
-			case c < ' ' || c == '=' || c == '"':
-				quote = true
-				plain = plain && c == '='
-			case c == '\\' || c == 0x7f:
-				plain = false
-			}
+			seen |= textByte[c]
 			i++
 			continue
 		}
-		plain = false
+		seen |= textNotPlain
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
 			return true, false
 		}
 		i += size
 	}
-	return quote, plain
+	return seen&textQuote != 0, seen&textNotPlain == 0
 }
+
+// What an ASCII byte makes of a string in textQuoting: textQuote, slog
+// quotes it (a space, '=', '"', a control character other than DEL);
+// textNotPlain, its quoted form is not the string between quotes ('"',
+// '\\', a control character, DEL).
+const (
+	textQuote    = 1
+	textNotPlain = 2
+)
+
+// textByte holds textQuoting's flags of each ASCII byte.
+var textByte = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case c == ' ' || c == '=':
+			t[c] = textQuote
+		case c < ' ' || c == '"':
+			t[c] = textQuote | textNotPlain
+		case c == '\\' || c == 0x7f:
+			t[c] = textNotPlain
+		}
+	}
+	return t
+}()
