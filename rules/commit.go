@@ -30,6 +30,11 @@ func newLogWriter(db *store.DB, st Store) *logWriter {
 	if sq, ok := st.(*SQLStore); ok && sq.insertsExecutionsInOneStatement(db.Dialect()) {
 		g.group.SetSingleStatement(g.single)
 	}
+	// Every batch of one tenant's executions upserts the same kept count
+	// rows: a second batch running at once would wait on their locks
+	// until the first commits, and batches half the size upsert them
+	// twice as often.
+	g.group.SetRunners(1)
 	return g
 }
 

@@ -80,3 +80,59 @@ func TestInsertExecutionsBatchKeepsTotals(t *testing.T) {
 		check(func(x *rules.ExecutionRecord) bool { return !x.ExecutedAt.Before(cut) })
 	}, rules.Migrations)
 }
+
+// Every text of a batch of executions reads back as written on both
+// engines, whatever characters it holds: quotes, backslashes, commas,
+// braces, "NULL", separators of rule_results, non-ASCII letters, and
+// JSON holding escaped control characters (PostgreSQL's write passes the
+// batch's columns as array literals and its JSON texts as one text each).
+func TestInsertExecutionsKeepsTexts(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		st := rules.NewSQLStore()
+		tenant := store.NewID()
+		odd := []string{`a"b`, `c\d`, `e,f`, `{g}`, `NULL`, ` h `, `|i:j\`, `é中`, `""`, `\"`}
+		at := time.Now().UTC().Truncate(time.Millisecond)
+		var xs []*rules.ExecutionRecord
+		for i, s := range odd {
+			x := &rules.ExecutionRecord{ID: store.NewIDAt(at.Add(time.Duration(i) * time.Millisecond))[:32] + "0000", TenantID: tenant,
+				OrganizationID: "org" + s, SetID: "SET" + s, EntityType: "type" + s, EntityID: "entity" + s, EventType: "event" + s,
+				Input: fmt.Sprintf(`{"data":{"k":%q,"c":"\u001f\u0001"},"n":%d}`, s, i), ExecutedAt: at.Add(time.Duration(i) * time.Millisecond),
+				ExecutedBy: "user" + s}
+			for r := range 2 {
+				x.Rules = append(x.Rules, rules.RuleRecord{RuleUUID: "uuid" + s, RuleID: fmt.Sprint("rule", s, r), RuleName: "name" + s,
+					RuleType: rules.Validation, Result: rules.StatusError, Output: fmt.Sprintf(`{"o":%q}`, s), ErrorMessage: "error" + s,
+					Input: map[bool]string{true: fmt.Sprintf(`{"own":%q}`, s)}[r == 1]})
+			}
+			xs = append(xs, x)
+		}
+		if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertExecutions(ctx, tx, xs) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range xs {
+			sc := store.Scope{TenantID: tenant, OrganizationID: x.OrganizationID}
+			for r, want := range x.Rules {
+				got, err := st.GetLog(ctx, db, sc, x.ID[:32]+fmt.Sprintf("%04x", r))
+				if err != nil {
+					t.Fatalf("%s rule %d: %v", x.EntityID, r, err)
+				}
+				input := x.Input
+				if want.Input != "" {
+					input = want.Input
+				}
+				if got.SetID != x.SetID || got.EntityType != x.EntityType || got.EntityID != x.EntityID || got.EventType != x.EventType ||
+					got.RuleUUID != want.RuleUUID || got.RuleID != want.RuleID || got.RuleName != want.RuleName ||
+					got.ErrorMessage != want.ErrorMessage || string(got.OutputContext) != want.Output ||
+					string(got.InputContext) != input || got.OrganizationID != x.OrganizationID || got.ExecutedBy != x.ExecutedBy {
+					t.Errorf("%s rule %d: read back %+v", x.EntityID, r, got)
+				}
+			}
+			_, total, err := st.ListLogs(ctx, db, store.Scope{TenantID: tenant, OrganizationID: x.OrganizationID},
+				rules.LogFilter{RuleID: x.Rules[1].RuleID, Result: rules.StatusError, Limit: 1})
+			if err != nil || total != 1 {
+				t.Errorf("rule id %q: total %d, want 1 (%v)", x.Rules[1].RuleID, total, err)
+			}
+		}
+	}, rules.Migrations)
+}

@@ -955,13 +955,14 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 				failures++
 			}
 		}
-		rows[i] = executionRow{x: x, rules: string(appendRuleRows(nil, x.Rules)), failures: failures, results: ruleResults(x.Rules)}
+		rows[i] = executionRow{x: x, failures: failures}
 	}
 	if write := logWriters[q.Dialect()]; write != nil {
 		return write(ctx, q, rows)
 	}
 	values := make([]any, 0, len(xs)*executionInserts.Columns())
-	for _, r := range rows {
+	for i := range rows {
+		r := rows[i].withTexts()
 		x := r.x
 		values = append(values, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
 			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),
@@ -1060,13 +1061,22 @@ func insertExecutionCounts(ctx context.Context, q store.Querier, rows []executio
 // own (logWriter.single).
 func (SQLStore) insertsExecutionsInOneStatement(d store.Dialect) bool { return oneStatementLog[d] }
 
-// executionRow is an execution as InsertExecutions writes it: its rules
-// column's JSON, its failure count and its rule_results.
+// executionRow is an execution as InsertExecutions writes it: its
+// failure count and, once withTexts made them, its rules column's JSON
+// and its rule_results (PostgreSQL's writer writes both straight into its
+// parameters instead).
 type executionRow struct {
 	x        *ExecutionRecord
 	rules    string
 	failures int
 	results  string
+}
+
+// withTexts sets r's rules and results from its execution's rule rows
+// and returns r.
+func (r *executionRow) withTexts() *executionRow {
+	r.rules, r.results = string(appendRuleRows(nil, r.x.Rules)), ruleResults(r.x.Rules)
+	return r
 }
 
 // logWriters holds, by Dialect, an engine's own write of executions and

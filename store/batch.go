@@ -120,6 +120,14 @@ func (g *Group[T]) SetSingleStatement(single func(items []T) func(ctx context.Co
 	g.single = single
 }
 
+// SetRunners sets how many of the group's shared transactions (or
+// single statements) may run at once, instead of the engine's default
+// (two on PostgreSQL, one on SQLite). One makes batches about twice as
+// large: right for writes whose batches all take the same rows' locks
+// (kept counts), so that a second one would only wait for the first's
+// commit. Call it before the first Do.
+func (g *Group[T]) SetRunners(n int) { g.q.runners = max(1, n) }
+
 // NewGroup returns a group writing to db through write.
 func NewGroup[T any](db *DB, write func(ctx context.Context, tx *Tx, items []T) error) *Group[T] {
 	g := &Group[T]{write: write}

@@ -386,3 +386,58 @@ func queuedWrites(held <-chan struct{}, release chan<- struct{}, n int, do func(
 	wg.Wait()
 	return errs
 }
+
+// A Group with SetRunners(1) writes one batch at a time on every engine:
+// while a batch is being written, what queues up waits for it, and then
+// goes in one batch.
+func TestGroupRunners(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		var mu sync.Mutex
+		var calls []int // the size of each batch written while "hold" was held, then after
+		holding := false
+		release, held := make(chan struct{}), make(chan struct{})
+		g := store.NewGroup(db, func(ctx context.Context, tx *store.Tx, names []string) error {
+			if names[0] == "hold" {
+				mu.Lock()
+				holding = true
+				mu.Unlock()
+				close(held)
+				<-release
+				mu.Lock()
+				holding = false
+				mu.Unlock()
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if holding {
+				t.Errorf("a batch of %d written while another was being written", len(names))
+			}
+			calls = append(calls, len(names))
+			return nil
+		})
+		g.SetRunners(1)
+		done := make(chan error, 1)
+		go func() { done <- g.Do("hold") }()
+		<-held
+		const writes = 16
+		var wg sync.WaitGroup
+		for i := range writes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := g.Do(fmt.Sprint("w", i)); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		time.Sleep(100 * time.Millisecond) // time for a second runner, were there one, to take the queue
+		close(release)
+		wg.Wait()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("batch sizes: %v", calls)
+	}, widgets)
+}
