@@ -2,8 +2,8 @@ package identity
 
 import (
 	"testing"
-	"time"
 
+	"github.com/tenantkit/tenantkit/internal/testing/ackstest"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
@@ -11,13 +11,7 @@ import (
 // cached credentials without reading the counter).
 func (p *twoProcesses) trustedB() {
 	p.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !p.b.acks.Trusted() {
-		if time.Now().After(deadline) {
-			p.t.Fatal("B never trusted its cache: no beat got through")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ackstest.AwaitTrusted(p.t, p.b.acks, "B")
 }
 
 // A process cut off from notifications (its listener hears nothing) while

@@ -3,9 +3,9 @@ package integrations_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/tenantkit/tenantkit/integrations"
+	"github.com/tenantkit/tenantkit/internal/testing/ackstest"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
@@ -40,13 +40,7 @@ func cachedThroughB(t *testing.T, a, b *integrations.Service) (context.Context, 
 // lease holds).
 func trusted(t *testing.T, s *integrations.Service) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !integrations.AcksOf(s).Trusted() {
-		if time.Now().After(deadline) {
-			t.Fatal("the Service never trusted its cache: no beat got through")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ackstest.AwaitTrusted(t, integrations.AcksOf(s), "the Service")
 }
 
 // TestValuesWithoutReads: on PostgreSQL, a process whose lease holds

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
+	"github.com/tenantkit/tenantkit/internal/testing/ackstest"
 	"github.com/tenantkit/tenantkit/rules"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -46,13 +46,7 @@ func TestExecutionsWithoutVersionReads(t *testing.T) {
 	}
 	trusted := func() {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !rules.AcksOf(b).Trusted() {
-			if time.Now().After(deadline) {
-				t.Fatal("B never trusted its plans: no beat got through")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		ackstest.AwaitTrusted(t, rules.AcksOf(b), "B")
 	}
 	if got := execute(); got != rules.StatusSuccess {
 		t.Fatalf("first execution through B: %s", got)
