@@ -105,16 +105,16 @@
 // statement outside a transaction of its own (store.Group's
 // SetSingleStatement): the statement is atomic and committed when it
 // returns, so BEGIN and COMMIT, two round trips and what the server
-// spends on them, bought nothing. The statement's parameters are PostgreSQL's text
-// forms written into one buffer, each handed to pgx as one string, the
+// spends on them, bought nothing. The statement's parameters are
+// PostgreSQL's text forms written into one buffer, each handed to pgx as one string, the
 // executions' two JSON columns last as one text each, split on U+001F in
 // SQL (JSON text never holds it raw; an input that does is refused).
 // Decision: pgx encodes a []string array element by element into a
 // buffer it cuts back before every statement, so a batch's 30 KB or so of
 // JSON was copied again at each growth of that buffer: about half the
 // bytes a logged execution allocated, and the garbage collector a third
-// of the process's CPU (BENCHMARKS.md, "Business rules"). One batch is written at a time on PostgreSQL
-// too, as on SQLite (store.Group's SetRunners(1)). Decision: every batch
+// of the process's CPU (BENCHMARKS.md, "Business rules"). One batch is
+// written at a time on PostgreSQL too, as on SQLite (store.Group's SetRunners(1)). Decision: every batch
 // of a tenant's executions of a set upserts the same count rows (30 for
 // ten rules), so a second batch written at once waited on their row locks
 // until the first committed, and batches half the size upserted them
