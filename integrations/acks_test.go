@@ -1,3 +1,5 @@
+//go:build !tenantkit_nopostgres
+
 package integrations_test
 
 import (

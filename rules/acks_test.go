@@ -1,3 +1,5 @@
+//go:build !tenantkit_nopostgres
+
 package rules_test
 
 import (
