@@ -113,7 +113,14 @@
 // buffer it cuts back before every statement, so a batch's 30 KB or so of
 // JSON was copied again at each growth of that buffer: about half the
 // bytes a logged execution allocated, and the garbage collector a third
-// of the process's CPU (BENCHMARKS.md, "Business rules"). One batch is
+// of the process's CPU (BENCHMARKS.md, "Business rules"). Decision: an
+// execution's results and log rows share their memory where they can
+// (the rules' action lists cut from one slice each, capacity capped; the
+// log rows' ids parts of one string; an output equal to an earlier
+// one of the execution is that string; a SQLite batch's log texts one
+// string), and the context names are made only for rules that may read
+// them: a logged execution of ten rules allocated about 250 times
+// (BENCHMARKS.md, "Fewer allocations per logged execution"). One batch is
 // written at a time on PostgreSQL too, as on SQLite (store.Group's SetRunners(1)). Decision: every batch
 // of a tenant's executions of a set upserts the same count rows (30 for
 // ten rules), so a second batch written at once waited on their row locks

@@ -33,6 +33,11 @@ type writes struct {
 	// input is the redacted data as JSON, reused by log rows until a
 	// SET_FIELD changes the data.
 	input string
+	// outputs makes the log rows' outputs.
+	outputs outputs
+	// ids holds the ids of log rows idsFrom and on (nextRowID).
+	ids     string
+	idsFrom int
 }
 
 type pendingEvent struct {
@@ -146,8 +151,41 @@ func checkWebhookURL(raw string) error {
 // last four hex digits, so that the rows of one execution sort in the
 // order their rules ran.
 func rowID(executionID string, i int) string {
+	return executionID[:len(executionID)-4] + string(appendRowIndex(make([]byte, 0, 4), i))
+}
+
+// appendRowIndex appends i (< 65,536) as rowID writes it: four hex digits.
+func appendRowIndex(b []byte, i int) []byte {
 	const hex = "0123456789abcdef"
-	return executionID[:len(executionID)-4] + string([]byte{hex[i>>12], hex[i>>8&0xf], hex[i>>4&0xf], hex[i&0xf]})
+	return append(b, hex[i>>12], hex[i>>8&0xf], hex[i>>4&0xf], hex[i&0xf])
+}
+
+// rowIDs is the most log rows' ids nextRowID makes at once.
+const rowIDs = 16
+
+// nextRowID returns rowID(x.id, i), the id of the execution's i-th log
+// row. The ids are made several at a time (as many as the rules
+// newExecution expects, at most rowIDs), as parts of one string, so that
+// an execution of ten rules allocates one string for its rows' ids
+// rather than ten.
+func (w *writes) nextRowID(x *execution, i int) string {
+	n := len(x.id)
+	if i < w.idsFrom || i >= w.idsFrom+len(w.ids)/n {
+		count := min(rowIDs, maxLoggedRules-i)
+		if left := cap(w.execution.Rules) - i; left > 0 {
+			count = min(count, left)
+		}
+		var b strings.Builder
+		b.Grow(count * n)
+		var digits [4]byte
+		for j := range count {
+			b.WriteString(x.id[:n-4])
+			b.Write(appendRowIndex(digits[:0], i+j))
+		}
+		w.ids, w.idsFrom = b.String(), i
+	}
+	j := i - w.idsFrom
+	return w.ids[j*n : (j+1)*n]
 }
 
 // inputContext is the log rows' input: the data as the next rule sees it
@@ -184,7 +222,7 @@ func (w *writes) log(x *execution, c *compiledRule, res *RuleResult, input strin
 	if executed == nil {
 		executed = []ActionResult{}
 	}
-	out := outputString(res.ConditionResult, res.ActionsPlanned, executed)
+	out := w.outputs.output(res.ConditionResult, res.ActionsPlanned, executed)
 	if len(w.execution.Rules) == 0 {
 		entityID := x.in.EntityID
 		if entityID == "" {
@@ -198,7 +236,7 @@ func (w *writes) log(x *execution, c *compiledRule, res *RuleResult, input strin
 	if input == w.execution.Input {
 		rowInput = "" // the execution's
 	}
-	row := RuleRecord{ID: rowID(x.id, len(w.execution.Rules)), RuleUUID: c.rule.ID, RuleID: c.rule.RuleID,
+	row := RuleRecord{ID: w.nextRowID(x, len(w.execution.Rules)), RuleUUID: c.rule.ID, RuleID: c.rule.RuleID,
 		RuleName: c.rule.RuleName, RuleType: c.rule.RuleType, Result: res.Result, Input: rowInput,
 		Output: out, ErrorMessage: res.Error, ExecutionTimeMs: res.ExecutionTimeMs}
 	w.execution.Rules = append(w.execution.Rules, row)

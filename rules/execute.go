@@ -279,6 +279,43 @@ type execution struct {
 	id      string // the execution's id; its log rows' ids derive from it (rowID)
 	results []RuleResult
 	writes  *writes
+	// planned and executed are where the rules' ActionsPlanned and
+	// ActionsExecuted are cut from (plannedSlice, executedSlice).
+	planned  []action.Outcome
+	executed []ActionResult
+}
+
+// actionsPerRule is how many actions per rule an execution's first
+// planned and executed are made for.
+const actionsPerRule = 2
+
+// plannedSlice returns a rule's ActionsPlanned: n entries, cut from
+// x.planned rather than allocated one slice per rule. Its capacity is n,
+// so an append to one rule's never writes into the next's.
+func (x *execution) plannedSlice(n int) []action.Outcome {
+	if n == 0 {
+		return []action.Outcome{} // not nil: the results and log write [] for it
+	}
+	if n > cap(x.planned)-len(x.planned) {
+		x.planned = make([]action.Outcome, 0, max(n, actionsPerRule*(cap(x.results)-len(x.results))))
+	}
+	start := len(x.planned)
+	x.planned = x.planned[:start+n]
+	return x.planned[start : start+n : start+n]
+}
+
+// executedSlice returns a rule's ActionsExecuted: empty, with capacity
+// for n, cut from x.executed as plannedSlice cuts from x.planned.
+func (x *execution) executedSlice(n int) []ActionResult {
+	if n == 0 {
+		return []ActionResult{}
+	}
+	if n > cap(x.executed)-len(x.executed) {
+		x.executed = make([]ActionResult, 0, max(n, actionsPerRule*(cap(x.results)-len(x.results))))
+	}
+	start := len(x.executed)
+	x.executed = x.executed[:start+n]
+	return x.executed[start : start : start+n]
 }
 
 // newExecution starts an execution of at most rules rules. Outside a dry
@@ -354,9 +391,9 @@ func (x *execution) run(c *compiledRule, sequence *int) {
 	if x.writes != nil {
 		input, _ = x.writes.inputContext(x) // as the rule saw it, before its own SET_FIELDs; checked up front
 	}
-	res.ActionsPlanned = make([]action.Outcome, len(outcome))
+	res.ActionsPlanned = x.plannedSlice(len(outcome))
 	if x.writes != nil {
-		res.ActionsExecuted = make([]ActionResult, 0, len(outcome))
+		res.ActionsExecuted = x.executedSlice(len(outcome))
 	}
 	actx := action.Context{RuleID: r.RuleID, RuleName: r.RuleName, EntityType: x.in.EntityType, EntityID: x.in.EntityID,
 		EventType: x.in.EventType, Data: x.data, Extra: x.env.Context, Now: x.now}

@@ -2,11 +2,15 @@ package rules
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/tenantkit/tenantkit/internal/vcache"
+	"github.com/tenantkit/tenantkit/rules/action"
 	"github.com/tenantkit/tenantkit/rules/condition"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -27,8 +31,51 @@ func compile(r *Rule) *compiledRule {
 	if c.cond, c.condErr = condition.Parse(r.ConditionExpression); c.condErr != nil {
 		c.condErr = fmt.Errorf("condition cannot be evaluated: %w", c.condErr)
 	}
-	c.readsContext = c.cond != nil && c.cond.ReadsContext() || len(r.SuccessActions) > 0 || len(r.FailureActions) > 0
+	c.readsContext = c.cond != nil && c.cond.ReadsContext() || actionsReadContext(r.SuccessActions) || actionsReadContext(r.FailureActions)
 	return c
+}
+
+// actionsReadContext reports whether planning as may read the context
+// names: whether a text of their settings holds a placeholder ("{{"),
+// the only way action.Plan reads them. Making the names costs four maps
+// per execution, which rules whose actions are plain texts do without.
+func actionsReadContext(as []action.Action) bool {
+	for _, a := range as {
+		if mayHoldPlaceholder(a.Config) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHoldPlaceholder reports whether v, a setting's value, holds a text
+// with "{{"; a value of a type it does not know counts as one that may.
+func mayHoldPlaceholder(v any) bool {
+	switch t := v.(type) {
+	case nil, bool, float64, int, int64, json.Number:
+		return false
+	case string:
+		return strings.Contains(t, "{{")
+	case []string:
+		return slices.ContainsFunc(t, func(s string) bool { return strings.Contains(s, "{{") })
+	case []any:
+		return slices.ContainsFunc(t, mayHoldPlaceholder)
+	case map[string]string:
+		for _, s := range t {
+			if strings.Contains(s, "{{") {
+				return true
+			}
+		}
+		return false
+	case map[string]any:
+		for _, e := range t {
+			if mayHoldPlaceholder(e) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // eval evaluates the condition; a failure (a stored condition that no

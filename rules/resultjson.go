@@ -23,6 +23,13 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	return r.appendJSON(make([]byte, 0, 512+384*len(r.ExecutedRules)))
 }
 
+// AppendJSON appends what MarshalJSON returns to b: for a caller that
+// writes results into a buffer of its own (an HTTP answer's, reused
+// across requests). On an error it returns nil and the error.
+func (r *Result) AppendJSON(b []byte) ([]byte, error) {
+	return r.appendJSON(b)
+}
+
 func (r *Result) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	if r.SetID != "" {
@@ -187,20 +194,57 @@ func inputJSON(x *execution) ([]byte, error) {
 // outputString is outputJSON as a string; the outputs of a rule that
 // planned no actions, the most common, are constants.
 func outputString(conditionResult bool, planned []action.Outcome, executed []ActionResult) string {
+	return (&outputs{}).output(conditionResult, planned, executed)
+}
+
+// outputs makes an execution's log rows' outputs (outputJSON), each
+// written into one buffer the execution reuses, and keeps the first few:
+// rules that planned the same actions with the same outcome, common in a
+// set, share one string (one allocation for the first, none for the
+// others).
+type outputs struct {
+	buf  []byte
+	seen [4]string
+	n    int // outputs made; seen holds the first len(seen)
+}
+
+// output is outputJSON(conditionResult, planned, executed) as a string.
+func (o *outputs) output(conditionResult bool, planned []action.Outcome, executed []ActionResult) string {
 	if len(planned) == 0 && planned != nil && len(executed) == 0 && executed != nil {
 		if conditionResult {
 			return `{"conditionResult":true,"actionsPlanned":[],"actionsExecuted":[]}`
 		}
 		return `{"conditionResult":false,"actionsPlanned":[],"actionsExecuted":[]}`
 	}
-	b, _ := outputJSON(conditionResult, planned, executed)
-	return string(b)
+	if o.buf == nil {
+		o.buf = make([]byte, 0, 512)
+	}
+	b, err := appendOutput(o.buf[:0], conditionResult, planned, executed)
+	if err != nil {
+		return ""
+	}
+	o.buf = b
+	for _, s := range o.seen[:min(o.n, len(o.seen))] {
+		if s == string(b) {
+			return s
+		}
+	}
+	s := string(b)
+	if o.n < len(o.seen) {
+		o.seen[o.n] = s
+	}
+	o.n++
+	return s
 }
 
 // outputJSON is the JSON of a log row's output: {conditionResult,
 // actionsPlanned (null for none), actionsExecuted}.
 func outputJSON(conditionResult bool, planned []action.Outcome, executed []ActionResult) ([]byte, error) {
-	b := make([]byte, 0, 256)
+	return appendOutput(make([]byte, 0, 256), conditionResult, planned, executed)
+}
+
+// appendOutput appends outputJSON's JSON to b.
+func appendOutput(b []byte, conditionResult bool, planned []action.Outcome, executed []ActionResult) ([]byte, error) {
 	b = append(b, `{"conditionResult":`...)
 	b = appendBool(b, conditionResult)
 	b = append(b, `,"actionsPlanned":`...)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/tenantkit/tenantkit/rules/action"
 	"github.com/tenantkit/tenantkit/store"
@@ -135,6 +137,117 @@ func TestLogJSONAsEncodingJSON(t *testing.T) {
 	for i, want := range map[int]string{0: "0000", 9: "0009", 10: "000a", 0x1f3: "01f3", 0xffff: "ffff"} {
 		if got := rowID("01a223b1-0d8e-759c-853a-30cc52560000", i); got != "01a223b1-0d8e-759c-853a-30cc5256"+want {
 			t.Errorf("rowID(_, %d) = %s, want the last four digits %s", i, got, want)
+		}
+	}
+}
+
+// An execution's log outputs are outputString's whatever their order,
+// repeats and number (more than outputs keeps), and equal outputs share
+// one string.
+func TestExecutionOutputs(t *testing.T) {
+	planned := func(msg string) []action.Outcome {
+		return []action.Outcome{{"type": "SHOW_INFO", "severity": "info", "message": msg}}
+	}
+	done := []ActionResult{{Type: action.ShowInfo, Success: true}}
+	var o outputs
+	var first string
+	for i, msg := range []string{"a", "a", "b", "c", "<d>", "e", "f", "a", "f", "b"} {
+		for _, held := range []bool{true, false} {
+			got := o.output(held, planned(msg), done)
+			if want := outputString(held, planned(msg), done); got != want {
+				t.Errorf("output %d: %s, want %s", i, got, want)
+			}
+			if i == 0 && held {
+				first = got
+			}
+		}
+		if got := o.output(true, []action.Outcome{}, []ActionResult{}); got != `{"conditionResult":true,"actionsPlanned":[],"actionsExecuted":[]}` {
+			t.Errorf("no actions: %s", got)
+		}
+	}
+	if again := o.output(true, planned("a"), done); unsafe.StringData(again) != unsafe.StringData(first) {
+		t.Error("an output equal to an earlier one is a new string")
+	}
+}
+
+// The ids of an execution's log rows are rowID's, however many rows it
+// logs and whatever the rules it expected.
+func TestNextRowID(t *testing.T) {
+	const id = "01a223b1-0d8e-759c-853a-30cc52560000"
+	for _, expected := range []int{0, 1, 3, 10, 16, 17, 40} {
+		w := &writes{execution: ExecutionRecord{Rules: make([]RuleRecord, 0, expected)}}
+		x := &execution{id: id}
+		for i := range 50 {
+			if got, want := w.nextRowID(x, i), rowID(id, i); got != want {
+				t.Fatalf("%d rules expected: row %d's id is %s, want %s", expected, i, got, want)
+			}
+		}
+	}
+}
+
+// Rules whose actions are plain texts do without the context names; a
+// placeholder anywhere in an action's settings needs them.
+func TestActionsReadContext(t *testing.T) {
+	for _, c := range []struct {
+		config map[string]any
+		reads  bool
+	}{
+		{nil, false},
+		{map[string]any{"message": "Order checked", "n": 1.5, "flag": true, "none": nil}, false},
+		{map[string]any{"message": "Hello {{user.id}}"}, true},
+		{map[string]any{"recipients": []any{"a@example.com", "{{data.email}}"}}, true},
+		{map[string]any{"recipients": []string{"{{user.id}}"}}, true},
+		{map[string]any{"headers": map[string]any{"X-Tenant": "{{tenant.id}}"}}, true},
+		{map[string]any{"headers": map[string]string{"X-Tenant": "{{tenant.id}}"}}, true},
+		{map[string]any{"body": map[string]any{"a": []any{map[string]any{"b": "{{entityId}}"}}}}, true},
+		{map[string]any{"body": map[string]any{"a": []any{map[string]any{"b": "plain"}}}}, false},
+		{map[string]any{"value": struct{ S string }{"{{x}}"}}, true}, // unknown: may
+	} {
+		as := []action.Action{{Type: action.ShowInfo, Config: c.config}}
+		if got := actionsReadContext(as); got != c.reads {
+			t.Errorf("actionsReadContext(%v) = %v, want %v", c.config, got, c.reads)
+		}
+		r := &Rule{SuccessActions: as}
+		if got := compile(r).readsContext; got != c.reads {
+			t.Errorf("a rule with the actions %v reads the context: %v, want %v", c.config, got, c.reads)
+		}
+	}
+}
+
+// The rules' ActionsPlanned and ActionsExecuted, cut from an execution's
+// shared slices, are independent: an append to one leaves the next rule's
+// as they were, and a rule without actions has empty ones, not nil (the
+// results and the log write []).
+func TestActionSlices(t *testing.T) {
+	x := &execution{results: make([]RuleResult, 0, 3)}
+	if p, e := x.plannedSlice(0), x.executedSlice(0); p == nil || e == nil {
+		t.Fatalf("no actions: planned %#v, executed %#v", p, e)
+	}
+	var planned [][]action.Outcome
+	var executed [][]ActionResult
+	for i := range 9 { // beyond the first shared slices' room
+		p := x.plannedSlice(1 + i%2)
+		for j := range p {
+			p[j] = action.Outcome{"i": i}
+		}
+		e := x.executedSlice(1 + i%2)
+		for range 1 + i%2 {
+			e = append(e, ActionResult{Type: action.Type(strconv.Itoa(i))})
+		}
+		if len(p) != 1+i%2 || cap(p) != len(p) || cap(e) != len(e) {
+			t.Fatalf("rule %d: planned %d (cap %d), executed %d (cap %d)", i, len(p), cap(p), len(e), cap(e))
+		}
+		planned, executed = append(planned, p), append(executed, e)
+	}
+	for i := range planned {
+		_ = append(planned[i], action.Outcome{"i": -1})
+		_ = append(executed[i], ActionResult{Type: "appended"})
+	}
+	for i := range planned {
+		for j := range planned[i] {
+			if planned[i][j]["i"] != i || executed[i][j].Type != action.Type(strconv.Itoa(i)) {
+				t.Errorf("rule %d's action %d: planned %v, executed %v", i, j, planned[i][j], executed[i][j])
+			}
 		}
 	}
 }

@@ -961,8 +961,9 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 		return write(ctx, q, rows)
 	}
 	values := make([]any, 0, len(xs)*executionInserts.Columns())
+	setTexts(rows)
 	for i := range rows {
-		r := rows[i].withTexts()
+		r := &rows[i]
 		x := r.x
 		values = append(values, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
 			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),
@@ -1062,7 +1063,7 @@ func insertExecutionCounts(ctx context.Context, q store.Querier, rows []executio
 func (SQLStore) insertsExecutionsInOneStatement(d store.Dialect) bool { return oneStatementLog[d] }
 
 // executionRow is an execution as InsertExecutions writes it: its
-// failure count and, once withTexts made them, its rules column's JSON
+// failure count and, once setTexts made them, its rules column's JSON
 // and its rule_results (PostgreSQL's writer writes both straight into its
 // parameters instead).
 type executionRow struct {
@@ -1072,11 +1073,44 @@ type executionRow struct {
 	results  string
 }
 
-// withTexts sets r's rules and results from its execution's rule rows
-// and returns r.
-func (r *executionRow) withTexts() *executionRow {
-	r.rules, r.results = string(appendRuleRows(nil, r.x.Rules)), ruleResults(r.x.Rules)
-	return r
+// setTexts sets every row's rules (appendRuleRows) and results
+// (appendRuleResults), written into one buffer made into one string that
+// they are parts of: three allocations for a batch rather than two or
+// more per execution.
+func setTexts(rows []executionRow) {
+	size := 0
+	for i := range rows {
+		size += ruleRowsSize(rows[i].x.Rules)
+		for j := range rows[i].x.Rules {
+			size += 3 + len(rows[i].x.Rules[j].RuleID)*2 + len(rows[i].x.Rules[j].Result)
+		}
+	}
+	b := make([]byte, 0, size)
+	ends := make([]int, 2*len(rows))
+	for i := range rows {
+		b = appendRuleRows(b, rows[i].x.Rules)
+		ends[2*i] = len(b)
+		b = appendRuleResults(b, rows[i].x.Rules)
+		ends[2*i+1] = len(b)
+	}
+	s, start := string(b), 0
+	for i := range rows {
+		rows[i].rules, rows[i].results = s[start:ends[2*i]], s[ends[2*i]:ends[2*i+1]]
+		start = ends[2*i+1]
+	}
+}
+
+// ruleRowsSize is about the length of appendRuleRows' JSON of rows (a
+// little more for the escaping of their JSON texts), so that a buffer
+// sized with it rarely grows.
+func ruleRowsSize(rows []RuleRecord) int {
+	n := 2
+	for i := range rows {
+		r := &rows[i]
+		n += 64 + len(r.RuleUUID) + len(r.RuleID) + len(r.RuleName) + len(r.RuleType) + len(r.Result) +
+			(len(r.Input)+len(r.Output))*5/4 + len(r.ErrorMessage)
+	}
+	return n
 }
 
 // logWriters holds, by Dialect, an engine's own write of executions and
@@ -1148,24 +1182,23 @@ func logCounts(xs []*ExecutionRecord) []logCount {
 	return out
 }
 
-// ruleResults is an execution's rule_results column (see
-// resultsPattern).
-func ruleResults(rows []RuleRecord) string {
-	var b strings.Builder
+// appendRuleResults appends an execution's rule_results column (see
+// resultsPattern) to b.
+func appendRuleResults(b []byte, rows []RuleRecord) []byte {
 	for i := range rows {
-		b.WriteByte('|')
-		b.WriteString(resultsEscaper.Replace(rows[i].RuleID))
-		b.WriteByte(':')
-		b.WriteString(string(rows[i].Result))
-		b.WriteByte('|')
+		b = append(b, '|')
+		b = append(b, resultsEscaper.Replace(rows[i].RuleID)...)
+		b = append(b, ':')
+		b = append(b, rows[i].Result...)
+		b = append(b, '|')
 	}
-	return b.String()
+	return b
 }
 
 // appendRuleRows appends the JSON of an execution's rules column.
 func appendRuleRows(b []byte, rows []RuleRecord) []byte {
 	if b == nil {
-		b = make([]byte, 0, 64+256*len(rows))
+		b = make([]byte, 0, ruleRowsSize(rows))
 	}
 	b = append(b, '[')
 	for i := range rows {

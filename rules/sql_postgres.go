@@ -147,19 +147,6 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 // writeLogPostgres' parameters: U+001F, which JSON holds only escaped.
 const logTextSeparator = 0x1f
 
-// ruleRowsSize is about the length of appendRuleRows' JSON of rows (a
-// little more for the escaping of their JSON texts), so that a buffer
-// sized with it rarely grows.
-func ruleRowsSize(rows []RuleRecord) int {
-	n := 2
-	for i := range rows {
-		r := &rows[i]
-		n += 64 + len(r.RuleUUID) + len(r.RuleID) + len(r.RuleName) + len(r.RuleType) + len(r.Result) +
-			(len(r.Input)+len(r.Output))*5/4 + len(r.ErrorMessage)
-	}
-	return n
-}
-
 // pgParams writes a statement's parameters as PostgreSQL's text forms
 // into one buffer; each is handed to the driver as one string (a
 // substring of the buffer's), which it copies in one append and sends in

@@ -77,8 +77,9 @@ func writeLogSQLite(ctx context.Context, q store.Querier, rows []executionRow) e
 	var groups []spanGroup
 	sums := map[spanGroup]map[ruleResult]int64{}
 	order := map[spanGroup][]ruleResult{} // each group's keys in the order first met
+	setTexts(rows)
 	for i := range rows {
-		r := rows[i].withTexts()
+		r := &rows[i]
 		x := r.x
 		values = append(values, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
 			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),

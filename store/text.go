@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -21,7 +22,7 @@ func Storable(s string) bool { return utf8.ValidString(s) && !HasNUL(s) }
 // JSONHasNUL reports whether any string or object key in the JSON text raw
 // holds U+0000. Invalid JSON reports false (its own validation refuses it).
 func JSONHasNUL(raw []byte) bool {
-	if !strings.Contains(string(raw), `\u0000`) {
+	if !bytes.Contains(raw, []byte(`\u0000`)) { // not strings.Contains(string(raw)): a copy
 		return false
 	}
 	var v any

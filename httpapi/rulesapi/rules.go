@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
@@ -465,7 +466,7 @@ func (h ruleHandlers) executeSet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return apikit.EncodeMarshaled(w, http.StatusOK, res)
+	return encodeResult(w, res)
 }
 
 func (h ruleHandlers) execute(w http.ResponseWriter, r *http.Request) error {
@@ -477,7 +478,7 @@ func (h ruleHandlers) execute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return apikit.EncodeMarshaled(w, http.StatusOK, res)
+	return encodeResult(w, res)
 }
 
 func (h ruleHandlers) executeRule(w http.ResponseWriter, r *http.Request) error {
@@ -493,7 +494,7 @@ func (h ruleHandlers) executeRule(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return apikit.EncodeMarshaled(w, http.StatusOK, res)
+	return encodeResult(w, res)
 }
 
 func (h ruleHandlers) listLogs(w http.ResponseWriter, r *http.Request) error {
@@ -548,4 +549,33 @@ func parseInstant(q url.Values, name string, endOfDay bool) (*time.Time, error) 
 		t = t.Add(24*time.Hour - time.Microsecond)
 	}
 	return &t, nil
+}
+
+// answerBuffers holds the buffers results are written into (*[]byte): a
+// set's result is a few KB, written once and copied out by the
+// ResponseWriter, which must not keep it (io.Writer).
+var answerBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 8<<10)
+	return &b
+}}
+
+// maxPooledAnswer is the largest buffer kept for another answer.
+const maxPooledAnswer = 64 << 10
+
+// encodeResult answers 200 with res as apikit.EncodeMarshaled writes it
+// (res.MarshalJSON and a newline), in a buffer taken from answerBuffers
+// rather than one allocated per answer.
+func encodeResult(w http.ResponseWriter, res *rules.Result) error {
+	buf := answerBuffers.Get().(*[]byte)
+	b, err := res.AppendJSON((*buf)[:0])
+	if err == nil {
+		b = append(b, '\n')
+		err = apikit.EncodeJSON(w, http.StatusOK, b)
+		if cap(b) > maxPooledAnswer {
+			return err
+		}
+		*buf = b[:0]
+	}
+	answerBuffers.Put(buf)
+	return err
 }

@@ -163,6 +163,37 @@ func TestObjectOnce(t *testing.T) {
 		if want, _ := Object([]byte(s)); ok && !reflect.DeepEqual(m, want) {
 			t.Errorf("ObjectOnce(%s) = %v, Object %v", s, m, want)
 		}
+		if shared, sok := ObjectOnceShared([]byte(s)); sok != ok || !reflect.DeepEqual(shared, m) {
+			t.Errorf("ObjectOnceShared(%s) = %v, %v; ObjectOnce %v, %v", s, shared, sok, m, ok)
+		}
+	}
+}
+
+// ObjectOnceShared reads what ObjectOnce reads, the same, with one
+// allocation for all the strings without escapes rather than one each:
+// the 35 keys and strings of benchBody.
+func TestObjectOnceShared(t *testing.T) {
+	for _, s := range []string{
+		`{"s":"plain","t":"\"esc\"","k\u00e9":"caf` + "é" + `","a":["x",{"y":"z"}],"n":1}`,
+		`{"entityType":"Order","data":{"total":1234.5,"tags":["a","b"],"nested":{"x":null}},"dryRun":true}`,
+		`{"a":1,"a":2}`, `{"s":"\ud800"}`, `{"s":"` + "\xff" + `"}`, `[]`, ``,
+	} {
+		want, wok := ObjectOnce([]byte(s))
+		got, ok := ObjectOnceShared([]byte(s))
+		if ok != wok || !reflect.DeepEqual(got, want) {
+			t.Errorf("ObjectOnceShared(%s) = %v, %v; ObjectOnce %v, %v", s, got, ok, want, wok)
+		}
+	}
+	b := append([]byte(nil), benchBody...)
+	m, _ := ObjectOnceShared(b)
+	clear(b) // the strings are a copy's, not b's
+	if m["entityType"] != "Order" || m["data"].(map[string]any)["couponCode"] != "SPRING26" {
+		t.Errorf("ObjectOnceShared's strings changed with its input: %v", m)
+	}
+	copies := testing.AllocsPerRun(20, func() { ObjectOnce(benchBody) })
+	shared := testing.AllocsPerRun(20, func() { ObjectOnceShared(benchBody) })
+	if shared > copies-30 {
+		t.Errorf("ObjectOnceShared allocates %v times reading benchBody, ObjectOnce %v: want 30 fewer", shared, copies)
 	}
 }
 
@@ -172,7 +203,13 @@ func FuzzObject(f *testing.F) {
 	for _, s := range []string{`{}`, `{"a":[1,"x",{"b":null}]}`, `{"s":"\ud83d\ude00\n"}`, `{"n":-0.5e-3}`, `{"a":1e400}`} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) { same(t, b) })
+	f.Fuzz(func(t *testing.T, b []byte) {
+		same(t, b)
+		want, wok := ObjectOnce(b)
+		if got, ok := ObjectOnceShared(b); ok != wok || !reflect.DeepEqual(got, want) {
+			t.Errorf("ObjectOnceShared(%q) = %v, %v; ObjectOnce %v, %v", b, got, ok, want, wok)
+		}
+	})
 }
 
 // benchBody is a rule execution's body: a 20-field entity.
