@@ -40,7 +40,8 @@ func (a *api) observe(next http.Handler) http.Handler {
 			info = &requestState{Context: r.Context(), route: unmatchedRoute}
 			r = r.WithContext(info)
 		}
-		sw := &statusWriter{ResponseWriter: w}
+		info.sw = statusWriter{ResponseWriter: w}
+		sw := &info.sw
 		next.ServeHTTP(sw, r)
 		elapsed := time.Since(start)
 		if a.opts.Metrics != nil {

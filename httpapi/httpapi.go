@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -174,6 +175,7 @@ func New(kit *tenantkit.Kit, opts Options) (*Handler, error) {
 // serve builds the handler of a route table.
 func (a *api) serve(routes []apikit.Route) http.Handler {
 	mux := http.NewServeMux()
+	exact := map[exactRoute]exactHandler{}
 	shared := map[string][]apikit.Route{} // routes that share a pattern, in order
 	var patterns []string
 	for _, rt := range routes {
@@ -185,28 +187,79 @@ func (a *api) serve(routes []apikit.Route) http.Handler {
 	}
 	for _, pattern := range patterns {
 		rs := shared[pattern]
+		var h http.Handler
 		if len(rs) == 1 && rs[0].Match == nil {
-			mux.Handle(pattern, a.handle(rs[0]))
-			continue
-		}
-		handlers := make([]http.Handler, len(rs))
-		for i, rt := range rs {
-			handlers[i] = a.handle(rt)
-		}
-		mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h = a.handle(rs[0])
+		} else {
+			handlers := make([]http.Handler, len(rs))
 			for i, rt := range rs {
-				if rt.Match == nil || rt.Match(r) {
-					handlers[i].ServeHTTP(w, r)
-					return
-				}
+				handlers[i] = a.handle(rt)
 			}
-			_ = apikit.Encode(w, http.StatusNotFound, map[string]string{"error": http.StatusText(http.StatusNotFound)})
-		}))
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				for i, rt := range rs {
+					if rt.Match == nil || rt.Match(r) {
+						handlers[i].ServeHTTP(w, r)
+						return
+					}
+				}
+				_ = apikit.Encode(w, http.StatusNotFound, map[string]string{"error": http.StatusText(http.StatusNotFound)})
+			})
+		}
+		mux.Handle(pattern, h)
+		if method, path := rs[0].Method, a.base+rs[0].Path; literalPath(method, path) {
+			exact[exactRoute{method, path}] = exactHandler{h, pattern}
+		}
 	}
 	mux.Handle(notFoundPattern, fallback(mux))
-	h := a.recoverPanics(mux)
+	var h http.Handler = mux
+	if len(exact) > 0 {
+		h = exactFirst(exact, mux)
+	}
+	h = a.recoverPanics(h)
 	if a.opts.AccessLog || a.opts.Metrics != nil {
 		h = a.observe(h)
 	}
-	return securityHeaders(withRequestID(h))
+	return withRequestID(h)
+}
+
+// exactRoute is the method and path of a route whose pattern has no
+// wildcard.
+type exactRoute struct{ method, path string }
+
+// exactHandler is the handler of an exactRoute and its pattern.
+type exactHandler struct {
+	h       http.Handler
+	pattern string
+}
+
+// literalPath reports whether a route's method and path make a pattern
+// that matches that method and that path only, as they are: a method, and
+// a clean path without a wildcard, an escape or a trailing slash (which
+// matches the paths below it).
+func literalPath(method, p string) bool {
+	return method != "" && strings.HasPrefix(p, "/") && !strings.ContainsAny(p, "{}%") &&
+		(p == "/" || !strings.HasSuffix(p, "/")) && path.Clean(p) == p
+}
+
+// exactFirst serves a request whose method and path are those of a route
+// without wildcards (exact) with that route's handler, and any other with
+// mux. The ServeMux would choose the same handler: a pattern naming the
+// method and the whole path is the most specific that can match such a
+// request (no route names a host), and a path given without escapes
+// (URL.RawPath empty) that equals a clean pattern's is the one it
+// matches. This spares such requests the ServeMux's path cleaning and its
+// walk of the routing tree; a HEAD, an escaped or unclean path and a path
+// with wildcards go to the ServeMux as before. Like the ServeMux, it sets
+// the request's Pattern.
+func exactFirst(exact map[exactRoute]exactHandler, mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawPath == "" {
+			if e, ok := exact[exactRoute{r.Method, r.URL.Path}]; ok {
+				r.Pattern = e.pattern
+				e.h.ServeHTTP(w, r)
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tenantkit/tenantkit/httpapi/internal/apikit"
 	"github.com/tenantkit/tenantkit/identity"
@@ -108,19 +109,6 @@ func authorize(rt apikit.Route, id *identity.Identity) error {
 	return nil
 }
 
-// securityHeaders sets the headers every response carries, before
-// anything else runs, so that they are on every answer: routes' own and
-// their errors, the catch-all 404 and 405, 401s, rate-limit 429s and
-// panics turned into 500s. X-Content-Type-Options: nosniff stops browsers
-// from reading a response as another type than the one it declares (an
-// API answer shown as HTML, say).
-func securityHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		next.ServeHTTP(w, r)
-	})
-}
-
 // recoverPanics turns a panic in a handler into a logged 500.
 func (a *api) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -139,15 +127,33 @@ func (a *api) recoverPanics(next http.Handler) http.Handler {
 
 // withRequestID gives every request an id (the caller's X-Request-Id when
 // it is plain, otherwise a new one), echoed in the response header and
-// logged with errors, and makes the request's context its requestState.
+// logged with errors, makes the request's context its requestState, and
+// sets the headers every response carries, before anything else runs, so
+// that they are on every answer: routes' own and their errors, the
+// catch-all 404 and 405, 401s, rate-limit 429s and panics turned into
+// 500s. X-Content-Type-Options: nosniff stops browsers from reading a
+// response as another type than the one it declares (an API answer shown
+// as HTML, say).
+//
+// The two headers' values are slices of the requestState (one
+// allocation for the state and both values, and no key to canonicalize):
+// each capped at its length, so that a later Add copies instead of
+// writing into the other.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
-		if !plainRequestID(id) {
-			id = newRequestID()
+		st := &requestState{Context: r.Context(), route: unmatchedRoute}
+		var id string
+		if v := r.Header["X-Request-Id"]; len(v) > 0 && plainRequestID(v[0]) { // (as Header.Get: the first)
+			id = v[0]
+		} else {
+			id = st.newID()
 		}
-		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(&requestState{Context: r.Context(), id: id, route: unmatchedRoute}))
+		st.id = id
+		st.headers = [2]string{"nosniff", id}
+		h := w.Header()
+		h["X-Content-Type-Options"] = st.headers[0:1:1]
+		h["X-Request-Id"] = st.headers[1:2:2]
+		next.ServeHTTP(w, r.WithContext(st))
 	})
 }
 
@@ -178,11 +184,18 @@ var (
 	requestCounter atomic.Uint64
 )
 
-// newRequestID returns "<12 random hex digits>-<counter>": unique, cheap
-// (no system call per request, one allocation) and readable in logs.
-func newRequestID() string {
-	var b [40]byte
-	return string(strconv.AppendUint(append(b[:0], requestIDPrefix...), requestCounter.Add(1), 10))
+// requestIDMax bounds a generated request id: the prefix's 13 bytes and
+// a counter's 20 digits at most.
+const requestIDMax = 40
+
+// newID returns a new request id, "<12 random hex digits>-<counter>":
+// unique, cheap (no system call per request) and readable in logs. Its
+// bytes are s's idBuf, written once here and never again, so the id costs
+// no allocation of its own (it keeps the state alive as long as it is
+// held).
+func (s *requestState) newID() string {
+	b := strconv.AppendUint(append(s.idBuf[:0], requestIDPrefix...), requestCounter.Add(1), 10)
+	return unsafe.String(&s.idBuf[0], len(b))
 }
 
 func requestID(r *http.Request) string {
@@ -210,6 +223,13 @@ type requestState struct {
 	id       string
 	route    string
 	identity *identity.Identity
+	// headers holds the values of the response's X-Content-Type-Options
+	// and X-Request-Id (withRequestID).
+	headers [2]string
+	// idBuf holds a generated id's bytes (newID).
+	idBuf [requestIDMax]byte
+	// sw is observe's statusWriter, kept here to spare an allocation.
+	sw statusWriter
 	// admitted points to values, the caller's Identity.Values, once
 	// admitted: published atomically, as the request's context may
 	// already be in other goroutines' hands (a host's middleware) then.

@@ -104,9 +104,20 @@ type cacheKey struct {
 	sum  [sha256.Size]byte
 }
 
+// keyOf is the cache key of a credential. A credential of up to
+// keyOfStack bytes (an API key; most session tokens) is hashed from a copy
+// on the stack: converting it with []byte(credential) allocates beyond 32
+// bytes, once per authenticated request.
 func keyOf(kind byte, credential string) cacheKey {
+	if len(credential) <= keyOfStack {
+		var buf [keyOfStack]byte
+		return cacheKey{kind: kind, sum: sha256.Sum256(append(buf[:0], credential...))}
+	}
 	return cacheKey{kind: kind, sum: sha256.Sum256([]byte(credential))}
 }
+
+// keyOfStack is the longest credential keyOf hashes without an allocation.
+const keyOfStack = 512
 
 // cached is a verified credential's identity and when it must be
 // verified again whatever the version counter says (Options.CacheTTL).

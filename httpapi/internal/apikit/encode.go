@@ -21,9 +21,21 @@ import (
 // several JSON media types (a list's page and its format=json export).
 const JSONContentType = "application/json"
 
+// jsonContentTypeValue is JSONContentType as a header's values, assigned
+// to each JSON answer's header map as it is: no key to canonicalize and no
+// slice to allocate per answer, as Header.Set has. Its capacity is its
+// length, so that an Add to the answer's Content-Type copies it; nothing
+// writes into a header's value slice in place.
+var jsonContentTypeValue = []string{JSONContentType}[0:1:1]
+
+// setJSONContentType sets the answer's Content-Type to JSONContentType.
+func setJSONContentType(w http.ResponseWriter) {
+	w.Header()["Content-Type"] = jsonContentTypeValue
+}
+
 // Encode writes v as the JSON response body with status.
 func Encode(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", JSONContentType)
+	setJSONContentType(w)
 	w.WriteHeader(status)
 	if v == nil {
 		return nil
@@ -47,7 +59,7 @@ func EncodeMarshaled(w http.ResponseWriter, status int, m json.Marshaler) error 
 // EncodeJSON answers status with body, JSON written by the caller (with
 // Encode's trailing newline).
 func EncodeJSON(w http.ResponseWriter, status int, body []byte) error {
-	w.Header().Set("Content-Type", JSONContentType)
+	setJSONContentType(w)
 	w.WriteHeader(status)
 	_, err := w.Write(body)
 	return err
