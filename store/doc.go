@@ -126,7 +126,8 @@
 // statement's (or the commit's), and the transaction is failed from then
 // on, as PostgreSQL has aborted it; so only writes whose failure fails
 // the transaction are queued: a batch of records and their value counts,
-// and the events of EmitMany. A group-committed batch of creates is then
+// and EmitMany's events when there are several (a single event is written
+// at once). A group-committed batch of creates is then
 // BEGIN, the records with the filterable keys' read, the counts and events
 // with the webhooks' read, and COMMIT: four round trips where it was
 // seven. SQLite runs a queued statement at once (its statements cost no

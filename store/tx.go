@@ -49,8 +49,9 @@ func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (int64, error) 
 // trip: a batch write of several statements then waits on the server
 // once rather than once per statement. Its error, if any, is the error
 // of that next statement (or of the commit), so queue only statements
-// whose failure fails the transaction. Elsewhere it runs at once and
-// returns its error.
+// whose failure fails the transaction, and leave args unchanged until
+// then: they are encoded when the statement is sent. Elsewhere it runs at
+// once and returns its error.
 func (tx *Tx) ExecLater(ctx context.Context, sql string, args ...any) error {
 	if l, ok := tx.eng.(laterEngine); ok {
 		l.later(sql, args)
