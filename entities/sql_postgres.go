@@ -31,8 +31,11 @@ func init() {
 		idsIn:  func(p string) string { return "id = ANY(" + p + "::text[])" },
 		idList: func(ids []string) (any, error) { return ids, nil },
 		// The batch writes are one statement each, whatever the number of
-		// rows: arrays of the columns, unnested (one round trip, one
-		// statement text that the driver prepares once).
+		// rows: arrays of the columns, unnested (one statement text that
+		// the driver prepares once). In a transaction the INSERT is queued
+		// (store.ExecLater) and goes to the server with the next
+		// statement, InsertRecords' read of the filterable keys, in one
+		// round trip; a taken id is then that read's error.
 		insertRecords: func(ctx context.Context, q store.Querier, rows []recordRow) error {
 			ids, tenants, orgs, entities, data := pgColumn(rows, func(r *recordRow) string { return r.id }),
 				pgColumn(rows, func(r *recordRow) string { return r.tenantID }), pgColumn(rows, func(r *recordRow) string { return r.orgID }),
@@ -41,12 +44,11 @@ func init() {
 			for i := range rows {
 				created[i], updated[i] = rows[i].createdAt, rows[i].updatedAt
 			}
-			_, err := q.Exec(ctx, `INSERT INTO custom_entity_records (id, tenant_id, organization_id, entity_id, data, created_at, updated_at)
+			return store.ExecLater(ctx, q, `INSERT INTO custom_entity_records (id, tenant_id, organization_id, entity_id, data, created_at, updated_at)
 				SELECT v.id, v.tenant_id, NULLIF(v.organization_id, ''), v.entity_id, v.data::jsonb, v.created_at, v.updated_at
 				FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[])
 					AS v (id, tenant_id, organization_id, entity_id, data, created_at, updated_at)`,
 				ids, tenants, orgs, entities, data, created, updated)
-			return err
 		},
 		updateRecords: func(ctx context.Context, q store.Querier, rows []recordRow) (int64, error) {
 			times := make([]time.Time, len(rows))
@@ -72,7 +74,8 @@ func init() {
 			return " LIMIT " + strconv.Itoa(limit) + " OFFSET " + k.Add(offset)
 		},
 		// In the rows' order (ORDER BY the ordinality), which is the lock
-		// order of countDeltas.flush.
+		// order of countDeltas.flush. Queued in a transaction, as the
+		// records' INSERT: a create's counts go with its events.
 		addCounts: func(ctx context.Context, q store.Querier, tenantID, entityID string, slot int, rows []countRow) error {
 			keys, values, orgs, ns := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]int64, len(rows))
 			for i, r := range rows {
@@ -86,13 +89,12 @@ func init() {
 				}
 				keys[i], values[i], orgs[i], ns[i] = r.key, v, r.org, r.n
 			}
-			_, err := q.Exec(ctx, `INSERT INTO custom_entity_value_counts (tenant_id, entity_id, field_key, value, organization_id, slot, n)
+			return store.ExecLater(ctx, q, `INSERT INTO custom_entity_value_counts (tenant_id, entity_id, field_key, value, organization_id, slot, n)
 				SELECT $1::text, $2::text, v.field_key, v.value::jsonb, v.organization_id, $3::smallint, v.n
 				FROM unnest($4::text[], $5::text[], $6::text[], $7::bigint[]) WITH ORDINALITY AS v (field_key, value, organization_id, n, i)
 				ORDER BY v.i
 				ON CONFLICT (tenant_id, entity_id, field_key, value, organization_id, slot)
 				DO UPDATE SET n = custom_entity_value_counts.n + excluded.n`, tenantID, entityID, slot, keys, values, orgs, ns)
-			return err
 		},
 	}
 }

@@ -23,9 +23,11 @@ import (
 
 // countedPostgres opens a fresh PostgreSQL schema (skipped without
 // TENANTKIT_TEST_POSTGRES_URL) through a pool whose every statement is
-// counted, so that a benchmark reports its round trips per request
-// (pgCost). Each Exec, Query and QueryRow is one round trip, BEGIN and
-// COMMIT included.
+// counted, so that a benchmark reports its statements and round trips
+// per request (pgCost). Each Exec, Query and QueryRow is one statement
+// and one round trip, BEGIN and COMMIT included; a batch (a transaction's
+// queued statements and the one after them, store.Tx.ExecLater) is one
+// round trip of several statements.
 func countedPostgres(b *testing.B) (*store.DB, *pgCost) {
 	b.Helper()
 	cfg, err := pgxpool.ParseConfig(storetest.IsolatedPostgresURL(b))
@@ -54,6 +56,7 @@ func countedPostgres(b *testing.B) (*store.DB, *pgCost) {
 type pgCost struct {
 	pool       *pgxpool.Pool
 	statements atomic.Int64
+	trips      atomic.Int64 // round trips: statements on their own and batches
 	// texts counts statements by their first line, when
 	// TENANTKIT_BENCH_STATEMENTS names a file (measure appends them to
 	// it).
@@ -61,14 +64,30 @@ type pgCost struct {
 }
 
 func (c *pgCost) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryStartData) context.Context {
+	c.trips.Add(1)
+	c.statement(q.SQL)
+	return ctx
+}
+
+func (c *pgCost) statement(sql string) {
 	c.statements.Add(1)
 	if logStatements {
-		text, _, _ := strings.Cut(strings.TrimSpace(q.SQL), "\n")
+		text, _, _ := strings.Cut(strings.TrimSpace(sql), "\n")
 		n, _ := c.texts.LoadOrStore(text[:min(len(text), 100)], new(atomic.Int64))
 		n.(*atomic.Int64).Add(1)
 	}
+}
+
+func (c *pgCost) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.trips.Add(1)
 	return ctx
 }
+
+func (c *pgCost) TraceBatchQuery(_ context.Context, _ *pgx.Conn, q pgx.TraceBatchQueryData) {
+	c.statement(q.SQL)
+}
+
+func (c *pgCost) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 var logStatements = os.Getenv("TENANTKIT_BENCH_STATEMENTS") != ""
 
@@ -144,16 +163,16 @@ func procCPU(pid uint32) (time.Duration, bool) {
 	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }
 
-// measure runs run and reports, per operation: statements (round trips,
-// stmts/op), the CPU time of this process (cpu-µs/op, as benchCheck) and
+// measure runs run and reports, per operation: statements (stmts/op),
+// round trips (trips/op: fewer where statements go in batches), the CPU time of this process (cpu-µs/op, as benchCheck) and
 // of the PostgreSQL server processes behind the pool (pg-cpu-µs/op). c may
 // be nil (SQLite): only cpu-µs/op is reported.
 func (c *pgCost) measure(b *testing.B, run func()) {
-	var stmts int64
+	var stmts, trips int64
 	var server map[uint32]time.Duration
 	if c != nil {
 		c.texts.Clear()
-		stmts, server = c.statements.Load(), c.serverCPU()
+		stmts, trips, server = c.statements.Load(), c.trips.Load(), c.serverCPU()
 	}
 	cpu := cputime.Process()
 	run()
@@ -164,6 +183,7 @@ func (c *pgCost) measure(b *testing.B, run func()) {
 		return
 	}
 	b.ReportMetric(float64(c.statements.Load()-stmts)/float64(b.N), "stmts/op")
+	b.ReportMetric(float64(c.trips.Load()-trips)/float64(b.N), "trips/op")
 	if logStatements {
 		c.writeStatements(b)
 	}

@@ -118,6 +118,21 @@
 // with SQL now(). There are no nested transactions: code that composes
 // passes the *Tx along.
 //
+// On PostgreSQL a statement costs the server (and the process) about as
+// much in its round trip as in its work for small writes, and more with
+// TLS. Tx.ExecLater queues a write whose row count nobody reads; it goes
+// to the server in one pipeline (a pgx batch) with the transaction's next
+// statement, or before the commit. Decision: its error is that next
+// statement's (or the commit's), and the transaction is failed from then
+// on, as PostgreSQL has aborted it; so only writes whose failure fails
+// the transaction are queued: a batch of records and their value counts,
+// and EmitMany's events when there are several (a single event is written
+// at once). A group-committed batch of creates is then
+// BEGIN, the records with the filterable keys' read, the counts and events
+// with the webhooks' read, and COMMIT: four round trips where it was
+// seven. SQLite runs a queued statement at once (its statements cost no
+// round trip).
+//
 // # Search totals
 //
 // A free-text search is a substring match (Dialect.ContainsFold) that no

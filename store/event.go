@@ -96,7 +96,9 @@ func (tx *Tx) EmitMany(ctx context.Context, evs []Event) ([]Event, error) {
 // 10, 5, 2 and 1 rows took three for a shared transaction's 8 or 9), the
 // columns as arrays, unnested in the events' order (WITH ORDINALITY …
 // ORDER BY), which is the order their positions (seq) are given in, as
-// with the multi-row INSERTs.
+// with the multi-row INSERTs. The statement is queued (ExecLater): it
+// goes to the server with the transaction's next statement, often an
+// emit hook's, or its commit.
 func (tx *Tx) emitColumns(ctx context.Context, evs []Event) ([]Event, error) {
 	ids, types, tenants, orgs, data := make([]string, len(evs)), make([]string, len(evs)), make([]string, len(evs)),
 		make([]string, len(evs)), make([]string, len(evs))
@@ -117,7 +119,7 @@ func (tx *Tx) emitColumns(ctx context.Context, evs []Event) ([]Event, error) {
 		}
 		ids[i], types[i], tenants[i], orgs[i], data[i] = ev.ID, ev.Type, ev.TenantID, ev.OrganizationID, string(ev.Data)
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO store_events (id, type, tenant_id, organization_id, data, occurred_at)
+	err := tx.ExecLater(ctx, `INSERT INTO store_events (id, type, tenant_id, organization_id, data, occurred_at)
 		SELECT v.id, v.type, NULLIF(v.tenant_id, ''), NULLIF(v.organization_id, ''), v.data::jsonb, $6
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY
 			AS v (id, type, tenant_id, organization_id, data, i)

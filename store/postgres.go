@@ -174,7 +174,7 @@ func (e *pgxEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) 
 	if err != nil {
 		return nil, err
 	}
-	return pgxTx{tx}, nil
+	return &pgxTx{tx: tx}, nil
 }
 
 // claim takes the shared two-key advisory lock (name, value) on a
@@ -280,28 +280,178 @@ func inUTC(err error, dest []any) error {
 	return nil
 }
 
-type pgxTx struct{ tx pgx.Tx }
+// pgxTx is a transaction on PostgreSQL. Statements queued with later
+// (Tx.ExecLater) wait in pending and go to the server in one pipeline with
+// the transaction's next statement (pgx.Batch: one round trip for all of
+// them), which reads their results first: the first error among them is
+// that statement's error, and it stays the transaction's (failed), which
+// commit returns too: PostgreSQL has aborted the transaction anyway.
+type pgxTx struct {
+	tx      pgx.Tx
+	pending []pendingStmt
+	failed  error
+}
 
-func (t pgxTx) exec(ctx context.Context, q string, args []any) (int64, error) {
-	tag, err := t.tx.Exec(ctx, q, args...)
+// pendingStmt is a statement queued by later.
+type pendingStmt struct {
+	sql  string
+	args []any
+}
+
+func (t *pgxTx) later(sql string, args []any) { t.pending = append(t.pending, pendingStmt{sql, args}) }
+
+// send sends the pending statements and q in one pipeline and reads the
+// pending ones' results; on their error the results are closed.
+func (t *pgxTx) send(ctx context.Context, q string, args []any) (pgx.BatchResults, error) {
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(t.pending)+1)}
+	for _, p := range t.pending {
+		b.Queue(p.sql, p.args...)
+	}
+	n := len(t.pending)
+	t.pending = t.pending[:0]
+	if q != "" {
+		b.Queue(q, args...)
+	}
+	br := t.tx.SendBatch(ctx, b)
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			t.failed = err
+			return nil, err
+		}
+	}
+	return br, nil
+}
+
+// flush sends the pending statements on their own.
+func (t *pgxTx) flush(ctx context.Context) error {
+	if t.failed != nil {
+		return t.failed
+	}
+	if len(t.pending) == 0 {
+		return nil
+	}
+	br, err := t.send(ctx, "", nil)
+	if err != nil {
+		return err
+	}
+	if err := br.Close(); err != nil {
+		t.failed = err
+		return err
+	}
+	return nil
+}
+
+func (t *pgxTx) exec(ctx context.Context, q string, args []any) (int64, error) {
+	if t.failed != nil {
+		return 0, t.failed
+	}
+	if len(t.pending) == 0 {
+		tag, err := t.tx.Exec(ctx, q, args...)
+		return tag.RowsAffected(), err
+	}
+	br, err := t.send(ctx, q, args)
+	if err != nil {
+		return 0, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	return tag.RowsAffected(), err
 }
 
-func (t pgxTx) query(ctx context.Context, q string, args []any) (Rows, error) {
-	rows, err := t.tx.Query(ctx, q, args...)
+func (t *pgxTx) query(ctx context.Context, q string, args []any) (Rows, error) {
+	if t.failed != nil {
+		return nil, t.failed
+	}
+	if len(t.pending) == 0 {
+		rows, err := t.tx.Query(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		return pgxRows{rows}, nil
+	}
+	br, err := t.send(ctx, q, args)
 	if err != nil {
 		return nil, err
 	}
-	return pgxRows{rows}, nil
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return batchRows{pgxRows{rows}, br}, nil
 }
 
-func (t pgxTx) queryRow(ctx context.Context, q string, args []any) Row {
-	return pgxRow{t.tx.QueryRow(ctx, q, args...)}
+func (t *pgxTx) queryRow(ctx context.Context, q string, args []any) Row {
+	if t.failed != nil {
+		return errRow{t.failed}
+	}
+	if len(t.pending) == 0 {
+		return pgxRow{t.tx.QueryRow(ctx, q, args...)}
+	}
+	br, err := t.send(ctx, q, args)
+	if err != nil {
+		return errRow{err}
+	}
+	return batchRow{pgxRow{br.QueryRow()}, br}
 }
 
-func (t pgxTx) commit(ctx context.Context) error   { return t.tx.Commit(ctx) }
-func (t pgxTx) rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
-func (t pgxTx) driverTx() any                      { return t.tx }
+func (t *pgxTx) commit(ctx context.Context) error {
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	return t.tx.Commit(ctx)
+}
+
+func (t *pgxTx) rollback(ctx context.Context) error {
+	t.pending = nil
+	return t.tx.Rollback(ctx)
+}
+
+// driverTx sends the pending statements first, so that what the caller
+// runs on the pgx.Tx comes after them; an error fails the transaction
+// (the next statement and commit return it).
+func (t *pgxTx) driverTx() any {
+	_ = t.flush(context.Background())
+	return t.tx
+}
+
+// batchRows are the rows of a statement sent after pending ones: closing
+// them closes the pipeline's results.
+type batchRows struct {
+	pgxRows
+	br pgx.BatchResults
+}
+
+func (r batchRows) Close() error {
+	err := r.pgxRows.Close()
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// batchRow is the row of a statement sent after pending ones: scanning it
+// closes the pipeline's results.
+type batchRow struct {
+	pgxRow
+	br pgx.BatchResults
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	err := r.pgxRow.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// errRow is a Row that failed before it was read.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 type postgresDialect struct{}
 

@@ -572,3 +572,87 @@ func TestPrepare(t *testing.T) {
 		}
 	}, widgets)
 }
+
+// TestExecLater: a statement queued with Tx.ExecLater runs before the
+// transaction's next statement and is committed with it; one that fails
+// fails that statement (with its own error kind) or, queued last, the
+// commit, and nothing of the transaction is kept.
+func TestExecLater(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		is := is.New(t)
+		ctx, sc := storetest.NewScope(t)
+		insert := `INSERT INTO widgets (tenant_id, id, name, created_at) VALUES ($1, $2, $3, $4)`
+		count := func() (n int) {
+			is.NoErr(db.QueryRow(ctx, `SELECT count(*) FROM widgets WHERE tenant_id = $1`, sc.TenantID).Scan(&n))
+			return n
+		}
+
+		// Queued, then read by the next statement, then committed.
+		err := db.Tx(ctx, func(tx *store.Tx) error {
+			is.NoErr(tx.ExecLater(ctx, insert, sc.TenantID, store.NewID(), "first", tx.Now()))
+			is.NoErr(store.ExecLater(ctx, tx, insert, sc.TenantID, store.NewID(), "second", tx.Now()))
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM widgets WHERE tenant_id = $1`, sc.TenantID).Scan(&n); err != nil {
+				return err
+			}
+			is.Equal(n, 2) // both ran, in order, before the read
+			names, err := store.Many(ctx, tx, func(s store.Scanner) (string, error) {
+				var name string
+				return name, s.Scan(&name)
+			}, `SELECT name FROM widgets WHERE tenant_id = $1 ORDER BY name`, sc.TenantID)
+			is.Equal(names, []string{"first", "second"})
+			return err
+		})
+		is.NoErr(err)
+		is.Equal(count(), 2)
+
+		// Queued last: sent with the commit.
+		is.NoErr(db.Tx(ctx, func(tx *store.Tx) error {
+			return tx.ExecLater(ctx, insert, sc.TenantID, store.NewID(), "third", tx.Now())
+		}))
+		is.Equal(count(), 3)
+
+		// A queued statement that fails (where statements are queued:
+		// elsewhere ExecLater returns its error) is the next statement's
+		// error.
+		var next error
+		err = db.Tx(ctx, func(tx *store.Tx) error {
+			is.NoErr(tx.ExecLater(ctx, insert, sc.TenantID, store.NewID(), "fourth", tx.Now()))
+			if err := tx.ExecLater(ctx, insert, sc.TenantID, store.NewID(), "first", tx.Now()); err != nil { // name taken
+				return err
+			}
+			_, next = tx.Exec(ctx, insert, sc.TenantID, store.NewID(), "fifth", tx.Now())
+			is.True(errors.Is(next, store.ErrConflict))
+			return next
+		})
+		is.True(errors.Is(err, store.ErrConflict))
+		is.Equal(count(), 3) // fourth rolled back
+
+		// ... and a Query's and a QueryRow's.
+		err = db.Tx(ctx, func(tx *store.Tx) error {
+			if err := tx.ExecLater(ctx, insert, sc.TenantID, store.NewID(), "second", tx.Now()); err != nil {
+				return err
+			}
+			_, err := store.Many(ctx, tx, func(s store.Scanner) (int, error) { var n int; return n, s.Scan(&n) }, `SELECT 1`)
+			return err
+		})
+		is.True(errors.Is(err, store.ErrConflict))
+		err = db.Tx(ctx, func(tx *store.Tx) error {
+			if err := tx.ExecLater(ctx, insert, sc.TenantID, store.NewID(), "", tx.Now()); err != nil { // check fails
+				return err
+			}
+			var n int
+			return tx.QueryRow(ctx, `SELECT 1`).Scan(&n)
+		})
+		is.True(errors.Is(err, store.ErrInvalid))
+
+		// Queued last and failing: the commit fails, nothing is kept.
+		err = db.Tx(ctx, func(tx *store.Tx) error {
+			is.NoErr(tx.ExecLater(ctx, insert, sc.TenantID, store.NewID(), "sixth", tx.Now()))
+			return tx.ExecLater(ctx, insert, sc.TenantID, store.NewID(), "third", tx.Now())
+		})
+		is.True(errors.Is(err, store.ErrConflict))
+		is.Equal(count(), 3)
+	}, widgets)
+}

@@ -43,6 +43,37 @@ func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (int64, error) 
 	return n, tx.db.dialect.Classify(err)
 }
 
+// ExecLater runs a statement in the transaction whose row count the
+// caller does not need. On PostgreSQL the statement is queued and sent
+// with the transaction's next statement (or its commit), in one round
+// trip: a batch write of several statements then waits on the server
+// once rather than once per statement. Its error, if any, is the error
+// of that next statement (or of the commit), so queue only statements
+// whose failure fails the transaction, and leave args unchanged until
+// then: they are encoded when the statement is sent. Elsewhere it runs at
+// once and returns its error.
+func (tx *Tx) ExecLater(ctx context.Context, sql string, args ...any) error {
+	if l, ok := tx.eng.(laterEngine); ok {
+		l.later(sql, args)
+		return nil
+	}
+	_, err := tx.Exec(ctx, sql, args...)
+	return err
+}
+
+// laterEngine is a transaction engine that can queue statements
+// (Tx.ExecLater).
+type laterEngine interface{ later(sql string, args []any) }
+
+// ExecLater is Tx.ExecLater when q is a transaction, and Exec otherwise.
+func ExecLater(ctx context.Context, q Querier, sql string, args ...any) error {
+	if tx, ok := q.(*Tx); ok {
+		return tx.ExecLater(ctx, sql, args...)
+	}
+	_, err := q.Exec(ctx, sql, args...)
+	return err
+}
+
 // Query runs a query in the transaction. Close the rows before the next
 // statement: on SQLite a transaction has a single connection.
 func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (Rows, error) {

@@ -15,7 +15,8 @@ import (
 )
 
 // VersionReads counts the reads of the store's version counters
-// (store_versions) a PostgreSQL pool runs: a pgx.QueryTracer for tests
+// (store_versions) a PostgreSQL pool runs, alone or in a batch: a
+// pgx.QueryTracer and pgx.BatchTracer for tests
 // that prove a cache serves without reading its counter.
 type VersionReads struct {
 	N atomic.Int64 // the reads so far
@@ -31,6 +32,23 @@ func (c *VersionReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.T
 
 // TraceQueryEnd implements pgx.QueryTracer.
 func (c *VersionReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TraceBatchStart implements pgx.BatchTracer: a transaction's queued
+// statements (store.Tx.ExecLater) go to the server in a batch with the
+// statement after them, which may be such a read.
+func (c *VersionReads) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+// TraceBatchQuery implements pgx.BatchTracer.
+func (c *VersionReads) TraceBatchQuery(_ context.Context, _ *pgx.Conn, q pgx.TraceBatchQueryData) {
+	if strings.Contains(q.SQL, "FROM store_versions") {
+		c.N.Add(1)
+	}
+}
+
+// TraceBatchEnd implements pgx.BatchTracer.
+func (c *VersionReads) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // PostgresTraced opens a DB over url (IsolatedPostgresURL's, so that two
 // such DBs share one database as two processes do) with tracer (nil for
