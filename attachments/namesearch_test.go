@@ -118,6 +118,23 @@ func TestLibrarySearchIsExact(t *testing.T) {
 			}
 			checkSearch(t, st, db, sc, term, want, true)
 		}
+		// With the total capped at 3, the other tenant's candidates of a
+		// common term exhaust what the index is read for (8) and the names
+		// are read as without it: the same answers.
+		capped := storetest.WithSearchCap(ctx, 3)
+		for _, term := range terms {
+			want := 0
+			for _, name := range names {
+				if strings.Contains(store.FoldCase(name), store.FoldCase(term)) {
+					want++
+				}
+			}
+			items, total, err := st.Library(capped, db, sc, attachments.LibraryFilter{Search: term, Limit: 2})
+			if err != nil || total != min(want, 4) || len(items) != min(want, 2) {
+				t.Errorf("search %q capped at 3: %d attachments of %d, %v; want %d of %d", term, len(items), total, err,
+					min(want, 2), min(want, 4))
+			}
+		}
 		// The terms searched in the other tenant find its rows only.
 		items, total, err := st.Library(ctx, db, other, attachments.LibraryFilter{Search: "Umbenannt", Limit: 100})
 		if err != nil || total != 0 || len(items) != 0 {

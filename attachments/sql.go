@@ -287,15 +287,24 @@ var nameSearches = map[store.Dialect]nameSearch{}
 func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) ([]*Attachment, int, error) {
 	d := q.Dialect()
 	c, from := libraryConds(d, sc, f), "attachments a"
+	var total int
 	indexed := false
 	if ns := nameSearches[d]; ns != nil && f.Search != "" {
 		if nsFrom, cond, arg, ok := ns(f.Search); ok {
-			c, from, indexed = libraryConds(d, sc, f).And(cond, arg), nsFrom, true
+			n, counted, err := countCandidates(ctx, q, libraryConds(d, sc, f), nsFrom, cond, arg)
+			if err != nil {
+				return nil, 0, err
+			}
+			if counted {
+				c, from, total, indexed = libraryConds(d, sc, f).And(cond, arg), nsFrom, n, true
+			}
 		}
 	}
-	total, err := libraryTotal(ctx, q, sc, f, from, c)
-	if err != nil {
-		return nil, 0, err
+	if !indexed {
+		var err error
+		if total, err = libraryTotal(ctx, q, sc, f, from, c); err != nil {
+			return nil, 0, err
+		}
 	}
 	if indexed {
 		dense, err := denseMatches(ctx, q, sc, f, total)
@@ -313,6 +322,42 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 	items, err := store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM `+from+` WHERE `+c.SQL()+
 		c.OrderPage(col, "a.id", f.SortDesc, f.Limit, f.Offset), c.Values()...)
 	return items, total, err
+}
+
+// countCandidates counts the attachments c selects among a nameSearch's
+// candidates (from, cond with arg), reading at most
+// 2×(store.SearchCap(ctx)+1) candidates: the index holds every tenant's
+// names, so a term common in other tenants' names can have many
+// candidates before this tenant's. It returns the count (at most
+// store.SearchCap(ctx)+1, as store.CountCapped's) and true, or false when
+// the candidates ran out before the count was known; the search then
+// counts by reading the names in order as without the index, which stops
+// early for a common term.
+func countCandidates(ctx context.Context, q store.Querier, c *store.Conds, from, cond string, arg any) (int, bool, error) {
+	limit := store.SearchCap(ctx) + 1
+	budget := 2 * limit
+	where := strings.Replace(cond, "?", c.Add(arg), 1)
+	rows, err := q.Query(ctx, `SELECT CASE WHEN `+c.SQL()+` THEN 1 ELSE 0 END FROM `+from+` WHERE `+where+` LIMIT `+c.Add(budget),
+		c.Values()...)
+	if err != nil {
+		return 0, false, err
+	}
+	defer rows.Close()
+	candidates, hits := 0, 0
+	for hits < limit && rows.Next() {
+		var hit int
+		if err := rows.Scan(&hit); err != nil {
+			return 0, false, err
+		}
+		candidates++
+		if hit == 1 {
+			hits++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, false, err
+	}
+	return hits, hits >= limit || candidates < budget, rows.Close()
 }
 
 // denseMatches says whether a page of f is expected to be read sooner in
