@@ -349,8 +349,14 @@
 //     (DELETE FROM attachment_names; INSERT INTO attachment_names (rowid,
 //     name) SELECT rowid, tk_fold(file_name) FROM attachments).
 //
-// The index holds every tenant's names: a term common in other tenants
-// reads their candidates too before the tenant predicate drops them.
+// The index holds every tenant's names, so a term common in other
+// tenants' names has their candidates too, which the tenant predicate
+// drops. On SQLite the total reads at most 2×(store.SearchCap+1)
+// candidates; when they run out before the count is known, the search
+// counts and pages by reading the names in order, as without the index
+// (which stops early for a common term). On PostgreSQL the planner
+// chooses: a term whose trigrams are in most names (as ".pdf" is) can be
+// slower through the index than the ordered read it replaced.
 // The pages are read from indexes in the library's orders (newest first;
 // by partition; by file name; by size).
 //
