@@ -28,8 +28,8 @@ BEGIN
                 SELECT n.nspname INTO ext_schema FROM pg_extension e
                     JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm';
             WHEN OTHERS THEN
-                RAISE EXCEPTION 'attachments migration 0004 needs the PostgreSQL extension pg_trgm for the file-name search index, and creating it failed: %', SQLERRM
-                    USING HINT = 'Have a database owner or superuser run CREATE EXTENSION pg_trgm; in this database (the postgresql-contrib package provides it), then migrate again.';
+                RAISE EXCEPTION 'attachments migration 0004 needs the PostgreSQL extension pg_trgm (the file-name search index) and could not create it (%): have a database owner or superuser run CREATE EXTENSION pg_trgm; in this database, then migrate again', SQLERRM
+                    USING HINT = 'pg_trgm ships with PostgreSQL (the contrib package on some distributions) and is trusted since PostgreSQL 13: a database owner may create it.';
         END;
     END IF;
     EXECUTE format('CREATE INDEX attachments_name_search_idx ON attachments USING gin (lower(file_name) %I.gin_trgm_ops)',
