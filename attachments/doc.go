@@ -336,18 +336,21 @@
 //     tokenizer holding each attachment's name folded by tk_fold (the
 //     store's lower-casing; the tokenizer's own folding differs from it
 //     for 391 letters, İ among them, so it is not used) under the
-//     attachment's rowid, kept by triggers on every insert, rename and
-//     delete. The list reads the candidates from it (CROSS JOIN, so a
-//     count stops at the cap) for a term of three characters or more;
-//     shorter terms, which a trigram index cannot look up, read the names
-//     as before. When more than the cap match, the page is read in its
+//     attachment's key in attachment_name_keys (an INTEGER PRIMARY KEY
+//     per attachment id), kept by triggers on every insert, rename and
+//     delete. Decision: the index is keyed by the attachment's id, not by
+//     the attachments table's rowid (its primary key is TEXT), which
+//     SQLite documents VACUUM as free to renumber (3.54 keeps it) and
+//     which a dump and restore or a rebuild of the table renumbers:
+//     a rowid-keyed index would then miss attachments unnoticed. A
+//     candidate costs one more lookup (its key's id). The list reads the
+//     candidates from it (CROSS JOIN, so a count stops at the cap) for a
+//     term of three characters or more; shorter terms, which a trigram
+//     index cannot look up, read the names as before. When more than the cap match, the page is read in its
 //     order as before (common matches come early) rather than from every
 //     candidate. The triggers call tk_fold, so the attachments table is
 //     written only through a connection of the store package (as every
-//     write of this package is); and VACUUM may renumber the rowids of
-//     a table without an INTEGER PRIMARY KEY: after one, rebuild the index
-//     (DELETE FROM attachment_names; INSERT INTO attachment_names (rowid,
-//     name) SELECT rowid, tk_fold(file_name) FROM attachments).
+//     write of this package is).
 //
 // The index holds every tenant's names, so a term common in other
 // tenants' names has their candidates too, which the tenant predicate
