@@ -222,9 +222,9 @@ func TestLibrarySearchFoldsEveryLetter(t *testing.T) {
 // A search of three characters or more reads its candidates from the
 // engine's index: on SQLite, a name missing from attachment_names is not
 // found by such a term (a shorter one reads the names and finds it); on
-// PostgreSQL, the search's predicate can be served by
-// attachments_name_search_idx (the index's expression is the one
-// Dialect.ContainsFold writes).
+// PostgreSQL, the search's predicate, the tenant's and the name's, can
+// be served by attachments_name_search_idx (the index's expression is
+// the one Dialect.ContainsFold writes).
 func TestLibrarySearchUsesItsIndex(t *testing.T) {
 	t.Parallel()
 	storetest.EachFresh(t, func(t *testing.T, db *store.DB, engine string) {
@@ -272,6 +272,15 @@ func TestLibrarySearchUsesItsIndex(t *testing.T) {
 			})
 			if !errors.Is(err, errRollback) || !strings.Contains(strings.Join(plan, "\n"), "attachments_name_search_idx") {
 				t.Fatalf("the search's plan does not use attachments_name_search_idx (%v):\n%s", err, strings.Join(plan, "\n"))
+			}
+			// The index selects the tenant's rows too (btree_gin), so
+			// another tenant's names holding the term are not read.
+			tenantInIndex := false
+			for _, line := range plan {
+				tenantInIndex = tenantInIndex || strings.Contains(line, "Index Cond") && strings.Contains(line, "tenant_id")
+			}
+			if !tenantInIndex {
+				t.Fatalf("attachments_name_search_idx does not select the tenant:\n%s", strings.Join(plan, "\n"))
 			}
 			return
 		}

@@ -134,9 +134,9 @@
 // The attachments library's file-name search has one (see package
 // attachments, "The file-name search's index"): on PostgreSQL a GIN index
 // of the pg_trgm extension on lower(col), ContainsFold's own expression,
-// which the planner uses for the predicate unchanged (an area's migration
-// that needs pg_trgm creates it, and fails naming it when the database
-// refuses); on SQLite an FTS5 table with the trigram tokenizer holding
+// beside the tenant (btree_gin), which the planner uses for the predicate
+// unchanged (an area's migration that needs an extension creates it, and
+// fails naming it when the database refuses); on SQLite an FTS5 table with the trigram tokenizer holding
 // tk_fold(col), kept by triggers, that the area's query joins for terms of
 // three characters or more. The other searches (rules, rule sets,
 // webhooks, toggles, identity's users, records) still read their rows.
