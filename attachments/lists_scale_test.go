@@ -83,6 +83,14 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 			t.Fatal(err)
 		}
 		storetest.Analyze(t, db)
+		// The plans of a rare term's page and count (with ExplainEnv set,
+		// on PostgreSQL).
+		search := `FROM attachments a WHERE a.tenant_id = $1 AND ` + db.Dialect().ContainsFold("a.file_name", "$2")
+		for _, term := range []string{"17.pdf", "nomatch"} {
+			storetest.Explain(t, db, "page, search "+term, `SELECT a.id `+search+` ORDER BY a.created_at DESC, a.id DESC LIMIT 25`,
+				tenant, store.LikeContains(term))
+			storetest.Explain(t, db, "count, search "+term, `SELECT `+store.CountCappedExpr(ctx, search), tenant, store.LikeContains(term))
+		}
 	}
 	wantTags := []string{"tag-0", "tag-1", "tag-2", "tag-3"}
 	cases := func(tenant string, rows int) []storetest.ScaleCase {

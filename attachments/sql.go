@@ -248,11 +248,11 @@ func (*SQLStore) ListLinked(ctx context.Context, q store.Querier, sc store.Scope
 // librarySort maps LibraryFilter.SortField to columns.
 var librarySort = map[string]string{"fileName": "a.file_name", "fileSize": "a.file_size", "createdAt": "a.created_at"}
 
-// Library implements Store.
-func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) ([]*Attachment, int, error) {
+// libraryConds is Library's predicate for sc and f.
+func libraryConds(d store.Dialect, sc store.Scope, f LibraryFilter) *store.Conds {
 	c := readable(sc)
 	if f.Search != "" {
-		c.And(q.Dialect().ContainsFold("a.file_name", "?"), store.LikeContains(f.Search))
+		c.And(d.ContainsFold("a.file_name", "?"), store.LikeContains(f.Search))
 	}
 	if f.Partition != "" {
 		c.And("a.partition_code = ?", f.Partition)
@@ -261,32 +261,135 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 		c.And("EXISTS (SELECT 1 FROM attachment_tags t WHERE t.attachment_id = a.id AND t.tenant_id = ? AND t.tag = ?)",
 			sc.TenantID, tag)
 	}
-	total, err := libraryTotal(ctx, q, sc, f, c)
-	if err != nil {
-		return nil, 0, err
+	return c
+}
+
+// nameSearch is an engine's index for the file-name search that the
+// search's own predicate (libraryConds) cannot use by itself: from
+// returns the FROM clause that reads the attachments through the index,
+// the condition that selects the indexed candidates for search (its one
+// placeholder for arg), and false when the index cannot serve search
+// (then the search reads the names). The candidates must include every
+// attachment the predicate selects; the predicate still decides. SQLite
+// registers one (sql_sqlite.go); PostgreSQL's index serves the predicate
+// itself (migration 0004).
+type nameSearch func(search string) (from, cond string, arg any, ok bool)
+
+// nameSearches holds each engine's nameSearch, by dialect.
+var nameSearches = map[store.Dialect]nameSearch{}
+
+// Library implements Store. With a search that the engine's nameSearch
+// serves, the total counts the indexed candidates (at most
+// store.SearchCap(ctx)+1 matches), and the page reads them too unless
+// matches are dense (denseMatches): then the page reads the attachments
+// in its order until it has them, as without the index, rather than
+// every candidate.
+func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) ([]*Attachment, int, error) {
+	d := q.Dialect()
+	c, from := libraryConds(d, sc, f), "attachments a"
+	var total int
+	indexed := false
+	if ns := nameSearches[d]; ns != nil && f.Search != "" {
+		if nsFrom, cond, arg, ok := ns(f.Search); ok {
+			n, counted, err := countCandidates(ctx, q, libraryConds(d, sc, f), nsFrom, cond, arg)
+			if err != nil {
+				return nil, 0, err
+			}
+			if counted {
+				c, from, total, indexed = libraryConds(d, sc, f).And(cond, arg), nsFrom, n, true
+			}
+		}
+	}
+	if !indexed {
+		var err error
+		if total, err = libraryTotal(ctx, q, sc, f, from, c); err != nil {
+			return nil, 0, err
+		}
+	}
+	if indexed {
+		dense, err := denseMatches(ctx, q, sc, f, total)
+		if err != nil {
+			return nil, 0, err
+		}
+		if dense {
+			c, from = libraryConds(d, sc, f), "attachments a"
+		}
 	}
 	col, ok := librarySort[f.SortField]
 	if !ok {
 		col = "a.created_at"
 	}
-	items, err := store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM attachments a WHERE `+c.SQL()+
+	items, err := store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM `+from+` WHERE `+c.SQL()+
 		c.OrderPage(col, "a.id", f.SortDesc, f.Limit, f.Offset), c.Values()...)
 	return items, total, err
 }
 
+// countCandidates counts the attachments c selects among a nameSearch's
+// candidates (from, cond with arg), reading at most
+// 2×(store.SearchCap(ctx)+1) candidates: the index holds every tenant's
+// names, so a term common in other tenants' names can have many
+// candidates before this tenant's. It returns the count (at most
+// store.SearchCap(ctx)+1, as store.CountCapped's) and true, or false when
+// the candidates ran out before the count was known; the search then
+// counts by reading the names in order as without the index, which stops
+// early for a common term.
+func countCandidates(ctx context.Context, q store.Querier, c *store.Conds, from, cond string, arg any) (int, bool, error) {
+	limit := store.SearchCap(ctx) + 1
+	budget := 2 * limit
+	where := strings.Replace(cond, "?", c.Add(arg), 1)
+	rows, err := q.Query(ctx, `SELECT CASE WHEN `+c.SQL()+` THEN 1 ELSE 0 END FROM `+from+` WHERE `+where+` LIMIT `+c.Add(budget),
+		c.Values()...)
+	if err != nil {
+		return 0, false, err
+	}
+	defer rows.Close()
+	candidates, hits := 0, 0
+	for hits < limit && rows.Next() {
+		var hit int
+		if err := rows.Scan(&hit); err != nil {
+			return 0, false, err
+		}
+		candidates++
+		if hit == 1 {
+			hits++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, false, err
+	}
+	return hits, hits >= limit || candidates < budget, rows.Close()
+}
+
+// denseMatches says whether a page of f is expected to be read sooner in
+// its order, testing each attachment, than from every one of the total
+// indexed candidates: when the total is capped, or when the attachments
+// read in order until offset+limit matches (their number times the
+// tenant's attachments over the matches, the matches spread evenly)
+// are fewer than the matches.
+func denseMatches(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter, total int) (bool, error) {
+	if total > store.SearchCap(ctx) {
+		return true, nil
+	}
+	if total <= f.Offset+f.Limit {
+		return false, nil
+	}
+	n, err := attachmentCounts.Sum(ctx, q, sc.ReadableCounted("tenant_id", "organization_id"))
+	return (f.Offset+f.Limit)*n < total*total, err
+}
+
 // libraryTotal returns how many attachments c (Library's predicate for
-// sc and f) selects. Unfiltered, by partition and by one tag it sums the
-// kept counts; with a search it counts at most store.SearchCap(ctx)+1
-// matches (store.CountCapped); with more than one tag it counts the
-// attachments.
-func libraryTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter, c *store.Conds) (int, error) {
+// sc and f, over from) selects. Unfiltered, by partition and by one tag it
+// sums the kept counts; with a search it counts at most
+// store.SearchCap(ctx)+1 matches (store.CountCapped); with more than one
+// tag it counts the attachments.
+func libraryTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter, from string, c *store.Conds) (int, error) {
 	tags := dedupe(f.Tags)
 	if f.Search != "" {
-		return store.CountCapped(ctx, q, `FROM attachments a WHERE `+c.SQL(), c.Values()...)
+		return store.CountCapped(ctx, q, `FROM `+from+` WHERE `+c.SQL(), c.Values()...)
 	}
 	if len(tags) > 1 {
 		var total int
-		err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments a WHERE `+c.SQL(), c.Values()...).Scan(&total)
+		err := q.QueryRow(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+c.SQL(), c.Values()...).Scan(&total)
 		return total, err
 	}
 	k := sc.ReadableCounted("tenant_id", "organization_id")

@@ -144,6 +144,18 @@
 // "totalCapped": true beside the total. Lists without a search keep exact
 // totals. Tests lower the cap per context (storetest.WithSearchCap).
 //
+// A search stays the predicate ContainsFold writes; an area may add an
+// index that narrows the rows it reads without changing what it selects.
+// The attachments library's file-name search has one (see package
+// attachments, "The file-name search's index"): on PostgreSQL a GIN index
+// of the pg_trgm extension on lower(col), ContainsFold's own expression,
+// beside the tenant (btree_gin), which the planner uses for the predicate
+// unchanged (an area's migration that needs an extension creates it, and
+// fails naming it when the database refuses); on SQLite an FTS5 table with the trigram tokenizer holding
+// tk_fold(col), kept by triggers, that the area's query joins for terms of
+// three characters or more. The other searches (rules, rule sets,
+// webhooks, toggles, identity's users, records) still read their rows.
+//
 // # Scope
 //
 // A Scope (tenant, active organization, readable organizations) travels in

@@ -21,6 +21,25 @@ const (
 	ScaleCallsEnv = "TENANTKIT_BENCH_LIST_CALLS"
 )
 
+// ScaleCasesEnv, when set, names the cases a list-at-scale measurement
+// times: comma-separated parts of case names ("search" times the cases
+// whose name holds "search"). Unset, every case is timed.
+const ScaleCasesEnv = "TENANTKIT_BENCH_LIST_CASES"
+
+// caseSelected says whether ScaleCasesEnv selects the case named name.
+func caseSelected(name string) bool {
+	env := os.Getenv(ScaleCasesEnv)
+	if env == "" {
+		return true
+	}
+	for _, part := range strings.Split(env, ",") {
+		if part = strings.TrimSpace(part); part != "" && strings.Contains(name, part) {
+			return true
+		}
+	}
+	return false
+}
+
 // ScaleSizes returns the row counts of ScaleRowsEnv and the calls of
 // ScaleCallsEnv, or skips the test when ScaleRowsEnv is unset. A
 // measurement at scale is not a test: plain go test runs skip it.
@@ -194,12 +213,15 @@ type ScaleCase struct {
 	Calls int
 }
 
-// MeasureList times calls of each case (Percentiles) and logs a row of
+// MeasureList times calls of each case that ScaleCasesEnv selects (Percentiles) and logs a row of
 // BENCHMARKS.md's tables for each: "| list, case | engine | rows | p50 |
 // p95 |".
 func MeasureList(t testing.TB, list, engine string, rows, calls int, cases ...ScaleCase) {
 	t.Helper()
 	for _, c := range cases {
+		if !caseSelected(c.Name) {
+			continue
+		}
 		n := calls
 		if c.Calls > 0 {
 			n = min(n, c.Calls)
@@ -228,6 +250,9 @@ func CheckPage(name string, got, total, want, wantTotal int) error {
 func MeasureGrowth(t testing.TB, list, engine string, smallRows, largeRows, calls int, small, large []ScaleCase) {
 	t.Helper()
 	for i, c := range small {
+		if !caseSelected(c.Name) {
+			continue
+		}
 		n := calls
 		if c.Calls > 0 {
 			n = min(n, c.Calls)
