@@ -3,35 +3,11 @@
 package store_test
 
 import (
-	"context"
-	"sync/atomic"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
-
-// roundTrips counts what a pool sends to the server: each statement on
-// its own, and each batch, is one round trip.
-type roundTrips struct{ n atomic.Int64 }
-
-func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-
-func (c *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-
-func (c *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-
-func (c *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // TestExecLaterOneRoundTrip: on PostgreSQL, statements queued with
 // ExecLater go to the server with the next statement, in one round trip:
@@ -40,7 +16,7 @@ func (c *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEnd
 // after it.
 func TestExecLaterOneRoundTrip(t *testing.T) {
 	t.Parallel()
-	trips := &roundTrips{}
+	trips := &storetest.RoundTrips{}
 	url := storetest.IsolatedPostgresURL(t)
 	db := storetest.PostgresTraced(t, url, trips, widgets)
 	ctx, sc := storetest.NewScope(t)
@@ -48,11 +24,11 @@ func TestExecLaterOneRoundTrip(t *testing.T) {
 	var n int
 	run := func(fn func(tx *store.Tx) error) int64 {
 		t.Helper()
-		before := trips.n.Load()
+		before := trips.Trips.Load()
 		if err := db.Tx(ctx, fn); err != nil {
 			t.Fatal(err)
 		}
-		return trips.n.Load() - before
+		return trips.Trips.Load() - before
 	}
 	got := run(func(tx *store.Tx) error {
 		if err := tx.ExecLater(ctx, insert, sc.TenantID, store.NewID(), "a", tx.Now()); err != nil {

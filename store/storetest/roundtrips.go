@@ -1,0 +1,45 @@
+//go:build !tenantkit_nopostgres
+
+package storetest
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// RoundTrips is a pgx tracer (for PostgresTraced) that counts what a
+// pool sends to the server: each statement sent on its own and each batch
+// (a pipeline of statements, store.Tx.ExecLater's) is one round trip.
+type RoundTrips struct {
+	// Trips counts round trips.
+	Trips atomic.Int64
+	// Begins counts transactions begun (a BEGIN sent on its own).
+	Begins atomic.Int64
+}
+
+// TraceQueryStart implements pgx.QueryTracer.
+func (c *RoundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryStartData) context.Context {
+	c.Trips.Add(1)
+	if strings.HasPrefix(q.SQL, "begin") {
+		c.Begins.Add(1)
+	}
+	return ctx
+}
+
+// TraceQueryEnd implements pgx.QueryTracer.
+func (c *RoundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TraceBatchStart implements pgx.BatchTracer.
+func (c *RoundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.Trips.Add(1)
+	return ctx
+}
+
+// TraceBatchQuery implements pgx.BatchTracer.
+func (c *RoundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+// TraceBatchEnd implements pgx.BatchTracer.
+func (c *RoundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
