@@ -264,55 +264,49 @@ func libraryConds(d store.Dialect, sc store.Scope, f LibraryFilter) *store.Conds
 	return c
 }
 
-// nameSearch is an engine's index for the file-name search that the
-// search's own predicate (libraryConds) cannot use by itself: from
-// returns the FROM clause that reads the attachments through the index,
-// the condition that selects the indexed candidates for search (its one
-// placeholder for arg), and false when the index cannot serve search
-// (then the search reads the names). The candidates must include every
-// attachment the predicate selects; the predicate still decides. SQLite
-// registers one (sql_sqlite.go); PostgreSQL's index serves the predicate
-// itself (migration 0004).
-type nameSearch func(search string) (from, cond string, arg any, ok bool)
+// nameIndex is how a file-name search reads its candidates from an
+// engine's index: from, the FROM clause that reads the attachments
+// through the index, and cond, the condition that selects the indexed
+// candidates (its one placeholder for arg). The candidates must include
+// every attachment the search's own predicate (libraryConds) selects; the
+// predicate still decides.
+type nameIndex struct {
+	from, cond string
+	arg        any
+}
+
+// nameSearch returns the nameIndex of a search, or false when the index
+// cannot serve it (then the search reads the names). SQLite registers
+// one (sql_sqlite.go); PostgreSQL's index serves the predicate itself
+// (migration 0004).
+type nameSearch func(search string) (nameIndex, bool)
 
 // nameSearches holds each engine's nameSearch, by dialect.
 var nameSearches = map[store.Dialect]nameSearch{}
 
 // Library implements Store. With a search that the engine's nameSearch
 // serves, the total counts the indexed candidates (at most
-// store.SearchCap(ctx)+1 matches), and the page reads them too unless
-// matches are dense (denseMatches): then the page reads the attachments
-// in its order until it has them, as without the index, rather than
-// every candidate.
+// store.SearchCap(ctx)+1 matches, indexedTotal), and the page reads them
+// too unless matches are dense (denseMatches): then the page reads the
+// attachments in its order until it has them, as without the index,
+// rather than every candidate.
 func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) ([]*Attachment, int, error) {
-	d := q.Dialect()
-	c, from := libraryConds(d, sc, f), "attachments a"
-	var total int
-	indexed := false
-	if ns := nameSearches[d]; ns != nil && f.Search != "" {
-		if nsFrom, cond, arg, ok := ns(f.Search); ok {
-			n, counted, err := countCandidates(ctx, q, libraryConds(d, sc, f), nsFrom, cond, arg)
-			if err != nil {
-				return nil, 0, err
-			}
-			if counted {
-				c, from, total, indexed = libraryConds(d, sc, f).And(cond, arg), nsFrom, n, true
-			}
-		}
-	}
-	if !indexed {
-		var err error
-		if total, err = libraryTotal(ctx, q, sc, f, from, c); err != nil {
+	c, from := libraryConds(q.Dialect(), sc, f), "attachments a"
+	total, ix, err := indexedTotal(ctx, q, sc, f)
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case ix == nil:
+		if total, err = libraryTotal(ctx, q, sc, f, c); err != nil {
 			return nil, 0, err
 		}
-	}
-	if indexed {
+	default:
 		dense, err := denseMatches(ctx, q, sc, f, total)
 		if err != nil {
 			return nil, 0, err
 		}
-		if dense {
-			c, from = libraryConds(d, sc, f), "attachments a"
+		if !dense {
+			c, from = c.And(ix.cond, ix.arg), ix.from
 		}
 	}
 	col, ok := librarySort[f.SortField]
@@ -324,8 +318,29 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 	return items, total, err
 }
 
-// countCandidates counts the attachments c selects among a nameSearch's
-// candidates (from, cond with arg), reading at most
+// indexedTotal counts a search's matches through the engine's name index
+// (countCandidates) and returns the count with the index, or a nil index
+// when there is no search, the engine has no nameSearch or it cannot
+// serve this search, or the candidates ran out before the count was
+// known.
+func indexedTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) (int, *nameIndex, error) {
+	ns := nameSearches[q.Dialect()]
+	if ns == nil || f.Search == "" {
+		return 0, nil, nil
+	}
+	ix, ok := ns(f.Search)
+	if !ok {
+		return 0, nil, nil
+	}
+	n, counted, err := countCandidates(ctx, q, libraryConds(q.Dialect(), sc, f), ix)
+	if err != nil || !counted {
+		return 0, nil, err
+	}
+	return n, &ix, nil
+}
+
+// countCandidates counts the attachments c selects among ix's
+// candidates, reading at most
 // 2×(store.SearchCap(ctx)+1) candidates: the index holds every tenant's
 // names, so a term common in other tenants' names can have many
 // candidates before this tenant's. It returns the count (at most
@@ -333,11 +348,11 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 // the candidates ran out before the count was known; the search then
 // counts by reading the names in order as without the index, which stops
 // early for a common term.
-func countCandidates(ctx context.Context, q store.Querier, c *store.Conds, from, cond string, arg any) (int, bool, error) {
+func countCandidates(ctx context.Context, q store.Querier, c *store.Conds, ix nameIndex) (int, bool, error) {
 	limit := store.SearchCap(ctx) + 1
 	budget := 2 * limit
-	where := strings.Replace(cond, "?", c.Add(arg), 1)
-	rows, err := q.Query(ctx, `SELECT CASE WHEN `+c.SQL()+` THEN 1 ELSE 0 END FROM `+from+` WHERE `+where+` LIMIT `+c.Add(budget),
+	where := strings.Replace(ix.cond, "?", c.Add(ix.arg), 1)
+	rows, err := q.Query(ctx, `SELECT CASE WHEN `+c.SQL()+` THEN 1 ELSE 0 END FROM `+ix.from+` WHERE `+where+` LIMIT `+c.Add(budget),
 		c.Values()...)
 	if err != nil {
 		return 0, false, err
@@ -378,18 +393,18 @@ func denseMatches(ctx context.Context, q store.Querier, sc store.Scope, f Librar
 }
 
 // libraryTotal returns how many attachments c (Library's predicate for
-// sc and f, over from) selects. Unfiltered, by partition and by one tag it
-// sums the kept counts; with a search it counts at most
-// store.SearchCap(ctx)+1 matches (store.CountCapped); with more than one
-// tag it counts the attachments.
-func libraryTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter, from string, c *store.Conds) (int, error) {
+// sc and f) selects. Unfiltered, by partition and by one tag it sums the
+// kept counts; with a search it counts at most store.SearchCap(ctx)+1
+// matches (store.CountCapped); with more than one tag it counts the
+// attachments.
+func libraryTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter, c *store.Conds) (int, error) {
 	tags := dedupe(f.Tags)
 	if f.Search != "" {
-		return store.CountCapped(ctx, q, `FROM `+from+` WHERE `+c.SQL(), c.Values()...)
+		return store.CountCapped(ctx, q, `FROM attachments a WHERE `+c.SQL(), c.Values()...)
 	}
 	if len(tags) > 1 {
 		var total int
-		err := q.QueryRow(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+c.SQL(), c.Values()...).Scan(&total)
+		err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments a WHERE `+c.SQL(), c.Values()...).Scan(&total)
 		return total, err
 	}
 	k := sc.ReadableCounted("tenant_id", "organization_id")

@@ -122,13 +122,7 @@ func TestToggleCheckAllocations(t *testing.T) {
 	})
 	allocs := func(h http.Handler, key string) float64 {
 		serve := func() {
-			req := httptest.NewRequest("GET", path, nil)
-			if key != "" {
-				req.Header.Set("X-Api-Key", key)
-			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK {
+			if rec := serveGET(h, path, key); rec.Code != http.StatusOK {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}
 		}

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/tenantkit/tenantkit/ratelimit"
@@ -98,13 +97,7 @@ func benchGetCost(b *testing.B, cost *pgCost, h http.Handler, path, key string) 
 	cost.measure(b, func() {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				req := httptest.NewRequest("GET", path, nil)
-				if key != "" {
-					req.Header.Set("X-Api-Key", key)
-				}
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				if rec.Code != http.StatusOK {
+				if rec := serveGET(h, path, key); rec.Code != http.StatusOK {
 					b.Errorf("status %d: %s", rec.Code, rec.Body)
 					return
 				}

@@ -79,16 +79,22 @@ func benchCheck(b *testing.B, h http.Handler, path, key string) {
 	}()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			req := httptest.NewRequest("GET", path, nil)
-			if key != "" {
-				req.Header.Set("X-Api-Key", key)
-			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK {
+			if rec := serveGET(h, path, key); rec.Code != http.StatusOK {
 				b.Errorf("status %d: %s", rec.Code, rec.Body)
 				return
 			}
 		}
 	})
+}
+
+// serveGET serves GET path from h, with key as the X-Api-Key (none when
+// ""), and returns the recorded answer.
+func serveGET(h http.Handler, path, key string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", path, nil)
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
 }
