@@ -63,7 +63,9 @@ func (b *SQLBlobs) Put(ctx context.Context, key string, r io.Reader) (n int64, e
 	}
 	id := store.NewID()
 	defer func() {
-		if err != nil { // leave no chunks behind
+		// Leave no chunks behind, unless the swap may have committed:
+		// then List("") removes them if no blob names them.
+		if err != nil && !errors.Is(err, store.ErrCommitUnknown) {
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
 			_, _ = b.db.Exec(dctx, `DELETE FROM attachment_blob_chunks WHERE blob_id = $1`, id)

@@ -174,7 +174,9 @@ type UploadInput struct {
 // Upload stores a file as an attachment of a record of the caller's
 // tenant and organization, and enqueues its text extraction (in the same
 // transaction), answering without waiting for it. On any error nothing is
-// kept: the staged file is discarded.
+// kept: the staged file is discarded, except when the commit's outcome is
+// unknown (store.ErrCommitUnknown): the row may be there, so the file
+// stays, and the orphan sweep removes it if no row names it.
 func (s *Service) Upload(ctx context.Context, in UploadInput) (a *Attachment, err error) {
 	sc, err := scope(ctx)
 	if err != nil {
@@ -215,7 +217,12 @@ func (s *Service) Upload(ctx context.Context, in UploadInput) (a *Attachment, er
 		}
 	}
 	defer func() {
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrCommitUnknown):
+			// The row may have committed: the file stays, and the orphan
+			// sweep removes it if no row names it.
+			s.logger.WarnContext(ctx, "attachments: upload's commit outcome unknown, file kept", "key", staged.key, "err", err)
+		case err != nil:
 			s.Discard(ctx, staged)
 		}
 	}()

@@ -133,6 +133,16 @@
 // seven. SQLite runs a queued statement at once (its statements cost no
 // round trip).
 //
+// A COMMIT sent to PostgreSQL whose answer never comes back (the
+// connection broke, or the caller's context ended while it waited) may
+// have committed. Decision: Tx reports it as ErrCommitUnknown, does not
+// run the function again, and a caller that would undo an effect outside
+// the database on failure (attachments discards an upload's stored file)
+// keeps it on that error and leaves it to a sweep that reads what did
+// commit. pgx marks some such failures "safe to retry" ("conn closed"
+// while waiting for the answer), so only a server's answer (a PgError) or
+// a failure pgx knows came before sending counts as a known outcome.
+//
 // # Search totals
 //
 // A free-text search is a substring match (Dialect.ContainsFold) that no

@@ -31,6 +31,16 @@ var (
 	ErrTooLarge = errors.New("too large")
 )
 
+// ErrCommitUnknown marks a failed commit whose outcome the process cannot
+// know: the engine was sent the COMMIT, but its answer never came back
+// (the connection broke, or the context ended while it waited), so the
+// transaction may have committed. DB.Tx does not run it again. A caller
+// must not undo, on such an error, what a committed transaction needs
+// outside the database (a stored file its rows name); it leaves that to
+// a sweep that reads what did commit. Only PostgreSQL reports it: SQLite
+// commits in the process and always knows.
+var ErrCommitUnknown = errors.New("commit outcome unknown")
+
 // errRetryable marks driver errors after which the whole transaction may be
 // run again: SQLite busy/locked, PostgreSQL serialization failure or deadlock.
 var errRetryable = errors.New("retryable")

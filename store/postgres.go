@@ -400,9 +400,26 @@ func (t *pgxTx) queryRow(ctx context.Context, q string, args []any) Row {
 
 func (t *pgxTx) commit(ctx context.Context) error {
 	if err := t.flush(ctx); err != nil {
-		return err
+		return err // no COMMIT was sent: the transaction did not commit
 	}
-	return t.tx.Commit(ctx)
+	err := t.tx.Commit(ctx)
+	if err != nil && commitUnknown(err) {
+		return &kindError{kind: ErrCommitUnknown, err: err}
+	}
+	return err
+}
+
+// commitUnknown reports whether a failed COMMIT may have committed: the
+// server did not answer it (an answer is a PgError) and pgx cannot say
+// it was never sent. pgx marks "conn closed" safe to retry even when the
+// connection closed while it waited for the answer, so that one counts
+// as unknown.
+func commitUnknown(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return false
+	}
+	return !pgconn.SafeToRetry(err) || errors.Is(err, pgconn.ErrConnClosed)
 }
 
 func (t *pgxTx) rollback(ctx context.Context) error {

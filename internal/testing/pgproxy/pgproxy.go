@@ -1,0 +1,149 @@
+// Package pgproxy is a TCP proxy to PostgreSQL for tests that need the
+// connection to fail at one exact moment: after the server was sent a
+// COMMIT, before its answer reaches the client. That is the one failure
+// after which a client cannot know whether its transaction committed.
+package pgproxy
+
+import (
+	"bytes"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Proxy forwards connections to one PostgreSQL server, in plain text (the
+// URL it gives asks for sslmode=disable, so that it can read the
+// statements).
+type Proxy struct {
+	ln     net.Listener
+	target string
+	url    string
+	armed  atomic.Bool
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+}
+
+// New starts a proxy to the server of the PostgreSQL URL dbURL, closed
+// when the test ends.
+func New(t testing.TB, dbURL string) *Proxy {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := u.Host
+	if u.Port() == "" {
+		target = net.JoinHostPort(u.Hostname(), "5432")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = ln.Addr().String()
+	q := u.Query()
+	q.Set("sslmode", "disable")
+	u.RawQuery = q.Encode()
+	p := &Proxy{ln: ln, target: target, url: u.String(), conns: map[net.Conn]bool{}}
+	t.Cleanup(p.close)
+	p.wg.Add(1)
+	go p.serve()
+	return p
+}
+
+// URL is dbURL with the proxy's address in place of the server's.
+func (p *Proxy) URL() string { return p.url }
+
+// LoseNextCommitAnswer arms the proxy: the next COMMIT a client sends
+// (a simple-protocol "commit") reaches the server; once the server has
+// answered it, the client's connection is closed without the answer.
+func (p *Proxy) LoseNextCommitAnswer() { p.armed.Store(true) }
+
+// Armed reports whether the armed COMMIT has not come yet.
+func (p *Proxy) Armed() bool { return p.armed.Load() }
+
+func (p *Proxy) serve() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[c], p.conns[up] = true, true
+		p.mu.Unlock()
+		lost := make(chan struct{})
+		go p.toServer(c, up, lost)
+		go p.toClient(up, c, lost)
+	}
+}
+
+// commitQuery is a simple-protocol Query message's text for COMMIT, as
+// pgx sends it.
+var commitQuery = []byte("commit\x00")
+
+// toServer forwards the client's bytes; it closes lost as it sends the
+// armed COMMIT.
+func (p *Proxy) toServer(c, up net.Conn, lost chan struct{}) {
+	defer up.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			if p.armed.Load() && bytes.Contains(buf[:n], commitQuery) && p.armed.CompareAndSwap(true, false) {
+				close(lost) // before the server can answer
+			}
+			if _, werr := up.Write(buf[:n]); werr != nil {
+				c.Close()
+				return
+			}
+		}
+		if err != nil {
+			c.Close()
+			return
+		}
+	}
+}
+
+// toClient forwards the server's bytes; after the armed COMMIT it drops
+// the server's answer and closes both connections, so that the client
+// learns nothing of a commit that has happened.
+func (p *Proxy) toClient(up, c net.Conn, lost chan struct{}) {
+	defer c.Close()
+	defer up.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := up.Read(buf)
+		select {
+		case <-lost:
+			return
+		default:
+		}
+		if n > 0 {
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *Proxy) close() {
+	p.ln.Close()
+	p.mu.Lock()
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
