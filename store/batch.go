@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -29,7 +30,8 @@ import (
 // (group commit). When a function fails, the shared transaction is rolled
 // back and run again without it, and the failing function runs alone, so
 // one caller's bad write never fails the others and its error is the one
-// its own transaction gives.
+// its own transaction gives. A commit whose outcome is unknown
+// (ErrCommitUnknown) is not run again: every member gets that error.
 //
 // The functions must be what DB.Tx requires anyway: no effects outside the
 // transaction (use Tx.AfterCommit), safe to run again.
@@ -69,7 +71,9 @@ func (b *Batcher) commit(ctx context.Context, batch []*queued[func(ctx context.C
 			}
 			return nil
 		})
-		if err == nil || len(batch) == 1 {
+		if err == nil || len(batch) == 1 || errors.Is(err, ErrCommitUnknown) {
+			// A commit of unknown outcome is not run again: it may
+			// have committed, and a second run would write it twice.
 			for _, item := range batch {
 				item.done <- err
 			}
@@ -93,7 +97,9 @@ func (b *Batcher) commit(ctx context.Context, batch []*queued[func(ctx context.C
 // a few statements rather than n times a few. When a batch's transaction
 // fails, each item is written again alone, in a transaction of its own,
 // so one caller's bad item never fails the others and its error is the
-// one its own transaction gives.
+// one its own transaction gives; after a commit of unknown outcome
+// (ErrCommitUnknown), nothing is written again and every item gets that
+// error.
 //
 // write must be what DB.Tx requires anyway: no effects outside the
 // transaction (use Tx.AfterCommit), safe to run again on the same items.
@@ -146,7 +152,7 @@ func (g *Group[T]) commit(ctx context.Context, batch []*queued[T]) {
 		items[i] = q.v
 	}
 	err := g.writeBatch(ctx, items)
-	if err == nil || len(batch) == 1 {
+	if err == nil || len(batch) == 1 || errors.Is(err, ErrCommitUnknown) { // see Batcher.commit
 		for _, q := range batch {
 			q.done <- err
 		}

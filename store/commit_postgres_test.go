@@ -5,6 +5,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/tenantkit/tenantkit/internal/testing/pgproxy"
@@ -93,5 +94,89 @@ func TestCommitOutcomeUnknown(t *testing.T) {
 	}
 	if n := count("cancelled"); n != 0 {
 		t.Errorf("context ended before COMMIT: %d rows committed", n)
+	}
+}
+
+// TestGroupCommitUnknownWritesOnce: a group-committed batch whose COMMIT
+// (or single statement, outside a transaction) was sent and never
+// answered is not written again item by item, as a failed batch is: it
+// may have committed (here it did), and each caller gets
+// ErrCommitUnknown with its item written once.
+func TestGroupCommitUnknownWritesOnce(t *testing.T) {
+	t.Parallel()
+	url := storetest.IsolatedPostgresURL(t)
+	direct, err := store.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	if err := direct.Migrate(t.Context(), widgets); err != nil {
+		t.Fatal(err)
+	}
+	proxy := pgproxy.New(t, url)
+	db, err := store.Open(t.Context(), proxy.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, sc := storetest.NewScope(t)
+	insert := func(ctx context.Context, q store.Querier, names []string) error {
+		for _, name := range names {
+			if _, err := q.Exec(ctx, `INSERT INTO widgets (tenant_id, id, name, created_at) VALUES ($1, $2, $3, $4)`,
+				sc.TenantID, store.NewID(), name, q.Now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, single := range []bool{false, true} {
+		prefix := map[bool]string{false: "tx", true: "single"}[single]
+		release, held := make(chan struct{}), make(chan struct{})
+		g := store.NewGroup(db, func(ctx context.Context, tx *store.Tx, names []string) error {
+			if names[0] == "hold" {
+				close(held)
+				<-release
+				return nil
+			}
+			if len(names) > 1 {
+				proxy.LoseNextCommitAnswer()
+			}
+			return insert(ctx, tx, names)
+		})
+		if single {
+			g.SetSingleStatement(func(names []string) func(ctx context.Context, q store.Querier) error {
+				if names[0] == "hold" {
+					return nil
+				}
+				return func(ctx context.Context, q store.Querier) error {
+					if len(names) > 1 {
+						// The last INSERT's answer is lost; the ones before
+						// it committed as they returned.
+						proxy.LoseNextAnswer(names[len(names)-1])
+					}
+					return insert(ctx, q, names)
+				}
+			})
+		}
+		g.SetRunners(1)
+		go func() { _ = g.Do("hold") }()
+		const writes = 5
+		errs := queuedWrites(held, release, writes, func(i int) error { return g.Do(fmt.Sprint(prefix, "-", i)) })
+		if proxy.Armed() {
+			t.Fatalf("%s: the writes did not form one batch (the proxy never saw the armed message)", prefix)
+		}
+		for i, err := range errs {
+			if !errors.Is(err, store.ErrCommitUnknown) {
+				t.Errorf("%s write %d: %v, want ErrCommitUnknown", prefix, i, err)
+			}
+		}
+		var n, distinct int
+		if err := direct.QueryRow(ctx, `SELECT count(*), count(DISTINCT name) FROM widgets WHERE tenant_id = $1 AND name LIKE $2`,
+			sc.TenantID, prefix+"-%").Scan(&n, &distinct); err != nil {
+			t.Fatal(err)
+		}
+		if n != writes || distinct != writes {
+			t.Errorf("%s: %d widgets (%d names) after a batch of %d whose answer was lost, want each once", prefix, n, distinct, writes)
+		}
 	}
 }

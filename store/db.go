@@ -80,6 +80,10 @@ type engine interface {
 	lock(ctx context.Context, key int64) (unlock func(), err error)
 	claim(ctx context.Context, name, value int32) (release func(), conflict bool, err error)
 	ping(ctx context.Context) error
+	// outcomeUnknown reports whether a failed statement outside a
+	// transaction (or a COMMIT) was sent and never answered, so that it
+	// may have committed.
+	outcomeUnknown(err error) bool
 	poolStats() PoolStats
 	close() error
 }
@@ -309,6 +313,9 @@ func (db *DB) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error) e
 func (db *DB) autocommit(ctx context.Context, write func(ctx context.Context, q Querier) error) error {
 	for attempt := 1; ; attempt++ {
 		err := write(ctx, db)
+		if err != nil && db.eng.outcomeUnknown(err) {
+			return &kindError{kind: ErrCommitUnknown, err: err}
+		}
 		if err == nil || !errors.Is(err, errRetryable) || attempt == maxTxAttempts || ctx.Err() != nil {
 			return err
 		}

@@ -136,7 +136,10 @@
 // A COMMIT sent to PostgreSQL whose answer never comes back (the
 // connection broke, or the caller's context ended while it waited) may
 // have committed. Decision: Tx reports it as ErrCommitUnknown, does not
-// run the function again, and a caller that would undo an effect outside
+// run the function again (nor does a group commit run its batch's items
+// again one by one, as it does after a failed batch: they would be
+// written twice; a single statement outside a transaction whose answer
+// is lost counts the same), and a caller that would undo an effect outside
 // the database on failure (attachments discards an upload's stored file)
 // keeps it on that error and leaves it to a sweep that reads what did
 // commit. pgx marks some such failures "safe to retry" ("conn closed"

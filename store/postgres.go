@@ -403,18 +403,20 @@ func (t *pgxTx) commit(ctx context.Context) error {
 		return err // no COMMIT was sent: the transaction did not commit
 	}
 	err := t.tx.Commit(ctx)
-	if err != nil && commitUnknown(err) {
+	if err != nil && outcomeUnknown(err) {
 		return &kindError{kind: ErrCommitUnknown, err: err}
 	}
 	return err
 }
 
-// commitUnknown reports whether a failed COMMIT may have committed: the
-// server did not answer it (an answer is a PgError) and pgx cannot say
-// it was never sent. pgx marks "conn closed" safe to retry even when the
-// connection closed while it waited for the answer, so that one counts
-// as unknown.
-func commitUnknown(err error) bool {
+func (e *pgxEngine) outcomeUnknown(err error) bool { return outcomeUnknown(err) }
+
+// outcomeUnknown reports whether a failed COMMIT, or statement outside a
+// transaction, may have committed: the server did not answer it (an
+// answer is a PgError) and pgx cannot say it was never sent. pgx marks
+// "conn closed" safe to retry even when the connection closed while it
+// waited for the answer, so that one counts as unknown.
+func outcomeUnknown(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return false

@@ -213,6 +213,9 @@ func (e *sqlEngine) claim(context.Context, int32, int32) (func(), bool, error) {
 
 func (e *sqlEngine) ping(ctx context.Context) error { return e.write.PingContext(ctx) }
 
+// outcomeUnknown is false: SQLite commits in the process, which knows.
+func (e *sqlEngine) outcomeUnknown(error) bool { return false }
+
 func (e *sqlEngine) poolStats() PoolStats {
 	st := e.write.Stats()
 	return PoolStats{Open: st.OpenConnections, InUse: st.InUse, Idle: st.Idle, Max: st.MaxOpenConnections, Waits: st.WaitCount}

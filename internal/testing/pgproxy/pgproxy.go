@@ -1,7 +1,8 @@
 // Package pgproxy is a TCP proxy to PostgreSQL for tests that need the
 // connection to fail at one exact moment: after the server was sent a
-// COMMIT, before its answer reaches the client. That is the one failure
-// after which a client cannot know whether its transaction committed.
+// COMMIT (or a statement outside a transaction), before its answer
+// reaches the client. That is the one failure after which a client
+// cannot know whether its write committed.
 package pgproxy
 
 import (
@@ -21,7 +22,7 @@ type Proxy struct {
 	ln     net.Listener
 	target string
 	url    string
-	armed  atomic.Bool
+	armed  atomic.Pointer[[]byte] // the marker of the statement whose answer is lost
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  map[net.Conn]bool
@@ -60,10 +61,19 @@ func (p *Proxy) URL() string { return p.url }
 // LoseNextCommitAnswer arms the proxy: the next COMMIT a client sends
 // (a simple-protocol "commit") reaches the server; once the server has
 // answered it, the client's connection is closed without the answer.
-func (p *Proxy) LoseNextCommitAnswer() { p.armed.Store(true) }
+func (p *Proxy) LoseNextCommitAnswer() { p.LoseNextAnswer("commit\x00") }
 
-// Armed reports whether the armed COMMIT has not come yet.
-func (p *Proxy) Armed() bool { return p.armed.Load() }
+// LoseNextAnswer arms the proxy as LoseNextCommitAnswer does for the
+// next message a client sends whose bytes hold marker: a statement's text
+// (sent once, before pgx caches the statement) or a text parameter's
+// value (sent with every execution).
+func (p *Proxy) LoseNextAnswer(marker string) {
+	m := []byte(marker)
+	p.armed.Store(&m)
+}
+
+// Armed reports whether the armed message has not come yet.
+func (p *Proxy) Armed() bool { return p.armed.Load() != nil }
 
 func (p *Proxy) serve() {
 	defer p.wg.Done()
@@ -86,19 +96,15 @@ func (p *Proxy) serve() {
 	}
 }
 
-// commitQuery is a simple-protocol Query message's text for COMMIT, as
-// pgx sends it.
-var commitQuery = []byte("commit\x00")
-
 // toServer forwards the client's bytes; it closes lost as it sends the
-// armed COMMIT.
+// armed message.
 func (p *Proxy) toServer(c, up net.Conn, lost chan struct{}) {
 	defer up.Close()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := c.Read(buf)
 		if n > 0 {
-			if p.armed.Load() && bytes.Contains(buf[:n], commitQuery) && p.armed.CompareAndSwap(true, false) {
+			if m := p.armed.Load(); m != nil && bytes.Contains(buf[:n], *m) && p.armed.CompareAndSwap(m, nil) {
 				close(lost) // before the server can answer
 			}
 			if _, werr := up.Write(buf[:n]); werr != nil {
@@ -113,7 +119,7 @@ func (p *Proxy) toServer(c, up net.Conn, lost chan struct{}) {
 	}
 }
 
-// toClient forwards the server's bytes; after the armed COMMIT it drops
+// toClient forwards the server's bytes; after the armed message it drops
 // the server's answer and closes both connections, so that the client
 // learns nothing of a commit that has happened.
 func (p *Proxy) toClient(up, c net.Conn, lost chan struct{}) {
