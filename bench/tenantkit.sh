@@ -95,8 +95,9 @@ if [[ -n $database_url ]]; then
   server_env+=(DATABASE_URL="$database_url")
   db=postgres
 fi
-# Go runtime settings pass through (PocketBase inherits them too), for experiments such as GOMAXPROCS=1.
-for v in GOMAXPROCS GOGC GOMEMLIMIT GODEBUG; do
+# Go runtime settings pass through (PocketBase inherits them too), for experiments such as GOMAXPROCS=1;
+# so do METRICS_ADDR and PPROF=1, for a CPU profile of the server under load.
+for v in GOMAXPROCS GOGC GOMEMLIMIT GODEBUG METRICS_ADDR PPROF; do
   if [[ -n ${!v-} ]]; then
     server_env+=("$v=${!v}")
   fi

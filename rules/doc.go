@@ -73,7 +73,16 @@
 // writes are committed alone. An execution is stored as one row (SQLStore):
 // what its rules share (entity, event, input, who, when) once, and its
 // rule rows as a JSON array in a column of it, in the order they ran; a
-// rule row holds its own input only after a SET_FIELD changed the data.
+// rule row holds its own input only after a SET_FIELD changed the data,
+// its output as 1 or 0 when it is a default one (no actions planned: the
+// condition held or not), and no error or execution time when it has
+// none (a time under a microsecond is 0). Decision: ten such rule rows
+// took 1,812 bytes, 770 of them the default output's text, and an
+// execution's row of about 2.8 KB filled a 4 KB SQLite page alone; at
+// about 2 KB two share a page, and the single writer writes (and
+// checkpoints) half the pages per execution (BENCHMARKS.md, "A shorter
+// execution log row"). Every read path answers the same text, and rows
+// written before read as they were.
 // A rule row's id is the execution's with the row's index in its last
 // four hex digits, so a logged execution evaluates at most 65,536 rules
 // (a larger set is refused, store.ErrInvalid). Decision: one row per
@@ -144,7 +153,10 @@
 // written with each rule id and result bound once for its three spans (a
 // join with the spans' VALUES): binding eight values per count row was
 // most of an upsert's cost to the single writer (BENCHMARKS.md, "Fewer
-// statements and bound values for the durable log"). Decision: one row
+// statements and bound values for the durable log"). Both counts tables
+// are WITHOUT ROWID on SQLite (migration 0011): an upsert seeks and writes
+// the primary key's B-tree alone, not the key's index and then the row
+// in a rowid table. Decision: one row
 // per key, not spread over slots as some kept counts are (store.Counts).
 // Two batches of one tenant's executions add to the same rows, so the
 // second waits for the first's commit; sampled under load, the count

@@ -403,7 +403,10 @@ func (SQLStore) EntityRules(ctx context.Context, q store.Querier, tenantID, enti
 // [rule_uuid, rule_id, rule_name, rule_type, result, input_context,
 // output_context, error_message, execution_time_ms] in the order they ran
 // (the contexts are JSON texts in JSON strings; a null input is the
-// execution's). The log's rule rows are the array's elements: a rule row's
+// execution's; an output that is a default one, outputHeld or
+// outputNotHeld, is the number 1 or 0, and an element without an error
+// and with a zero execution time ends after its output: logSelect reads
+// what it lacks as those defaults). The log's rule rows are the array's elements: a rule row's
 // id is its execution's with the element's index in its last four hex
 // digits (rowID). Reads expand the array in SQL (the Dialect's
 // JSONArrayElements).
@@ -421,7 +424,7 @@ func logRows(q store.Querier) string {
 func logSelect(q store.Querier) string {
 	return `SELECT x.id, r.key, COALESCE(x.set_id, ''), r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3,
 		x.entity_type, x.entity_id, x.event_type, r.value ->> 4, r.value ->> 5, x.input_context, r.value ->> 6,
-		COALESCE(r.value ->> 7, ''), r.value ->> 8, x.executed_at, x.tenant_id, COALESCE(x.organization_id, ''),
+		COALESCE(r.value ->> 7, ''), COALESCE(r.value ->> 8, '0'), x.executed_at, x.tenant_id, COALESCE(x.organization_id, ''),
 		COALESCE(x.executed_by, '')` + logRows(q)
 }
 
@@ -445,7 +448,7 @@ func scanLog(s store.Scanner) (*LogEntry, error) {
 		in = &execIn
 	}
 	l.ID = rowID(l.ExecutionID, key)
-	l.InputContext, l.OutputContext = json.RawMessage(*in), json.RawMessage(out)
+	l.InputContext, l.OutputContext = json.RawMessage(*in), json.RawMessage(storedOutput(out))
 	return &l, nil
 }
 
@@ -1213,7 +1216,18 @@ func appendRuleRows(b []byte, rows []RuleRecord) []byte {
 		}
 		b = appendStringOrNull(b, r.Input)
 		b = append(b, ',')
-		b = jsonenc.AppendString(b, r.Output)
+		switch r.Output {
+		case outputHeld:
+			b = append(b, '1')
+		case outputNotHeld:
+			b = append(b, '0')
+		default:
+			b = jsonenc.AppendString(b, r.Output)
+		}
+		if r.ErrorMessage == "" && r.ExecutionTimeMs == 0 { // their defaults, as logSelect reads a shorter element
+			b = append(b, ']')
+			continue
+		}
 		b = append(b, ',')
 		b = appendStringOrNull(b, strings.ReplaceAll(r.ErrorMessage, "\x00", "\uFFFD")) // PostgreSQL's ->> refuses \u0000
 		b = append(b, ',')
@@ -1221,6 +1235,29 @@ func appendRuleRows(b []byte, rows []RuleRecord) []byte {
 		b = append(b, ']')
 	}
 	return append(b, ']')
+}
+
+// The output of a rule row that planned no actions, by whether its
+// condition held: most rule rows' output, which the rules column holds as
+// the number 1 or 0 rather than as a JSON string (77 bytes, with its
+// quotes escaped), and scanLog reads back as this text. Rows written
+// before hold the string, which reads back as it is.
+const (
+	outputHeld    = `{"conditionResult":true,"actionsPlanned":[],"actionsExecuted":[]}`
+	outputNotHeld = `{"conditionResult":false,"actionsPlanned":[],"actionsExecuted":[]}`
+)
+
+// storedOutput is the output of a rule row as the rules column's element
+// holds it (->> 6): the output's JSON text, or 1 or 0 for outputHeld and
+// outputNotHeld.
+func storedOutput(s string) string {
+	switch s {
+	case "1":
+		return outputHeld
+	case "0":
+		return outputNotHeld
+	}
+	return s
 }
 
 // appendStringOrNull appends s as a JSON string, or null when empty.
