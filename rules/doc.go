@@ -134,10 +134,12 @@
 // so a host that changes a result sees the change. A rule's output is
 // not written again when its planned actions hold the same texts,
 // booleans and numbers as an earlier rule's of the execution (compared
-// before writing, rather than after). With a table lookup per byte in
-// internal/jsonenc's string writer, this took the process CPU of a
-// logged execution over HTTP down by a fraction BENCHMARKS.md gives
-// ("The answer from the log's JSON"). One batch is
+// before writing, rather than after), and a key's redaction check looks up
+// the secret parts by the key's bytes instead of searching for each
+// part. With a table lookup per byte in internal/jsonenc's string
+// writer, this took about 8% off the standalone server's CPU per logged
+// execution on PostgreSQL and 7% on SQLite (BENCHMARKS.md, "The answer
+// from the log's JSON"). One batch is
 // written at a time on PostgreSQL too, as on SQLite (store.Group's SetRunners(1)). Decision: every batch
 // of a tenant's executions of a set upserts the same count rows (30 for
 // ten rules), so a second batch written at once waited on their row locks
