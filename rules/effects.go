@@ -33,6 +33,12 @@ type writes struct {
 	// input is the redacted data as JSON, reused by log rows until a
 	// SET_FIELD changes the data.
 	input string
+	// answerData is the input's data as written in input (no SET_FIELD
+	// changed it and nothing in it was redacted), for the answer to
+	// reuse (Result.AppendReturnedJSON); "" otherwise.
+	answerData string
+	// dataChanged reports that a SET_FIELD changed the data.
+	dataChanged bool
 	// outputs makes the log rows' outputs.
 	outputs outputs
 	// ids holds the ids of log rows idsFrom and on (nextRowID).
@@ -132,6 +138,7 @@ func (x *execution) setField(path string, value any) error {
 	m[steps[len(steps)-1]] = value
 	x.data = root
 	x.writes.input = "" // later log rows show the changed data
+	x.writes.answerData, x.writes.dataChanged = "", true
 	return nil
 }
 
@@ -194,11 +201,14 @@ func (w *writes) nextRowID(x *execution, i int) string {
 // (PostgreSQL refuses them) is a validation error on data.
 func (w *writes) inputContext(x *execution) (string, error) {
 	if w.input == "" {
-		b, err := inputJSON(x)
+		b, dataEnd, err := appendInput(make([]byte, 0, 256+32*len(x.data)), x)
 		if err := storableJSON("data", b, err); err != nil {
 			return "", err
 		}
 		w.input = string(b)
+		if dataEnd > 0 && !w.dataChanged {
+			w.answerData = w.input[inputDataAt:dataEnd]
+		}
 	}
 	return w.input, nil
 }

@@ -69,6 +69,11 @@ type Result struct {
 	Data map[string]any `json:"data,omitzero"`
 	// LogIDs are the execution log rows written (not in a dry run).
 	LogIDs []string `json:"logIds,omitzero"`
+
+	// dataJSON is Data's JSON and logRows the log rows written, as the
+	// execution left them, for AppendReturnedJSON ("" and nil: none).
+	dataJSON string
+	logRows  []RuleRecord
 }
 
 // RuleResult is one rule's part in an execution. A skipped rule has only
@@ -460,6 +465,7 @@ func (s *Service) finish(ctx context.Context, x *execution, setID, setName strin
 	res := &Result{SetID: setID, SetName: setName, Allowed: !x.blocked, ExecutedRules: x.results}
 	if x.writes != nil {
 		res.Data, res.LogIDs = x.data, make([]string, 0, len(x.writes.execution.Rules))
+		res.dataJSON, res.logRows = x.writes.answerData, x.writes.execution.Rules
 		if err := s.commits.write(ctx, x.writes); err != nil {
 			return nil, err
 		}

@@ -118,21 +118,27 @@ func secretKey(k string) bool {
 		buf[n] = c
 		n++
 	}
-	for _, p := range secretKeyPartBytes {
-		if bytes.Contains(buf[:n], p) {
-			return true
+	key := buf[:n]
+	for i, c := range key {
+		for _, p := range secretKeyPartsFrom[c] {
+			if bytes.HasPrefix(key[i:], p) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// secretKeyPartBytes are secretKeyParts as byte slices, for secretKey.
-var secretKeyPartBytes = func() [][]byte {
-	parts := make([][]byte, len(secretKeyParts))
-	for i, p := range secretKeyParts {
-		parts[i] = []byte(p)
+// secretKeyPartsFrom are secretKeyParts as byte slices by their first
+// byte, for secretKey: each position of a key is compared with the few
+// parts that start with its byte (a key of 8 bytes, 8 lookups and a
+// comparison or two), rather than the key searched for each of the 15
+// parts; keys are checked on every logged execution.
+var secretKeyPartsFrom = func() (t [256][][]byte) {
+	for _, p := range secretKeyParts {
+		t[p[0]] = append(t[p[0]], []byte(p))
 	}
-	return parts
+	return t
 }()
 
 // secretKeyUnicode is secretKey for any key.

@@ -77,3 +77,24 @@ func TestSecretKeyPaths(t *testing.T) {
 		}
 	}
 }
+
+// secretKey finds every part at every place in a key, in any case and
+// split by '_' and '-', and no part with a letter missing or changed: as
+// the Unicode path's substring search does.
+func TestSecretKeyEveryPart(t *testing.T) {
+	for _, p := range secretKeyParts {
+		for _, key := range []string{p, "x" + p, p + "9", "ab" + p + "cd", "pas" + p, strings.ToUpper(p),
+			p[:1] + "_" + p[1:], "a-" + p[:len(p)-1] + "-" + p[len(p)-1:] + "_z"} {
+			if !secretKey(key) {
+				t.Errorf("secretKey(%q) = false", key)
+			}
+		}
+		for i := range p {
+			for _, key := range []string{p[:i] + p[i+1:], p[:i] + "q" + p[i+1:], "x" + p[:i] + "0" + p[i+1:]} {
+				if got, want := secretKey(key), secretKeyUnicode(key); got != want {
+					t.Errorf("secretKey(%q) = %v, the Unicode path %v", key, got, want)
+				}
+			}
+		}
+	}
+}

@@ -564,10 +564,12 @@ const maxPooledAnswer = 64 << 10
 
 // encodeResult answers 200 with res as apikit.EncodeMarshaled writes it
 // (res.MarshalJSON and a newline), in a buffer taken from answerBuffers
-// rather than one allocated per answer.
+// rather than one allocated per answer. The result is answered as the
+// execution returned it, so it is written with AppendReturnedJSON, which
+// reuses what the execution's log already wrote.
 func encodeResult(w http.ResponseWriter, res *rules.Result) error {
 	buf := answerBuffers.Get().(*[]byte)
-	b, err := res.AppendJSON((*buf)[:0])
+	b, err := res.AppendReturnedJSON((*buf)[:0])
 	if err == nil {
 		b = append(b, '\n')
 		err = apikit.EncodeJSON(w, http.StatusOK, b)

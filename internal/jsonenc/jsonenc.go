@@ -139,15 +139,35 @@ func safe(c byte) bool {
 	return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
 }
 
+// plain[c] reports whether AppendString copies the byte c as is without
+// looking further: a safe ASCII byte. Every other byte (one to escape, or
+// part of a multi-byte UTF-8 sequence) takes the careful path. A table
+// lookup per byte rather than safe's six comparisons: texts are mostly
+// plain, and AppendString writes every key and text of an answer.
+var plain = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = safe(byte(c))
+	}
+	return t
+}()
+
 // AppendString appends s as json.Marshal writes a string: quoted, with ",
 // \ and control characters escaped, <, > and & as \u003c, \u003e and
 // \u0026, U+2028 and U+2029 escaped, and invalid UTF-8 as U+FFFD.
 func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
+	i := 0
+	for i < len(s) && plain[s[i]] {
+		i++
+	}
+	if i == len(s) { // nothing to escape: most texts
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		if c := s[i]; c < utf8.RuneSelf {
-			if safe(c) {
+			if plain[c] {
 				i++
 				continue
 			}
