@@ -22,7 +22,8 @@ import (
 // live-record counts recounted as migration 0006 counts them;
 // storetest.GrowAndMeasure says how the table grows and what is timed.
 // The search cases list page 1 of a free-text search for a term in no
-// record, in 1% of them, in half of them (its total capped) and a term
+// record, in 1% of them, in half of them and in all (their totals
+// capped) and a term
 // of two characters (which no search index serves: every record read,
 // 10 calls at most); the baselines are the search's total counted by
 // reading the records, as before migration 0008's index (10 calls), and
@@ -93,6 +94,7 @@ func scaleListRecords(t *testing.T, db *store.DB, engine string, sizes []int, ca
 			search("search, no match", "nomatch", 0, 0),
 			search("search 1%", "cat-17", rows/100, 0),
 			search("search 50%", "TRUE", (rows+1)/2, 0),
+			search("search 100%", "USER-1", rows, 0),
 			search("search, short term", "zq", 0, 10),
 			{Name: "search, no match, by reading the records (as before 0008)", Calls: 10, List: func() error {
 				var n int
