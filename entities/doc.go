@@ -282,11 +282,12 @@
 // On PostgreSQL the index's candidates are the tenant's records of the
 // entity only, so the count is one statement that stops after the cap's
 // matches; but each candidate is rechecked (the indexed text computed
-// again, about the predicate's cost), so counting through the index costs
-// about twice the predicate per match, where reading in order costs it
-// once per record read. Decision: on PostgreSQL a search first tests its
-// predicate on the entity's first 64 records (in id order); when more
-// than half match, it counts and pages by reading the records as before.
+// again by a SQL function, about three times the predicate's cost), so
+// counting through the index costs about four times the predicate per
+// match, where reading in order costs it once per record read.
+// Decision: on PostgreSQL a search first tests its predicate on the
+// entity's first 64 records (in id order); when a quarter or more match,
+// it counts and pages by reading the records as before.
 // A search costs two statements instead of one (the page and its total
 // are no longer one snapshot: the total is the count of a moment before).
 // RecordsAfter (the export's pages) still reads the records.
