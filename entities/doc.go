@@ -285,9 +285,11 @@
 // again by a SQL function, about three times the predicate's cost), so
 // counting through the index costs about four times the predicate per
 // match, where reading in order costs it once per record read.
-// Decision: on PostgreSQL a search first tests its predicate on the
-// entity's first 64 records (in id order); when a quarter or more match,
-// it counts and pages by reading the records as before.
+// On SQLite a candidate costs two lookups besides the predicate (its key,
+// then the record). Decision: a search first tests its predicate on the
+// entity's first 64 records (in id order); when a quarter or more match
+// on PostgreSQL, three quarters or more on SQLite, it counts and pages by
+// reading the records as before.
 // A search costs two statements instead of one (the page and its total
 // are no longer one snapshot: the total is the count of a moment before).
 // RecordsAfter (the export's pages) still reads the records.

@@ -96,7 +96,7 @@ func scaleListRecords(t *testing.T, db *store.DB, engine string, sizes []int, ca
 			search("search 50%", "TRUE", (rows+1)/2, 0),
 			search("search 100%", "USER-1", rows, 0),
 			search("search, short term", "zq", 0, 10),
-			{Name: "search, no match, by reading the records (as before 0008)", Calls: 10, List: func() error {
+			{Name: "search for a term in no record by reading every record (as before 0008)", Calls: 10, List: func() error {
 				var n int
 				err := db.QueryRow(ctx, `SELECT `+store.CountCappedExpr(ctx, `FROM custom_entity_records WHERE tenant_id = $1
 					AND entity_id = 'bench.items' AND deleted_at IS NULL AND `+db.Dialect().JSONValuesContainFold("data", "$2")),

@@ -66,6 +66,12 @@ type engineSQL struct {
 	// term (the list then reads the records as without it). The
 	// candidates include every record the predicate selects.
 	search func(tenantID, entityID, folded string) (store.SearchIndex, bool)
+	// searchCommon is how many of the entity's first commonSample records
+	// must match a search for it to read the records in order rather than
+	// its candidates through the index (commonTerm): reading in order
+	// costs the predicate once per record read, reading a candidate costs
+	// the index's own work and the predicate once per candidate.
+	searchCommon int
 	// prepare has the statements of the batch writes above prepared (see
 	// PrepareInserts); nil when the engine needs nothing.
 	prepare func(ctx context.Context, db *store.DB)

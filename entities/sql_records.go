@@ -245,7 +245,7 @@ func listRecords[T any](ctx context.Context, q store.Querier, sc store.Scope, l 
 // is then read in its order until it has them, as without the index).
 // It returns -1 when the index cannot count: there is no search, the
 // engine has no search index or it cannot serve the term (one under
-// three characters), the term is common (on PostgreSQL, commonTerm), or
+// three characters), the term is common (commonTerm), or
 // the candidates ran out before the count was
 // known (a term common in other tenants' or entities' records); the list
 // then counts and pages by reading the records, as without the index.
@@ -261,10 +261,8 @@ func searchTotal(ctx context.Context, q store.Querier, sc store.Scope, l RecordL
 	if !ok {
 		return -1, nil, nil
 	}
-	if ix.Scoped {
-		if common, err := commonTerm(ctx, q, sc, l); err != nil || common {
-			return -1, nil, err
-		}
+	if common, err := commonTerm(ctx, q, sc, l, eng.searchCommon); err != nil || common {
+		return -1, nil, err
 	}
 	n, ok, err := store.CountCandidates(ctx, q, listConds(q, sc, l), ix)
 	if err != nil || !ok {
@@ -290,18 +288,13 @@ func searchTotal(ctx context.Context, q store.Querier, sc store.Scope, l RecordL
 // tests.
 const commonSample = 64
 
-// commonTerm says whether a quarter or more of the first commonSample
+// commonTerm says whether common or more of the first commonSample
 // records of the tenant's entity (in id order, read from
-// custom_entity_records_list_idx) match l. Such a term is counted, and
-// its page read, by reading the records in order as without the index:
-// on PostgreSQL every candidate read through the index is rechecked
-// (custom_entity_record_text computed again, a SQL function each call),
-// which costs about three times the predicate, so counting the cap's
-// matches through the index costs about four times the predicate per
-// match, where reading in order costs it once per record read: about the
-// same when a quarter of the records match (measured: a term in half of
-// 100,000 records took 343 ms through the index, 140–208 ms in order).
-func commonTerm(ctx context.Context, q store.Querier, sc store.Scope, l RecordList) (bool, error) {
+// custom_entity_records_list_idx) match l (engineSQL.searchCommon). Such
+// a term is counted, and its page read, by reading the records in order
+// as without the index, which then costs about what reading its
+// candidates through the index does, or less.
+func commonTerm(ctx context.Context, q store.Querier, sc store.Scope, l RecordList, common int) (bool, error) {
 	c := listConds(q, sc, l)
 	hits := 0
 	var hit int
@@ -322,7 +315,7 @@ func commonTerm(ctx context.Context, q store.Querier, sc store.Scope, l RecordLi
 		}
 		hits += hit
 	}
-	return 4*hits >= commonSample, rows.Err()
+	return hits >= common, rows.Err()
 }
 
 // listConds returns the predicate of the records l lists in sc.
