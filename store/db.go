@@ -269,7 +269,9 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 // ReadTx runs fn in a read-only transaction on the reader pool, for reads
-// that must see one consistent snapshot (a page and its total).
+// that must see one consistent snapshot (a page and its total): on
+// PostgreSQL at REPEATABLE READ, so that every statement sees the
+// snapshot of the first; on SQLite a read transaction does.
 func (db *DB) ReadTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return db.runTx(ctx, true, fn)
 }

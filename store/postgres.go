@@ -168,7 +168,11 @@ func (e *pgxEngine) prepare(context.Context, string) error { return nil }
 func (e *pgxEngine) begin(ctx context.Context, readOnly bool) (txEngine, error) {
 	opts := pgx.TxOptions{}
 	if readOnly {
-		opts.AccessMode = pgx.ReadOnly
+		// REPEATABLE READ: every read of the transaction sees the snapshot
+		// of its first (READ COMMITTED takes one per statement). A
+		// read-only transaction at this level is never refused with a
+		// serialization failure.
+		opts.AccessMode, opts.IsoLevel = pgx.ReadOnly, pgx.RepeatableRead
 	}
 	tx, err := e.pool.BeginTx(ctx, opts)
 	if err != nil {
