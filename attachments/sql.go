@@ -264,13 +264,22 @@ func libraryConds(d store.Dialect, sc store.Scope, f LibraryFilter) *store.Conds
 	return c
 }
 
-// nameSearch returns how a file-name search reads its candidates from an
-// engine's index (whose candidates include every attachment the search's
-// own predicate, libraryConds, selects; the predicate still decides), or
-// false when the index cannot serve it (then the search reads the
-// names). SQLite registers one (sql_sqlite.go); PostgreSQL's index
-// serves the predicate itself (migration 0004).
-type nameSearch func(search string) (store.SearchIndex, bool)
+// nameIndex is how a file-name search reads its candidates from an
+// engine's index: from, the FROM clause that reads the attachments
+// through the index, and cond, the condition that selects the indexed
+// candidates (its one placeholder for arg). The candidates must include
+// every attachment the search's own predicate (libraryConds) selects; the
+// predicate still decides.
+type nameIndex struct {
+	from, cond string
+	arg        any
+}
+
+// nameSearch returns the nameIndex of a search, or false when the index
+// cannot serve it (then the search reads the names). SQLite registers
+// one (sql_sqlite.go); PostgreSQL's index serves the predicate itself
+// (migration 0004).
+type nameSearch func(search string) (nameIndex, bool)
 
 // nameSearches holds each engine's nameSearch, by dialect.
 var nameSearches = map[store.Dialect]nameSearch{}
@@ -278,9 +287,9 @@ var nameSearches = map[store.Dialect]nameSearch{}
 // Library implements Store. With a search that the engine's nameSearch
 // serves, the total counts the indexed candidates (at most
 // store.SearchCap(ctx)+1 matches, indexedTotal), and the page reads them
-// too unless matches are dense (store.DenseMatches, against the tenant's
-// attachments): then the page reads the attachments in its order until
-// it has them, as without the index, rather than every candidate.
+// too unless matches are dense (denseMatches): then the page reads the
+// attachments in its order until it has them, as without the index,
+// rather than every candidate.
 func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) ([]*Attachment, int, error) {
 	c, from := libraryConds(q.Dialect(), sc, f), "attachments a"
 	total, ix, err := indexedTotal(ctx, q, sc, f)
@@ -292,14 +301,12 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 			return nil, 0, err
 		}
 	default:
-		dense, err := store.DenseMatches(ctx, total, f.Offset+f.Limit, func() (int, error) {
-			return attachmentCounts.Sum(ctx, q, sc.ReadableCounted("tenant_id", "organization_id"))
-		})
+		dense, err := denseMatches(ctx, q, sc, f, total)
 		if err != nil {
 			return nil, 0, err
 		}
 		if !dense {
-			c, from = c.And(ix.Cond, ix.Args...), ix.From
+			c, from = c.And(ix.cond, ix.arg), ix.from
 		}
 	}
 	col, ok := librarySort[f.SortField]
@@ -312,11 +319,11 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 }
 
 // indexedTotal counts a search's matches through the engine's name index
-// (store.CountCandidates) and returns the count with the index, or a nil index
+// (countCandidates) and returns the count with the index, or a nil index
 // when there is no search, the engine has no nameSearch or it cannot
 // serve this search, or the candidates ran out before the count was
 // known.
-func indexedTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) (int, *store.SearchIndex, error) {
+func indexedTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) (int, *nameIndex, error) {
 	ns := nameSearches[q.Dialect()]
 	if ns == nil || f.Search == "" {
 		return 0, nil, nil
@@ -325,11 +332,64 @@ func indexedTotal(ctx context.Context, q store.Querier, sc store.Scope, f Librar
 	if !ok {
 		return 0, nil, nil
 	}
-	n, counted, err := store.CountCandidates(ctx, q, libraryConds(q.Dialect(), sc, f), ix)
+	n, counted, err := countCandidates(ctx, q, libraryConds(q.Dialect(), sc, f), ix)
 	if err != nil || !counted {
 		return 0, nil, err
 	}
 	return n, &ix, nil
+}
+
+// countCandidates counts the attachments c selects among ix's
+// candidates, reading at most
+// 2×(store.SearchCap(ctx)+1) candidates: the index holds every tenant's
+// names, so a term common in other tenants' names can have many
+// candidates before this tenant's. It returns the count (at most
+// store.SearchCap(ctx)+1, as store.CountCapped's) and true, or false when
+// the candidates ran out before the count was known; the search then
+// counts by reading the names in order as without the index, which stops
+// early for a common term.
+func countCandidates(ctx context.Context, q store.Querier, c *store.Conds, ix nameIndex) (int, bool, error) {
+	limit := store.SearchCap(ctx) + 1
+	budget := 2 * limit
+	where := strings.Replace(ix.cond, "?", c.Add(ix.arg), 1)
+	rows, err := q.Query(ctx, `SELECT CASE WHEN `+c.SQL()+` THEN 1 ELSE 0 END FROM `+ix.from+` WHERE `+where+` LIMIT `+c.Add(budget),
+		c.Values()...)
+	if err != nil {
+		return 0, false, err
+	}
+	defer rows.Close()
+	candidates, hits := 0, 0
+	for hits < limit && rows.Next() {
+		var hit int
+		if err := rows.Scan(&hit); err != nil {
+			return 0, false, err
+		}
+		candidates++
+		if hit == 1 {
+			hits++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, false, err
+	}
+	return hits, hits >= limit || candidates < budget, rows.Close()
+}
+
+// denseMatches says whether a page of f is expected to be read sooner in
+// its order, testing each attachment, than from every one of the total
+// indexed candidates: when the total is capped, or when the attachments
+// read in order until offset+limit matches (their number times the
+// tenant's attachments over the matches, the matches spread evenly)
+// are fewer than the matches.
+func denseMatches(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter, total int) (bool, error) {
+	if total > store.SearchCap(ctx) {
+		return true, nil
+	}
+	if total <= f.Offset+f.Limit {
+		return false, nil
+	}
+	n, err := attachmentCounts.Sum(ctx, q, sc.ReadableCounted("tenant_id", "organization_id"))
+	return (f.Offset+f.Limit)*n < total*total, err
 }
 
 // libraryTotal returns how many attachments c (Library's predicate for

@@ -23,15 +23,15 @@ func init() { nameSearches[store.SQLiteDialect] = sqliteNameSearch }
 // whatever the characters. A trigram phrase finds nothing for a term
 // under three characters; such a term, or one that is not valid UTF-8
 // or holds a NUL, reads the names as before.
-func sqliteNameSearch(search string) (store.SearchIndex, bool) {
+func sqliteNameSearch(search string) (nameIndex, bool) {
 	term := store.FoldCase(search)
 	if utf8.RuneCountInString(term) < 3 || !utf8.ValidString(term) || strings.ContainsRune(term, 0) {
-		return store.SearchIndex{}, false
+		return nameIndex{}, false
 	}
-	return store.SearchIndex{
-		From: "attachment_names CROSS JOIN attachment_name_keys ON attachment_name_keys.name_key = attachment_names.rowid" +
+	return nameIndex{
+		from: "attachment_names CROSS JOIN attachment_name_keys ON attachment_name_keys.name_key = attachment_names.rowid" +
 			" CROSS JOIN attachments a ON a.id = attachment_name_keys.attachment_id",
-		Cond: "attachment_names MATCH ?",
-		Args: []any{`"` + strings.ReplaceAll(term, `"`, `""`) + `"`},
+		cond: "attachment_names MATCH ?",
+		arg:  `"` + strings.ReplaceAll(term, `"`, `""`) + `"`,
 	}, true
 }

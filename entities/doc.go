@@ -179,10 +179,8 @@
 // most store.SearchTotalCap (10,000) matches, the subquery stopping after
 // the cap + 1 (store.CountCappedExpr); when more match, the HTTP list
 // reports 10,000 with "totalCapped": true beside the total, a field
-// absent when the total is exact. A term that matches fewer read every
-// record of the tenant's entity (seconds at 1,000,000 records), until
-// migration 0008 indexed the values' trigrams (see "The search's index"
-// below). Counting the matches of a filter costs time in
+// absent when the total is exact. A term that matches fewer still reads
+// the entity's records. Counting the matches of a filter costs time in
 // proportion to their number, even from an index, and PostgreSQL cannot
 // count from an expression index without reading each matching record.
 // So the service keeps, for every filterable field, how many live records
@@ -229,70 +227,6 @@
 // package's own *SQLStore lists so, and a Store of the host's own (even
 // one embedding *SQLStore and overriding ListRecords) is listed through
 // ListRecords, its values decoded.
-//
-// # The search's index
-//
-// Migration 0008 indexes the records' values for the list's free-text
-// search as an exact-preserving prefilter: the index only narrows the
-// records that the search's own predicate (store.Dialect.
-// JSONValuesContainFold: one of the values, as text and folded, holds
-// the folded term) then decides, so answers and totals are what they
-// were. What is indexed is the record's value texts, each folded as the
-// predicate folds it, joined by a newline: a value holding the term makes
-// the joined text hold it, so every record the search selects is a
-// candidate (and a few more: a term spanning two values, which the
-// predicate drops).
-//
-//   - PostgreSQL: custom_entity_record_text(data), an IMMUTABLE SQL
-//     function (the lower-cased jsonb_each_text values joined), under a
-//     GIN index of (tenant_id, entity_id, its pg_trgm trigrams) through
-//     btree_gin, so another tenant's or entity's records holding the term
-//     are not read. The list adds "custom_entity_record_text(data) LIKE
-//     pattern" (the predicate's own pattern) beside the tenant and the
-//     entity; pg_trgm looks it up by the trigrams of the term's words, so a
-//     term without three letters or digits in a row (which would read the
-//     whole index) is not looked up. The extensions are those attachments'
-//     file-name search needs: the migration creates each that is missing
-//     and fails naming it when the database refuses.
-//   - SQLite: record_search, a contentless FTS5 table with the trigram
-//     tokenizer holding the values folded by tk_fold, under the record's
-//     key in record_search_keys (an INTEGER PRIMARY KEY per tenant and
-//     record id, not the records table's rowid, which VACUUM or a rebuild
-//     may renumber), kept by triggers on every insert, change of the
-//     values and delete of custom_entity_records; a soft-deleted record
-//     stays indexed, since a list may ask for deleted records too. The
-//     list reads the candidates from it (CROSS JOIN, so a count stops at
-//     the cap) for a term of three characters or more. The triggers call
-//     tk_fold, so the records are written only through a connection of
-//     the store package. Each record write indexes the record's values
-//     too.
-//
-// Decision: as attachments' file-name search does (store.CountCandidates,
-// store.DenseMatches), a search whose term the index serves first counts
-// its matches among the index's candidates (reading at most
-// 2×(cap+1) of them: the SQLite index holds every tenant's records), in
-// a statement of its own before the page's, which then carries that count
-// as its total. The page reads the candidates too, unless the matches are
-// dense (more than the cap, or the records read in order until the page's
-// last match, spread evenly, fewer than the matches): then it reads the
-// records in its order as before, which stops early for a common term.
-// When the candidates run out before the count is known (a term common in
-// other tenants' or entities' records), and for terms under three
-// characters, the list counts and pages by reading the records as before.
-// On PostgreSQL the index's candidates are the tenant's records of the
-// entity only, so the count is one statement that stops after the cap's
-// matches; but each candidate is rechecked (the indexed text computed
-// again by a SQL function, about three times the predicate's cost), so
-// counting through the index costs about four times the predicate per
-// match, where reading in order costs it once per record read.
-// On SQLite a candidate costs two lookups besides the predicate (its key,
-// then the record). Decision: a search first tests its predicate on the
-// entity's first 64 records (in id order); when a quarter or more match
-// on PostgreSQL, three quarters or more on SQLite, it counts and pages by
-// reading the records as before.
-// A search costs two statements instead of one (the page and its total
-// are no longer one snapshot: the total is the count of a moment before).
-// RecordsAfter (the export's pages) still reads the records.
 //
 // # Group commit
 //

@@ -21,13 +21,8 @@ import (
 // (storetest.SeedRows: multi-row INSERTs, 1,000 per transaction) and the
 // live-record counts recounted as migration 0006 counts them;
 // storetest.GrowAndMeasure says how the table grows and what is timed.
-// The search cases list page 1 of a free-text search for a term in no
-// record, in 1% of them, in half of them and in all (their totals
-// capped) and a term
-// of two characters (which no search index serves: every record read,
-// 10 calls at most); the baselines are the search's total counted by
-// reading the records, as before migration 0008's index (10 calls), and
-// the total counted as before the kept counts (20 calls at most).
+// The last case is the baseline: the total counted as before the kept
+// counts (20 calls at most).
 //
 //	TENANTKIT_BENCH_LIST_ROWS=100000,1000000 go test ./entities -run TestListRecordsAtScale -v -timeout 2h
 func TestListRecordsAtScale(t *testing.T) {
@@ -72,17 +67,6 @@ func scaleListRecords(t *testing.T, db *store.DB, engine string, sizes []int, ca
 	}
 	cases := func(tenant string, rows int) []storetest.ScaleCase {
 		sctx := store.WithScope(ctx, scopes[tenant])
-		// A search's page 1 (50 records, by id) and its total, which counts
-		// at most store.SearchCap(ctx)+1 matches.
-		search := func(name, term string, want, calls int) storetest.ScaleCase {
-			return storetest.ScaleCase{Name: name, Calls: calls, List: func() error {
-				items, total, err := svc.ListRecords(sctx, entities.RecordQuery{EntityID: "bench.items", PageSize: 50, Search: term})
-				if err != nil {
-					return err
-				}
-				return storetest.CheckPage(name, len(items), total, min(want, 50), min(want, store.SearchCap(ctx)+1))
-			}}
-		}
 		return []storetest.ScaleCase{
 			{Name: "unfiltered", List: func() error {
 				items, total, err := svc.ListRecords(sctx, entities.RecordQuery{EntityID: "bench.items", PageSize: 50})
@@ -90,21 +74,6 @@ func scaleListRecords(t *testing.T, db *store.DB, engine string, sizes []int, ca
 					return err
 				}
 				return storetest.CheckPage("unfiltered", len(items), total, 50, rows)
-			}},
-			search("search, no match", "nomatch", 0, 0),
-			search("search 1%", "cat-17", rows/100, 0),
-			search("search 50%", "TRUE", (rows+1)/2, 0),
-			search("search 100%", "USER-1", rows, 0),
-			search("search, short term", "zq", 0, 10),
-			{Name: "search for a term in no record by reading every record (as before 0008)", Calls: 10, List: func() error {
-				var n int
-				err := db.QueryRow(ctx, `SELECT `+store.CountCappedExpr(ctx, `FROM custom_entity_records WHERE tenant_id = $1
-					AND entity_id = 'bench.items' AND deleted_at IS NULL AND `+db.Dialect().JSONValuesContainFold("data", "$2")),
-					tenant, store.LikeContains("nomatch")).Scan(&n)
-				if err != nil {
-					return err
-				}
-				return storetest.CheckPage("scan", 0, n, 0, 0)
 			}},
 			{Name: "total by count(*), as before 0006", Calls: 20, List: func() error {
 				var n int

@@ -59,19 +59,6 @@ type engineSQL struct {
 	// addCounts adds rows' n to the value counts of (tenantID, entityID)
 	// in slot, in the rows' order (countDeltas.flush).
 	addCounts func(ctx context.Context, q store.Querier, tenantID, entityID string, slot int, rows []countRow) error
-	// search returns how a list's free-text search reads its candidates
-	// from the engine's search index (migration 0008) for tenantID's
-	// records of entityID, the term folded (store.FoldCase) as the
-	// search's predicate has it, or false when the index cannot serve the
-	// term (the list then reads the records as without it). The
-	// candidates include every record the predicate selects.
-	search func(tenantID, entityID, folded string) (store.SearchIndex, bool)
-	// searchCommon is how many of the entity's first commonSample records
-	// must match a search for it to read the records in order rather than
-	// its candidates through the index (commonTerm): reading in order
-	// costs the predicate once per record read, reading a candidate costs
-	// the index's own work and the predicate once per candidate.
-	searchCommon int
 	// prepare has the statements of the batch writes above prepared (see
 	// PrepareInserts); nil when the engine needs nothing.
 	prepare func(ctx context.Context, db *store.DB)

@@ -9,20 +9,12 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode"
 
 	"github.com/tenantkit/tenantkit/store"
 )
 
 func init() {
 	engines[store.PostgresDialect] = engineSQL{
-		search: postgresRecordSearch,
-		// Every candidate read through the index is rechecked, the indexed
-		// text computed again by a SQL function (about three times the
-		// predicate's cost): a quarter of the records matching is about
-		// the break-even (100,000 records: a term in half of them took
-		// 343 ms through the index, 140–208 ms in order).
-		searchCommon: commonSample / 4,
 		// Named by an md5 prefix, which migration 0003 computes too when it
 		// rebuilds the indexes of 0002 with BoundedJSONValue.
 		indexName: func(entityID, key string) string {
@@ -114,35 +106,4 @@ func pgColumn(rows []recordRow, col func(r *recordRow) string) []string {
 		out[i] = col(&rows[i])
 	}
 	return out
-}
-
-// postgresRecordSearch reads the candidates of a records search through
-// custom_entity_records_search_idx (migration 0008): the records of the
-// tenant's entity whose custom_entity_record_text, the lower-cased
-// values joined, holds the term (the predicate's own LIKE pattern), which
-// every record whose lower-cased value holds it does. pg_trgm looks the
-// pattern up by the trigrams of its words (runs of letters and digits):
-// a term without three letters or digits in a row has no trigram to look
-// up, and the index would be read whole; such a term reads the records
-// as before. The index selects the tenant's records of the entity
-// (store.SearchIndex.Scoped): the count stops after the cap's matches,
-// with no candidate budget.
-func postgresRecordSearch(tenantID, entityID, folded string) (store.SearchIndex, bool) {
-	run := 0
-	for _, r := range folded {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			run++
-		} else {
-			run = 0
-		}
-		if run == 3 {
-			return store.SearchIndex{
-				From:   "custom_entity_records",
-				Cond:   "tenant_id = ? AND entity_id = ? AND custom_entity_record_text(data) LIKE ?",
-				Args:   []any{tenantID, entityID, store.LikeContains(folded)},
-				Scoped: true,
-			}, true
-		}
-	}
-	return store.SearchIndex{}, false
 }

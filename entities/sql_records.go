@@ -180,146 +180,6 @@ func (*SQLStore) listRecordsJSON(ctx context.Context, q store.Querier, sc store.
 // its leading total column (into n).
 func listRecords[T any](ctx context.Context, q store.Querier, sc store.Scope, l RecordList,
 	scan func(s store.Scanner, n *int64) (T, error)) ([]T, int, error) {
-	c, from := listConds(q, sc, l), "custom_entity_records"
-	// A search that the engine's index serves has its total counted
-	// through the index first; the page then reads the index's
-	// candidates too unless the matches are dense (see searchTotal).
-	counted, ix, err := searchTotal(ctx, q, sc, l)
-	if err != nil {
-		return nil, 0, err
-	}
-	if ix != nil {
-		c, from = c.And(ix.Cond, ix.Args...), ix.From
-	}
-	// The total is a scalar subquery of the page's statement, so that the
-	// page and its total are one statement: one round trip, one snapshot.
-	// Its own conditions take placeholders after the page's.
-	where := c.SQL()
-	k := withArgs(c)
-	total, _ := totalExpr(ctx, q, sc, k, l, where, counted)
-	page := ""
-	switch {
-	case l.Limit <= 0:
-	case len(l.Filters) > 0 || len(l.IDs) > 0 || l.Search != "":
-		// A filtered list keeps its page size a parameter, as the
-		// unfiltered one did before: PostgreSQL then weighs a plan for
-		// each run's values against a kept generic one, where a literal
-		// page size would have it keep the generic plan, and a rare
-		// value and a common one want different plans.
-		page = " LIMIT " + k.Add(l.Limit) + " OFFSET " + k.Add(l.Offset)
-	default:
-		eng, err := engineOf(q)
-		if err != nil {
-			return nil, 0, err
-		}
-		page = eng.page(k, l.Limit, l.Offset)
-	}
-	var n int64
-	items, err := store.Many(ctx, q, func(s store.Scanner) (T, error) {
-		return scan(s, &n)
-	}, `SELECT `+total+`, `+recordColumns+` FROM `+from+` WHERE `+where+
-		recordOrder(q, l.SortField, l.SortDesc)+page, k.Values()...)
-	if err != nil || len(items) > 0 {
-		return items, int(n), err
-	}
-	if counted >= 0 {
-		return items, counted, nil
-	}
-	// An empty page has no row to carry the total: it is read alone, with
-	// the page's arguments only where it counts the page's matches.
-	k = &store.Conds{}
-	total, usesWhere := totalExpr(ctx, q, sc, k, l, where, -1)
-	if usesWhere {
-		k = withArgs(c)
-		total, _ = totalExpr(ctx, q, sc, k, l, where, -1)
-	}
-	err = q.QueryRow(ctx, `SELECT `+total, k.Values()...).Scan(&n)
-	return items, int(n), err
-}
-
-// searchTotal counts the matches of l's search through the engine's
-// search index (engineSQL.search, store.CountCandidates: at most
-// store.SearchCap(ctx)+1 of them) and returns the count, with the index
-// for the page to read its candidates from, or nil when the matches are
-// dense (store.DenseMatches, against the entity's live records: the page
-// is then read in its order until it has them, as without the index).
-// It returns -1 when the index cannot count: there is no search, the
-// engine has no search index or it cannot serve the term (one under
-// three characters), the term is common (commonTerm), or
-// the candidates ran out before the count was
-// known (a term common in other tenants' or entities' records); the list
-// then counts and pages by reading the records, as without the index.
-func searchTotal(ctx context.Context, q store.Querier, sc store.Scope, l RecordList) (int, *store.SearchIndex, error) {
-	if l.Search == "" {
-		return -1, nil, nil
-	}
-	eng, err := engineOf(q)
-	if err != nil || eng.search == nil {
-		return -1, nil, err
-	}
-	ix, ok := eng.search(sc.TenantID, l.EntityID, store.FoldCase(l.Search))
-	if !ok {
-		return -1, nil, nil
-	}
-	if common, err := commonTerm(ctx, q, sc, l, eng.searchCommon); err != nil || common {
-		return -1, nil, err
-	}
-	n, ok, err := store.CountCandidates(ctx, q, listConds(q, sc, l), ix)
-	if err != nil || !ok {
-		return -1, nil, err
-	}
-	pageEnd := l.Offset + l.Limit
-	if l.Limit <= 0 {
-		pageEnd = n // every match: read from the candidates
-	}
-	dense, err := store.DenseMatches(ctx, n, pageEnd, func() (int, error) {
-		var live int64
-		k := &store.Conds{}
-		err := q.QueryRow(ctx, `SELECT `+liveTotalExpr(sc, k, l.EntityID), k.Values()...).Scan(&live)
-		return int(live), err
-	})
-	if err != nil || dense {
-		return n, nil, err
-	}
-	return n, &ix, nil
-}
-
-// commonSample is how many of the entity's first records commonTerm
-// tests.
-const commonSample = 64
-
-// commonTerm says whether common or more of the first commonSample
-// records of the tenant's entity (in id order, read from
-// custom_entity_records_list_idx) match l (engineSQL.searchCommon). Such
-// a term is counted, and its page read, by reading the records in order
-// as without the index, which then costs about what reading its
-// candidates through the index does, or less.
-func commonTerm(ctx context.Context, q store.Querier, sc store.Scope, l RecordList, common int) (bool, error) {
-	c := listConds(q, sc, l)
-	hits := 0
-	var hit int
-	sample := &store.Conds{}
-	for _, v := range c.Values() {
-		sample.Add(v)
-	}
-	rows, err := q.Query(ctx, `SELECT CASE WHEN `+c.SQL()+` THEN 1 ELSE 0 END FROM custom_entity_records
-		WHERE tenant_id = `+sample.Add(sc.TenantID)+` AND entity_id = `+sample.Add(l.EntityID)+
-		` ORDER BY id LIMIT `+sample.Add(commonSample), sample.Values()...)
-	if err != nil {
-		return false, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := rows.Scan(&hit); err != nil {
-			return false, err
-		}
-		hits += hit
-	}
-	return hits >= common, rows.Err()
-}
-
-// listConds returns the predicate of the records l lists in sc.
-func listConds(q store.Querier, sc store.Scope, l RecordList) *store.Conds {
 	d := q.Dialect()
 	c := sc.Readable("tenant_id", "organization_id")
 	// The entity id is written into the statement (a checked identifier),
@@ -377,7 +237,47 @@ func listConds(q store.Querier, sc store.Scope, l RecordList) *store.Conds {
 	if l.Search != "" {
 		c.And(d.JSONValuesContainFold("data", "?"), store.LikeContains(store.FoldCase(l.Search)))
 	}
-	return c
+	// The total is a scalar subquery of the page's statement, so that the
+	// page and its total are one statement: one round trip, one snapshot.
+	// Its own conditions take placeholders after the page's.
+	where := c.SQL()
+	k := withArgs(c)
+	total, _ := totalExpr(ctx, q, sc, k, l, where)
+	page := ""
+	switch {
+	case l.Limit <= 0:
+	case len(l.Filters) > 0 || len(l.IDs) > 0 || l.Search != "":
+		// A filtered list keeps its page size a parameter, as the
+		// unfiltered one did before: PostgreSQL then weighs a plan for
+		// each run's values against a kept generic one, where a literal
+		// page size would have it keep the generic plan, and a rare
+		// value and a common one want different plans.
+		page = " LIMIT " + k.Add(l.Limit) + " OFFSET " + k.Add(l.Offset)
+	default:
+		eng, err := engineOf(q)
+		if err != nil {
+			return nil, 0, err
+		}
+		page = eng.page(k, l.Limit, l.Offset)
+	}
+	var n int64
+	items, err := store.Many(ctx, q, func(s store.Scanner) (T, error) {
+		return scan(s, &n)
+	}, `SELECT `+total+`, `+recordColumns+` FROM custom_entity_records WHERE `+where+
+		recordOrder(q, l.SortField, l.SortDesc)+page, k.Values()...)
+	if err != nil || len(items) > 0 {
+		return items, int(n), err
+	}
+	// An empty page has no row to carry the total: it is read alone, with
+	// the page's arguments only where it counts the page's matches.
+	k = &store.Conds{}
+	total, usesWhere := totalExpr(ctx, q, sc, k, l, where)
+	if usesWhere {
+		k = withArgs(c)
+		total, _ = totalExpr(ctx, q, sc, k, l, where)
+	}
+	err = q.QueryRow(ctx, `SELECT `+total, k.Values()...).Scan(&n)
+	return items, int(n), err
 }
 
 // withArgs returns conditions holding a copy of c's arguments (none of
@@ -390,8 +290,7 @@ func withArgs(c *store.Conds) *store.Conds {
 	return k
 }
 
-// totalExpr returns the SQL expression of l's exact total (counted, when
-// it is not negative: a search's total counted by searchTotal), whose
+// totalExpr returns the SQL expression of l's exact total, whose
 // arguments it adds to k, and whether it uses where, the list's WHERE
 // clause (whose placeholders must then be k's first). A list with no
 // condition takes its total from the live-record counts, one with one
@@ -399,12 +298,8 @@ func withArgs(c *store.Conds) *store.Conds {
 // the value counts, falling back to counting the records when the key is
 // not (or no longer) filterable (sql_counts.go); others count their
 // matches.
-func totalExpr(ctx context.Context, q store.Querier, sc store.Scope, k *store.Conds, l RecordList, where string, counted int) (string, bool) {
+func totalExpr(ctx context.Context, q store.Querier, sc store.Scope, k *store.Conds, l RecordList, where string) (string, bool) {
 	count := `(SELECT count(*) FROM custom_entity_records WHERE ` + where + `)`
-	if counted >= 0 {
-		// Counted already, through the search index (searchTotal).
-		return `CAST(` + k.Add(counted) + ` AS BIGINT)`, false
-	}
 	if l.Search != "" {
 		// A search counts at most store.SearchCap(ctx)+1 matches.
 		return store.CountCappedExpr(ctx, `FROM custom_entity_records WHERE `+where), true

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -35,12 +33,6 @@ var (
 
 func init() {
 	engines[store.SQLiteDialect] = engineSQL{
-		search: sqliteRecordSearch,
-		// A candidate costs two lookups besides the predicate (its key, then
-		// the record by its primary key): a term in half of 100,000 records
-		// was faster through the index (72–112 ms, 127–244 ms in order), one
-		// in all of them slower (105–186 ms, 98–150 ms).
-		searchCommon: commonSample * 3 / 4,
 		// Both as parameters: one kept statement for every page (its
 		// LIMIT and OFFSET planned without their values, see the store's
 		// sqliteText).
@@ -90,30 +82,4 @@ func init() {
 			sqliteCountAdds.prepare(ctx, db)
 		},
 	}
-}
-
-// sqliteRecordSearch reads the candidates of a records search from
-// record_search (migration 0008: the trigrams of each record's values
-// folded by tk_fold, under the record's key in record_search_keys, not
-// its rowid, which VACUUM may renumber), driving the query from it
-// (CROSS JOIN keeps it the outer loop, so a count stops after the
-// matches it needs) and reading each candidate's record by its primary
-// key. The index holds the folded values and the term is looked up
-// folded as the predicate's pattern is (store.FoldCase of the folded
-// term, as store.LikeContains folds), so a record one of whose folded
-// values holds the term is always a candidate. A trigram phrase finds
-// nothing for a term under three characters; such a term, or one that is
-// not valid UTF-8 or holds a NUL, reads the records as before.
-func sqliteRecordSearch(_, _, folded string) (store.SearchIndex, bool) {
-	term := store.FoldCase(folded)
-	if utf8.RuneCountInString(term) < 3 || !utf8.ValidString(term) || strings.ContainsRune(term, 0) {
-		return store.SearchIndex{}, false
-	}
-	return store.SearchIndex{
-		From: "record_search CROSS JOIN record_search_keys ON record_search_keys.search_key = record_search.rowid" +
-			" CROSS JOIN custom_entity_records ON custom_entity_records.tenant_id = record_search_keys.record_tenant_id" +
-			" AND custom_entity_records.id = record_search_keys.record_id",
-		Cond: "record_search MATCH ?",
-		Args: []any{`"` + strings.ReplaceAll(term, `"`, `""`) + `"`},
-	}, true
 }

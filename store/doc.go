@@ -166,21 +166,8 @@
 // unchanged (an area's migration that needs an extension creates it, and
 // fails naming it when the database refuses); on SQLite an FTS5 table with the trigram tokenizer holding
 // tk_fold(col), kept by triggers, that the area's query joins for terms of
-// three characters or more. The records list's search (package entities,
-// "The search's index") indexes the records' value texts the same way,
-// over an IMMUTABLE function of the values on PostgreSQL whose LIKE the
-// list adds beside the predicate as a prefilter (a value holding the term
-// makes the indexed text hold it). The other searches (rules, rule sets,
-// webhooks, toggles, identity's users) still read their rows.
-//
-// Decision: what is generic in reading a search through such an index is
-// here, for both areas: a SearchIndex (the FROM clause and condition of
-// the candidates), CountCandidates (the total counted among at most
-// 2×(cap+1) candidates, since an index may hold every tenant's rows, or
-// false when they ran out first: the area then reads its rows as without
-// the index) and DenseMatches (whether a page is read sooner in its order,
-// testing each row, than from every candidate: a capped total, or
-// matches spread densely enough).
+// three characters or more. The other searches (rules, rule sets,
+// webhooks, toggles, identity's users, records) still read their rows.
 //
 // # Scope
 //

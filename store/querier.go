@@ -131,14 +131,6 @@ func Where(fragment string, vals ...any) *Conds {
 // And adds a fragment. Each '?' in it is replaced by the placeholder of the
 // next value in vals, in order; fragments are SQL written by us, never input.
 func (c *Conds) And(fragment string, vals ...any) *Conds {
-	c.parts = append(c.parts, c.bind("Conds.And", fragment, vals))
-	return c
-}
-
-// bind returns fragment with each '?' replaced by the placeholder of the
-// next of vals, added to c's arguments; it panics (naming caller) when
-// the fragment has fewer placeholders than values.
-func (c *Conds) bind(caller, fragment string, vals []any) string {
 	var b strings.Builder
 	i := 0
 	for _, r := range fragment {
@@ -150,9 +142,10 @@ func (c *Conds) bind(caller, fragment string, vals []any) string {
 		b.WriteRune(r)
 	}
 	if i != len(vals) {
-		panic("store: " + caller + ": fragment " + strconv.Quote(fragment) + " has fewer placeholders than values")
+		panic("store: Conds.And: fragment " + strconv.Quote(fragment) + " has fewer placeholders than values")
 	}
-	return b.String()
+	c.parts = append(c.parts, b.String())
+	return c
 }
 
 // OrderPage returns " ORDER BY column, tiebreak LIMIT $n OFFSET $m", the
