@@ -11,7 +11,6 @@ import (
 	"github.com/tenantkit/tenantkit/attachments"
 	"github.com/tenantkit/tenantkit/internal/testing/pgproxy"
 	"github.com/tenantkit/tenantkit/store"
-	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
 // TestUploadKeepsFileWhenCommitUnknown: when an upload's COMMIT reaches
@@ -21,21 +20,7 @@ import (
 // that is gone. The orphan sweep then leaves the file, as a row names it.
 func TestUploadKeepsFileWhenCommitUnknown(t *testing.T) {
 	t.Parallel()
-	url := storetest.IsolatedPostgresURL(t)
-	direct, err := store.Open(t.Context(), url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close()
-	if err := direct.Migrate(t.Context(), attachments.Migrations); err != nil {
-		t.Fatal(err)
-	}
-	proxy := pgproxy.New(t, url)
-	db, err := store.Open(t.Context(), proxy.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	direct, db, proxy := pgproxy.Databases(t, attachments.Migrations)
 	blobs := attachments.NewMemBlobs()
 	svc := bareService(db, attachments.Options{Blobs: blobs})
 	tn := newTenant(t)

@@ -3,82 +3,18 @@ package httpapi
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tenantkit/tenantkit/full"
+	"github.com/tenantkit/tenantkit/internal/testing/pgproxy"
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
-
-// cutProxy is a TCP proxy to PostgreSQL that a test can cut (every open
-// connection dropped, new ones refused) and restore.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cut    bool
-	conns  map[net.Conn]bool
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
-	t.Cleanup(func() { ln.Close(); p.setCut(true) })
-	go p.serve()
-	return p
-}
-
-func (p *cutProxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		cut := p.cut
-		p.mu.Unlock()
-		if cut {
-			c.Close()
-			continue
-		}
-		up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns[c], p.conns[up] = true, true
-		p.mu.Unlock()
-		go func() { _, _ = io.Copy(up, c); up.Close(); c.Close() }()
-		go func() { _, _ = io.Copy(c, up); up.Close(); c.Close() }()
-	}
-}
-
-// setCut drops every connection and refuses new ones (true), or lets
-// them through again (false).
-func (p *cutProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for c := range p.conns {
-			c.Close()
-		}
-		p.conns = map[net.Conn]bool{}
-	}
-}
 
 // TestPostgresOutage: while the connection to PostgreSQL is cut, requests
 // fail cleanly and promptly (5xx, never a 2xx, never a hang), readiness
@@ -88,17 +24,11 @@ func (p *cutProxy) setCut(cut bool) {
 // job lost: one cut short mid-run is rescued after RescueStuckAfter).
 func TestPostgresOutage(t *testing.T) {
 	t.Parallel()
-	raw := storetest.IsolatedPostgresURL(t)
-	u, err := url.Parse(raw)
+	proxy := pgproxy.New(t, storetest.IsolatedPostgresURL(t))
+	u, err := url.Parse(proxy.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := u.Host
-	if u.Port() == "" {
-		target = net.JoinHostPort(u.Hostname(), "5432")
-	}
-	proxy := newCutProxy(t, target)
-	u.Host = proxy.ln.Addr().String()
 	q := u.Query()
 	q.Set("connect_timeout", "2")
 	u.RawQuery = q.Encode()
@@ -144,7 +74,7 @@ func TestPostgresOutage(t *testing.T) {
 		pending = append(pending, s["transactionId"].(string))
 	}
 
-	proxy.setCut(true)
+	proxy.SetCut(true)
 	for range 5 {
 		start := time.Now()
 		r := e.do("POST", "/api/payment_gateways/sessions", key, session)
@@ -159,7 +89,7 @@ func TestPostgresOutage(t *testing.T) {
 		t.Errorf("ready during the outage: %d %s", r.Status, r.Body)
 	}
 
-	proxy.setCut(false)
+	proxy.SetCut(false)
 	deadline := time.Now().Add(20 * time.Second)
 	for e.do("GET", "/api/ready", "", nil).Status != 200 {
 		if time.Now().After(deadline) {

@@ -20,21 +20,7 @@ import (
 // because the context had ended, are failures of known outcome.
 func TestCommitOutcomeUnknown(t *testing.T) {
 	t.Parallel()
-	url := storetest.IsolatedPostgresURL(t)
-	direct, err := store.Open(t.Context(), url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close()
-	if err := direct.Migrate(t.Context(), widgets); err != nil {
-		t.Fatal(err)
-	}
-	proxy := pgproxy.New(t, url)
-	db, err := store.Open(t.Context(), proxy.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	direct, db, proxy := pgproxy.Databases(t, widgets)
 	ctx, sc := storetest.NewScope(t)
 	count := func(name string) int {
 		t.Helper()
@@ -51,7 +37,7 @@ func TestCommitOutcomeUnknown(t *testing.T) {
 	}
 
 	runs := 0
-	err = db.Tx(ctx, func(tx *store.Tx) error {
+	err := db.Tx(ctx, func(tx *store.Tx) error {
 		runs++
 		proxy.LoseNextCommitAnswer()
 		return insert(ctx, tx, "lost answer")
@@ -104,21 +90,7 @@ func TestCommitOutcomeUnknown(t *testing.T) {
 // ErrCommitUnknown with its item written once.
 func TestGroupCommitUnknownWritesOnce(t *testing.T) {
 	t.Parallel()
-	url := storetest.IsolatedPostgresURL(t)
-	direct, err := store.Open(t.Context(), url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close()
-	if err := direct.Migrate(t.Context(), widgets); err != nil {
-		t.Fatal(err)
-	}
-	proxy := pgproxy.New(t, url)
-	db, err := store.Open(t.Context(), proxy.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	direct, db, proxy := pgproxy.Databases(t, widgets)
 	ctx, sc := storetest.NewScope(t)
 	insert := func(ctx context.Context, q store.Querier, names []string) error {
 		for _, name := range names {

@@ -1,6 +1,7 @@
 // Package pgproxy is a TCP proxy to PostgreSQL for tests that need the
-// connection to fail at one exact moment: after the server was sent a
-// COMMIT (or a statement outside a transaction), before its answer
+// connection to fail: cut (every connection dropped, new ones refused,
+// until restored), or at one exact moment, after the server was sent a
+// COMMIT (or a statement outside a transaction) and before its answer
 // reaches the client. That is the one failure after which a client
 // cannot know whether its write committed.
 package pgproxy
@@ -25,6 +26,7 @@ type Proxy struct {
 	armed  atomic.Pointer[[]byte] // the marker of the statement whose answer is lost
 	wg     sync.WaitGroup
 	mu     sync.Mutex
+	cut    bool
 	conns  map[net.Conn]bool
 }
 
@@ -72,6 +74,20 @@ func (p *Proxy) LoseNextAnswer(marker string) {
 	p.armed.Store(&m)
 }
 
+// SetCut drops every open connection and refuses new ones (true), or
+// lets connections through again (false).
+func (p *Proxy) SetCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for c := range p.conns {
+			c.Close()
+		}
+		clear(p.conns)
+	}
+}
+
 // Armed reports whether the armed message has not come yet.
 func (p *Proxy) Armed() bool { return p.armed.Load() != nil }
 
@@ -81,6 +97,13 @@ func (p *Proxy) serve() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		p.mu.Lock()
+		cut := p.cut
+		p.mu.Unlock()
+		if cut {
+			c.Close()
+			continue
 		}
 		up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 		if err != nil {
@@ -123,8 +146,14 @@ func (p *Proxy) toServer(c, up net.Conn, lost chan struct{}) {
 // the server's answer and closes both connections, so that the client
 // learns nothing of a commit that has happened.
 func (p *Proxy) toClient(up, c net.Conn, lost chan struct{}) {
-	defer c.Close()
-	defer up.Close()
+	defer func() {
+		c.Close()
+		up.Close()
+		p.mu.Lock()
+		delete(p.conns, c)
+		delete(p.conns, up)
+		p.mu.Unlock()
+	}()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := up.Read(buf)
