@@ -3,6 +3,8 @@ package rules
 import (
 	"context"
 	"errors"
+	"sync"
+	"time"
 
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
@@ -19,10 +21,29 @@ type logWriter struct {
 	store Store
 	jobs  *jobs.Engine
 	group *store.Group[*writes]
+
+	// folder is the store when it keeps pending counts to fold (SQLStore,
+	// or a store embedding it), nil otherwise.
+	folder logCountFolder
+	foldMu sync.Mutex
+	// folded holds, by tenant, the start of the hour before which this
+	// process last folded (or is folding) the tenant's pending counts.
+	folded map[string]int64
 }
 
+// logCountFolder is a Store whose log writes add to pending counts that
+// FoldLogCounts moves into the kept counts of the whole log, the days and
+// the hours (SQLStore.FoldLogCounts).
+type logCountFolder interface {
+	FoldLogCounts(ctx context.Context, q store.Querier, tenantID string, before time.Time) error
+}
+
+// foldTimeout bounds a fold of a tenant's pending counts.
+const foldTimeout = 30 * time.Second
+
 func newLogWriter(db *store.DB, st Store) *logWriter {
-	g := &logWriter{db: db, store: st}
+	g := &logWriter{db: db, store: st, folded: map[string]int64{}}
+	g.folder, _ = st.(logCountFolder)
 	g.group = store.NewGroup(db, g.writeAll)
 	// Only the package's own store, not one embedding it: a host's store
 	// that overrides InsertExecutions may write in several statements,
@@ -65,7 +86,51 @@ func (g *logWriter) write(ctx context.Context, w *writes) error {
 		return nil
 	}
 	g.store.PrepareLogWrites(ctx, g.db)
-	return g.group.Do(w)
+	if err := g.group.Do(w); err != nil {
+		return err
+	}
+	if len(w.execution.Rules) > 0 {
+		g.fold(ctx, w.execution.TenantID, w.execution.ExecutedAt)
+	}
+	return nil
+}
+
+// fold folds the tenant's pending counts of the hours before at's once
+// an hour in this process: the tenant's first logged execution of an
+// hour does it, once its own write is committed, in a transaction of its
+// own. Decision: folding in the write path rather than in a job, so that
+// a service without a job engine keeps its totals' reads short too; it
+// costs one request an hour and tenant a few statements. A fold that
+// fails is tried again by the tenant's next execution; it loses nothing
+// (pending counts add to every total as folded ones do).
+func (g *logWriter) fold(ctx context.Context, tenant string, at time.Time) {
+	if g.folder == nil {
+		return
+	}
+	hour := floorTo(at.Unix(), hourSeconds)
+	g.foldMu.Lock()
+	before, seen := g.folded[tenant]
+	if seen && before >= hour {
+		g.foldMu.Unlock()
+		return
+	}
+	g.folded[tenant] = hour // claimed: the tenant's other executions of the hour go on
+	g.foldMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), foldTimeout)
+	defer cancel()
+	err := g.db.Tx(ctx, func(tx *store.Tx) error { return g.folder.FoldLogCounts(ctx, tx, tenant, time.Unix(hour, 0)) })
+	if err == nil {
+		return
+	}
+	g.foldMu.Lock()
+	if g.folded[tenant] == hour {
+		if seen {
+			g.folded[tenant] = before
+		} else {
+			delete(g.folded, tenant)
+		}
+	}
+	g.foldMu.Unlock()
 }
 
 func (g *logWriter) writeAll(ctx context.Context, tx *store.Tx, batch []*writes) error {

@@ -74,7 +74,7 @@ func TestCountsMigrationKeepsTotals(t *testing.T) {
 		if after := totals(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("totals after the migration: %v, before: %v", after, before)
 		}
-		if db.Dialect() == store.SQLiteDialect {
+		if db.Dialect().Name() == "sqlite" {
 			for _, table := range []string{"business_rule_log_counts", "business_rule_execution_counts"} {
 				var sql string
 				if err := db.QueryRow(ctx, `SELECT sql FROM sqlite_schema WHERE name = $1`, table).Scan(&sql); err != nil {
@@ -89,7 +89,10 @@ func TestCountsMigrationKeepsTotals(t *testing.T) {
 		if got := totals(); got[0] != 27 || got[1] != 9 || got[len(got)-4]+got[len(got)-2] != 27 {
 			t.Errorf("totals after more writes: %v", got)
 		}
-		if _, err := st.DeleteLogsBefore(ctx, db, start.Add(time.Hour)); err != nil {
+		if err := db.Tx(ctx, func(tx *store.Tx) error {
+			_, err := st.DeleteLogsBefore(ctx, tx, start.Add(time.Hour))
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		if _, total, err := st.ListLogs(ctx, db, sc, rules.LogFilter{}); err != nil || total != 18 {

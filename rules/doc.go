@@ -102,9 +102,22 @@
 // the whole range. Totals
 // are kept counts (business_rule_log_counts, migrations 0005 and 0006):
 // per tenant, organization, entity type, rule id and result, for the
-// whole log and for each UTC day and hour, added to by InsertExecutions
-// and subtracted from by DeleteLogsBefore in their transactions (whole
-// days and hours before the retention's cut go with it). A group-committed
+// whole log and for each UTC day and hour, subtracted from by
+// DeleteLogsBefore in its transaction (whole days and hours before the
+// retention's cut go with it). InsertExecutions adds, in its
+// transaction, to an hour's pending counts only (a fourth span); every
+// total sums the pending counts of its range beside the others, and
+// FoldLogCounts moves pending counts into the whole log's, the day's and
+// the hour's rows (deleted and read back in one DELETE … RETURNING, so a
+// concurrent write's row is folded or left pending, never lost). The
+// service's log writer folds a tenant's earlier hours once an hour per
+// process, after the tenant's first logged execution of the hour has
+// committed, and DeleteLogsBefore folds the hours up to its cut first,
+// so a total reads the pending rows of an hour or two. Decision: a batch
+// of ten rules' executions upserted 30 count rows (whole log, day,
+// hour), now 10: on PostgreSQL the upsert of the 30 was about a third of
+// the batch statement's time, and the server spends about a quarter less
+// per logged execution (BENCHMARKS.md, "Pending hour counts"). A group-committed
 // batch sums its count deltas per key in Go before writing them, so a
 // count row is written once per batch however many of its executions
 // share it. On PostgreSQL the batch's executions and its count deltas are
@@ -150,7 +163,7 @@
 // execution on PostgreSQL and 7% on SQLite (BENCHMARKS.md, "The answer
 // from the log's JSON"). One batch is
 // written at a time on PostgreSQL too, as on SQLite (store.Group's SetRunners(1)). Decision: every batch
-// of a tenant's executions of a set upserts the same count rows (30 for
+// of a tenant's executions of a set upserts the same count rows (10 for
 // ten rules), so a second batch written at once waited on their row locks
 // until the first committed, and batches half the size upserted them
 // twice as often: one at a time, the batches are about twice as large
@@ -168,9 +181,9 @@
 // SQLite does, so both engines answer an execution's input with the keys
 // in the order the service wrote them (jsonb sorted them by length and
 // spaced them); rows written before the migration keep jsonb's text. On SQLite
-// the counts of a tenant, organization, entity type, day and hour are
-// written with each rule id and result bound once for its three spans (a
-// join with the spans' VALUES): binding eight values per count row was
+// the pending counts of a tenant, organization, entity type and hour are
+// written with the four bound once for all the batch's rule ids and
+// results (a join with their VALUES): binding eight values per count row was
 // most of an upsert's cost to the single writer (BENCHMARKS.md, "Fewer
 // statements and bound values for the durable log"). Both counts tables
 // are WITHOUT ROWID on SQLite (migration 0011): an upsert seeks and writes

@@ -98,7 +98,11 @@ func TestLogMigrationKeepsRuleRows(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(sums, []rules.SetExecutions{{RuleSetID: set, Executions: 3, Failures: 2}}) {
 			t.Errorf("ExecutionSummary: %+v, %v", sums, err)
 		}
-		n, err := st.DeleteLogsBefore(ctx, db, time.Now())
+		var n int64
+		err = db.Tx(ctx, func(tx *store.Tx) error {
+			n, err = st.DeleteLogsBefore(ctx, tx, time.Now())
+			return err
+		})
 		if err != nil || n != 4 {
 			t.Errorf("DeleteLogsBefore: %d rule rows, %v; want 4", n, err)
 		}

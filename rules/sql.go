@@ -632,10 +632,13 @@ func resultsPattern(f LogFilter) string {
 
 // The spans of the kept log counts (business_rule_log_counts): the whole
 // log (bucket 0), a UTC day and a UTC hour (bucket: its start in Unix
-// seconds).
+// seconds), and an hour's pending counts (bucket: the hour's start):
+// what writes added that FoldLogCounts has not yet moved into the three
+// others. A total sums the pending rows of its range beside the others
+// (spansOf).
 const (
-	spanAll, spanDay, spanHour = 0, 1, 2
-	daySeconds, hourSeconds    = 86400, 3600
+	spanAll, spanDay, spanHour, spanPending = 0, 1, 2, 3
+	daySeconds, hourSeconds                 = 86400, 3600
 )
 
 // floorTo and ceilTo round Unix seconds down and up to a multiple of
@@ -655,7 +658,9 @@ func ceilTo(sec, size int64) int64 {
 // range (bucket starts [a, b), a and b whole hours), plus the rule rows
 // of the less than an hour before a and after b, counted. With only an
 // end, it is the whole log's less the days and hours from b on, so that
-// it reads as many rows however long ago the log began.
+// it reads as many rows however long ago the log began. Each sum adds
+// the pending counts of its range (spanPending): those of the hours
+// FoldLogCounts has not yet folded, the last hour or two.
 func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter) (int64, error) {
 	to := timeBound{f.To, true}
 	if f.EntityID != "" {
@@ -667,7 +672,7 @@ func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter)
 			return nil
 		}
 		k := sc.Readable("tenant_id", "NULLIF(organization_id, '')")
-		k.And("span = ?", span)
+		k.And("span IN (?, ?)", span, spanPending) // the span's rows and the pending ones of its range
 		if span != spanAll {
 			k.And("bucket >= ?", lo)
 			k.And("bucket < ?", hi)
@@ -811,7 +816,9 @@ func (SQLStore) ExecutionSummary(ctx context.Context, q store.Querier, sc store.
 // kept counts lose them: the whole log's by tenant, organization, entity
 // type, rule and result; the days and hours that end before the cut go
 // whole (every execution in them goes), and the day and hour the cut
-// falls in lose the rows that go.
+// falls in lose the rows that go. The pending counts of the hours up to
+// the cut's are folded first (FoldLogCounts), so that they hold none of
+// the rows that go.
 func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Time) (int64, error) {
 	bound := store.IDTimeBound(t)
 	var n int64
@@ -825,6 +832,11 @@ func (SQLStore) DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Ti
 	// that go began before cut.
 	cut := t.UTC().Truncate(time.Millisecond)
 	day, hour := floorTo(cut.Unix(), daySeconds), floorTo(cut.Unix(), hourSeconds)
+	// The counts of the rows that go are in the whole log's, days' and
+	// hours' rows once the hours up to the cut's are folded.
+	if err := (SQLStore{}).FoldLogCounts(ctx, q, "", time.Unix(hour+hourSeconds, 0)); err != nil {
+		return 0, err
+	}
 	type gone struct {
 		key logCountKey
 		n   int64
@@ -1155,34 +1167,143 @@ var logCountUpserts = store.NewBatchInsert("business_rule_log_counts",
 	"ON CONFLICT (tenant_id, span, bucket, organization_id, entity_type, rule_id, result) "+
 		"DO UPDATE SET n = business_rule_log_counts.n + excluded.n")
 
-// logCounts returns what the rule rows of xs add to the kept counts,
-// written in the transaction that inserts them: summed per tenant, span
-// and bucket, organization, entity type, rule and result, so that each
-// count row is written once per batch however many of its executions
-// share it, and in one order for every writer (so that two never wait on
-// each other's rows crosswise). An execution's buckets are those of its
-// ExecutedAt (to the millisecond, as its id).
-func logCounts(xs []*ExecutionRecord) []logCount {
-	counts := map[logCountKey]int64{}
-	for _, x := range xs {
-		sec := x.ExecutedAt.Unix()
-		day, hour := floorTo(sec, daySeconds), floorTo(sec, hourSeconds)
-		for i := range x.Rules {
-			k := logCountKey{tenant: x.TenantID, org: x.OrganizationID, entityType: x.EntityType, rule: x.Rules[i].RuleID,
-				result: string(x.Rules[i].Result)}
-			counts[k]++
-			k.span, k.bucket = spanDay, day
-			counts[k]++
-			k.span, k.bucket = spanHour, hour
-			counts[k]++
+// countGroup is what the count rows of an execution's rule rows share
+// but their rule and result: the tenant, the organization, the entity
+// type and the hour the execution began in (its start, Unix seconds).
+type countGroup struct {
+	tenant, org, entityType string
+	hour                    int64
+}
+
+// ruleResult is a rule row's rule id and result.
+type ruleResult struct{ rule, result string }
+
+// groupCounts is what a batch adds to the pending counts of a
+// countGroup: n[i] rule rows of keys[i], keys in the order first met.
+type groupCounts struct {
+	group countGroup
+	keys  []ruleResult
+	n     []int64
+	index map[ruleResult]int // keys' positions, made once a lookup by position missed
+}
+
+// add counts a rule row of key k, the i-th rule row of its execution.
+// The executions of one set list their rules in one order, so the i-th
+// key is tried first; a group's keys are otherwise found in index.
+func (c *groupCounts) add(i int, k ruleResult) {
+	if i < len(c.keys) && c.keys[i] == k {
+		c.n[i]++
+		return
+	}
+	if c.index == nil {
+		c.index = make(map[ruleResult]int, len(c.keys)+8)
+		for j, key := range c.keys {
+			c.index[key] = j
 		}
 	}
-	out := make([]logCount, 0, len(counts))
-	for k, n := range counts {
-		out = append(out, logCount{k, n})
+	if j, ok := c.index[k]; ok {
+		c.n[j]++
+		return
+	}
+	c.index[k] = len(c.keys)
+	c.keys = append(c.keys, k)
+	c.n = append(c.n, 1)
+}
+
+// pendingCounts returns what the rule rows of xs add to the pending
+// counts (spanPending), summed per countGroup, rule and result, so that
+// each count row is written once per batch however many of its
+// executions share it. An execution's hour is that of its ExecutedAt (to
+// the millisecond, as its id).
+func pendingCounts(xs []*ExecutionRecord) []groupCounts {
+	var out []groupCounts
+	for _, x := range xs {
+		g := countGroup{tenant: x.TenantID, org: x.OrganizationID, entityType: x.EntityType,
+			hour: floorTo(x.ExecutedAt.Unix(), hourSeconds)}
+		var c *groupCounts
+		for i := range out { // a batch holds few groups: mostly one
+			if out[i].group == g {
+				c = &out[i]
+				break
+			}
+		}
+		if c == nil {
+			out = append(out, groupCounts{group: g})
+			c = &out[len(out)-1]
+		}
+		for i := range x.Rules {
+			c.add(i, ruleResult{x.Rules[i].RuleID, string(x.Rules[i].Result)})
+		}
+	}
+	return out
+}
+
+// logCounts returns pendingCounts(xs) as count rows, in one order for
+// every writer (the table's key order), so that two never wait on each
+// other's rows crosswise.
+func logCounts(xs []*ExecutionRecord) []logCount {
+	groups := pendingCounts(xs)
+	size := 0
+	for i := range groups {
+		size += len(groups[i].keys)
+	}
+	out := make([]logCount, 0, size)
+	for _, c := range groups {
+		for i, k := range c.keys {
+			out = append(out, logCount{logCountKey{tenant: c.group.tenant, span: spanPending, bucket: c.group.hour,
+				org: c.group.org, entityType: c.group.entityType, rule: k.rule, result: k.result}, c.n[i]})
+		}
 	}
 	slices.SortFunc(out, func(a, b logCount) int { return a.key.compare(b.key) })
 	return out
+}
+
+// FoldLogCounts moves the pending counts (what InsertExecutions wrote)
+// of the hours before before (every hour bucket starting earlier) into
+// the whole log's, the days' and the hours' counts: of tenantID, or of
+// every tenant when tenantID is "". Run it in a transaction. The totals
+// read the same before and after; what it saves is reads: a total sums
+// the pending rows beside the whole log's, day's or hour's, and after a
+// fold only the last hour's are pending. The pending rows are deleted
+// and their counts read in one statement (DELETE … RETURNING), so a
+// concurrent write's new pending row is either folded or left pending,
+// never lost.
+func (SQLStore) FoldLogCounts(ctx context.Context, q store.Querier, tenantID string, before time.Time) error {
+	query := `DELETE FROM business_rule_log_counts WHERE span = $1 AND bucket < $2`
+	args := []any{spanPending, before.Unix()}
+	if tenantID != "" {
+		query += ` AND tenant_id = $3`
+		args = append(args, tenantID)
+	}
+	pending, err := store.Many(ctx, q, func(s store.Scanner) (logCount, error) {
+		var c logCount
+		return c, s.Scan(&c.key.tenant, &c.key.bucket, &c.key.org, &c.key.entityType, &c.key.rule, &c.key.result, &c.n)
+	}, query+` RETURNING tenant_id, bucket, organization_id, entity_type, rule_id, result, n`, args...)
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	sums := make(map[logCountKey]int64, 3*len(pending))
+	for _, c := range pending {
+		k := c.key
+		k.span, k.bucket = spanHour, c.key.bucket
+		sums[k] += c.n
+		k.span, k.bucket = spanDay, floorTo(c.key.bucket, daySeconds)
+		sums[k] += c.n
+		k.span, k.bucket = spanAll, 0
+		sums[k] += c.n
+	}
+	folded := make([]logCount, 0, len(sums))
+	for k, n := range sums {
+		folded = append(folded, logCount{k, n})
+	}
+	slices.SortFunc(folded, func(a, b logCount) int { return a.key.compare(b.key) })
+	values := make([]any, 0, len(folded)*logCountUpserts.Columns())
+	for _, c := range folded {
+		k := c.key
+		values = append(values, k.tenant, k.span, k.bucket, k.org, k.entityType, k.rule, k.result, c.n)
+	}
+	_, err = logCountUpserts.InsertValues(ctx, q, values)
+	return err
 }
 
 // appendRuleResults appends an execution's rule_results column (see

@@ -4,6 +4,7 @@ package rules
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -11,28 +12,27 @@ import (
 
 func init() {
 	logWriters[store.SQLiteDialect] = writeLogSQLite
-	for _, n := range spanCountChunks {
-		logStatements = append(logStatements, spanCountTexts[n])
+	for _, n := range pendingCountChunks {
+		logStatements = append(logStatements, pendingCountTexts[n])
 	}
 }
 
-// spanCountChunks are the rule-row counts of spanCountStatement's texts,
-// largest first (as store.BatchInsert's); the last is 1.
-var spanCountChunks = []int{50, 20, 10, 5, 2, 1}
+// pendingCountChunks are the rule-row counts of pendingCountStatement's
+// texts, largest first (as store.BatchInsert's); the last is 1.
+var pendingCountChunks = []int{50, 20, 10, 5, 2, 1}
 
-// spanCountStatement adds to the kept counts of n rules and results of
-// one tenant, organization and entity type in the three spans: the whole
-// log, a day and an hour. Its parameters, in order: the tenant, the
-// organization, the entity type, the day's and the hour's buckets, then
-// a rule id, a result and the number to add for each of the n. The three
-// spans' rows are made in SQL (a join with the spans' VALUES), so that a
-// rule row's key is bound once rather than three times: binding was most
-// of what a count row's upsert cost the single writer.
-func spanCountStatement(n int) string {
+// pendingCountStatement adds to the pending counts of n rules and
+// results of one countGroup (an hour's counts of a tenant, organization
+// and entity type: spanPending). Its parameters, in order: the tenant,
+// the hour's bucket, the organization, the entity type, then a rule id, a
+// result and the number to add for each of the n. The group's columns
+// are bound once rather than with each row: binding was most of what a
+// count row's upsert cost the single writer.
+func pendingCountStatement(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO business_rule_log_counts (tenant_id, span, bucket, organization_id, entity_type, rule_id, result, n)
-		SELECT g.t, s.column1, s.column2, g.o, g.e, r.column1, r.column2, r.column3
-		FROM (SELECT ? AS t, ? AS o, ? AS e) g, (VALUES (0, 0), (1, ?), (2, ?)) s, (VALUES `)
+		SELECT g.t, ` + strconv.Itoa(spanPending) + `, g.h, g.o, g.e, r.column1, r.column2, r.column3
+		FROM (SELECT ? AS t, ? AS h, ? AS o, ? AS e) g, (VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
@@ -45,84 +45,54 @@ func spanCountStatement(n int) string {
 	return b.String()
 }
 
-// spanCountTexts holds spanCountStatement's text by chunk size.
-var spanCountTexts = func() map[int]string {
+// pendingCountTexts holds pendingCountStatement's text by chunk size.
+var pendingCountTexts = func() map[int]string {
 	m := map[int]string{}
-	for _, n := range spanCountChunks {
-		m[n] = spanCountStatement(n)
+	for _, n := range pendingCountChunks {
+		m[n] = pendingCountStatement(n)
 	}
 	return m
 }()
 
-// spanGroup is what the count rows of an execution's rule rows share but
-// their rule and result: the tenant, the organization, the entity type,
-// and the day and hour the execution began in.
-type spanGroup struct {
-	tenant, org, entityType string
-	day, hour               int64
-}
-
-// ruleResult is a rule row's rule id and result.
-type ruleResult struct{ rule, result string }
-
 // writeLogSQLite writes executions with executionInserts' multi-row
-// INSERTs and the counts they add, summed per spanGroup, rule and result
-// in Go first, with spanCountStatement: one upsert per count row, each
-// rule row's key bound once for its three spans, then the counts by set
-// and hour (insertExecutionCounts). Executions of different
-// hours upsert their whole-log rows once per hour (a single writer takes
-// no row locks, so the order of the upserts does not matter).
+// INSERTs and the pending counts they add, summed per countGroup, rule
+// and result in Go first (pendingCounts), with pendingCountStatement: one
+// upsert per count row, the group's columns bound once, then the counts
+// by set and hour (insertExecutionCounts).
 func writeLogSQLite(ctx context.Context, q store.Querier, rows []executionRow) error {
 	values := make([]any, 0, len(rows)*executionInserts.Columns())
-	var groups []spanGroup
-	sums := map[spanGroup]map[ruleResult]int64{}
-	order := map[spanGroup][]ruleResult{} // each group's keys in the order first met
+	xs := make([]*ExecutionRecord, len(rows))
 	setTexts(rows)
 	for i := range rows {
 		r := &rows[i]
 		x := r.x
+		xs[i] = x
 		values = append(values, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
 			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),
 			r.rules, len(x.Rules), r.failures, r.results)
-		sec := x.ExecutedAt.Unix()
-		g := spanGroup{tenant: x.TenantID, org: x.OrganizationID, entityType: x.EntityType, day: floorTo(sec, daySeconds),
-			hour: floorTo(sec, hourSeconds)}
-		n := sums[g]
-		if n == nil {
-			n = map[ruleResult]int64{}
-			sums[g] = n
-			groups = append(groups, g)
-		}
-		for i := range x.Rules {
-			k := ruleResult{x.Rules[i].RuleID, string(x.Rules[i].Result)}
-			if _, ok := n[k]; !ok {
-				order[g] = append(order[g], k)
-			}
-			n[k]++
-		}
 	}
 	if _, err := executionInserts.InsertValues(ctx, q, values); err != nil {
 		return err
 	}
-	for _, g := range groups {
-		keys := order[g]
+	for _, c := range pendingCounts(xs) {
+		keys, n := c.keys, c.n
 		for len(keys) > 0 {
-			c := 1
-			for _, size := range spanCountChunks {
-				if len(keys) >= size {
-					c = size
+			size := 1
+			for _, chunk := range pendingCountChunks {
+				if len(keys) >= chunk {
+					size = chunk
 					break
 				}
 			}
-			args := make([]any, 0, 5+3*c)
-			args = append(args, g.tenant, g.org, g.entityType, g.day, g.hour)
-			for _, k := range keys[:c] {
-				args = append(args, k.rule, k.result, sums[g][k])
+			args := make([]any, 0, 4+3*size)
+			args = append(args, c.group.tenant, c.group.hour, c.group.org, c.group.entityType)
+			for i, k := range keys[:size] {
+				args = append(args, k.rule, k.result, n[i])
 			}
-			if _, err := q.Exec(ctx, spanCountTexts[c], args...); err != nil {
+			if _, err := q.Exec(ctx, pendingCountTexts[size], args...); err != nil {
 				return err
 			}
-			keys = keys[c:]
+			keys, n = keys[size:], n[size:]
 		}
 	}
 	return insertExecutionCounts(ctx, q, rows)

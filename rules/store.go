@@ -130,7 +130,8 @@ type Store interface {
 	ExecutionSummary(ctx context.Context, q store.Querier, sc store.Scope, since time.Time) ([]SetExecutions, error)
 	// DeleteLogsBefore deletes, in every tenant, the executions whose ids
 	// were made before t's millisecond (store.IDTimeBound), with all their
-	// rule rows, and returns how many rule rows went.
+	// rule rows, and returns how many rule rows went. q is a transaction
+	// (Service.DeleteLogsBefore runs it in one).
 	DeleteLogsBefore(ctx context.Context, q store.Querier, t time.Time) (int64, error)
 }
 
