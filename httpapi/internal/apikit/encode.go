@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -33,14 +34,21 @@ func setJSONContentType(w http.ResponseWriter) {
 	w.Header()["Content-Type"] = jsonContentTypeValue
 }
 
-// Encode writes v as the JSON response body with status.
+// Encode writes v as the JSON response body with status (as a
+// json.Encoder writes it: HTML characters escaped, a trailing newline). v
+// is encoded before anything is written, so an encoding error is
+// returned with nothing sent. A nil v answers status with no body.
 func Encode(w http.ResponseWriter, status int, v any) error {
-	setJSONContentType(w)
-	w.WriteHeader(status)
 	if v == nil {
+		setJSONContentType(w)
+		w.WriteHeader(status)
 		return nil
 	}
-	return json.NewEncoder(w).Encode(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return EncodeJSON(w, status, append(b, '\n'))
 }
 
 // EncodeMarshaled answers status with m's JSON as encode would write it,
@@ -56,10 +64,24 @@ func EncodeMarshaled(w http.ResponseWriter, status int, m json.Marshaler) error 
 	return EncodeJSON(w, status, append(b, '\n'))
 }
 
+// chunkingSize is the size from which net/http sends a body of unknown
+// length chunked (its bufferBeforeChunkingSize).
+const chunkingSize = 2048
+
 // EncodeJSON answers status with body, JSON written by the caller (with
-// Encode's trailing newline).
+// Encode's trailing newline), and its Content-Length. Decision: every
+// JSON answer is whole before it is written, so it says its length:
+// without one, net/http sends a body above 2 KB chunked (a rule set's
+// execution, a page of records), and a client learns the length only at
+// the end. (Measured: no fewer write calls per answer either way.)
 func EncodeJSON(w http.ResponseWriter, status int, body []byte) error {
-	setJSONContentType(w)
+	h := w.Header()
+	h["Content-Type"] = jsonContentTypeValue
+	// net/http adds the length of a shorter body itself (one it holds
+	// whole when the handler returns); saying it costs an allocation.
+	if len(body) >= chunkingSize && status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified {
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
 	w.WriteHeader(status)
 	_, err := w.Write(body)
 	return err
