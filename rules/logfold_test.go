@@ -110,6 +110,14 @@ func TestFoldLogCountsKeepsTotals(t *testing.T) {
 		if pendingCountRows(t, db, tenants[0], end) == 0 {
 			t.Fatal("no pending count rows after InsertExecutions")
 		}
+		// What keeps a batch's write short: it adds to the pending counts
+		// alone (a row per rule, result, organization, entity type and
+		// hour), not to the whole log's, days' and hours' rows as well.
+		var kept int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM business_rule_log_counts WHERE tenant_id IN ($1, $2) AND span <> 3`,
+			tenants[0], tenants[1]).Scan(&kept); err != nil || kept != 0 {
+			t.Errorf("InsertExecutions wrote %d count rows of the whole log, days or hours (%v), want 0: only pending ones", kept, err)
+		}
 
 		mid := start.Truncate(time.Hour).Add(4 * time.Hour)
 		otherBefore := pendingCountRows(t, db, tenants[1], end)
