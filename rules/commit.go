@@ -27,9 +27,17 @@ type logWriter struct {
 	folder logCountFolder
 	foldMu sync.Mutex
 	// folded holds, by tenant, the start of the hour before which this
-	// process last folded (or is folding) the tenant's pending counts.
+	// process last folded (or is folding) the tenant's pending counts;
+	// latest is the latest such hour of any tenant. At most
+	// maxFoldedTenants of earlier hours are kept (forgetting one costs a
+	// fold with nothing to fold).
 	folded map[string]int64
+	latest int64
 }
+
+// maxFoldedTenants bounds the tenants logWriter.folded keeps of hours
+// before the latest.
+var maxFoldedTenants = 1 << 16 // a variable for the tests
 
 // logCountFolder is a Store whose log writes add to pending counts that
 // FoldLogCounts moves into the kept counts of the whole log, the days and
@@ -113,6 +121,16 @@ func (g *logWriter) fold(ctx context.Context, tenant string, at time.Time) {
 	if seen && before >= hour {
 		g.foldMu.Unlock()
 		return
+	}
+	if hour > g.latest {
+		g.latest = hour
+		if len(g.folded) > maxFoldedTenants {
+			for t, h := range g.folded {
+				if h < hour {
+					delete(g.folded, t)
+				}
+			}
+		}
 	}
 	g.folded[tenant] = hour // claimed: the tenant's other executions of the hour go on
 	g.foldMu.Unlock()
