@@ -635,7 +635,7 @@ func resultsPattern(f LogFilter) string {
 // seconds), and an hour's pending counts (bucket: the hour's start):
 // what writes added that FoldLogCounts has not yet moved into the three
 // others. A total sums the pending rows of its range beside the others
-// (spansOf).
+// (logTotal).
 const (
 	spanAll, spanDay, spanHour, spanPending = 0, 1, 2, 3
 	daySeconds, hourSeconds                 = 86400, 3600
@@ -1184,12 +1184,13 @@ type groupCounts struct {
 	group countGroup
 	keys  []ruleResult
 	n     []int64
-	index map[ruleResult]int // keys' positions, made once a lookup by position missed
+	index map[ruleResult]int // every key's position: a key new to the group is added through it
 }
 
 // add counts a rule row of key k, the i-th rule row of its execution.
 // The executions of one set list their rules in one order, so the i-th
-// key is tried first; a group's keys are otherwise found in index.
+// key is tried first (no hashing for most rule rows of a batch); other
+// keys are looked up, or added, in index.
 func (c *groupCounts) add(i int, k ruleResult) {
 	if i < len(c.keys) && c.keys[i] == k {
 		c.n[i]++
