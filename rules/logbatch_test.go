@@ -48,37 +48,47 @@ func TestInsertExecutionsBatchKeepsTotals(t *testing.T) {
 			{EntityType: "invoice"}, {EntityType: "order", RuleID: "R2", Result: rules.StatusSuccess},
 			{From: at(90 * time.Minute)}, {To: at(90*time.Minute - time.Nanosecond)}, {From: at(30 * time.Minute), To: at(150 * time.Minute)},
 			{From: at(-30 * time.Minute), To: at(5 * time.Hour), Result: rules.StatusFailure}}
-		check := func(live func(*rules.ExecutionRecord) bool) {
+		check := func(cut time.Time) {
 			t.Helper()
 			for _, tenant := range tenants {
+				sc := store.Scope{TenantID: tenant}
 				for _, f := range filters {
-					want := 0
-					for _, x := range all {
-						if x.TenantID != tenant || !live(x) || f.EntityType != "" && x.EntityType != f.EntityType ||
-							f.From != nil && x.ExecutedAt.Before(*f.From) || f.To != nil && x.ExecutedAt.After(*f.To) {
-							continue
-						}
-						for _, r := range x.Rules {
-							if (f.RuleID == "" || r.RuleID == f.RuleID) && (f.Result == "" || r.Result == f.Result) {
-								want++
-							}
-						}
-					}
+					want := ruleRowsSelected(all, sc, f, cut)
 					f.Limit = 1
-					_, total, err := st.ListLogs(ctx, db, store.Scope{TenantID: tenant}, f)
+					_, total, err := st.ListLogs(ctx, db, sc, f)
 					if err != nil || total != want {
 						t.Errorf("%+v: total %d, want %d (%v)", f, total, want, err)
 					}
 				}
 			}
 		}
-		check(func(*rules.ExecutionRecord) bool { return true })
+		check(time.Time{})
 		cut := start.Add(100 * time.Minute) // within the second day's first hour
 		if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.DeleteLogsBefore(ctx, tx, cut); return err }); err != nil {
 			t.Fatal(err)
 		}
-		check(func(x *rules.ExecutionRecord) bool { return !x.ExecutedAt.Before(cut) })
+		check(cut)
 	}, rules.Migrations)
+}
+
+// ruleRowsSelected counts the rule rows of xs that f selects for sc (its
+// tenant, the organizations it may read) among the executions begun at
+// or after cut: what a log list's total must be.
+func ruleRowsSelected(xs []*rules.ExecutionRecord, sc store.Scope, f rules.LogFilter, cut time.Time) int {
+	n := 0
+	for _, x := range xs {
+		if x.TenantID != sc.TenantID || !sc.AllowsOrganization(x.OrganizationID) || x.ExecutedAt.Before(cut) ||
+			f.EntityType != "" && x.EntityType != f.EntityType ||
+			f.From != nil && x.ExecutedAt.Before(*f.From) || f.To != nil && x.ExecutedAt.After(*f.To) {
+			continue
+		}
+		for _, r := range x.Rules {
+			if (f.RuleID == "" || r.RuleID == f.RuleID) && (f.Result == "" || r.Result == f.Result) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Every text of a batch of executions reads back as written on both
