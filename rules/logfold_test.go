@@ -26,8 +26,8 @@ func pendingCountRows(t *testing.T, db *store.DB, tenant string, before time.Tim
 // The log's totals stay exact through every fold of the pending counts
 // (FoldLogCounts): of one tenant up to an hour, of every tenant, again
 // with nothing to fold, after a late write into an hour already folded,
-// and through retention; for two tenants, two organizations and an
-// organization-limited scope, on both engines. A fold moves exactly the
+// and through retention; for two tenants, executions of two organizations
+// and of none, and an organization-limited scope, on both engines. A fold moves exactly the
 // pending rows it is asked to: the other tenant's and the later hours'
 // stay pending.
 func TestFoldLogCountsKeepsTotals(t *testing.T) {
@@ -60,7 +60,7 @@ func TestFoldLogCountsKeepsTotals(t *testing.T) {
 			}
 			all = append(all, xs...)
 		}
-		for b := range 6 { // six batches of 12 executions, 7 minutes apart: 8 hours 24 minutes
+		for b := range 6 { // six batches of 12 executions, one every 7 minutes: 8 hours 24 minutes
 			var xs []*rules.ExecutionRecord
 			for i := 12 * b; i < 12*(b+1); i++ {
 				xs = append(xs, execution(i, start.Add(time.Duration(i)*7*time.Minute).Truncate(time.Millisecond)))
