@@ -25,17 +25,7 @@ func TestInsertExecutionsBatchKeepsTotals(t *testing.T) {
 		start := time.Now().UTC().Truncate(24 * time.Hour).Add(-2*24*time.Hour + 22*time.Hour + 30*time.Minute)
 		var all []*rules.ExecutionRecord
 		for i := range 60 {
-			at := start.Add(time.Duration(i) * 3 * time.Minute).Truncate(time.Millisecond)
-			id := store.NewIDAt(at)[:32] + "0000"
-			x := &rules.ExecutionRecord{ID: id, TenantID: tenants[i%2], OrganizationID: []string{"", "org-a"}[i/2%2],
-				EntityType: []string{"order", "invoice"}[i/4%2], EntityID: fmt.Sprint("e-", i%5), EventType: "ev",
-				Input: `{"data":{}}`, ExecutedAt: at}
-			for r := range 1 + i%4 {
-				result := []rules.Status{rules.StatusSuccess, rules.StatusFailure, rules.StatusError}[(i+r)%3]
-				x.Rules = append(x.Rules, rules.RuleRecord{RuleUUID: "u", RuleID: fmt.Sprint("R", r%3), RuleName: "R",
-					RuleType: rules.Validation, Result: result, Output: "{}"})
-			}
-			all = append(all, x)
+			all = append(all, mixedExecution(i, start.Add(time.Duration(i)*3*time.Minute), tenants, []string{"", "org-a"}, 4))
 		}
 		// Batches of 1, 7, 20 and 32 executions, each spanning hours.
 		for _, b := range [][2]int{{0, 1}, {1, 8}, {8, 28}, {28, 60}} {
@@ -69,6 +59,25 @@ func TestInsertExecutionsBatchKeepsTotals(t *testing.T) {
 		}
 		check(cut)
 	}, rules.Migrations)
+}
+
+// mixedExecution is the i-th execution of a log of several tenants,
+// organizations, entity types, rules and results, begun at at (to the
+// millisecond): of tenants[i%2], of the organization orgs[i/2%len(orgs)]
+// ("" for none), of entity type order or invoice by turns of typeRun
+// executions, with 1 to 4 rule rows of rules R0 to R2, each SUCCESS,
+// FAILURE or ERROR by turns.
+func mixedExecution(i int, at time.Time, tenants, orgs []string, typeRun int) *rules.ExecutionRecord {
+	at = at.Truncate(time.Millisecond)
+	x := &rules.ExecutionRecord{ID: store.NewIDAt(at)[:32] + "0000", TenantID: tenants[i%2], OrganizationID: orgs[i/2%len(orgs)],
+		EntityType: []string{"order", "invoice"}[i/typeRun%2], EntityID: fmt.Sprint("e-", i%5), EventType: "ev",
+		Input: `{"data":{}}`, ExecutedAt: at}
+	for r := range 1 + i%4 {
+		result := []rules.Status{rules.StatusSuccess, rules.StatusFailure, rules.StatusError}[(i+r)%3]
+		x.Rules = append(x.Rules, rules.RuleRecord{RuleUUID: "u", RuleID: fmt.Sprint("R", r%3), RuleName: "R",
+			RuleType: rules.Validation, Result: result, Output: "{}"})
+	}
+	return x
 }
 
 // ruleRowsSelected counts the rule rows of xs that f selects for sc (its

@@ -1,7 +1,6 @@
 package rules_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -42,17 +41,8 @@ func TestFoldLogCountsKeepsTotals(t *testing.T) {
 		// span that day's last hours and the next day's first.
 		start := time.Now().UTC().Truncate(24 * time.Hour).Add(-2*24*time.Hour + 21*time.Hour + 10*time.Minute)
 		var all []*rules.ExecutionRecord
-		execution := func(i int, at time.Time) *rules.ExecutionRecord {
-			x := &rules.ExecutionRecord{ID: store.NewIDAt(at)[:32] + "0000", TenantID: tenants[i%2],
-				OrganizationID: []string{"", "org-a", "org-b"}[i/2%3], EntityType: []string{"order", "invoice"}[i/6%2],
-				EntityID: fmt.Sprint("e-", i%5), EventType: "ev", Input: `{"data":{}}`, ExecutedAt: at}
-			for r := range 1 + i%4 {
-				result := []rules.Status{rules.StatusSuccess, rules.StatusFailure, rules.StatusError}[(i+r)%3]
-				x.Rules = append(x.Rules, rules.RuleRecord{RuleUUID: "u", RuleID: fmt.Sprint("R", r%3), RuleName: "R",
-					RuleType: rules.Validation, Result: result, Output: "{}"})
-			}
-			return x
-		}
+		orgs := []string{"", "org-a", "org-b"}
+		execution := func(i int, at time.Time) *rules.ExecutionRecord { return mixedExecution(i, at, tenants, orgs, 6) }
 		write := func(xs ...*rules.ExecutionRecord) {
 			t.Helper()
 			if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertExecutions(ctx, tx, xs) }); err != nil {
@@ -63,7 +53,7 @@ func TestFoldLogCountsKeepsTotals(t *testing.T) {
 		for b := range 6 { // six batches of 12 executions, one every 7 minutes: 8 hours 24 minutes
 			var xs []*rules.ExecutionRecord
 			for i := 12 * b; i < 12*(b+1); i++ {
-				xs = append(xs, execution(i, start.Add(time.Duration(i)*7*time.Minute).Truncate(time.Millisecond)))
+				xs = append(xs, execution(i, start.Add(time.Duration(i)*7*time.Minute)))
 			}
 			write(xs...)
 		}
@@ -136,7 +126,7 @@ func TestFoldLogCountsKeepsTotals(t *testing.T) {
 
 		// A late write into folded hours (executions that began in them
 		// but committed after the fold) stays pending and counted.
-		write(execution(0, start.Add(time.Minute).Truncate(time.Millisecond)), execution(3, start.Add(3*time.Hour).Truncate(time.Millisecond)))
+		write(execution(0, start.Add(time.Minute)), execution(3, start.Add(3*time.Hour)))
 		check("late write into folded hours")
 		fold(tenants[0], mid)
 		check("late write folded")
@@ -144,8 +134,7 @@ func TestFoldLogCountsKeepsTotals(t *testing.T) {
 		// Retention with pending counts on both sides of the cut: of a day
 		// before the cut's (a late write), of the cut's hour and after it.
 		cut = start.Add(3*time.Hour + 5*time.Minute) // inside the fourth hour, the next day's first
-		write(execution(1, start.Add(30*time.Minute).Truncate(time.Millisecond)), execution(5, start.Add(3*time.Hour+time.Minute).Truncate(time.Millisecond)),
-			execution(1, start.Add(4*time.Hour+time.Minute).Truncate(time.Millisecond)))
+		write(execution(1, start.Add(30*time.Minute)), execution(5, start.Add(3*time.Hour+time.Minute)), execution(1, start.Add(4*time.Hour+time.Minute)))
 		if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.DeleteLogsBefore(ctx, tx, cut); return err }); err != nil {
 			t.Fatal(err)
 		}

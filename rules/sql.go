@@ -987,13 +987,7 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 	if _, err := executionInserts.InsertValues(ctx, q, values); err != nil {
 		return err
 	}
-	counts := logCounts(xs)
-	values = make([]any, 0, len(counts)*logCountUpserts.Columns())
-	for _, c := range counts {
-		k := c.key
-		values = append(values, k.tenant, k.span, k.bucket, k.org, k.entityType, k.rule, k.result, c.n)
-	}
-	if _, err := logCountUpserts.InsertValues(ctx, q, values); err != nil {
+	if err := upsertLogCounts(ctx, q, logCounts(xs)); err != nil {
 		return err
 	}
 	return insertExecutionCounts(ctx, q, rows)
@@ -1161,6 +1155,18 @@ type logCount struct {
 	n   int64
 }
 
+// upsertLogCounts adds counts to their rows with logCountUpserts'
+// multi-row upserts, in the order given.
+func upsertLogCounts(ctx context.Context, q store.Querier, counts []logCount) error {
+	values := make([]any, 0, len(counts)*logCountUpserts.Columns())
+	for _, c := range counts {
+		k := c.key
+		values = append(values, k.tenant, k.span, k.bucket, k.org, k.entityType, k.rule, k.result, c.n)
+	}
+	_, err := logCountUpserts.InsertValues(ctx, q, values)
+	return err
+}
+
 // logCountUpserts adds to the kept counts.
 var logCountUpserts = store.NewBatchInsert("business_rule_log_counts",
 	"tenant_id, span, bucket, organization_id, entity_type, rule_id, result, n",
@@ -1298,13 +1304,7 @@ func (SQLStore) FoldLogCounts(ctx context.Context, q store.Querier, tenantID str
 		folded = append(folded, logCount{k, n})
 	}
 	slices.SortFunc(folded, func(a, b logCount) int { return a.key.compare(b.key) })
-	values := make([]any, 0, len(folded)*logCountUpserts.Columns())
-	for _, c := range folded {
-		k := c.key
-		values = append(values, k.tenant, k.span, k.bucket, k.org, k.entityType, k.rule, k.result, c.n)
-	}
-	_, err = logCountUpserts.InsertValues(ctx, q, values)
-	return err
+	return upsertLogCounts(ctx, q, folded)
 }
 
 // appendRuleResults appends an execution's rule_results column (see
