@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -440,4 +442,63 @@ func TestGroupRunners(t *testing.T) {
 		}
 		t.Logf("batch sizes: %v", calls)
 	}, widgets)
+}
+
+// A Group with SetYieldBeforeBatch lets a goroutine that became ready
+// while a batch was written queue its item before the runner takes the
+// next batch, so that the item joins it rather than making one of its
+// own. On one P the order is the scheduler's, not the machine's: without
+// the yield the runner takes the next batch ("x" alone) before the ready
+// goroutine ("w") runs. The scheduler takes a yielded goroutine back
+// first one time in 61 (its fairness check), so the test asks for most
+// rounds, not all.
+func TestGroupYieldBeforeBatch(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	db := storetest.SQLite(t, widgets)
+	const rounds = 20
+	joined := 0
+	for range rounds {
+		var mu sync.Mutex
+		var batches [][]string
+		release, held, wake := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		g := store.NewGroup(db, func(ctx context.Context, tx *store.Tx, names []string) error {
+			return errors.New("not written in a transaction")
+		})
+		g.SetSingleStatement(func(names []string) func(ctx context.Context, q store.Querier) error {
+			return func(ctx context.Context, q store.Querier) error {
+				mu.Lock()
+				batches = append(batches, slices.Clone(names))
+				mu.Unlock()
+				if names[0] == "hold" {
+					close(held)
+					<-release
+					close(wake) // "w" is ready to run, not running: this goroutine goes on
+				}
+				return nil
+			}
+		})
+		g.SetRunners(1)
+		g.SetYieldBeforeBatch()
+		do := func(name string) {
+			if err := g.Do(name); err != nil {
+				t.Error(err)
+			}
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { do("hold") })
+		<-held
+		wg.Go(func() { do("x") })
+		wg.Go(func() { <-wake; do("w") })
+		time.Sleep(20 * time.Millisecond) // "x" queues, "w" waits
+		close(release)
+		wg.Wait()
+		if len(batches) == 2 && slices.Equal(batches[1], []string{"x", "w"}) {
+			joined++
+		} else {
+			t.Logf("batches: %v", batches)
+		}
+	}
+	if joined < rounds*3/4 {
+		t.Errorf("the ready write joined the next batch in %d of %d rounds, want at least %d", joined, rounds, rounds*3/4)
+	}
 }
