@@ -175,7 +175,7 @@
 // executions' rows (its WAL frames are mostly the pages every batch
 // rewrites: the table's and its indexes' last pages, the count rows), and
 // under load the machine, not the one writer, is the limit; batches grew
-// from about 4 to 9 and the server took about 15% less CPU per logged
+// from about 4 to 9 and the server took about 17% less CPU per logged
 // execution (BENCHMARKS.md, "Gathering before a batch"). On PostgreSQL,
 // whose batches already gather about 15, it measured no different and is
 // not used. The rules column is compressed with

@@ -143,8 +143,8 @@ func (g *Group[T]) SetRunners(n int) { g.q.runners = max(1, n) }
 // batch costs much more than an item and whose process, not its one
 // writer, is the limit: SQLite's rule execution log (a batch about
 // 220 µs of CPU, an execution about 23 µs) made batches of 9 instead of 4
-// and took 15% less CPU a request. Wrong where the one writer is the
-// limit: records created at full load lost about 10% of their
+// and took 17% less CPU a request. Wrong where the one writer is the
+// limit: records created at full load lost about 14% of their
 // throughput with it (BENCHMARKS.md, "Gathering before a batch"). Call it
 // before the first Do.
 func (g *Group[T]) SetYieldBeforeBatch() { g.q.yield = true }
