@@ -451,7 +451,8 @@ func TestGroupRunners(t *testing.T) {
 // the yield the runner takes the next batch ("x" alone) before the ready
 // goroutine ("w") runs. The scheduler takes a yielded goroutine back
 // first one time in 61 (its fairness check), so the test asks for most
-// rounds, not all.
+// rounds, not all. The batches are single statements that run none, so
+// the queue, not an engine, is under test: one engine serves.
 func TestGroupYieldBeforeBatch(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	db := storetest.SQLite(t, widgets)
