@@ -20,23 +20,11 @@ import (
 // round trip of several statements.
 func countedPostgres(b *testing.B) (*store.DB, *pgCost) {
 	b.Helper()
-	cfg, err := pgxpool.ParseConfig(storetest.IsolatedPostgresURL(b))
-	if err != nil {
-		b.Fatal(err)
-	}
 	cost := &pgCost{}
-	cfg.ConnConfig.Tracer = cost
-	cfg.MaxConns = int32(store.DefaultMaxConns())
-	pool, err := pgxpool.NewWithConfig(b.Context(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(pool.Close)
-	db, err := store.FromPool(b.Context(), pool, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db, pool := storetest.PostgresPool(b, storetest.IsolatedPostgresURL(b), func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.Tracer = cost
+		cfg.MaxConns = int32(store.DefaultMaxConns())
+	})
 	cost.pool = pool
 	return db, cost
 }

@@ -45,20 +45,7 @@ func BenchmarkInsertExecutions(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cfg, err := pgxpool.ParseConfig(url)
-		if err != nil {
-			b.Fatal(err)
-		}
-		cfg.MaxConns = 1
-		pool, err := pgxpool.NewWithConfig(b.Context(), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(pool.Close)
-		db, err := store.FromPool(b.Context(), pool, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
+		db, pool := storetest.PostgresPool(b, url, func(cfg *pgxpool.Config) { cfg.MaxConns = 1 })
 		conn, err := pool.Acquire(b.Context())
 		if err != nil {
 			b.Fatal(err)

@@ -56,11 +56,25 @@ func (c *VersionReads) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchE
 // ends.
 func PostgresTraced(t testing.TB, url string, tracer pgx.QueryTracer, lines ...store.Migrations) *store.DB {
 	t.Helper()
+	db, _ := PostgresPool(t, url, func(cfg *pgxpool.Config) { cfg.ConnConfig.Tracer = tracer }, lines...)
+	return db
+}
+
+// PostgresPool opens a DB over url through a pgx pool whose configuration
+// configure adjusts first (a tracer, a size), migrated with lines and
+// closed when the test ends; it returns the pool too, for a test that
+// reaches its connections (a server process's PID, idle connections'
+// statistics). Without lines nothing is migrated, not even the store's
+// own bookkeeping: a pool of one connection cannot migrate (the migration
+// holds its lock on one connection and writes on another), so such a
+// database is migrated through another DB first.
+func PostgresPool(t testing.TB, url string, configure func(*pgxpool.Config), lines ...store.Migrations) (*store.DB, *pgxpool.Pool) {
+	t.Helper()
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.ConnConfig.Tracer = tracer
+	configure(cfg)
 	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +85,8 @@ func PostgresTraced(t testing.TB, url string, tracer pgx.QueryTracer, lines ...s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	migrate(t, db, lines)
-	return db
+	if len(lines) > 0 {
+		migrate(t, db, lines)
+	}
+	return db, pool
 }
