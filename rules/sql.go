@@ -944,9 +944,6 @@ var executionInserts = store.NewBatchInsert("business_rule_executions",
 func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 	executionInserts.Prepare(ctx, db)
 	executionCountUpserts.Prepare(ctx, db)
-	if logWriters[db.Dialect()] == nil {
-		logCountUpserts.Prepare(ctx, db)
-	}
 	for _, q := range logStatements {
 		_ = db.Prepare(ctx, q)
 	}
@@ -954,10 +951,9 @@ func (SQLStore) PrepareLogWrites(ctx context.Context, db *store.DB) {
 
 // InsertExecutions implements Store: a row per execution (its rule rows
 // are its rules column) and what they add to the kept counts, summed per
-// key first (logCounts, and executionCounts for the counts by set and
-// hour). An engine with a writer of its own in logWriters writes them
-// all at once (PostgreSQL: one statement); the others use the multi-row
-// INSERTs of executionInserts, logCountUpserts and executionCountUpserts.
+// key first (pendingCounts, and executionCounts for the counts by set and
+// hour), written by the engine's writer in logWriters (PostgreSQL: one
+// statement; SQLite: multi-row INSERTs and an upsert per count row).
 func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*ExecutionRecord) error {
 	rows := make([]executionRow, len(xs))
 	for i, x := range xs {
@@ -972,25 +968,11 @@ func (SQLStore) InsertExecutions(ctx context.Context, q store.Querier, xs []*Exe
 		}
 		rows[i] = executionRow{x: x, failures: failures}
 	}
-	if write := logWriters[q.Dialect()]; write != nil {
-		return write(ctx, q, rows)
+	write := logWriters[q.Dialect()]
+	if write == nil {
+		return fmt.Errorf("rules: no execution log writer for the %s engine", q.Dialect().Name())
 	}
-	values := make([]any, 0, len(xs)*executionInserts.Columns())
-	setTexts(rows)
-	for i := range rows {
-		r := &rows[i]
-		x := r.x
-		values = append(values, x.ID, x.TenantID, store.NullIfEmpty(x.OrganizationID), store.NullIfEmpty(x.SetID),
-			x.EntityType, x.EntityID, x.EventType, x.Input, x.ExecutedAt, store.NullIfEmpty(x.ExecutedBy),
-			r.rules, len(x.Rules), r.failures, r.results)
-	}
-	if _, err := executionInserts.InsertValues(ctx, q, values); err != nil {
-		return err
-	}
-	if err := upsertLogCounts(ctx, q, logCounts(xs)); err != nil {
-		return err
-	}
-	return insertExecutionCounts(ctx, q, rows)
+	return write(ctx, q, rows)
 }
 
 // executionCountKey is a row of business_rule_execution_counts: a
@@ -1122,12 +1104,12 @@ func ruleRowsSize(rows []RuleRecord) int {
 	return n
 }
 
-// logWriters holds, by Dialect, an engine's own write of executions and
-// the counts they add (sql_postgres.go, sql_sqlite.go); an engine without
-// one uses the multi-row INSERTs of executionInserts and
-// logCountUpserts. logStatements are statement texts they run, which
-// PrepareLogWrites prepares. oneStatementLog holds the engines whose
-// logWriters entry writes in one statement.
+// logWriters holds, by Dialect, each engine's write of executions and
+// the counts they add (sql_postgres.go, sql_sqlite.go; an engine left out
+// of the build by its tag has none, and cannot be opened either).
+// logStatements are statement texts they run, which PrepareLogWrites
+// prepares. oneStatementLog holds the engines whose logWriters entry
+// writes in one statement.
 var (
 	logWriters      = map[store.Dialect]func(ctx context.Context, q store.Querier, rows []executionRow) error{}
 	logStatements   []string
