@@ -260,6 +260,17 @@
 // entries of a large tenant, and filtered pages walk that index until
 // their rows are found.
 //
+// A set's detail (Service.GetSet) is read in one statement, the set's row
+// joined with each member the scope may read, rather than in a read
+// transaction of two reads (on PostgreSQL four round trips: BEGIN, the
+// set, its members, COMMIT); a set none of whose members the scope may
+// read is read again alone. Decision: only with the package's own
+// SQLStore (a host's store, even one embedding it, may override GetSet or
+// ListMembers, and keeps the transaction); the two statements of the
+// second case are not one snapshot, which at worst leaves out a member
+// added between them (the member count, every organization's, never
+// matched the members a scope sees anyway).
+//
 // # Cached plans
 //
 // Executions read no rows: sets and entity types are compiled into plans,

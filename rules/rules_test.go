@@ -1000,6 +1000,27 @@ func TestOrganizationScope(t *testing.T) {
 		rs, err = svc.GetSet(onlyO2, "ORG_SET")
 		is.NoErr(err)
 		is.Equal(memberIDs(rs.Members), []string{"TENANT_RULE"})
+		is.Equal(rs.MemberCount, 2) // the count is every organization's
+
+		// A set whose only member is another organization's is found,
+		// without members; a set of no member at all too.
+		createSet(t, svc, ctxWhole, "ORG_ONE_ONLY")
+		addMember(t, svc, ctxO1, "ORG_ONE_ONLY", "O1_RULE", 1)
+		createSet(t, svc, ctxWhole, "EMPTY_SET")
+		for _, id := range []string{"ORG_ONE_ONLY", "EMPTY_SET"} {
+			rs, err = svc.GetSet(onlyO2, id)
+			is.NoErr(err)
+			is.Equal(rs.ID, id)
+			is.Equal(len(rs.Members), 0)
+		}
+		rs, err = svc.GetSet(onlyO2, "ORG_ONE_ONLY")
+		is.NoErr(err)
+		is.Equal(rs.MemberCount, 1)
+		rs, err = svc.GetSet(ctxO1, "ORG_ONE_ONLY")
+		is.NoErr(err)
+		is.Equal(memberIDs(rs.Members), []string{"O1_RULE"})
+		_, err = svc.GetSet(onlyO2, "NO_SUCH_SET")
+		wantCode(t, err, rules.CodeSetNotFound, store.ErrNotFound)
 		in := rules.Input{EntityType: "order", EntityID: "1", EventType: "created", Data: map[string]any{}, DryRun: true}
 		res, err := svc.ExecuteSet(onlyO2, "ORG_SET", in)
 		is.NoErr(err)

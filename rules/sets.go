@@ -156,6 +156,19 @@ func (s *Service) GetSet(ctx context.Context, id string) (*RuleSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The package's own store reads the set and its members in one
+	// statement; a host's store (or one embedding SQLStore, which may
+	// override either read) in a read transaction of two.
+	if st, ok := s.store.(*SQLStore); ok {
+		rs, err := st.setWithMembers(ctx, s.db, sc, id)
+		if err != nil {
+			return nil, setNotFound(err, id)
+		}
+		for i := range rs.Members {
+			rs.Members[i].SetID = "" // the detail lists members without their set
+		}
+		return rs, nil
+	}
 	var rs *RuleSet
 	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
