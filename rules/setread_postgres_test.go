@@ -4,11 +4,8 @@ package rules_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/matryer/is"
 
 	"github.com/tenantkit/tenantkit/rules"
@@ -21,17 +18,17 @@ import (
 // the set, its members, COMMIT: four round trips); a set none of whose
 // members the caller may read costs a second, the set alone. Only the
 // statements of the read itself are counted (its context carries a
-// mark), not the background work sharing the pool.
+// mark: storetest.RoundTrips.Mark), not the background work sharing the
+// pool.
 func TestGetSetRoundTrips(t *testing.T) {
 	t.Parallel()
-	trips := &markedTrips{}
-	db, _ := storetest.PostgresPool(t, storetest.IsolatedPostgresURL(t),
-		func(cfg *pgxpool.Config) { cfg.ConnConfig.Tracer = trips }, rules.Migrations)
+	trips := &storetest.RoundTrips{}
+	db := storetest.PostgresTraced(t, storetest.IsolatedPostgresURL(t), trips, rules.Migrations)
 	is := is.New(t)
 	svc := must(rules.New(db, rules.Options{}))
 	tenant, o1, o2 := store.NewID(), store.NewID(), store.NewID()
 	scoped := func(sc store.Scope) context.Context {
-		return context.WithValue(store.WithScope(t.Context(), sc), tripMark{}, true)
+		return trips.Mark(store.WithScope(t.Context(), sc))
 	}
 	whole := scoped(store.Scope{TenantID: tenant})
 	inO1 := scoped(store.Scope{TenantID: tenant, OrganizationID: o1})
@@ -46,30 +43,13 @@ func TestGetSetRoundTrips(t *testing.T) {
 
 	read := func(ctx context.Context, id string, members int) int64 {
 		t.Helper()
-		before := trips.n.Load()
+		before := trips.Marked.Load()
 		rs, err := svc.GetSet(ctx, id)
 		is.NoErr(err)
 		is.Equal(len(rs.Members), members)
-		return trips.n.Load() - before
+		return trips.Marked.Load() - before
 	}
 	is.Equal(read(whole, "SET", 2), int64(1))
 	is.Equal(read(onlyO2, "SET", 1), int64(1))
 	is.Equal(read(onlyO2, "HIDDEN", 0), int64(2))
 }
-
-// markedTrips counts the statements sent with a context carrying
-// tripMark.
-type markedTrips struct{ n atomic.Int64 }
-
-type tripMark struct{}
-
-// TraceQueryStart implements pgx.QueryTracer.
-func (m *markedTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	if ctx.Value(tripMark{}) != nil {
-		m.n.Add(1)
-	}
-	return ctx
-}
-
-// TraceQueryEnd implements pgx.QueryTracer.
-func (m *markedTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

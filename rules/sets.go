@@ -159,18 +159,12 @@ func (s *Service) GetSet(ctx context.Context, id string) (*RuleSet, error) {
 	// The package's own store reads the set and its members in one
 	// statement; a host's store (or one embedding SQLStore, which may
 	// override either read) in a read transaction of two.
+	var rs *RuleSet
 	if st, ok := s.store.(*SQLStore); ok {
-		rs, err := st.setWithMembers(ctx, s.db, sc, id)
-		if err != nil {
+		if rs, err = st.setWithMembers(ctx, s.db, sc, id); err != nil {
 			return nil, setNotFound(err, id)
 		}
-		for i := range rs.Members {
-			rs.Members[i].SetID = "" // the detail lists members without their set
-		}
-		return rs, nil
-	}
-	var rs *RuleSet
-	err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
+	} else if err = s.db.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
 		if rs, err = s.store.GetSet(ctx, tx, sc.TenantID, id); err != nil {
 			return setNotFound(err, id)
@@ -182,12 +176,13 @@ func (s *Service) GetSet(ctx context.Context, id string) (*RuleSet, error) {
 		rs.Members = make([]SetMember, len(members))
 		for i, m := range members {
 			rs.Members[i] = *m
-			rs.Members[i].SetID = "" // the detail lists members without their set
 		}
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return nil, err
+	}
+	for i := range rs.Members {
+		rs.Members[i].SetID = "" // the detail lists members without their set
 	}
 	return rs, nil
 }

@@ -233,9 +233,18 @@ func (SQLStore) ListRules(ctx context.Context, q store.Querier, sc store.Scope, 
 	return items, total, err
 }
 
-const setColumns = `s.id, s.name, s.description, s.enabled, s.created_at, s.updated_at,
-	(SELECT count(*) FROM business_rule_set_members m JOIN business_rules r ON r.id = m.rule_uuid AND r.deleted_at IS NULL
-	 WHERE m.tenant_id = s.tenant_id AND m.set_id = s.id)`
+// setColumns are a set's columns (business_rule_sets s) with its member
+// count, in scanSet's order.
+var setColumns = `s.id, s.name, s.description, s.enabled, s.created_at, s.updated_at, ` + memberCount("s.tenant_id", "s.id")
+
+// memberCount is the number of a set's members whose rules are live,
+// whatever their organization (RuleSet.MemberCount): a scalar subquery
+// on the set's tenant and id, columns or placeholders.
+func memberCount(tenant, set string) string {
+	return `(SELECT count(*) FROM business_rule_set_members cm
+		JOIN business_rules cr ON cr.id = cm.rule_uuid AND cr.deleted_at IS NULL
+		WHERE cm.tenant_id = ` + tenant + ` AND cm.set_id = ` + set + `)`
+}
 
 func scanSet(s store.Scanner) (*RuleSet, error) {
 	var rs RuleSet
@@ -323,11 +332,9 @@ func (st SQLStore) setWithMembers(ctx context.Context, q store.Querier, sc store
 	}
 	c := sc.Readable("m.tenant_id", "r.organization_id")
 	c.And("m.set_id = ?", id)
-	// The member count (setColumns') is a table of one row, so that it is
-	// counted once rather than once per member row.
-	count := `(SELECT count(*) AS n FROM business_rule_set_members cm
-		JOIN business_rules cr ON cr.id = cm.rule_uuid AND cr.deleted_at IS NULL
-		WHERE cm.tenant_id = ` + c.Add(sc.TenantID) + ` AND cm.set_id = ` + c.Add(id) + `) k`
+	// The member count is a table of one row, so that it is counted once
+	// rather than once per member row (as setColumns' would be).
+	count := `(SELECT ` + memberCount(c.Add(sc.TenantID), c.Add(id)) + ` AS n) k`
 	var rs *RuleSet
 	members, err := store.Many(ctx, q, func(s store.Scanner) (*SetMember, error) {
 		var set RuleSet

@@ -18,11 +18,31 @@ type RoundTrips struct {
 	Trips atomic.Int64
 	// Begins counts transactions begun (a BEGIN sent on its own).
 	Begins atomic.Int64
+	// Marked counts the round trips sent with a context of Mark's: those
+	// of one call, not of the background work sharing the pool.
+	Marked atomic.Int64
+}
+
+// roundTripMark marks a context whose round trips RoundTrips.Marked counts.
+type roundTripMark struct{}
+
+// Mark returns ctx with a mark: the round trips sent with it (or a
+// context derived from it) are counted in Marked too.
+func (c *RoundTrips) Mark(ctx context.Context) context.Context {
+	return context.WithValue(ctx, roundTripMark{}, true)
+}
+
+// count adds a round trip sent with ctx.
+func (c *RoundTrips) count(ctx context.Context) {
+	c.Trips.Add(1)
+	if ctx.Value(roundTripMark{}) != nil {
+		c.Marked.Add(1)
+	}
 }
 
 // TraceQueryStart implements pgx.QueryTracer.
 func (c *RoundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryStartData) context.Context {
-	c.Trips.Add(1)
+	c.count(ctx)
 	if strings.HasPrefix(q.SQL, "begin") {
 		c.Begins.Add(1)
 	}
@@ -34,7 +54,7 @@ func (c *RoundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEnd
 
 // TraceBatchStart implements pgx.BatchTracer.
 func (c *RoundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.Trips.Add(1)
+	c.count(ctx)
 	return ctx
 }
 
