@@ -14,6 +14,7 @@
 //	http_request_duration_seconds{method, route}  histogram
 //	db_connections{state}                         gauge: open, in_use, idle, max (PostgreSQL: the pool; SQLite: the one writer connection)
 //	db_wait_total                                 counter: waits for a free connection
+//	db_wait_seconds_total                         counter: time spent in those waits
 //	jobs_total{kind, outcome}                     counter (WatchJobs): jobs this process ran; outcome completed, failed, cancelled or snoozed
 //	job_duration_seconds{kind}                    histogram (WatchJobs)
 //	jobs_queued{kind, state}                      gauge (WatchJobs): waiting or running jobs of every process, read at each scrape

@@ -91,11 +91,14 @@ var (
 		"Database connections of the pool, by state (open, in_use, idle, max).", []string{"state"}, nil)
 	poolWaits = prometheus.NewDesc("tenantkit_db_wait_total",
 		"Times a query waited for a free database connection.", nil, nil)
+	poolWaitSeconds = prometheus.NewDesc("tenantkit_db_wait_seconds_total",
+		"Time queries waited for a free database connection, in all.", nil, nil)
 )
 
 func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- poolConnections
 	ch <- poolWaits
+	ch <- poolWaitSeconds
 }
 
 func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
@@ -108,6 +111,7 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge("idle", float64(st.Idle))
 	gauge("max", float64(st.Max))
 	ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(st.Waits))
+	ch <- prometheus.MustNewConstMetric(poolWaitSeconds, prometheus.CounterValue, st.WaitTime.Seconds())
 }
 
 // WatchJobs adds the job engine's series: every job run by this process

@@ -31,6 +31,7 @@ func TestSeries(t *testing.T) {
 			`tenantkit_http_request_duration_seconds_bucket{method="POST",route="POST /api/payment_gateways/sessions",le="0.005"} 3`,
 			`tenantkit_db_connections{state="open"}`, `tenantkit_db_connections{state="in_use"}`,
 			`tenantkit_db_connections{state="idle"}`, `tenantkit_db_connections{state="max"}`, `tenantkit_db_wait_total`,
+			`tenantkit_db_wait_seconds_total`,
 			`process_cpu_seconds_total`,
 		} {
 			if !strings.Contains(body, want) {

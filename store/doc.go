@@ -65,7 +65,11 @@
 // Two more connections live outside the pools, one each: the version
 // listener (WatchVersions) and a Claim, both held for the process's life.
 // So a process uses at most MaxReaders + BackgroundConns + 2 connections
-// of the server's max_connections: 10 on two cores. SQLite has one writer
+// of the server's max_connections: 10 on two cores. WithLock (migrations,
+// the bootstrap, at start) holds one more for as long as its function
+// runs, outside the pools too, so that the work under the lock has every
+// connection of the request pool: with the lock on a pooled connection, a
+// pool of one (pool_max_conns=1) waited for itself in Migrate for ever. SQLite has one writer
 // connection and a reader pool (Options.MaxReaders, 8); its Background is
 // the DB itself.
 //

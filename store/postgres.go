@@ -212,24 +212,25 @@ func (e *pgxEngine) claim(ctx context.Context, name, value int32) (func(), bool,
 	return release, conflict, nil
 }
 
-// lock takes a session-level advisory lock on a dedicated connection.
+// lock takes a session-level advisory lock on a connection of its own,
+// outside the pools, as claim does: the work done under the lock
+// (migrations, the bootstrap) has every connection of the request pool,
+// so a pool of one (pool_max_conns=1) does not wait for itself. Closing
+// the connection releases the lock, whatever the unlock's outcome.
 func (e *pgxEngine) lock(ctx context.Context, key int64) (func(), error) {
-	conn, err := e.pool.Acquire(ctx)
+	conn, err := e.connect(ctx, "tenantkit lock")
 	if err != nil {
 		return nil, err
 	}
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
-		conn.Release()
+		_ = conn.Close(context.Background())
 		return nil, err
 	}
 	return func() {
-		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", key)
-		if err != nil {
-			// A connection that may still hold the lock must not go back
-			// to the pool.
-			conn.Conn().Close(context.Background())
-		}
-		conn.Release()
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = conn.Exec(cctx, "SELECT pg_advisory_unlock($1)", key)
+		_ = conn.Close(cctx)
 	}, nil
 }
 
@@ -238,7 +239,7 @@ func (e *pgxEngine) ping(ctx context.Context) error { return e.pool.Ping(ctx) }
 func (e *pgxEngine) poolStats() PoolStats {
 	st := e.pool.Stat()
 	return PoolStats{Open: int(st.TotalConns()), InUse: int(st.AcquiredConns()), Idle: int(st.IdleConns()),
-		Max: int(st.MaxConns()), Waits: st.EmptyAcquireCount()}
+		Max: int(st.MaxConns()), Waits: st.EmptyAcquireCount(), WaitTime: st.EmptyAcquireWaitTime()}
 }
 
 func (e *pgxEngine) close() error {

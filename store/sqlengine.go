@@ -218,7 +218,8 @@ func (e *sqlEngine) outcomeUnknown(error) bool { return false }
 
 func (e *sqlEngine) poolStats() PoolStats {
 	st := e.write.Stats()
-	return PoolStats{Open: st.OpenConnections, InUse: st.InUse, Idle: st.Idle, Max: st.MaxOpenConnections, Waits: st.WaitCount}
+	return PoolStats{Open: st.OpenConnections, InUse: st.InUse, Idle: st.Idle, Max: st.MaxOpenConnections, Waits: st.WaitCount,
+		WaitTime: st.WaitDuration}
 }
 
 func (e *sqlEngine) close() error {
