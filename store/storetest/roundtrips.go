@@ -4,7 +4,9 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -21,6 +23,34 @@ type RoundTrips struct {
 	// Marked counts the round trips sent with a context of Mark's: those
 	// of one call, not of the background work sharing the pool.
 	Marked atomic.Int64
+
+	mu         sync.Mutex
+	statements []Statement // sent with a marked context
+}
+
+// Statement is a statement sent with a marked context: its text and its
+// arguments, for a test that examines how the server runs it (EXPLAIN).
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// MarkedStatements returns the statements sent with a context of Mark's,
+// in the order they were sent (a batch's one by one).
+func (c *RoundTrips) MarkedStatements() []Statement {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.statements)
+}
+
+// record keeps a statement sent with ctx when ctx is marked.
+func (c *RoundTrips) record(ctx context.Context, sql string, args []any) {
+	if ctx.Value(roundTripMark{}) == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.statements = append(c.statements, Statement{SQL: sql, Args: slices.Clone(args)})
 }
 
 // roundTripMark marks a context whose round trips RoundTrips.Marked counts.
@@ -43,6 +73,7 @@ func (c *RoundTrips) count(ctx context.Context) {
 // TraceQueryStart implements pgx.QueryTracer.
 func (c *RoundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryStartData) context.Context {
 	c.count(ctx)
+	c.record(ctx, q.SQL, q.Args)
 	if strings.HasPrefix(q.SQL, "begin") {
 		c.Begins.Add(1)
 	}
@@ -59,7 +90,9 @@ func (c *RoundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 }
 
 // TraceBatchQuery implements pgx.BatchTracer.
-func (c *RoundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *RoundTrips) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, q pgx.TraceBatchQueryData) {
+	c.record(ctx, q.SQL, q.Args)
+}
 
 // TraceBatchEnd implements pgx.BatchTracer.
 func (c *RoundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}

@@ -65,9 +65,7 @@ func PostgresTraced(t testing.TB, url string, tracer pgx.QueryTracer, lines ...s
 // closed when the test ends; it returns the pool too, for a test that
 // reaches its connections (a server process's PID, idle connections'
 // statistics). Without lines nothing is migrated, not even the store's
-// own bookkeeping: a pool of one connection cannot migrate (the migration
-// holds its lock on one connection and writes on another), so such a
-// database is migrated through another DB first.
+// own bookkeeping.
 func PostgresPool(t testing.TB, url string, configure func(*pgxpool.Config), lines ...store.Migrations) (*store.DB, *pgxpool.Pool) {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(url)
