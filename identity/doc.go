@@ -58,6 +58,12 @@
 // and Identity.Values, the context a server answers a request's identity
 // and scope from.
 //
+// A deleted key stays in auth_api_keys (deleted_at set), as deleted
+// tenants, organizations and users stay in theirs. The keys list and its
+// count read the tenant's live keys from an index of those alone
+// (migration 0004), so revoked keys, however many, cost them nothing
+// (TestKeysListSkipsRevokedKeys).
+//
 // # Revocation
 //
 // A verified credential is cached, keyed by its digest, so that a request

@@ -4,8 +4,6 @@ package rules_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -81,75 +79,19 @@ func TestSetReadsSkipDeletedRules(t *testing.T) {
 	_, err = svc.ExecuteSet(read, "SET", rules.Input{EntityType: "order", EntityID: "o-1", EventType: "created", Data: map[string]any{"status": "OPEN"}, DryRun: true})
 	is.NoErr(err)
 
-	pool, ok := db.PgxPool()
-	is.True(ok)
-	conn, err := pool.Acquire(t.Context())
-	is.NoErr(err)
-	defer conn.Release()
 	// The plan PostgreSQL picks depends on the tables' statistics: the
 	// soak's server chose a merge join, which a test's small tables seldom
 	// get. So the joins are made merge joins here (nested loops and hash
 	// joins off), the plan whose scan met the deleted rules.
-	_, err = conn.Exec(t.Context(), "SET plan_cache_mode = force_generic_plan; SET enable_nestloop = off; SET enable_hashjoin = off")
-	is.NoErr(err)
-	defer conn.Exec(context.Background(), "RESET ALL") //nolint:errcheck // the connection goes back to the test's pool
 	joins := 0
 	for _, st := range trips.MarkedStatements() {
 		if !strings.Contains(st.SQL, "business_rule_set_members") || !strings.HasPrefix(strings.TrimSpace(st.SQL), "SELECT") {
 			continue
 		}
 		joins++
-		_, err := conn.Exec(t.Context(), "PREPARE set_read AS "+st.SQL)
-		is.NoErr(err)
-		params := make([]string, len(st.Args))
-		for i, a := range st.Args {
-			params[i] = sqlLiteral(t, a)
-		}
-		var out []byte
-		err = conn.QueryRow(t.Context(), "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE set_read("+strings.Join(params, ", ")+")").Scan(&out)
-		is.NoErr(err)
-		_, err = conn.Exec(t.Context(), "DEALLOCATE set_read")
-		is.NoErr(err)
-		var plans []struct{ Plan planNode }
-		is.NoErr(json.Unmarshal(out, &plans))
-		if skipped := plans[0].Plan.rulesRemoved(); skipped > 100 {
-			t.Errorf("%d rules read and skipped (%d deleted rules in the table) for\n%s", skipped, deleted, st.SQL)
+		if skipped := storetest.RowsSkipped(t, db, st, "business_rules", "enable_nestloop = off", "enable_hashjoin = off"); skipped > 100 {
+			t.Errorf("%d rules read and left out (%d deleted rules in the table) for\n%s", skipped, deleted, st.SQL)
 		}
 	}
 	is.True(joins >= 3) // the detail, the list's page, the execution's plan
-}
-
-// planNode is a node of EXPLAIN's JSON plan, with what the test counts.
-type planNode struct {
-	Relation string     `json:"Relation Name"`
-	Removed  int        `json:"Rows Removed by Filter"`
-	Plans    []planNode `json:"Plans"`
-}
-
-// rulesRemoved is how many business_rules rows the plan's nodes read and
-// then left out by a filter (deleted_at IS NULL).
-func (n planNode) rulesRemoved() int {
-	removed := 0
-	if n.Relation == "business_rules" {
-		removed = n.Removed
-	}
-	for _, c := range n.Plans {
-		removed += c.rulesRemoved()
-	}
-	return removed
-}
-
-// sqlLiteral writes a statement's argument as an SQL literal, for EXECUTE
-// (which takes no bound parameters).
-func sqlLiteral(t *testing.T, a any) string {
-	t.Helper()
-	switch v := a.(type) {
-	case string:
-		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
-	case int, int32, int64, bool:
-		return fmt.Sprint(v)
-	default:
-		t.Fatalf("no literal for %T", a)
-		return ""
-	}
 }
