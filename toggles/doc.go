@@ -69,7 +69,10 @@
 //   - An update changes only the fields it carries; an explicit null
 //     defaultValue sets the default to null.
 //   - Delete is soft; overrides of a deleted toggle are kept but no longer
-//     resolve.
+//     resolve. Deleted toggles stay in the table for good, so the cache's
+//     load and the list (its default order and its count) read the live
+//     toggles from an index of those alone (migration 0003), and cost the
+//     same however many toggles were deleted (TestReadsSkipDeletedToggles).
 //   - For typed reads null is false, "" or 0; Resolve and JSON return the
 //     null itself.
 //   - A list with a search counts at most store.SearchTotalCap (10,000)

@@ -51,9 +51,13 @@ func RowsSkipped(t testing.TB, db *store.DB, st Statement, table string, setting
 			t.Fatalf("RowsSkipped: no SQL literal for a %T argument of %s", a, st.SQL)
 		}
 	}
-	var out []byte
 	// EXECUTE takes no bound parameters: the arguments are literals.
-	if err := conn.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE skipped_rows("+strings.Join(params, ", ")+")").Scan(&out); err != nil {
+	execute := "EXECUTE skipped_rows"
+	if len(params) > 0 {
+		execute += "(" + strings.Join(params, ", ") + ")"
+	}
+	var out []byte
+	if err := conn.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+execute).Scan(&out); err != nil {
 		t.Fatalf("EXPLAIN %s: %v", st.SQL, err)
 	}
 	var plans []struct{ Plan planNode }
