@@ -93,11 +93,11 @@ type engine interface {
 type PoolStats struct {
 	// Open, InUse and Idle count the pool's connections; Max is its limit.
 	Open, InUse, Idle, Max int
-	// Waits counts the queries that waited for a free connection, and
+	// Waits counts the queries that waited for a free connection.
+	Waits int64
 	// WaitTime is how long they waited in all: WaitTime over Waits is the
 	// mean wait, and its growth over a run tells a pool too small for the
 	// load from statements that got slower.
-	Waits    int64
 	WaitTime time.Duration
 }
 

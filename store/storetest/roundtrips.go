@@ -31,7 +31,9 @@ type RoundTrips struct {
 // Statement is a statement sent with a marked context: its text and its
 // arguments, for a test that examines how the server runs it (EXPLAIN).
 type Statement struct {
-	SQL  string
+	// SQL is the statement's text, as the store sent it.
+	SQL string
+	// Args are its arguments, in order ($1 first).
 	Args []any
 }
 
