@@ -31,7 +31,10 @@ func RowsSkipped(t testing.TB, db *store.DB, st Statement, table string, setting
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	defer conn.Exec(context.Background(), "DEALLOCATE skipped_rows; RESET ALL") //nolint:errcheck // best effort, the pool is the test's
+	defer func() { // best effort: the pool is the test's
+		_, _ = conn.Exec(context.Background(), "RESET ALL")
+		_, _ = conn.Exec(context.Background(), "DEALLOCATE skipped_rows")
+	}()
 	for _, s := range append([]string{"plan_cache_mode = force_generic_plan"}, settings...) {
 		if _, err := conn.Exec(ctx, "SET "+s); err != nil {
 			t.Fatalf("SET %s: %v", s, err)
