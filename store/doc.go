@@ -69,9 +69,9 @@
 // the bootstrap, at start) holds one more for as long as its function
 // runs, outside the pools too, so that the work under the lock has every
 // connection of the request pool: with the lock on a pooled connection, a
-// pool of one (pool_max_conns=1) waited for itself in Migrate for ever. SQLite has one writer
-// connection and a reader pool (Options.MaxReaders, 8); its Background is
-// the DB itself.
+// pool of one (pool_max_conns=1) waited for itself in Migrate for ever.
+// SQLite has one writer connection and a reader pool (Options.MaxReaders,
+// 8); its Background is the DB itself.
 //
 // # Queries
 //
