@@ -88,3 +88,23 @@ func (n planNode) removed(table string) int {
 	}
 	return r
 }
+
+// CheckRowsSkipped runs RowsSkipped, with settings, on each statement
+// trips kept (RoundTrips.MarkedStatements) whose text holds part, and
+// fails t for each whose plan read and left out more than most rows of
+// table. It returns how many statements it checked, for the test to
+// confirm that the reads it means were among them.
+func CheckRowsSkipped(t testing.TB, db *store.DB, trips *RoundTrips, part, table string, most int, settings ...string) int {
+	t.Helper()
+	checked := 0
+	for _, st := range trips.MarkedStatements() {
+		if !strings.Contains(st.SQL, part) {
+			continue
+		}
+		checked++
+		if skipped := RowsSkipped(t, db, st, table, settings...); skipped > most {
+			t.Errorf("%d rows of %s read and left out by\n%s", skipped, table, st.SQL)
+		}
+	}
+	return checked
+}
