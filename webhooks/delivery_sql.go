@@ -145,20 +145,24 @@ const hoursKept, hoursRead = 48 * time.Hour, 36 * time.Hour
 // countInserts writes delta rows of the deliveries' counts.
 var countInserts = store.NewBatchInsert("webhook_delivery_counts", "id, tenant_id, webhook_id, event_type, state, created_hour, delta", "")
 
-// foldBatch is how many of a count's rows one fold takes at most.
+// foldBatch is how many of a count's delta rows one fold takes at most.
 const foldBatch = 1000
 
 // FoldDeliveryCounts implements Store: for each of up to limit counts
-// (webhook, event type and state) kept in more than one row, it deletes
-// up to foldBatch of them and writes their sum as one row (none when it
-// is zero). The sum is of the rows the DELETE removed (RETURNING), so a
+// (webhook, event type, state and hour) with delta rows
+// (webhook_delivery_counts, which holds those written since the last
+// fold), it deletes up to foldBatch of them and adds their sum to the
+// count's row of webhook_delivery_folded_counts (an upsert; a sum that
+// comes to zero leaves no row), and returns how many delta rows it
+// folded. The sum is of the rows the DELETE removed (RETURNING), so a
 // concurrent fold of the same count, which removes none of them, cannot
-// count a row twice.
+// count a row twice. Its reads follow the deltas since the last fold,
+// not the counts kept (migration 0008).
 //
-// It first deletes the counts by hour of creation older than hoursKept
-// (counted in what it returns).
+// It first deletes the folded counts by hour of creation older than
+// hoursKept (counted in what it returns), from their index by hour.
 func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit int) (int64, error) {
-	folded, err := q.Exec(ctx, `DELETE FROM webhook_delivery_counts WHERE created_hour > 0 AND created_hour < $1`,
+	folded, err := q.Exec(ctx, `DELETE FROM webhook_delivery_folded_counts WHERE created_hour > 0 AND created_hour < $1`,
 		hourOf(time.Now().Add(-hoursKept)))
 	if err != nil {
 		return 0, err
@@ -169,10 +173,9 @@ func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit 
 	}
 	keys, err := store.Many(ctx, q, func(s store.Scanner) (key, error) {
 		var k key
-		return k, s.Scan(&k.tenant, &k.webhook, &k.eventType, &k.state, &k.hour)
-	}, `SELECT tenant_id, webhook_id, event_type, state, created_hour FROM webhook_delivery_counts
-		GROUP BY tenant_id, webhook_id, event_type, state, created_hour HAVING count(*) > 1
-		ORDER BY tenant_id, webhook_id, event_type, state, created_hour LIMIT $1`, limit)
+		return k, s.Scan(&k.tenant, &k.hour, &k.webhook, &k.eventType, &k.state)
+	}, `SELECT DISTINCT tenant_id, created_hour, webhook_id, event_type, state FROM webhook_delivery_counts
+		ORDER BY tenant_id, created_hour, webhook_id, event_type, state LIMIT $1`, limit)
 	if err != nil {
 		return folded, err
 	}
@@ -187,22 +190,28 @@ func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit 
 		if err != nil {
 			return folded, err
 		}
-		if len(deltas) == 0 {
-			continue
-		}
+		folded += int64(len(deltas))
 		var sum int64
 		for _, d := range deltas {
 			sum += d
 		}
-		folded += int64(len(deltas))
 		if sum == 0 {
 			continue
 		}
-		if _, err := q.Exec(ctx, `INSERT INTO webhook_delivery_counts (id, tenant_id, webhook_id, event_type, state, created_hour, delta)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, store.NewID(), k.tenant, k.webhook, k.eventType, k.state, k.hour, sum); err != nil {
+		var n int64
+		if err := q.QueryRow(ctx, `INSERT INTO webhook_delivery_folded_counts AS f (tenant_id, created_hour, webhook_id, event_type, state, n)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (tenant_id, created_hour, webhook_id, event_type, state) DO UPDATE SET n = f.n + excluded.n
+			RETURNING n`, k.tenant, k.hour, k.webhook, k.eventType, k.state, sum).Scan(&n); err != nil {
 			return folded, err
 		}
-		folded--
+		if n == 0 {
+			if _, err := q.Exec(ctx, `DELETE FROM webhook_delivery_folded_counts
+				WHERE tenant_id = $1 AND created_hour = $2 AND webhook_id = $3 AND event_type = $4 AND state = $5 AND n = 0`,
+				k.tenant, k.hour, k.webhook, k.eventType, k.state); err != nil {
+				return folded, err
+			}
+		}
 	}
 	return folded, nil
 }
@@ -282,7 +291,7 @@ func deliveryTotal(ctx context.Context, q store.Querier, sc store.Scope, f Deliv
 			k.And(col+" = ?", v)
 		}
 	}
-	err := q.QueryRow(ctx, `SELECT COALESCE(sum(k.delta), 0) FROM webhook_delivery_counts k
+	err := q.QueryRow(ctx, `SELECT COALESCE(sum(k.n), 0) FROM webhook_delivery_kept_counts k
 		JOIN webhooks w ON w.id = k.webhook_id AND w.tenant_id = k.tenant_id WHERE `+k.SQL(), k.Values()...).Scan(&total)
 	return int(total), err
 }
@@ -352,7 +361,7 @@ func (*SQLStore) DeliveryHealth(ctx context.Context, q store.Querier, sc store.S
 	c := sc.Readable("w.tenant_id", "w.organization_id")
 	c.And("w.deleted_at IS NULL")
 	tenant := c.Add(sc.TenantID)
-	from := `SELECT k.webhook_id, k.state, k.delta AS n FROM webhook_delivery_counts k
+	from := `SELECT k.webhook_id, k.state, k.n FROM webhook_delivery_kept_counts k
 			WHERE k.tenant_id = ` + tenant + ` AND k.created_hour >= ` + c.Add(kept.Unix())
 	if since.Before(kept) {
 		from += `

@@ -199,12 +199,30 @@
 // never conflict. The total sums the rows of the webhooks the scope may
 // read (of its organizations; a deleted webhook's deliveries stay listed
 // and counted), and the periodic SweepJob folds each count's rows into
-// one (FoldCounts, Store.FoldDeliveryCounts: the rows a DELETE removed,
-// summed from its RETURNING, so concurrent folds and inserts never lose
-// or double a count; a sum of zero leaves no row), so a total reads a
-// few rows per webhook, event type and state. Deliveries are never
-// deleted today; a retention that deletes them must add rows of -n in
-// its transaction.
+// one (FoldCounts, Store.FoldDeliveryCounts), so a total reads a few
+// rows per webhook, event type and state.
+//
+// Since migration 0008 the delta rows stay in webhook_delivery_counts
+// only until the next fold, and the fold moves them into one row per
+// count in webhook_delivery_folded_counts: it deletes a count's deltas
+// (DELETE ... RETURNING, so concurrent folds and inserts never lose or
+// double a row) and adds their sum to the count's row (an upsert in the
+// same transaction; a sum that comes to zero leaves no row). Reads sum
+// both tables (the view webhook_delivery_kept_counts). Decision: two
+// tables rather than one with a "folded" flag. The fold used to find the
+// counts to fold by grouping the whole table once a second, which grew
+// with every webhook, event type, state and hour ever counted (12 to 57
+// ms a sweep in a 30-minute PostgreSQL soak that creates webhooks all
+// along); a partial index of the rows not yet folded fixed that but made
+// every emitting transaction write up to two more index entries per
+// count row (BenchmarkEmit, 10 webhooks: 20-35% slower on SQLite), while
+// the deltas table needs none: it holds a second of writes, and the fold
+// reads all of it. The sums' table is written by the fold alone, so its
+// index by hour (for the deletion of the hours older than two days)
+// costs the writers nothing either.
+//
+// Deliveries are never deleted today; a retention that deletes them must
+// add rows of -n in its transaction.
 //
 // Served from the kept counts: the unfiltered total and every total
 // filtered by webhook, event type and status delivered, failed or
@@ -235,9 +253,9 @@
 // from the tenant's index, so a window starting at an hour (the widget's:
 // the start of the hour 24 hours before the read) reads counts alone, and
 // any other start stays exact at the cost of counting its first partial
-// hour. The sweep deletes the counts of hours older than 48 hours (so
-// the counts and the sweep's own scan of them stay a few rows per
-// webhook and hour of two days); DeliveryHealth reads those of the last
+// hour. The sweep deletes the counts of hours older than 48 hours,
+// through their index by hour (so the counts stay a few rows per webhook
+// and hour of two days); DeliveryHealth reads those of the last
 // 36 hours at most (the difference leaves room for clocks) and counts
 // the deliveries of a window's earlier part.
 //

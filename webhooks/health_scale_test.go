@@ -98,7 +98,7 @@ const healthWindow = `SELECT w.id, w.name, w.url,
 		CAST(COALESCE(sum(CASE WHEN x.state = 'delivered' THEN x.n END), 0) AS BIGINT),
 		CAST(COALESCE(sum(CASE WHEN x.state IN ('failed', 'expired') THEN x.n END), 0) AS BIGINT),
 		CAST(COALESCE(sum(CASE WHEN x.state = '' THEN x.n END), 0) AS BIGINT)
-		FROM webhooks w LEFT JOIN (SELECT k.webhook_id, k.state, k.delta AS n FROM webhook_delivery_counts k
+		FROM webhooks w LEFT JOIN (SELECT k.webhook_id, k.state, k.n FROM webhook_delivery_kept_counts k
 			WHERE k.tenant_id = $1 AND k.created_hour >= $2) x ON x.webhook_id = w.id
 		WHERE w.tenant_id = $1 AND w.deleted_at IS NULL GROUP BY w.id, w.name, w.url`
 
@@ -160,7 +160,7 @@ func scaleDeliveryHealth(t *testing.T, db *store.DB, engine string, sizes []int,
 	}
 	for i, c := range cases {
 		if i == 3 { // what autovacuum does after the sweep's deletes
-			storetest.Vacuum(t, db, "webhook_delivery_counts")
+			storetest.Vacuum(t, db, "webhook_delivery_counts", "webhook_delivery_folded_counts")
 		}
 		if i == 1 { // what the sweep does between measurements
 			for {

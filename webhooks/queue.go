@@ -499,10 +499,10 @@ func (s *Service) sweep(ctx context.Context) error {
 const foldWebhooks, foldRounds = 100, 50
 
 // FoldCounts folds the delta rows of the kept delivery counts
-// (Store.FoldDeliveryCounts), in every tenant, until no count is kept
-// in more than one row (at most foldWebhooks counts per transaction,
-// foldRounds transactions at most: under a steady stream of inserts the
-// next sweep goes on), and returns how many rows it removed.
+// (Store.FoldDeliveryCounts), in every tenant, until none is left to
+// fold (at most foldWebhooks counts per transaction, foldRounds
+// transactions at most: under a steady stream of inserts the next sweep
+// goes on), and returns how many rows it folded.
 // SweepJob runs it; calling it otherwise is never needed, and harmless.
 func (s *Service) FoldCounts(ctx context.Context) (int64, error) {
 	var total int64

@@ -74,10 +74,11 @@ type Store interface {
 	InsertDeliveries(ctx context.Context, q store.Querier, ds []*Delivery) (int64, error)
 	// FoldDeliveryCounts compacts the kept delivery counts ListDeliveries'
 	// totals (and SQLStore's DeliveryHealth) read: for up to limit counts
-	// (across tenants) kept in more than one row, it replaces rows with
-	// one of their sum, leaving every count as it was, and returns how
-	// many rows fewer there are; a store may also drop counts it no
-	// longer reads (SQLStore: those of hours older than two days). It is
+	// (across tenants) changed since its last fold, it folds the rows
+	// written since into one of their sum, leaving every count as it was,
+	// and returns how many rows it folded (0: nothing was left to fold);
+	// a store may also drop counts it no longer reads (SQLStore: those of
+	// hours older than two days, counted in what it returns). It is
 	// safe to run concurrently with itself, with InsertDeliveries and
 	// with every change of a delivery's status.
 	FoldDeliveryCounts(ctx context.Context, q store.Querier, limit int) (int64, error)

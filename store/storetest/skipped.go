@@ -21,9 +21,27 @@ import (
 // to choose) and reset after. Work is counted in rows, not timed.
 func RowsSkipped(t testing.TB, db *store.DB, st Statement, table string, settings ...string) int {
 	t.Helper()
+	return ExplainRows(t, db, st, table, settings...).Skipped
+}
+
+// PlanRows is what a statement's plan did with the rows of a table, as
+// ExplainRows counts them over every loop of every scan of the table.
+type PlanRows struct {
+	// Read is how many rows the scans read: those they returned and
+	// those a filter left out.
+	Read int
+	// Skipped is how many of those a filter left out.
+	Skipped int
+}
+
+// ExplainRows runs st as RowsSkipped does and returns what its plan did
+// with the rows of table. The statement runs in a transaction rolled back
+// after, so a write (a DELETE the test examines) changes nothing.
+func ExplainRows(t testing.TB, db *store.DB, st Statement, table string, settings ...string) PlanRows {
+	t.Helper()
 	pool, ok := db.PgxPool()
 	if !ok {
-		t.Fatal("RowsSkipped needs a PostgreSQL DB")
+		t.Fatal("ExplainRows needs a PostgreSQL DB")
 	}
 	ctx := t.Context()
 	conn, err := pool.Acquire(ctx)
@@ -32,11 +50,15 @@ func RowsSkipped(t testing.TB, db *store.DB, st Statement, table string, setting
 	}
 	defer conn.Release()
 	defer func() { // best effort: the pool is the test's
+		_, _ = conn.Exec(context.Background(), "ROLLBACK")
 		_, _ = conn.Exec(context.Background(), "RESET ALL")
 		_, _ = conn.Exec(context.Background(), "DEALLOCATE skipped_rows")
 	}()
+	if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range append([]string{"plan_cache_mode = force_generic_plan"}, settings...) {
-		if _, err := conn.Exec(ctx, "SET "+s); err != nil {
+		if _, err := conn.Exec(ctx, "SET LOCAL "+s); err != nil {
 			t.Fatalf("SET %s: %v", s, err)
 		}
 	}
@@ -51,7 +73,7 @@ func RowsSkipped(t testing.TB, db *store.DB, st Statement, table string, setting
 		case int, int32, int64, bool:
 			params[i] = fmt.Sprint(v)
 		default:
-			t.Fatalf("RowsSkipped: no SQL literal for a %T argument of %s", a, st.SQL)
+			t.Fatalf("ExplainRows: no SQL literal for a %T argument of %s", a, st.SQL)
 		}
 	}
 	// EXECUTE takes no bound parameters: the arguments are literals.
@@ -67,26 +89,32 @@ func RowsSkipped(t testing.TB, db *store.DB, st Statement, table string, setting
 	if err := json.Unmarshal(out, &plans); err != nil || len(plans) == 0 {
 		t.Fatalf("EXPLAIN's plan %s: %v", out, err)
 	}
-	return plans[0].Plan.removed(table)
+	var rows PlanRows
+	plans[0].Plan.count(table, &rows)
+	return rows
 }
 
-// planNode is a node of EXPLAIN's JSON plan, with what RowsSkipped counts.
+// planNode is a node of EXPLAIN's JSON plan, with what ExplainRows
+// counts. Its row counts are averages per loop.
 type planNode struct {
+	Type     string     `json:"Node Type"`
 	Relation string     `json:"Relation Name"`
+	Rows     int        `json:"Actual Rows"`
+	Loops    int        `json:"Actual Loops"`
 	Removed  int        `json:"Rows Removed by Filter"`
 	Plans    []planNode `json:"Plans"`
 }
 
-// removed sums the rows of table the plan's nodes left out by a filter.
-func (n planNode) removed(table string) int {
-	r := 0
-	if n.Relation == table {
-		r = n.Removed
+// count adds what the plan's scans of table did to rows (a write's own
+// node names its table too, but reads nothing itself).
+func (n planNode) count(table string, rows *PlanRows) {
+	if n.Relation == table && strings.HasSuffix(n.Type, "Scan") {
+		rows.Read += (n.Rows + n.Removed) * n.Loops
+		rows.Skipped += n.Removed * n.Loops
 	}
 	for _, c := range n.Plans {
-		r += c.removed(table)
+		c.count(table, rows)
 	}
-	return r
 }
 
 // CheckRowsSkipped runs RowsSkipped, with settings, on each statement
@@ -96,14 +124,30 @@ func (n planNode) removed(table string) int {
 // confirm that the reads it means were among them.
 func CheckRowsSkipped(t testing.TB, db *store.DB, trips *RoundTrips, part, table string, most int, settings ...string) int {
 	t.Helper()
+	return checkPlans(t, db, trips, part, table, most, "read and left out", func(r PlanRows) int { return r.Skipped }, settings)
+}
+
+// CheckRowsRead is CheckRowsSkipped for every row the plans read, kept
+// or left out: for a statement whose cost must follow what changed, not
+// the table (a fold of the rows written since the last one).
+func CheckRowsRead(t testing.TB, db *store.DB, trips *RoundTrips, part, table string, most int, settings ...string) int {
+	t.Helper()
+	return checkPlans(t, db, trips, part, table, most, "read", func(r PlanRows) int { return r.Read }, settings)
+}
+
+// checkPlans is CheckRowsSkipped and CheckRowsRead: measure picks what
+// they bound, and what names it in a failure.
+func checkPlans(t testing.TB, db *store.DB, trips *RoundTrips, part, table string, most int, what string,
+	measure func(PlanRows) int, settings []string) int {
+	t.Helper()
 	checked := 0
 	for _, st := range trips.MarkedStatements() {
 		if !strings.Contains(st.SQL, part) {
 			continue
 		}
 		checked++
-		if skipped := RowsSkipped(t, db, st, table, settings...); skipped > most {
-			t.Errorf("%d rows of %s read and left out by\n%s", skipped, table, st.SQL)
+		if n := measure(ExplainRows(t, db, st, table, settings...)); n > most {
+			t.Errorf("%d rows of %s %s by\n%s", n, table, what, st.SQL)
 		}
 	}
 	return checked
