@@ -128,14 +128,18 @@
 // SetSingleStatement): the statement is atomic and committed when it
 // returns, so BEGIN and COMMIT, two round trips and what the server
 // spends on them, bought nothing. The statement's parameters are
-// PostgreSQL's text forms written into one buffer, each handed to pgx as one string, the
-// executions' two JSON columns last as one text each, split on U+001F in
-// SQL (JSON text never holds it raw; an input that does is refused).
-// Decision: pgx encodes a []string array element by element into a
-// buffer it cuts back before every statement, so a batch's 30 KB or so of
-// JSON was copied again at each growth of that buffer: about half the
+// PostgreSQL's text forms written into one buffer, the executions' two
+// JSON columns last as one text each, split on U+001F in SQL (JSON text
+// never holds it raw; an input that does is refused), and handed to the
+// server as they are (store.ExecTexts), from a buffer kept for the next
+// batch. Decision: pgx encodes a []string array element by element into
+// a buffer it cuts back before every statement, so a batch's 30 KB or so
+// of JSON was copied again at each growth of that buffer: about half the
 // bytes a logged execution allocated, and the garbage collector a third
-// of the process's CPU (BENCHMARKS.md, "Business rules"). Decision: an
+// of the process's CPU (BENCHMARKS.md, "Business rules"); each parameter
+// as one string still went through that buffer once, and the batch's own
+// buffer was made anew (together 14% of the bytes a logged execution
+// allocated in BenchmarkExecuteSetHTTP). Decision: an
 // execution's results and log rows share their memory where they can
 // (the rules' action lists cut from one slice each, capacity capped; the
 // log rows' ids parts of one string; an output equal to an earlier

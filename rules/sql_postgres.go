@@ -4,8 +4,10 @@ package rules
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -25,13 +27,14 @@ func init() {
 // text, which the driver prepares once.
 //
 // The parameters are written in one buffer (pgParams) as PostgreSQL's
-// text forms, each handed to the driver as one string, the executions'
-// two JSON columns last, as one text each that the statement splits on
-// U+001F (which JSON text never holds raw). Decision: the driver encodes
-// a []string array element by element into a buffer it cuts back before
-// every statement, so a batch's 30 KB or so of JSON was copied many times
-// as the buffer grew: half the bytes a logged execution allocated
-// (BENCHMARKS.md, "Business rules").
+// text forms and handed to the server as they are (store.ExecTexts), the
+// executions' two JSON columns last, as one text each that the statement
+// splits on U+001F (which JSON text never holds raw). Decision: the
+// driver encodes a []string array element by element into a buffer it
+// cuts back before every statement, so a batch's 30 KB or so of JSON was
+// copied many times as the buffer grew: half the bytes a logged execution
+// allocated (BENCHMARKS.md, "Business rules"); as strings, each was still
+// copied once into that buffer.
 func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow) error {
 	n := len(rows)
 	xs := make([]*ExecutionRecord, n)
@@ -48,8 +51,9 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 	counts := logCounts(xs)
 	hours := executionCounts(rows)
 	size += 96 * (len(counts) + len(hours))
-	p := pgParams{args: make([]any, 0, 28), scratch: make([]byte, 0, 4096)}
-	p.b.Grow(size)
+	p := pgParamsPool.Get().(*pgParams)
+	defer p.release()
+	p.grow(size)
 
 	p.textArray(n, func(i int) string { return xs[i].ID })
 	p.textArray(n, func(i int) string { return xs[i].TenantID })
@@ -58,31 +62,27 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 	p.textArray(n, func(i int) string { return xs[i].EntityType })
 	p.textArray(n, func(i int) string { return xs[i].EntityID })
 	p.textArray(n, func(i int) string { return xs[i].EventType })
-	at := make([]time.Time, n)
-	for i, x := range xs {
-		at[i] = x.ExecutedAt
-	}
-	p.args = append(p.args, at)
+	p.timeArray(n, func(i int) time.Time { return xs[i].ExecutedAt })
 	p.textArray(n, func(i int) string { return xs[i].ExecutedBy })
 	p.intArray(n, func(i int) int64 { return int64(len(xs[i].Rules)) })
 	p.intArray(n, func(i int) int64 { return int64(rows[i].failures) })
 	p.begin()
-	p.b.WriteByte('{')
+	p.b = append(p.b, '{')
 	for i, x := range xs {
 		if i > 0 {
-			p.b.WriteByte(',')
+			p.b = append(p.b, ',')
 		}
-		p.b.WriteByte('"')
+		p.b = append(p.b, '"')
 		for j := range x.Rules {
-			p.b.WriteByte('|')
+			p.b = append(p.b, '|')
 			p.arrayText(resultsEscaper.Replace(x.Rules[j].RuleID))
-			p.b.WriteByte(':')
+			p.b = append(p.b, ':')
 			p.arrayText(string(x.Rules[j].Result))
-			p.b.WriteByte('|')
+			p.b = append(p.b, '|')
 		}
-		p.b.WriteByte('"')
+		p.b = append(p.b, '"')
 	}
-	p.b.WriteByte('}')
+	p.b = append(p.b, '}')
 	p.end()
 
 	m := len(counts)
@@ -106,22 +106,21 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 	p.begin()
 	for i, x := range xs {
 		if i > 0 {
-			p.b.WriteByte(logTextSeparator)
+			p.b = append(p.b, logTextSeparator)
 		}
-		p.b.WriteString(x.Input)
+		p.b = append(p.b, x.Input...)
 	}
 	p.end()
 	p.begin()
 	for i, x := range xs {
 		if i > 0 {
-			p.b.WriteByte(logTextSeparator)
+			p.b = append(p.b, logTextSeparator)
 		}
-		p.scratch = appendRuleRows(p.scratch[:0], x.Rules)
-		p.b.Write(p.scratch)
+		p.b = appendRuleRows(p.b, x.Rules)
 	}
 	p.end()
 
-	_, err := q.Exec(ctx, `WITH x AS (
+	_, err := store.ExecTexts(ctx, q, `WITH x AS (
 			INSERT INTO business_rule_executions (id, tenant_id, organization_id, set_id, entity_type, entity_id, event_type,
 				input_context, executed_at, executed_by, rules, rule_count, failure_count, rule_results)
 			SELECT v.id, v.tenant_id, NULLIF(v.organization_id, ''), NULLIF(v.set_id, ''), v.entity_type, v.entity_id, v.event_type,
@@ -139,7 +138,7 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 			WITH ORDINALITY AS c (tenant_id, span, bucket, organization_id, entity_type, rule_id, result, n, i)
 		ORDER BY c.i
 		ON CONFLICT (tenant_id, span, bucket, organization_id, entity_type, rule_id, result) DO UPDATE SET n = k.n + excluded.n`,
-		p.values()...)
+		p.values())
 	return err
 }
 
@@ -148,54 +147,78 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 const logTextSeparator = 0x1f
 
 // pgParams writes a statement's parameters as PostgreSQL's text forms
-// into one buffer; each is handed to the driver as one string (a
-// substring of the buffer's), which it copies in one append and sends in
-// the text format.
+// into one buffer, handed to the server as they are (store.ExecTexts:
+// no copy through the driver's encoders). Its buffers are kept for the
+// next batch (pgParamsPool): the log's batches are alike in size.
 type pgParams struct {
-	b     strings.Builder
-	args  []any
-	texts []pgText // the parameters written into b
+	b     []byte
+	spans []int // each parameter's start and end in b
 	start int
-	// scratch is a buffer for a text made by an append function.
-	scratch []byte
+	// params is values' result, kept with its backing array.
+	params [][]byte
 }
 
-// pgText is a parameter written into pgParams' buffer: its index in the
-// arguments and its bytes' bounds.
-type pgText struct{ arg, start, end int }
+// pgParamsPool keeps pgParams between batches.
+var pgParamsPool = sync.Pool{New: func() any { return &pgParams{b: make([]byte, 0, 64<<10)} }}
 
-// begin starts a parameter written into the buffer; end adds it to the
-// arguments.
-func (p *pgParams) begin() { p.start = p.b.Len() }
+// grow makes room for size more bytes.
+func (p *pgParams) grow(size int) { p.b = slices.Grow(p.b, size) }
 
-func (p *pgParams) end() {
-	p.texts = append(p.texts, pgText{len(p.args), p.start, p.b.Len()})
-	p.args = append(p.args, nil) // set by values
-}
-
-// values returns the statement's arguments.
-func (p *pgParams) values() []any {
-	s := p.b.String()
-	for _, t := range p.texts {
-		p.args[t.arg] = s[t.start:t.end]
+// release empties p and puts it back in pgParamsPool, unless a batch made
+// its buffer larger than the pool keeps (1 MiB).
+func (p *pgParams) release() {
+	if cap(p.b) > 1<<20 {
+		return
 	}
-	return p.args
+	p.b, p.spans, p.params = p.b[:0], p.spans[:0], p.params[:0]
+	pgParamsPool.Put(p)
+}
+
+// begin starts a parameter written into the buffer; end ends it.
+func (p *pgParams) begin() { p.start = len(p.b) }
+
+func (p *pgParams) end() { p.spans = append(p.spans, p.start, len(p.b)) }
+
+// values returns the statement's parameters: slices of p's buffer, valid
+// until release.
+func (p *pgParams) values() [][]byte {
+	for i := 0; i < len(p.spans); i += 2 {
+		p.params = append(p.params, p.b[p.spans[i]:p.spans[i+1]])
+	}
+	return p.params
 }
 
 // textArray adds a text[] of n elements, elem(i) each, in the array
 // literal's form (every element quoted, so none is NULL).
 func (p *pgParams) textArray(n int, elem func(i int) string) {
 	p.begin()
-	p.b.WriteByte('{')
+	p.b = append(p.b, '{')
 	for i := range n {
 		if i > 0 {
-			p.b.WriteByte(',')
+			p.b = append(p.b, ',')
 		}
-		p.b.WriteByte('"')
+		p.b = append(p.b, '"')
 		p.arrayText(elem(i))
-		p.b.WriteByte('"')
+		p.b = append(p.b, '"')
 	}
-	p.b.WriteByte('}')
+	p.b = append(p.b, '}')
+	p.end()
+}
+
+// timeArray adds a timestamptz[] of n elements, elem(i) each, in UTC to
+// the microsecond (as the driver's binary form has them).
+func (p *pgParams) timeArray(n int, elem func(i int) time.Time) {
+	p.begin()
+	p.b = append(p.b, '{')
+	for i := range n {
+		if i > 0 {
+			p.b = append(p.b, ',')
+		}
+		p.b = append(p.b, '"')
+		p.b = elem(i).UTC().Truncate(time.Microsecond).AppendFormat(p.b, "2006-01-02 15:04:05.999999")
+		p.b = append(p.b, `+00"`...)
+	}
+	p.b = append(p.b, '}')
 	p.end()
 }
 
@@ -205,12 +228,11 @@ func (p *pgParams) arrayText(s string) {
 	for {
 		i := strings.IndexAny(s, `"\`)
 		if i < 0 {
-			p.b.WriteString(s)
+			p.b = append(p.b, s...)
 			return
 		}
-		p.b.WriteString(s[:i])
-		p.b.WriteByte('\\')
-		p.b.WriteByte(s[i])
+		p.b = append(p.b, s[:i]...)
+		p.b = append(p.b, '\\', s[i])
 		s = s[i+1:]
 	}
 }
@@ -219,15 +241,14 @@ func (p *pgParams) arrayText(s string) {
 // elements, elem(i) each.
 func (p *pgParams) intArray(n int, elem func(i int) int64) {
 	p.begin()
-	p.b.WriteByte('{')
+	p.b = append(p.b, '{')
 	for i := range n {
 		if i > 0 {
-			p.b.WriteByte(',')
+			p.b = append(p.b, ',')
 		}
-		var digits [20]byte
-		p.b.Write(strconv.AppendInt(digits[:0], elem(i), 10))
+		p.b = strconv.AppendInt(p.b, elem(i), 10)
 	}
-	p.b.WriteByte('}')
+	p.b = append(p.b, '}')
 	p.end()
 }
 

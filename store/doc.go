@@ -113,6 +113,14 @@
 // +param (sqliteText), which SQLite does not plan with; the areas keep
 // writing LIMIT $n, which PostgreSQL gets unchanged.
 //
+// ExecTexts runs a statement whose parameters the caller has already
+// written in PostgreSQL's text form, for a statement of many kilobytes of
+// parameters run often (the rules' log batch): on PostgreSQL they go to
+// the server from the caller's buffer (pgx's ExecStatement on a statement
+// prepared once per connection), where Exec copies each into pgx's own
+// buffer, which pgx cuts back after every statement and so allocated it
+// anew each time. Elsewhere it is Exec with strings.
+//
 // # Transactions and time
 //
 // DB.Tx runs a function in a write transaction, retrying a bounded number
