@@ -31,12 +31,13 @@ CREATE TABLE webhook_delivery_folded_counts (
 );
 CREATE INDEX webhook_delivery_folded_counts_hour_idx ON webhook_delivery_folded_counts (created_hour) WHERE created_hour > 0;
 
--- The counts so far become sums; deltas written by a process still running
--- the earlier fold stay deltas, folded by the next sweep.
+-- The counts so far become sums: the rows moved are exactly those deleted
+-- (one statement), so a delta that a process still running the earlier
+-- version writes meanwhile stays a delta, folded by the next sweep.
+WITH moved AS (DELETE FROM webhook_delivery_counts RETURNING tenant_id, created_hour, webhook_id, event_type, state, delta)
 INSERT INTO webhook_delivery_folded_counts (tenant_id, created_hour, webhook_id, event_type, state, n)
-    SELECT tenant_id, created_hour, webhook_id, event_type, state, sum(delta) FROM webhook_delivery_counts
+    SELECT tenant_id, created_hour, webhook_id, event_type, state, sum(delta) FROM moved
     GROUP BY tenant_id, created_hour, webhook_id, event_type, state HAVING sum(delta) <> 0;
-DELETE FROM webhook_delivery_counts;
 
 CREATE VIEW webhook_delivery_kept_counts AS
     SELECT tenant_id, created_hour, webhook_id, event_type, state, delta AS n FROM webhook_delivery_counts

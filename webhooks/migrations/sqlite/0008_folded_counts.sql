@@ -31,8 +31,8 @@ CREATE TABLE webhook_delivery_folded_counts (
 ) WITHOUT ROWID;
 CREATE INDEX webhook_delivery_folded_counts_hour_idx ON webhook_delivery_folded_counts (created_hour) WHERE created_hour > 0;
 
--- The counts so far become sums; deltas written by a process still running
--- the earlier fold stay deltas, folded by the next sweep.
+-- The counts so far become sums (the migration holds SQLite's one writer
+-- lock, so no delta is written between the two statements).
 INSERT INTO webhook_delivery_folded_counts (tenant_id, created_hour, webhook_id, event_type, state, n)
     SELECT tenant_id, created_hour, webhook_id, event_type, state, sum(delta) FROM webhook_delivery_counts
     GROUP BY tenant_id, created_hour, webhook_id, event_type, state HAVING sum(delta) <> 0;
