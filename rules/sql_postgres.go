@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -62,7 +61,7 @@ func writeLogPostgres(ctx context.Context, q store.Querier, rows []executionRow)
 	p.textArray(n, func(i int) string { return xs[i].EntityType })
 	p.textArray(n, func(i int) string { return xs[i].EntityID })
 	p.textArray(n, func(i int) string { return xs[i].EventType })
-	p.timeArray(n, func(i int) time.Time { return xs[i].ExecutedAt })
+	p.textArray(n, func(i int) string { return xs[i].ExecutedAt.UTC().Format(pgTimestamptz) }) // to the microsecond, as pgx's binary form
 	p.textArray(n, func(i int) string { return xs[i].ExecutedBy })
 	p.intArray(n, func(i int) int64 { return int64(len(xs[i].Rules)) })
 	p.intArray(n, func(i int) int64 { return int64(rows[i].failures) })
@@ -205,22 +204,9 @@ func (p *pgParams) textArray(n int, elem func(i int) string) {
 	p.end()
 }
 
-// timeArray adds a timestamptz[] of n elements, elem(i) each, in UTC to
-// the microsecond (as the driver's binary form has them).
-func (p *pgParams) timeArray(n int, elem func(i int) time.Time) {
-	p.begin()
-	p.b = append(p.b, '{')
-	for i := range n {
-		if i > 0 {
-			p.b = append(p.b, ',')
-		}
-		p.b = append(p.b, '"')
-		p.b = elem(i).UTC().Truncate(time.Microsecond).AppendFormat(p.b, "2006-01-02 15:04:05.999999")
-		p.b = append(p.b, `+00"`...)
-	}
-	p.b = append(p.b, '}')
-	p.end()
-}
+// pgTimestamptz is the layout of a timestamptz in UTC, to the
+// microsecond (Format truncates the rest).
+const pgTimestamptz = "2006-01-02 15:04:05.999999+00"
 
 // arrayText writes s inside a quoted element of an array literal: " and
 // \ escaped with a backslash.

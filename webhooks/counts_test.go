@@ -90,19 +90,9 @@ func TestFoldCounts(t *testing.T) {
 		st := webhooks.NewSQLStore()
 		tenant := store.NewID()
 		now := time.Now().UTC().Truncate(time.Microsecond)
-		w := &webhooks.Webhook{ID: store.NewID(), TenantID: tenant, Name: "h", URL: "https://example.com/h",
-			SubscribedEvents: []string{"a.b"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
-			CreatedAt: now, UpdatedAt: now}
-		if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertWebhook(ctx, tx, w, "sealed") }); err != nil {
-			t.Fatal(err)
-		}
+		w := insertWebhookOf(t, db, tenant, "a.b", now)
 		for range 3 {
-			d := &webhooks.Delivery{ID: store.NewID(), TenantID: tenant, WebhookID: w.ID, EventID: store.NewID(), EventType: "a.b",
-				MessageID: store.NewID(), Payload: []byte(`{}`), Status: webhooks.StatusPending, MaxAttempts: 3, TargetURL: w.URL,
-				EnqueuedAt: now, CreatedAt: now, UpdatedAt: now}
-			if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, []*webhooks.Delivery{d}); return err }); err != nil {
-				t.Fatal(err)
-			}
+			insertPendingDelivery(t, db, w, "a.b", now)
 		}
 		// Three delta rows of the count by event type and three of the
 		// count by hour of creation are folded, into one sum each.
@@ -123,4 +113,34 @@ func TestFoldCounts(t *testing.T) {
 			}
 		}
 	}, webhooks.Migrations)
+}
+
+// insertWebhookOf inserts, through the store, a webhook of tenant
+// subscribed to eventType: for the counts' tests.
+func insertWebhookOf(t testing.TB, db *store.DB, tenant, eventType string, now time.Time) *webhooks.Webhook {
+	t.Helper()
+	w := &webhooks.Webhook{ID: store.NewID(), TenantID: tenant, Name: "h", URL: "https://example.com/h",
+		SubscribedEvents: []string{eventType}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
+		CreatedAt: now, UpdatedAt: now}
+	ctx := t.Context()
+	if err := db.Tx(ctx, func(tx *store.Tx) error { return webhooks.NewSQLStore().InsertWebhook(ctx, tx, w, "sealed") }); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// insertPendingDelivery inserts, through the store (so with its counts),
+// a pending delivery of w for eventType, created at now.
+func insertPendingDelivery(t testing.TB, db *store.DB, w *webhooks.Webhook, eventType string, now time.Time) {
+	t.Helper()
+	d := &webhooks.Delivery{ID: store.NewID(), TenantID: w.TenantID, WebhookID: w.ID, EventID: store.NewID(), EventType: eventType,
+		MessageID: store.NewID(), Payload: []byte(`{}`), Status: webhooks.StatusPending, MaxAttempts: 3, TargetURL: w.URL,
+		EnqueuedAt: now, CreatedAt: now, UpdatedAt: now}
+	ctx := t.Context()
+	if err := db.Tx(ctx, func(tx *store.Tx) error {
+		_, err := webhooks.NewSQLStore().InsertDeliveries(ctx, tx, []*webhooks.Delivery{d})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -25,18 +25,9 @@ func TestCountsMigrationKeepsTotals(t *testing.T) {
 		st := webhooks.NewSQLStore()
 		tenant := store.NewID()
 		now := time.Now().UTC().Truncate(time.Microsecond)
-		w := &webhooks.Webhook{ID: store.NewID(), TenantID: tenant, Name: "h", URL: "https://example.com/h",
-			SubscribedEvents: []string{"a.b"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
-			CreatedAt: now, UpdatedAt: now}
-		is.NoErr(db.Tx(ctx, func(tx *store.Tx) error { return st.InsertWebhook(ctx, tx, w, "sealed") }))
-		deliver := func() {
-			d := &webhooks.Delivery{ID: store.NewID(), TenantID: tenant, WebhookID: w.ID, EventID: store.NewID(), EventType: "a.b",
-				MessageID: store.NewID(), Payload: []byte(`{}`), Status: webhooks.StatusPending, MaxAttempts: 3, TargetURL: w.URL,
-				EnqueuedAt: now, CreatedAt: now, UpdatedAt: now}
-			is.NoErr(db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, []*webhooks.Delivery{d}); return err }))
-		}
+		w := insertWebhookOf(t, db, tenant, "a.b", now)
 		for range 3 {
-			deliver()
+			insertPendingDelivery(t, db, w, "a.b", now)
 		}
 		// What an earlier fold left: a sum of 4 and a sum of 0 in one row each.
 		hour := now.Unix() - now.Unix()%3600
@@ -67,7 +58,7 @@ func TestCountsMigrationKeepsTotals(t *testing.T) {
 			is.Equal(hs[0].Delivered, delivered)
 		}
 		totals(7, 4) // 3 pending (counted as to send) and the earlier fold's 4 delivered
-		deliver()
+		insertPendingDelivery(t, db, w, "a.b", now)
 		svc, err := webhooks.New(db, webhooks.Options{SecretKey: make([]byte, 32), AllowPrivateURLs: true})
 		is.NoErr(err)
 		_, err = svc.FoldCounts(ctx)

@@ -31,10 +31,7 @@ func TestFoldReadsWhatChanged(t *testing.T) {
 	st := webhooks.NewSQLStore()
 	tenant := store.NewID()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	w := &webhooks.Webhook{ID: store.NewID(), TenantID: tenant, Name: "h", URL: "https://example.com/h",
-		SubscribedEvents: []string{"e.0"}, HTTPMethod: "POST", MaxRetries: 3, TimeoutMs: 1000, IsActive: true,
-		CreatedAt: now, UpdatedAt: now}
-	is.NoErr(db.Tx(ctx, func(tx *store.Tx) error { return st.InsertWebhook(ctx, tx, w, "sealed") }))
+	w := insertWebhookOf(t, db, tenant, "e.0", now)
 
 	// 3,000 counts already folded: the webhook's by 1,500 event types,
 	// and 1,500 other webhooks' of this hour.
@@ -50,10 +47,7 @@ func TestFoldReadsWhatChanged(t *testing.T) {
 	// (which has a sum) and of the webhook's count of this hour (which has
 	// none).
 	for range 2 {
-		d := &webhooks.Delivery{ID: store.NewID(), TenantID: tenant, WebhookID: w.ID, EventID: store.NewID(), EventType: "e.0",
-			MessageID: store.NewID(), Payload: []byte(`{}`), Status: webhooks.StatusPending, MaxAttempts: 3, TargetURL: w.URL,
-			EnqueuedAt: now, CreatedAt: now, UpdatedAt: now}
-		is.NoErr(db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, []*webhooks.Delivery{d}); return err }))
+		insertPendingDelivery(t, db, w, "e.0", now)
 	}
 	storetest.Vacuum(t, db, "webhook_delivery_counts", "webhook_delivery_folded_counts")
 
