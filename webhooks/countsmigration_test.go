@@ -29,7 +29,8 @@ func TestCountsMigrationKeepsTotals(t *testing.T) {
 		for range 3 {
 			insertPendingDelivery(t, db, w, "a.b", now)
 		}
-		// What an earlier fold left: a sum of 4 and a sum of 0 in one row each.
+		// What an earlier fold left: 4 delivered, by event type and by
+		// hour, and a failed count whose sum came to 0.
 		hour := now.Unix() - now.Unix()%3600
 		_, err := db.Exec(ctx, `INSERT INTO webhook_delivery_counts (id, tenant_id, webhook_id, event_type, state, created_hour, delta)
 			VALUES ($1, $2, $3, 'a.b', 'delivered', 0, 4), ($4, $2, $3, '', 'delivered', $5, 4), ($6, $2, $3, 'a.b', 'failed', 0, 0)`,
