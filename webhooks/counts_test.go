@@ -112,6 +112,30 @@ func TestFoldCounts(t *testing.T) {
 				t.Errorf("fold %d: total %d, want 3", i+1, total)
 			}
 		}
+		// The three sent (the state trigger's -1 and +1 of each): the sums
+		// still to send come to zero and leave no row; the delivered ones
+		// take their place.
+		if _, err := db.Exec(ctx, `UPDATE webhook_deliveries SET status = 'delivered' WHERE tenant_id = $1`, tenant); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.FoldCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var toSend, delivered int
+		if err := db.QueryRow(ctx, `SELECT count(CASE WHEN state = '' THEN 1 END), count(CASE WHEN state = 'delivered' THEN 1 END)
+			FROM webhook_delivery_folded_counts WHERE tenant_id = $1`, tenant).Scan(&toSend, &delivered); err != nil {
+			t.Fatal(err)
+		}
+		if toSend != 0 || delivered != 2 {
+			t.Errorf("after the sends: %d sums still to send (want 0), %d delivered (want 2: by event type, by hour)", toSend, delivered)
+		}
+		_, total, err := st.ListDeliveries(ctx, db, store.Scope{TenantID: tenant}, webhooks.DeliveryFilter{Status: webhooks.StatusDelivered, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != 3 {
+			t.Errorf("after the sends: %d delivered, want 3", total)
+		}
 	}, webhooks.Migrations)
 }
 

@@ -12,13 +12,10 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// RowsSkipped runs st on db's PostgreSQL server as the server runs a
-// prepared statement (its generic plan) under EXPLAIN ANALYZE, and returns
-// how many rows of table the plan read and then left out by a filter: for
-// tests that a list or a join reads the rows it returns, not every row of
-// a table that keeps deleted ones. settings are run first on the same
-// connection ("enable_nestloop = off", to force the plan a server was seen
-// to choose) and reset after. Work is counted in rows, not timed.
+// RowsSkipped is ExplainRows' Skipped: how many rows of table st's plan
+// read and then left out by a filter, for tests that a list or a join
+// reads the rows it returns, not every row of a table that keeps deleted
+// ones.
 func RowsSkipped(t testing.TB, db *store.DB, st Statement, table string, settings ...string) int {
 	t.Helper()
 	return ExplainRows(t, db, st, table, settings...).Skipped
@@ -34,9 +31,13 @@ type PlanRows struct {
 	Skipped int
 }
 
-// ExplainRows runs st as RowsSkipped does and returns what its plan did
-// with the rows of table. The statement runs in a transaction rolled back
-// after, so a write (a DELETE the test examines) changes nothing.
+// ExplainRows runs st on db's PostgreSQL server as the server runs a
+// prepared statement (its generic plan) under EXPLAIN ANALYZE, and
+// returns what the plan did with the rows of table. settings are set
+// first for the statement alone ("enable_nestloop = off", to force the
+// plan a server was seen to choose). The statement runs in a transaction
+// rolled back after, so a write (a DELETE the test examines) changes
+// nothing. Work is counted in rows, not timed.
 func ExplainRows(t testing.TB, db *store.DB, st Statement, table string, settings ...string) PlanRows {
 	t.Helper()
 	pool, ok := db.PgxPool()
