@@ -68,7 +68,7 @@ type Run struct {
 	// batch at Cursor (an import's page, an export's batch), each counted
 	// before it is made, so that a job stopped during one (its time limit,
 	// a restart) never starts the count again. A committed batch resets
-	// it.
+	// it: to 1 when the worker reads the next page ahead, 0 otherwise.
 	PageAttempts int `json:"-"`
 	// Cursors is what the run remembers of the cursors it read pages at
 	// (an import), to catch cursors that come back.

@@ -26,6 +26,22 @@
 // again (River's rescue) and continues at the last committed cursor; a
 // batch cut short commits nothing and is read again.
 //
+// An import reads one page ahead: once a page is read, the worker starts
+// reading the next (at the page's nextCursor) before it writes the page,
+// so that the source's answer and its decoding overlap the batch's
+// transaction. The batch's transaction moves the cursor to that page and
+// counts the read as its first attempt (page_attempts 1), so a read ahead
+// is an attempt like any other (counted, timed, retried); the next batch
+// waits for it instead of asking again. Decision: on 2 cores the page's
+// read and decode were about a sixth of a batch of 1000 ten-field records
+// on either engine, spent while the database waited (BENCHMARKS.md,
+// "Data sync"). No page is read ahead of the last page, of a cursor the
+// run already read (a cycle), past the job's time budget, or once the
+// run has ended or a cancel was asked (checked in the run's row right
+// before the read, as before any attempt); a page read ahead that no
+// batch writes (the batch failed, or the run ended meanwhile) is
+// dropped, its read cancelled.
+//
 // Imports upsert by external id: a record's id is derived from the
 // tenant, the integration, the entity type and the item's externalId
 // (RecordID, a UUIDv5), so a re-run, a retry or a resumed job writes the
@@ -123,7 +139,8 @@
 //   - A call is tried at most Options.MaxAttempts times (len(Backoff)+1:
 //     4 by default), then the run fails with the last error and "(gave up
 //     after 4 attempts)". Attempts are counted in the run's row before
-//     they are made (page_attempts) and reset by a committed batch, so a
+//     they are made (page_attempts) and reset by a committed batch (to 1
+//     when it reads the next page ahead, see "Runs"), so a
 //     job stopped during one (its time limit, a restart, a rescue) goes
 //     on counting where it was; a job that has not the time left for a
 //     wait and a whole attempt hands the run back to the queue (snooze)

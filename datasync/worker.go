@@ -89,17 +89,79 @@ func (s *Service) work(ctx context.Context, tenantID, runID string) error {
 		sl.deadline = deadline
 		sl.budget, sl.pageLimit = min(sl.budget, left/2), min(sl.pageLimit, left/2)
 	}
+	var ahead *readAhead
 	for {
-		done, err := s.batch(ctx, r, a, call, sl)
+		done, next, err := s.batch(ctx, r, a, call, sl, ahead)
 		if err != nil || done {
+			next.drop()
 			return err
 		}
-		if time.Since(sl.start) > sl.budget {
+		ahead = next
+		if ahead == nil && time.Since(sl.start) > sl.budget {
 			// Hand the run back to the queue well within the job's time
-			// limit; it continues at once, at the committed cursor.
+			// limit; it continues at once, at the committed cursor. (A
+			// page read ahead, counted as an attempt, is written first.)
 			return jobs.Snooze(0)
 		}
 	}
+}
+
+// readAhead is an import's next page, read while the batch before it is
+// written. Its attempt is counted in that batch's transaction, which
+// moves the run's cursor to it with page_attempts 1.
+type readAhead struct {
+	cursor   string
+	page     *ImportBatch
+	err      error
+	timedOut bool // the read ran out of its page time limit
+	done     chan struct{}
+	cancel   context.CancelFunc
+}
+
+// mayReadAhead reports whether an import may read the page at next while
+// it writes the page before it: there is one, the run has not read it
+// (a cycle, which the batch ends the run for), the job has the time for
+// it and one more batch, and the run is neither ended nor asked to cancel
+// (so that no page is read after a cancel, as without the read ahead).
+func (s *Service) mayReadAhead(ctx context.Context, r *Run, sl *slice, next string) bool {
+	if next == "" || next == r.Cursor || r.Cursors.Seen(next) || time.Since(sl.start) > sl.budget || !sl.fits(sl.pageLimit) {
+		return false
+	}
+	fresh, err := s.store.GetRun(ctx, s.db, r.TenantID, r.ID)
+	return err == nil && !fresh.Status.Terminal() && !fresh.CancelRequested
+}
+
+// startReadAhead starts reading the page at cursor, within limit.
+func startReadAhead(ctx context.Context, a Adapter, call Call, cursor string, size int, limit time.Duration) *readAhead {
+	actx, cancel := context.WithTimeout(ctx, limit)
+	ra := &readAhead{cursor: cursor, done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(ra.done)
+		ra.page, ra.err = a.Import(actx, call, cursor, size)
+		ra.timedOut = errors.Is(actx.Err(), context.DeadlineExceeded)
+	}()
+	return ra
+}
+
+// wait waits for the read to end (or ctx) and returns its error, and
+// whether it ran out of time.
+func (ra *readAhead) wait(ctx context.Context) (timedOut bool, err error) {
+	select {
+	case <-ra.done:
+		return ra.timedOut, ra.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// drop stops a read no batch will use and waits for it to return; nil is
+// a no-op.
+func (ra *readAhead) drop() {
+	if ra == nil {
+		return
+	}
+	ra.cancel()
+	<-ra.done
 }
 
 // slice is one job attempt's share of a run: when it started, how long
@@ -168,29 +230,50 @@ func (s *Service) fail(ctx context.Context, r *Run, message string) error {
 // batch moves one batch: it reads the page (or the local records) outside
 // any transaction, with retries, then commits the writes, the cursor, the
 // counters and the progress together. done reports that the run ended.
-func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *slice) (done bool, err error) {
-	// A cancel request (or a cancel by another process) shows in the row.
-	fresh, err := s.store.GetRun(ctx, s.db, r.TenantID, r.ID)
-	if err != nil {
-		return false, err
+//
+// An import's batch uses the page read ahead for it (ahead, nil when
+// none), and starts reading the page after it before it writes, so that
+// the source's answer and the batch's writes overlap; next is that read
+// when the run goes on.
+func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *slice, ahead *readAhead) (done bool, next *readAhead, err error) {
+	defer ahead.drop() // used by now, or not to be
+	if ahead != nil && (ahead.cursor != r.Cursor || r.PageAttempts == 0) {
+		ahead.drop() // not this batch's page, or not counted
+		ahead = nil
 	}
-	if fresh.Status.Terminal() {
-		return true, nil
-	}
-	if fresh.CancelRequested {
-		return true, s.cancel(ctx, r)
+	if ahead == nil {
+		// A cancel request (or a cancel by another process) shows in the
+		// row. (A page read ahead was started after the same check.)
+		fresh, err := s.store.GetRun(ctx, s.db, r.TenantID, r.ID)
+		if err != nil {
+			return false, nil, err
+		}
+		if fresh.Status.Terminal() {
+			return true, nil, nil
+		}
+		if fresh.CancelRequested {
+			return true, nil, s.cancel(ctx, r)
+		}
 	}
 	if r.Direction == Export {
-		return s.exportBatch(ctx, r, a, call, sl)
+		done, err := s.exportBatch(ctx, r, a, call, sl)
+		return done, nil, err
 	}
 	var page *ImportBatch
-	done, err = s.attempts(ctx, r, sl, func(ctx context.Context) error {
+	done, err = s.attempts(ctx, r, sl, ahead, func(ctx context.Context) error {
 		var err error
 		page, err = a.Import(ctx, call, r.Cursor, r.BatchSize)
 		return err
 	})
 	if done || err != nil {
-		return done, err
+		return done, nil, err
+	}
+	if page == nil {
+		page = ahead.page // the read ahead was the attempt that succeeded
+	}
+	var ra *readAhead
+	if s.mayReadAhead(ctx, r, sl, page.NextCursor) {
+		ra = startReadAhead(ctx, a, call, page.NextCursor, r.BatchSize, sl.pageLimit)
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := jobs.Fence(ctx, tx); err != nil {
@@ -236,6 +319,9 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *s
 			cur.Cursors.add(cur.Cursor, cur.BatchesCompleted, s.opts.CursorMemory)
 			cycle = cur.Cursors.Seen(page.NextCursor)
 			cur.Cursor = page.NextCursor
+			if ra != nil {
+				cur.PageAttempts = 1 // the next page's read, under way
+			}
 		}
 		cur.UpdatedAt = tx.Now()
 		if err := s.progress(ctx, tx, cur, page.TotalEstimate); err != nil {
@@ -253,15 +339,19 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *s
 		}
 		return s.store.UpdateRun(ctx, tx, cur)
 	})
+	if err != nil || r.Status.Terminal() {
+		ra.drop()
+		ra = nil
+	}
 	switch {
 	case errors.Is(err, errStale):
-		return true, nil // another worker moved the run on
+		return true, nil, nil // another worker moved the run on
 	case errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid):
 		// The batch cannot be written as it is (a record id taken by
 		// another entity, the entity gone): retrying would fail again.
-		return true, s.fail(ctx, r, cmp.Or(store.PublicMessage(err), err.Error()))
+		return true, nil, s.fail(ctx, r, cmp.Or(store.PublicMessage(err), err.Error()))
 	}
-	return err == nil && r.Status.Terminal(), err
+	return err == nil && r.Status.Terminal(), ra, err
 }
 
 // quoteCursor quotes a cursor for a message, cut to 64 bytes.
@@ -295,7 +385,7 @@ func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call,
 	}
 	var results []ExportResult
 	if len(items) > 0 {
-		done, err := s.attempts(ctx, r, sl, func(ctx context.Context) error {
+		done, err := s.attempts(ctx, r, sl, nil, func(ctx context.Context) error {
 			var err error
 			results, err = a.Export(ctx, call, items)
 			return err
@@ -362,18 +452,25 @@ func (s *Service) progress(ctx context.Context, tx *store.Tx, r *Run, total *int
 // wait, up to Options.MaxAttempts attempts in all, then the run fails
 // with the last error. When the job has not the time for the wait and an
 // attempt, it hands the run back to the queue (snooze), the count kept.
-func (s *Service) attempts(ctx context.Context, r *Run, sl *slice, fn func(context.Context) error) (done bool, err error) {
+// A read ahead (nil when none) is the first attempt, already counted.
+func (s *Service) attempts(ctx context.Context, r *Run, sl *slice, ahead *readAhead, fn func(context.Context) error) (done bool, err error) {
 	for {
-		if !sl.fits(sl.pageLimit) {
-			return false, jobs.Snooze(0)
+		var timedOut bool
+		if ahead != nil {
+			timedOut, err = ahead.wait(ctx)
+			ahead = nil
+		} else {
+			if !sl.fits(sl.pageLimit) {
+				return false, jobs.Snooze(0)
+			}
+			if done, err := s.countAttempt(ctx, r); done || err != nil {
+				return done, err
+			}
+			actx, cancel := context.WithTimeout(ctx, sl.pageLimit)
+			err = fn(actx)
+			timedOut = errors.Is(actx.Err(), context.DeadlineExceeded)
+			cancel()
 		}
-		if done, err := s.countAttempt(ctx, r); done || err != nil {
-			return done, err
-		}
-		actx, cancel := context.WithTimeout(ctx, sl.pageLimit)
-		err = fn(actx)
-		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
-		cancel()
 		switch {
 		case err == nil:
 			return false, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -210,6 +211,85 @@ func TestDataSyncAttemptsSurviveJobLimit(t *testing.T) {
 		}
 		if snoozes.Load() == 0 {
 			t.Errorf("the job was never handed back to the queue between attempts")
+		}
+	})
+}
+
+// An import reads its next page while it writes the page before: with
+// the run's row locked, so that the first batch cannot commit, the
+// second page is asked for all the same. Each page is read once, and the
+// run completes once the lock goes.
+func TestDataSyncReadsAheadWhileWriting(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		f, _ := dsBoundsSetup(t, db, datasync.Options{}, 0)
+		src := dsNewSource(t, 250)
+		f.credentials(src.URL, "")
+		first, second := src.hold(""), src.hold("100")
+
+		id := f.start(f.body("import", "batchSize", 100))
+		src.awaitArrival(t, "")
+		locked, release, held := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		var unlock sync.Once
+		defer unlock.Do(func() { close(release) }) // also when the test fails
+		go func() {
+			held <- db.Tx(t.Context(), func(tx *store.Tx) error {
+				if _, err := tx.Exec(t.Context(), `UPDATE data_sync_runs SET updated_at = updated_at WHERE id = $1`, id); err != nil {
+					return err
+				}
+				close(locked)
+				<-release
+				return nil
+			})
+		}()
+		select {
+		case <-locked:
+		case err := <-held:
+			t.Fatalf("locking the run's row: %v", err)
+		}
+		first.open()
+		src.awaitArrival(t, "100") // asked while the first batch waits for the row
+		if run := f.detail(id); run["batchesCompleted"] != 0.0 {
+			t.Errorf("the first batch committed under the lock: %v", run)
+		}
+		second.open()
+		unlock.Do(func() { close(release) })
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+		run := f.wait(id)
+		expectRun(t, "the run", run, "completed", 250, 0, 0, 0, 3)
+		if got := src.cursors(); !slices.Equal(got, []string{"-", "100", "200"}) {
+			t.Errorf("requests %v, want each page once", got)
+		}
+	})
+}
+
+// A page read ahead is an attempt like any other: a second page that
+// never answers is asked for MaxAttempts times in all (3 with the tests'
+// backoff), the read ahead included, and the run fails with the first
+// page's records kept.
+func TestDataSyncReadAheadCountsAsAttempt(t *testing.T) {
+	t.Parallel()
+	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
+		f, _ := dsBoundsSetup(t, db, datasync.Options{}, 0)
+		src := dsNewSource(t, 250)
+		src.set(func(s *dsSource) {
+			s.fail = func(cursor string, _ int) int {
+				if cursor == "100" {
+					return http.StatusServiceUnavailable
+				}
+				return 0
+			}
+		})
+		f.credentials(src.URL, "")
+		run := f.wait(f.start(f.body("import", "batchSize", 100)))
+		expectRun(t, "the run", run, "failed", 100, 0, 0, 0, 1)
+		if le := lastError(run); !strings.HasSuffix(le, "(gave up after 3 attempts)") {
+			t.Errorf("lastError %q", le)
+		}
+		if n := src.count("100"); n != 3 {
+			t.Errorf("the failing page was asked %d times, want 3", n)
 		}
 	})
 }

@@ -625,12 +625,15 @@ func TestDataSyncCancelRunning(t *testing.T) {
 			t.Errorf("409 body %v", r)
 		}
 		expectBody(t, f.e.do("POST", "/api/data_sync/runs/"+id+"/cancel", f.key, nil), 200, map[string]any{"ok": true})
-		// The batch in progress is not cut short: the run still runs.
-		if run := f.detail(id); run["status"] != "running" || run["batchesCompleted"] != 3.0 {
+		// The batch in progress is not cut short: the run still runs. (The
+		// fourth page is read while the third is written, so the third
+		// may still be committing.)
+		run := f.waitFor(id, func(run map[string]any) bool { return run["batchesCompleted"] == 3.0 })
+		if run["status"] != "running" {
 			t.Errorf("after cancel, before the page came back: %v", run)
 		}
 		gate.open()
-		run := f.wait(id)
+		run = f.wait(id)
 		expectRun(t, "the cancelled run", run, "cancelled", 200, 0, 0, 0, 4)
 		if got := f.records(); got != 200 {
 			t.Errorf("%d records, want 200 (the committed batches)", got)
