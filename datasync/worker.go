@@ -275,6 +275,11 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *s
 	if s.mayReadAhead(ctx, r, sl, page.NextCursor) {
 		ra = startReadAhead(ctx, a, call, page.NextCursor, r.BatchSize, sl.pageLimit)
 	}
+	// The transaction may run more than once (store.DB.Tx retries a
+	// deadlock): each try starts from the row and the page, and r takes
+	// the row as the try that committed left it.
+	from := r.Cursor
+	var written Run
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := jobs.Fence(ctx, tx); err != nil {
 			return err // this job's run lost its lease: another process runs it
@@ -283,7 +288,7 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *s
 		if err != nil {
 			return err
 		}
-		if cur.Status.Terminal() || cur.Cursor != r.Cursor {
+		if cur.Status.Terminal() || cur.Cursor != from {
 			return errStale
 		}
 		ups := make([]Upsert, len(page.Items))
@@ -327,18 +332,23 @@ func (s *Service) batch(ctx context.Context, r *Run, a Adapter, call Call, sl *s
 		if err := s.progress(ctx, tx, cur, page.TotalEstimate); err != nil {
 			return err
 		}
-		*r = *cur
 		switch {
 		case last:
-			return s.finish(ctx, tx, cur, StatusCompleted, "")
+			err = s.finish(ctx, tx, cur, StatusCompleted, "")
 		case cycle:
 			// The page's records stay, as any committed page's do; the
 			// source would only send the same pages again.
-			return s.finish(ctx, tx, cur, StatusFailed, fmt.Sprintf("the source's nextCursor %s was already read in this run: "+
+			err = s.finish(ctx, tx, cur, StatusFailed, fmt.Sprintf("the source's nextCursor %s was already read in this run: "+
 				"its pages go round in a cycle, so the run stopped", quoteCursor(page.NextCursor)))
+		default:
+			err = s.store.UpdateRun(ctx, tx, cur)
 		}
-		return s.store.UpdateRun(ctx, tx, cur)
+		written = *cur
+		return err
 	})
+	if err == nil {
+		*r = written
+	}
 	if err != nil || r.Status.Terminal() {
 		ra.drop()
 		ra = nil
@@ -394,6 +404,8 @@ func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call,
 			return done, err
 		}
 	}
+	from := r.Cursor // as in batch: a retried transaction starts over
+	var written Run
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := jobs.Fence(ctx, tx); err != nil {
 			return err // this job's run lost its lease: another process runs it
@@ -402,7 +414,7 @@ func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call,
 		if err != nil {
 			return err
 		}
-		if cur.Status.Terminal() || cur.Cursor != r.Cursor {
+		if cur.Status.Terminal() || cur.Cursor != from {
 			return errStale
 		}
 		for _, res := range results {
@@ -424,14 +436,19 @@ func (s *Service) exportBatch(ctx context.Context, r *Run, a Adapter, call Call,
 		if err := s.progress(ctx, tx, cur, nil); err != nil {
 			return err
 		}
-		*r = *cur
-		if len(items) < r.BatchSize {
-			return s.finish(ctx, tx, cur, StatusCompleted, "")
+		if len(items) < cur.BatchSize {
+			err = s.finish(ctx, tx, cur, StatusCompleted, "")
+		} else {
+			err = s.store.UpdateRun(ctx, tx, cur)
 		}
-		return s.store.UpdateRun(ctx, tx, cur)
+		written = *cur
+		return err
 	})
 	if errors.Is(err, errStale) {
 		return true, nil
+	}
+	if err == nil {
+		*r = written
 	}
 	return err == nil && r.Status.Terminal(), err
 }
