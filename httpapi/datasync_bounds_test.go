@@ -229,32 +229,14 @@ func TestDataSyncReadsAheadWhileWriting(t *testing.T) {
 
 		id := f.start(f.body("import", "batchSize", 100))
 		src.awaitArrival(t, "")
-		locked, release, held := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		var unlock sync.Once
-		defer unlock.Do(func() { close(release) }) // also when the test fails
-		go func() {
-			held <- db.Tx(t.Context(), func(tx *store.Tx) error {
-				if _, err := tx.Exec(t.Context(), `UPDATE data_sync_runs SET updated_at = updated_at WHERE id = $1`, id); err != nil {
-					return err
-				}
-				close(locked)
-				<-release
-				return nil
-			})
-		}()
-		select {
-		case <-locked:
-		case err := <-held:
-			t.Fatalf("locking the run's row: %v", err)
-		}
+		release := holdInTx(t, db, `UPDATE data_sync_runs SET updated_at = updated_at WHERE id = $1`, id)
 		first.open()
 		src.awaitArrival(t, "100") // asked while the first batch waits for the row
 		if run := f.detail(id); run["batchesCompleted"] != 0.0 {
 			t.Errorf("the first batch committed under the lock: %v", run)
 		}
 		second.open()
-		unlock.Do(func() { close(release) })
-		if err := <-held; err != nil {
+		if err := release(); err != nil {
 			t.Fatal(err)
 		}
 		run := f.wait(id)

@@ -154,6 +154,37 @@ func (f *dsFixture) waitFor(id string, cond func(map[string]any) bool) map[strin
 	}
 }
 
+// holdInTx runs stmt in a transaction of db and keeps the transaction
+// open, with the locks stmt took, until release is called; release
+// returns the transaction's error. The test's end releases it too.
+func holdInTx(t *testing.T, db *store.DB, stmt string, args ...any) (release func() error) {
+	t.Helper()
+	locked, end, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- db.Tx(context.WithoutCancel(t.Context()), func(tx *store.Tx) error {
+			if _, err := tx.Exec(t.Context(), stmt, args...); err != nil {
+				return err
+			}
+			close(locked)
+			<-end
+			return nil
+		})
+	}()
+	select {
+	case <-locked:
+	case err := <-done:
+		t.Fatalf("holding %q: %v", stmt, err)
+	}
+	var once sync.Once
+	var err error
+	release = func() error {
+		once.Do(func() { close(end); err = <-done })
+		return err
+	}
+	t.Cleanup(func() { _ = release() })
+	return release
+}
+
 func (f *dsFixture) detail(id string) map[string]any {
 	f.t.Helper()
 	return f.e.do("GET", "/api/data_sync/runs/"+id, f.key, nil).expect(200).JSON()
@@ -692,26 +723,10 @@ func TestDataSyncCancelDuringBatchCommit(t *testing.T) {
 		id := f.start(f.body("import", "batchSize", 200))
 		src.awaitArrival(t, "200")
 		ctx := t.Context()
-		var locked, release chan struct{}
-		lockDone := make(chan error, 1)
+		var release func() error
 		if db.Dialect().Name() == "postgres" {
 			// Hold the second batch's transaction open at its insert.
-			locked, release = make(chan struct{}), make(chan struct{})
-			go func() {
-				lockDone <- db.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-					if _, err := tx.Exec(ctx, `LOCK TABLE custom_entity_records IN SHARE MODE`); err != nil {
-						return err
-					}
-					close(locked)
-					<-release
-					return nil
-				})
-			}()
-			select {
-			case <-locked:
-			case err := <-lockDone:
-				t.Fatalf("lock: %v", err)
-			}
+			release = holdInTx(t, db, `LOCK TABLE custom_entity_records IN SHARE MODE`)
 		}
 		gate.open()
 		// waitFor polls query (one count) until it is positive.
@@ -726,8 +741,7 @@ func TestDataSyncCancelDuringBatchCommit(t *testing.T) {
 					return
 				}
 				if time.Now().After(deadline) {
-					close(release)
-					t.Fatal(what)
+					t.Fatal(what) // the test's end releases the lock
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -750,8 +764,7 @@ func TestDataSyncCancelDuringBatchCommit(t *testing.T) {
 			// The cancel waits on the run's row, which the held batch locks.
 			waitFor("the cancel never waited on the held batch", `SELECT count(*) FROM pg_stat_activity
 				WHERE $1 = ANY(pg_blocking_pids(pid))`, worker)
-			close(release)
-			if err := <-lockDone; err != nil {
+			if err := release(); err != nil {
 				t.Fatal(err)
 			}
 		}
