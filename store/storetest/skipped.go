@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -73,6 +74,8 @@ func ExplainRows(t testing.TB, db *store.DB, st Statement, table string, setting
 			params[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
 		case int, int32, int64, bool:
 			params[i] = fmt.Sprint(v)
+		case time.Time: // an untyped literal: the prepared statement's parameter type reads it
+			params[i] = "'" + v.UTC().Format(time.RFC3339Nano) + "'"
 		default:
 			t.Fatalf("ExplainRows: no SQL literal for a %T argument of %s", a, st.SQL)
 		}
