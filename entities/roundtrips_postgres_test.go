@@ -29,12 +29,23 @@ func TestCreateRoundTrips(t *testing.T) {
 		}
 	}
 	create() // loads the definitions
+	// A statement that comes with time rather than with each create (a
+	// periodic check, other work sharing the pool) is counted too when it
+	// lands among the creates' round trips (21 in 5 once in CI on a slow
+	// machine); it only ever adds, so the fewest of up to three tries is
+	// the creates' own.
 	const creates = 5
-	before, begun := trips.Trips.Load(), trips.Begins.Load()
-	for range creates {
-		create()
+	var got, txs int64
+	for try := 0; try < 3 && (try == 0 || txs != creates || got != 4*creates); try++ {
+		before, begun := trips.Trips.Load(), trips.Begins.Load()
+		for range creates {
+			create()
+		}
+		g, x := trips.Trips.Load()-before, trips.Begins.Load()-begun
+		if try == 0 || g < got {
+			got, txs = g, x
+		}
 	}
-	got, txs := trips.Trips.Load()-before, trips.Begins.Load()-begun
 	if txs != creates || got != 4*creates {
 		t.Errorf("%d creates one after another: %d round trips in %d transactions, want %d in %d", creates, got, txs, 4*creates, creates)
 	}
