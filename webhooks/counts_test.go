@@ -157,14 +157,18 @@ func insertWebhookOf(t testing.TB, db *store.DB, tenant, eventType string, now t
 // a pending delivery of w for eventType, created at now.
 func insertPendingDelivery(t testing.TB, db *store.DB, w *webhooks.Webhook, eventType string, now time.Time) {
 	t.Helper()
-	d := &webhooks.Delivery{ID: store.NewID(), TenantID: w.TenantID, WebhookID: w.ID, EventID: store.NewID(), EventType: eventType,
-		MessageID: store.NewID(), Payload: []byte(`{}`), Status: webhooks.StatusPending, MaxAttempts: 3, TargetURL: w.URL,
-		EnqueuedAt: now, CreatedAt: now, UpdatedAt: now}
 	ctx := t.Context()
 	if err := db.Tx(ctx, func(tx *store.Tx) error {
-		_, err := webhooks.NewSQLStore().InsertDeliveries(ctx, tx, []*webhooks.Delivery{d})
+		_, err := webhooks.NewSQLStore().InsertDeliveries(ctx, tx, []*webhooks.Delivery{pendingDelivery(w, eventType, now)})
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pendingDelivery is a new delivery of w, still to send.
+func pendingDelivery(w *webhooks.Webhook, eventType string, now time.Time) *webhooks.Delivery {
+	return &webhooks.Delivery{ID: store.NewID(), TenantID: w.TenantID, WebhookID: w.ID, EventID: store.NewID(), EventType: eventType,
+		MessageID: store.NewID(), Payload: []byte(`{}`), Status: webhooks.StatusPending, MaxAttempts: 3, TargetURL: w.URL,
+		EnqueuedAt: now, CreatedAt: now, UpdatedAt: now}
 }

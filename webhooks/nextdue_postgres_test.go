@@ -30,9 +30,7 @@ func TestNextDueReadsTheFirstRetry(t *testing.T) {
 	w := insertWebhookOf(t, db, tenant, "e.0", now)
 	ds := make([]*webhooks.Delivery, 3000)
 	for i := range ds {
-		ds[i] = &webhooks.Delivery{ID: store.NewID(), TenantID: tenant, WebhookID: w.ID, EventID: store.NewID(), EventType: "e.0",
-			MessageID: store.NewID(), Payload: []byte(`{}`), Status: webhooks.StatusPending, MaxAttempts: 3, TargetURL: w.URL,
-			EnqueuedAt: now, CreatedAt: now, UpdatedAt: now}
+		ds[i] = pendingDelivery(w, "e.0", now)
 	}
 	is.NoErr(db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, ds); return err }))
 	// Each waits for a retry, one second apart from an hour on; the
