@@ -67,6 +67,7 @@ type Acks struct {
 	wake   chan struct{} // a notified version is waiting to be acknowledged
 	notify atomic.Int64  // the newest notified version applied
 	done   chan struct{} // closed when the DB closes
+	ended  chan struct{} // closed when run returns
 
 	// Deaf and Frozen are test knobs: Deaf drops notifications (a process
 	// whose listener is cut off), Frozen stops beats and acknowledgements
@@ -83,7 +84,8 @@ func NewAcks(db *store.DB, table, counter string, apply func(v int64), logger *s
 		logger = db.Logger()
 	}
 	return &Acks{db: db, table: table, counter: counter, apply: apply, logger: logger, what: what, id: store.NewID(),
-		base: time.Now(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+		base: time.Now(), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		ended: make(chan struct{})}
 }
 
 // Trusted reports whether the lease holds: the cache honours every change
@@ -113,8 +115,9 @@ func (a *Acks) start() {
 		}
 	})
 	a.db.OnClose(func() {
-		a.lease.Store(0) // a closed database answers nothing: trust nothing
 		close(a.done)
+		<-a.ended        // a beat under way ends first: it must not extend the lease after this
+		a.lease.Store(0) // a closed database answers nothing: trust nothing
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_, _ = a.db.Exec(ctx, `DELETE FROM `+a.table+` WHERE id = $1`, a.id)
@@ -123,6 +126,7 @@ func (a *Acks) start() {
 }
 
 func (a *Acks) run() {
+	defer close(a.ended)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	registered, acked := false, int64(0)
