@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -296,16 +297,39 @@ func deliveryTotal(ctx context.Context, q store.Querier, sc store.Scope, f Deliv
 	return int(total), err
 }
 
-// dueDeliveries is the predicate of the deliveries a drain sends at $3
-// (the webhook's tenant and id being $1 and $2).
-const dueDeliveries = `tenant_id = $1 AND webhook_id = $2 AND status IN ('pending', 'sending')
-	AND (next_retry_at IS NULL OR next_retry_at <= $3)`
+// The deliveries a drain sends at $3 (the webhook's tenant and id being
+// $1 and $2) are two sets, each read from an index of its own, so that
+// neither read walks the retries not yet due (migrations 0009 and 0010):
+// freshDeliveries, never attempted, in event order; and retries, those
+// waiting for a retry in retry order, due up to $3. Each read is written
+// so that PostgreSQL's generic plan of the prepared statement (which
+// cannot know $3) still walks its index: an ORDER BY the index's order
+// with a LIMIT. A bare "next_retry_at <= $3" measured a sequential scan
+// of the table in that plan.
+const (
+	freshDeliveries = `d.tenant_id = $1 AND d.webhook_id = $2 AND d.status IN ('pending', 'sending') AND d.next_retry_at IS NULL`
+	retries         = `d.tenant_id = $1 AND d.webhook_id = $2 AND d.status IN ('pending', 'sending') AND d.next_retry_at IS NOT NULL`
+)
 
-// ClaimDeliveries implements Store.
+// dueRetriesRead bounds the retries due that a claim reads (those that
+// came due first): the first deliveries in event order are taken from
+// among them and the deliveries never attempted.
+const dueRetriesRead = 1000
+
+// ClaimDeliveries implements Store: the first n due deliveries in event
+// order are among the first n of each of the two sets (freshDeliveries,
+// and the first dueRetriesRead retries due), so each set gives at most n
+// rows and the union's first n are taken.
 func (*SQLStore) ClaimDeliveries(ctx context.Context, q store.Querier, tenantID, webhookID string, now time.Time, n int) ([]*Delivery, error) {
-	ds, err := store.Many(ctx, q, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+
-		`d.tenant_id = $1 AND d.webhook_id = $2 AND d.status IN ('pending', 'sending')
-		AND (d.next_retry_at IS NULL OR d.next_retry_at <= $3) ORDER BY d.event_id, d.id LIMIT $4`,
+	// Each set is read with its columns (no join back by id, which the
+	// generic plan made a scan of the table); in event order, that is
+	// by the 4th column (event_id), then the 1st (id).
+	ds, err := store.Many(ctx, q, scanDelivery, `SELECT * FROM (SELECT `+deliveryColumns+deliveryFrom+freshDeliveries+`
+			ORDER BY d.event_id, d.id LIMIT $4) f
+		UNION ALL
+		SELECT * FROM (SELECT * FROM (SELECT `+deliveryColumns+deliveryFrom+retries+` AND d.next_retry_at <= $3
+			ORDER BY d.next_retry_at LIMIT `+strconv.Itoa(dueRetriesRead)+`) r0 ORDER BY 4, 1 LIMIT $4) r
+		ORDER BY 4, 1 LIMIT $4`,
 		tenantID, webhookID, now, n)
 	if err != nil || len(ds) == 0 {
 		return nil, err
@@ -386,12 +410,13 @@ func (*SQLStore) DeliveryHealth(ctx context.Context, q store.Querier, sc store.S
 }
 
 // Due implements drain.Items: k has a delivery ClaimDeliveries would
-// take at now.
+// take at now (the first entry of either index).
 func (*SQLStore) Due(ctx context.Context, q store.Querier, k drain.Key, now time.Time) (bool, error) {
 	due, err := store.Many(ctx, q, func(sc store.Scanner) (int, error) {
 		var one int
 		return one, sc.Scan(&one)
-	}, `SELECT 1 FROM webhook_deliveries WHERE `+dueDeliveries+` LIMIT 1`, k.Group, k.ID, now)
+	}, `SELECT 1 WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE `+freshDeliveries+`)
+		OR (SELECT d.next_retry_at FROM webhook_deliveries d WHERE `+retries+` ORDER BY d.next_retry_at LIMIT 1) <= $3`, k.Group, k.ID, now)
 	return len(due) > 0, err
 }
 

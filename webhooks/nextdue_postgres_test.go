@@ -47,3 +47,59 @@ func TestNextDueReadsTheFirstRetry(t *testing.T) {
 	is.Equal(next, now.Add(time.Hour))
 	is.Equal(storetest.CheckRowsRead(t, db, trips, "ORDER BY next_retry_at", "webhook_deliveries", 10), 1) // the one statement
 }
+
+// A drain's "anything due?" (Due) and its claim (ClaimDeliveries) read
+// the deliveries never attempted and the retries due from their own
+// indexes (migrations 0009 and 0010): with 3,000 retries of a failing
+// receiver not yet due, each reads a few rows, not the backlog, whether
+// nothing else waits or a new delivery does. (Through the queue index of
+// 0004 the claim read the 3,000 and the 3,001: checked.)
+func TestDueAndClaimSkipRetriesNotDue(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	trips := &storetest.RoundTrips{}
+	db := storetest.PostgresTraced(t, storetest.IsolatedPostgresURL(t), trips, webhooks.Migrations)
+	ctx := t.Context()
+	st := webhooks.NewSQLStore()
+	tenant := store.NewID()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	w := insertWebhookOf(t, db, tenant, "e.0", now)
+	k := drain.Key{Group: tenant, ID: w.ID}
+	ds := make([]*webhooks.Delivery, 3000)
+	for i := range ds {
+		ds[i] = pendingDelivery(w, "e.0", now)
+	}
+	is.NoErr(db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, ds); return err }))
+	_, err := db.Exec(ctx, `UPDATE webhook_deliveries SET attempt = 1, next_retry_at = $2 WHERE webhook_id = $1`, w.ID, now.Add(time.Hour))
+	is.NoErr(err)
+	storetest.Vacuum(t, db, "webhook_deliveries")
+
+	check := func(wantDue bool, wantClaimed []string) {
+		t.Helper()
+		due, err := st.Due(trips.Mark(ctx), db, k, now)
+		is.NoErr(err)
+		is.Equal(due, wantDue)
+		is.True(storetest.CheckRowsRead(t, db, trips, "SELECT 1 WHERE EXISTS", "webhook_deliveries", 10) > 0) // this call's and the earlier
+		var claimed []*webhooks.Delivery
+		marked := trips.Mark(ctx)
+		is.NoErr(db.Tx(marked, func(tx *store.Tx) error {
+			claimed, err = st.ClaimDeliveries(marked, tx, tenant, w.ID, now, 10)
+			return err
+		}))
+		ids := []string{}
+		for _, d := range claimed {
+			ids = append(ids, d.ID)
+		}
+		is.Equal(ids, wantClaimed)
+		is.True(storetest.CheckRowsRead(t, db, trips, "UNION ALL", "webhook_deliveries", 10) > 0)
+	}
+	check(false, []string{})
+
+	fresh := pendingDelivery(w, "e.0", now)
+	is.NoErr(db.Tx(ctx, func(tx *store.Tx) error {
+		_, err := st.InsertDeliveries(ctx, tx, []*webhooks.Delivery{fresh})
+		return err
+	}))
+	storetest.Vacuum(t, db, "webhook_deliveries")
+	check(true, []string{fresh.ID})
+}

@@ -591,15 +591,18 @@ func testClaim(t *testing.T, e *env) {
 	tenant := store.NewID()
 	w := e.newHook(tenant, "", "claimed")
 	other := e.newHook(tenant, "", "other")
-	ev := make([]string, 6)
+	ev := make([]string, 7)
 	for i := range ev {
 		ev[i] = store.NewID() // ev[0] < ev[1] < …
 	}
-	later := e.db.Now().Add(time.Hour)
+	earlier, later := e.db.Now().Add(-time.Minute), e.db.Now().Add(time.Hour)
 	// Inserted newest event first: insertion order is not event order.
-	d5 := e.newDelivery(w, ev[5])
-	d4 := e.put(e.newDelivery(w, ev[4]), webhooks.StatusPending, 1, &later) // a retry not due yet
-	d3 := e.put(e.newDelivery(w, ev[3]), webhooks.StatusSending, 1, nil)    // cut short by a dead drain
+	// The due ones are of both kinds (never attempted, a retry due),
+	// interleaved in event order.
+	d5 := e.newDelivery(w, ev[6])
+	d4 := e.put(e.newDelivery(w, ev[5]), webhooks.StatusPending, 1, &later)   // a retry not due yet
+	d3 := e.put(e.newDelivery(w, ev[4]), webhooks.StatusSending, 1, nil)      // cut short by a dead drain
+	dr := e.put(e.newDelivery(w, ev[3]), webhooks.StatusPending, 1, &earlier) // a retry due
 	d2 := e.newDelivery(w, ev[2])
 	d1 := e.put(e.newDelivery(w, ev[1]), webhooks.StatusDelivered, 1, nil)
 	d0 := e.put(e.newDelivery(w, ev[0]), webhooks.StatusFailed, 2, nil)
@@ -615,13 +618,17 @@ func testClaim(t *testing.T, e *env) {
 		return out
 	}
 	batch := claim(50)
-	equalSlices(t, "the due deliveries, in event order", deliveryIDs(batch), []string{d2.ID, d3.ID, d5.ID})
+	equalSlices(t, "the due deliveries, in event order", deliveryIDs(batch), []string{d2.ID, dr.ID, d3.ID, d5.ID})
 	for _, c := range batch {
 		equal(t, "claimed as sending", c.Status, webhooks.StatusSending)
-		equal(t, "claimed attempt", c.Attempt, 1)
+		want := 1 // pending ones start their first attempt, the cut-short one keeps 1
+		if c.ID == dr.ID {
+			want = 2 // the retry's second
+		}
+		equal(t, "claimed attempt", c.Attempt, want)
 		got := e.read(c)
 		equal(t, "stored as sending", got.Status, webhooks.StatusSending)
-		equal(t, "stored attempt (pending ones start 1, the cut-short one keeps 1)", got.Attempt, 1)
+		equal(t, "stored attempt", got.Attempt, want)
 		equal(t, "last attempt at", got.LastAttemptAt != nil, true)
 	}
 	equal(t, "a retry not due stays pending", e.read(d4).Status, webhooks.StatusPending)
@@ -640,10 +647,11 @@ func testClaim(t *testing.T, e *env) {
 	for _, c := range batch[1:] {
 		got := e.read(c)
 		equal(t, "unclaimed status", got.Status, webhooks.StatusPending)
-		equal(t, "unclaimed attempt", got.Attempt, 0)
+		equal(t, "unclaimed attempt", got.Attempt, c.Attempt-1)
 	}
 	equalSlices(t, "a limit takes the first", deliveryIDs(claim(1)), []string{d2.ID})
-	equalSlices(t, "claimed again, still in order", deliveryIDs(claim(50)), []string{d2.ID, d3.ID, d5.ID})
+	equalSlices(t, "a limit takes the first of both kinds", deliveryIDs(claim(2)), []string{d2.ID, dr.ID})
+	equalSlices(t, "claimed again, still in order", deliveryIDs(claim(50)), []string{d2.ID, dr.ID, d3.ID, d5.ID})
 
 	// MarkSending (a test send's attempt).
 	d := e.newDelivery(w, "")
