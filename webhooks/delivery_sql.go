@@ -410,12 +410,14 @@ func (*SQLStore) DeliveryHealth(ctx context.Context, q store.Querier, sc store.S
 }
 
 // Due implements drain.Items: k has a delivery ClaimDeliveries would
-// take at now (the first entry of either index).
+// take at now: the first entry of either index. (Each is read in its
+// index's order: with an EXISTS instead, SQLite walked the webhook's
+// every delivery through its (tenant, webhook) index.)
 func (*SQLStore) Due(ctx context.Context, q store.Querier, k drain.Key, now time.Time) (bool, error) {
 	due, err := store.Many(ctx, q, func(sc store.Scanner) (int, error) {
 		var one int
 		return one, sc.Scan(&one)
-	}, `SELECT 1 WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE `+freshDeliveries+`)
+	}, `SELECT 1 WHERE (SELECT d.id FROM webhook_deliveries d WHERE `+freshDeliveries+` ORDER BY d.event_id, d.id LIMIT 1) IS NOT NULL
 		OR (SELECT d.next_retry_at FROM webhook_deliveries d WHERE `+retries+` ORDER BY d.next_retry_at LIMIT 1) <= $3`, k.Group, k.ID, now)
 	return len(due) > 0, err
 }
@@ -436,8 +438,13 @@ func (*SQLStore) NextDue(ctx context.Context, q store.Querier, k drain.Key, now 
 // dueItems are the deliveries due at the sweep's now, for drain.Table.Stuck
 // and OwnersDue. A delivery became due when it was enqueued, or, once
 // an attempt failed (or Retry queued it again), at its next retry.
+//
+// They are two sets, each with the whole predicate of its partial index
+// (migrations 0009 and 0010), read one after the other, so that both
+// engines walk those indexes rather than the table.
 var dueItems = drain.DueItems{Table: "webhook_deliveries", Group: "tenant_id", Key: "webhook_id",
-	Due:   `i.status IN ('pending', 'sending') AND (i.next_retry_at IS NULL OR i.next_retry_at <= $1)`,
+	DueSets: []string{`i.status IN ('pending', 'sending') AND i.next_retry_at IS NULL`,
+		`i.status IN ('pending', 'sending') AND i.next_retry_at IS NOT NULL AND i.next_retry_at <= $1`},
 	Since: `COALESCE(i.next_retry_at, i.enqueued_at)`}
 
 // Stuck implements drain.Items.

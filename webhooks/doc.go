@@ -61,17 +61,20 @@
 // buffers a call in a 30-minute PostgreSQL soak). A delivery enters that
 // index when an attempt fails or a retry is asked for, not when it is
 // enqueued. Migration 0010 indexes the deliveries never attempted, in
-// event order, apart from those retries: whether anything is due
+// event order, apart from those retries, in place of the one index of
+// every delivery still to send (0004): whether anything is due
 // (Store.Due) and the next deliveries to send (Store.ClaimDeliveries)
 // read each index up to its first due entries, rather than walking every
-// delivery still to send and skipping the retries not yet due.
-// Decision: a claim takes the first deliveries in event order among the
-// union of both, as the one walk did, so the order sent is unchanged,
-// but for one bound: of the retries due, it reads the 1,000 that came
-// due first (more are due at once only after an outage of the receiver
-// long enough to pile them up; the rest follow in the next claims).
-// The cost: each new delivery writes one index entry more (BenchmarkEmit
-// with 10 webhooks, PostgreSQL: about 5% slower, BENCHMARKS.md).
+// delivery still to send and skipping the retries not yet due (with
+// 3,000 such retries a claim read all 3,000 on every wake), and the
+// sweeps (Stuck, Owners) read the two sets one after the other
+// (drain.DueItems.DueSets). A delivery written costs as many index
+// entries as before. Decision: a claim takes the first deliveries in
+// event order among the union of both, as the one walk did, so the
+// order sent is unchanged, but for one bound: of the retries due, it
+// reads the 1,000 that came due first (more are due at once only after
+// an outage of the receiver long enough to pile them up; the rest follow
+// in the next claims).
 //
 // # Several processes, and failover
 //

@@ -79,7 +79,7 @@ func TestDueAndClaimSkipRetriesNotDue(t *testing.T) {
 		due, err := st.Due(trips.Mark(ctx), db, k, now)
 		is.NoErr(err)
 		is.Equal(due, wantDue)
-		is.True(storetest.CheckRowsRead(t, db, trips, "SELECT 1 WHERE EXISTS", "webhook_deliveries", 10) > 0) // this call's and the earlier
+		is.True(storetest.CheckRowsRead(t, db, trips, "SELECT 1 WHERE (SELECT d.id", "webhook_deliveries", 10) > 0) // this call's and the earlier
 		var claimed []*webhooks.Delivery
 		marked := trips.Mark(ctx)
 		is.NoErr(db.Tx(marked, func(tx *store.Tx) error {

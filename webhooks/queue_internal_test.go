@@ -336,15 +336,17 @@ func TestQueueSweep(t *testing.T) {
 	}, Migrations)
 }
 
-// claim's order is its ORDER BY's, not an index's: with the queue index
-// dropped (this test's own database), deliveries inserted newest event
-// first are still claimed oldest event first.
+// claim's order is its ORDER BY's, not an index's: with the indexes of
+// the deliveries still to send dropped (this test's own database),
+// deliveries inserted newest event first are still claimed oldest event
+// first.
 func TestQueueClaimOrderWithoutIndex(t *testing.T) {
 	t.Parallel()
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
 		is := is.New(t)
 		svc := queueTestService(t, db)
-		mustExec(t, db, `DROP INDEX webhook_deliveries_queue_idx`)
+		mustExec(t, db, `DROP INDEX webhook_deliveries_fresh_idx`)
+		mustExec(t, db, `DROP INDEX webhook_deliveries_retry_idx`)
 		ctx, _ := storetest.NewScope(t)
 		w := queueTestHook(t, svc, ctx, "http://127.0.0.1:9/hook")
 		ev := make([]string, 8)

@@ -86,6 +86,13 @@
 // Inspector of it, both of which an embedded Table provides (a Store
 // without Failover is only swept).
 //
+// The work table's due items are a predicate (DueItems.Due), or several
+// disjoint ones (DueItems.DueSets) that Stuck and OwnersDue read one
+// after the other (UNION ALL), each through an index of its own: the
+// webhooks' deliveries never attempted and their retries due have a
+// partial index each, which SQLite would not use for an OR of the two
+// (it scans the table).
+//
 // The failover added no column: the holder is written into owner (TEXT
 // already), and owners written by older versions (a bare id) read as an
 // unknown holder, so processes of both versions can share a database

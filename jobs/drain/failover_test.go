@@ -135,22 +135,34 @@ func TestOwners(t *testing.T) {
 		_, ok := byKey[dueK.ID]
 		is.True(!ok)
 
+		// The due items as one predicate, and as two disjoint sets read
+		// one after the other: the same answers, and Stuck's too.
 		items := DueItems{Table: "drain_test_items", Group: "grp", Key: "qkey", Due: testDue, Since: "i.due_at"}
-		states, err = st.OwnersDue(ctx, db, items, db.Now())
+		sets := items
+		sets.Due, sets.DueSets = "", []string{`NOT i.done AND i.due_at IS NULL`, `NOT i.done AND i.due_at IS NOT NULL AND i.due_at <= $1`}
+		stuck, err := st.Table.Stuck(ctx, db, items, db.Now(), past)
 		is.NoErr(err)
-		byKey = map[string]QueueState{}
-		for _, s := range states {
-			byKey[s.Key.ID] = s
+		is.True(len(stuck) > 0)
+		for _, items := range []DueItems{items, sets} {
+			states, err = st.OwnersDue(ctx, db, items, db.Now())
+			is.NoErr(err)
+			byKey = map[string]QueueState{}
+			for _, s := range states {
+				byKey[s.Key.ID] = s
+			}
+			h = byKey[heldK.ID]
+			is.True(h.Live && h.Holder == qs.Holder())
+			is.Equal(h.Due, 2)
+			is.True(h.OldestDue.Equal(older))
+			d := byKey[dueK.ID]
+			is.Equal(d.Key, dueK)
+			is.True(d.Owner == "" && !d.Queued && d.Due == 1 && d.OldestDue.Equal(old))
+			is.True(byKey[flaggedK.ID].Queued && byKey[flaggedK.ID].Due == 0)
+			is.True(!byKey[lapsedK.ID].Live)
+			got, err := st.Table.Stuck(ctx, db, items, db.Now(), past)
+			is.NoErr(err)
+			is.Equal(got, stuck)
 		}
-		h = byKey[heldK.ID]
-		is.True(h.Live && h.Holder == qs.Holder())
-		is.Equal(h.Due, 2)
-		is.True(h.OldestDue.Equal(older))
-		d := byKey[dueK.ID]
-		is.Equal(d.Key, dueK)
-		is.True(d.Owner == "" && !d.Queued && d.Due == 1 && d.OldestDue.Equal(old))
-		is.True(byKey[flaggedK.ID].Queued && byKey[flaggedK.ID].Due == 0)
-		is.True(!byKey[lapsedK.ID].Live)
 
 		// A Store that cannot say.
 		_, err = New(db, struct{ Store }{st}, nil, Options{}).Owners(ctx)

@@ -172,8 +172,9 @@ func (t *Table) Owners(ctx context.Context, q store.Querier, now time.Time) ([]Q
 // It counts every due item, so it costs what the due items do: fine for
 // an operator's route or a metrics scrape, not for every request.
 func (t *Table) OwnersDue(ctx context.Context, q store.Querier, items DueItems, now time.Time) ([]QueueState, error) {
-	r := strings.NewReplacer("{t}", t.name, "{k}", t.key, "{g}", t.group,
-		"{it}", items.Table, "{ig}", items.Group, "{ik}", items.Key, "{due}", items.Due, "{since}", cmp.Or(items.Since, "NULL"))
+	r := strings.NewReplacer("{t}", t.name, "{k}", t.key, "{g}", t.group, "{ik}", items.Key,
+		"{due}", items.read(`i.`+items.Group+` AS g, i.`+items.Key+` AS k, `+cmp.Or(items.Since, "NULL")+` AS since`),
+		"{none}", items.none(`i.`+items.Key+` = q.`+t.key))
 	return store.Many(ctx, q, func(sc store.Scanner) (QueueState, error) {
 		var s QueueState
 		var owner *string
@@ -183,15 +184,41 @@ func (t *Table) OwnersDue(ctx context.Context, q store.Querier, items DueItems, 
 		s.fill(owner, until, queuedAt, wakeAt, now)
 		s.Queued, s.OldestDue = queued != nil && *queued, oldest.Time
 		return s, err
-	}, r.Replace(`SELECT d.g, d.k, q.owner, q.lease_until, q.queued, q.queued_at, q.wake_at, d.n, d.oldest
-			FROM (SELECT i.{ig} AS g, i.{ik} AS k, COUNT(*) AS n, MIN({since}) AS oldest FROM {it} i
-				WHERE {due} GROUP BY i.{ig}, i.{ik}) d
-			LEFT JOIN {t} q ON q.{k} = d.k
+	}, r.Replace(`SELECT due.g, due.k, q.owner, q.lease_until, q.queued, q.queued_at, q.wake_at, due.n, due.oldest
+			FROM (SELECT e.g, e.k, COUNT(*) AS n, MIN(e.since) AS oldest FROM ({due}) e GROUP BY e.g, e.k) due
+			LEFT JOIN {t} q ON q.{k} = due.k
 		UNION ALL
 		SELECT q.{g}, q.{k}, q.owner, q.lease_until, q.queued, q.queued_at, q.wake_at, 0, NULL
-			FROM {t} q WHERE (q.owner IS NOT NULL OR q.queued)
-			AND NOT EXISTS (SELECT 1 FROM {it} i WHERE i.{ik} = q.{k} AND {due})
+			FROM {t} q WHERE (q.owner IS NOT NULL OR q.queued) AND {none}
 		ORDER BY 2`), now)
+}
+
+// sets are the predicates of the due items: DueSets, or Due alone.
+func (items DueItems) sets() []string {
+	if len(items.DueSets) > 0 {
+		return items.DueSets
+	}
+	return []string{items.Due}
+}
+
+// read is a query of columns (over the alias i) of the due items: one
+// SELECT per set, joined by UNION ALL.
+func (items DueItems) read(columns string) string {
+	parts := make([]string, 0, 2)
+	for _, set := range items.sets() {
+		parts = append(parts, `SELECT `+columns+` FROM `+items.Table+` i WHERE `+set)
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// none is the predicate "no due item matches cond" (over the alias i),
+// one NOT EXISTS per set.
+func (items DueItems) none(cond string) string {
+	parts := make([]string, 0, 2)
+	for _, set := range items.sets() {
+		parts = append(parts, `NOT EXISTS (SELECT 1 FROM `+items.Table+` i WHERE `+cond+` AND (`+set+`))`)
+	}
+	return strings.Join(parts, " AND ")
 }
 
 // DueItems names an area's work table for Table.Stuck and
@@ -204,6 +231,12 @@ type DueItems struct {
 	// Due is the predicate of an item due at $1 (the sweep's now),
 	// written over the alias i.
 	Due string
+	// DueSets, when set, is used instead of Due: predicates of the same
+	// form whose union is the due items, no item in two of them. Each is
+	// read on its own (UNION ALL), so that each can walk an index of its
+	// own (a partial index whose predicate it repeats): an OR of them in
+	// one WHERE, SQLite reads by scanning the table.
+	DueSets []string
 	// Since is an expression over the alias i of when a due item became
 	// due (for webhook deliveries, COALESCE(i.next_retry_at,
 	// i.enqueued_at)), for OwnersDue's OldestDue; "" leaves it zero.
@@ -218,11 +251,10 @@ func (t *Table) Stuck(ctx context.Context, q store.Querier, items DueItems, now,
 	return store.Many(ctx, q, func(sc store.Scanner) (Key, error) {
 		var k Key
 		return k, sc.Scan(&k.Group, &k.ID)
-	}, `SELECT DISTINCT i.`+items.Group+`, i.`+items.Key+` FROM `+items.Table+` i
-			LEFT JOIN `+r.Replace(`{t} q ON q.{k}`)+` = i.`+items.Key+`
-			WHERE `+items.Due+`
-			AND (`+r.Replace(`q.{k}`)+` IS NULL OR (q.lease_until IS NULL OR q.lease_until < $1)
+	}, `SELECT DISTINCT e.g, e.k FROM (`+items.read(`i.`+items.Group+` AS g, i.`+items.Key+` AS k`)+`) e
+			LEFT JOIN `+r.Replace(`{t} q ON q.{k}`)+` = e.k
+			WHERE (`+r.Replace(`q.{k}`)+` IS NULL OR (q.lease_until IS NULL OR q.lease_until < $1)
 				AND (NOT q.queued OR q.owner IS NOT NULL OR q.queued_at < $2))
-			ORDER BY i.`+items.Key, // queue rows are locked in one order (see Queues.Wake)
+			ORDER BY e.k`, // queue rows are locked in one order (see Queues.Wake)
 		now, flaggedBefore)
 }

@@ -12,3 +12,9 @@
 -- fails (its next retry is set) or it is sent.
 CREATE INDEX webhook_deliveries_fresh_idx ON webhook_deliveries (webhook_id, event_id, id)
     WHERE status IN ('pending', 'sending') AND next_retry_at IS NULL;
+
+-- The queue index of 0004 held both sets; every read of deliveries still
+-- to send now reads the two indexes instead (the sweeps' too: Stuck and
+-- Owners), so it goes, and a delivery written costs no more index entries
+-- than before.
+DROP INDEX webhook_deliveries_queue_idx;

@@ -1,0 +1,103 @@
+//go:build !tenantkit_nosqlite
+
+package webhooks_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/tenantkit/tenantkit/jobs/drain"
+	"github.com/tenantkit/tenantkit/store"
+	"github.com/tenantkit/tenantkit/store/storetest"
+	"github.com/tenantkit/tenantkit/webhooks"
+)
+
+// recordingQuerier is a store.Querier that keeps the statements run
+// through it, with their arguments, for their plans.
+type recordingQuerier struct {
+	store.Querier
+	mu    sync.Mutex
+	reads []recorded
+}
+
+type recorded struct {
+	sql  string
+	args []any
+}
+
+func (r *recordingQuerier) keep(sql string, args []any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if strings.HasPrefix(strings.TrimSpace(sql), "SELECT") {
+		r.reads = append(r.reads, recorded{sql, args})
+	}
+}
+
+func (r *recordingQuerier) Query(ctx context.Context, sql string, args ...any) (store.Rows, error) {
+	r.keep(sql, args)
+	return r.Querier.Query(ctx, sql, args...)
+}
+
+func (r *recordingQuerier) QueryRow(ctx context.Context, sql string, args ...any) store.Row {
+	r.keep(sql, args)
+	return r.Querier.QueryRow(ctx, sql, args...)
+}
+
+// unindexedRead is a step of SQLite's plan that reads webhook_deliveries
+// (aliased d or i) by scanning the table, or through the (tenant,
+// webhook) index, which holds every delivery ever made to the webhook.
+var unindexedRead = regexp.MustCompile(`^SCAN [di]$|webhook_deliveries_webhook_idx`)
+
+// On SQLite, what a drain and the sweeps read of the deliveries still to
+// send (Due, ClaimDeliveries, Stuck, Owners) walks the indexes of the
+// deliveries never attempted and of the retries (migrations 0009 and
+// 0010): never the table, nor the webhook's whole history. SQLite plans
+// an OR of two partial indexes' predicates as a scan of the table, and
+// an EXISTS over the webhook's deliveries through the (tenant, webhook)
+// index (both seen before the queries took their present form).
+func TestDrainReadsWalkTheirIndexesOnSQLite(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	db := storetest.SQLite(t, webhooks.Migrations)
+	ctx := t.Context()
+	st := webhooks.NewSQLStore()
+	tenant := store.NewID()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	w := insertWebhookOf(t, db, tenant, "e.0", now)
+	k := drain.Key{Group: tenant, ID: w.ID}
+
+	rec := &recordingQuerier{Querier: db}
+	_, err := st.Due(ctx, rec, k, now)
+	is.NoErr(err)
+	_, err = st.Stuck(ctx, rec, now, now)
+	is.NoErr(err)
+	_, err = st.Owners(ctx, rec, now)
+	is.NoErr(err)
+	_, err = st.ClaimDeliveries(ctx, rec, tenant, w.ID, now, 10) // nothing to claim: its UPDATE does not run
+	is.NoErr(err)
+	is.Equal(len(rec.reads), 4)
+	for _, r := range rec.reads {
+		rows, err := db.Query(ctx, `EXPLAIN QUERY PLAN `+r.sql, r.args...)
+		is.NoErr(err)
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			is.NoErr(rows.Scan(&id, &parent, &unused, &detail))
+			plan = append(plan, detail)
+		}
+		is.NoErr(rows.Err())
+		rows.Close()
+		for _, step := range plan {
+			if unindexedRead.MatchString(step) {
+				t.Errorf("%q in the plan of\n%s\nplan:\n%s", step, r.sql, strings.Join(plan, "\n"))
+			}
+		}
+	}
+}
