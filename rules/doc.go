@@ -113,7 +113,19 @@
 // service's log writer folds a tenant's earlier hours once an hour per
 // process, after the tenant's first logged execution of the hour has
 // committed, and DeleteLogsBefore folds the hours up to its cut first,
-// so a total reads the pending rows of an hour or two. Decision: a batch
+// so a total reads the pending rows of an hour or two. A total not
+// filtered by rule id reads business_rule_log_totals (migration 0013)
+// instead of the whole log's, days' and hours' rows: the same counts
+// summed over rules, kept by triggers on every change to those spans'
+// rows (the fold, retention) in the writing transaction, whatever
+// version of the code writes, so that its cost does not grow with the
+// rules ever executed (deleted ones included: in a 30-minute soak that
+// creates and deletes rules all the while, the unfiltered total went
+// from 29 to 718 buffers a call). The triggers pass the pending span by,
+// so logging an execution writes what it did. Decision: a table of its
+// own rather than rows of a reserved rule id in the kept counts, which a
+// process of the earlier version would have added into its totals
+// during a rolling upgrade. Decision: a batch
 // of ten rules' executions upserted 30 count rows (whole log, day,
 // hour), now 10: on PostgreSQL the upsert of the 30 was about a third of
 // the batch statement's time, and the server spends about a quarter less

@@ -727,7 +727,6 @@ func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter)
 			return nil
 		}
 		k := sc.Readable("tenant_id", "NULLIF(organization_id, '')")
-		k.And("span IN (?, ?)", span, spanPending) // the span's rows and the pending ones of its range
 		if span != spanAll {
 			k.And("bucket >= ?", lo)
 			k.And("bucket < ?", hi)
@@ -737,9 +736,21 @@ func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter)
 				k.And(col+" = ?", v)
 			}
 		}
+		where := k.SQL()
+		spanP, pendingP := k.Add(span), k.Add(spanPending)
+		// The span's rows and the pending ones of its range: by rule id
+		// from the kept counts; over every rule from the totals (migration
+		// 0013), whose rows do not grow with the rules executed.
+		query := `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM business_rule_log_counts
+			WHERE span IN (` + spanP + `, ` + pendingP + `) AND ` + where
+		if f.RuleID == "" {
+			query = `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM (
+				SELECT n FROM business_rule_log_totals WHERE span = ` + spanP + ` AND ` + where + `
+				UNION ALL
+				SELECT n FROM business_rule_log_counts WHERE span = ` + pendingP + ` AND ` + where + `) t`
+		}
 		var n int64
-		err := q.QueryRow(ctx, `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM business_rule_log_counts WHERE `+k.SQL(),
-			k.Values()...).Scan(&n)
+		err := q.QueryRow(ctx, query, k.Values()...).Scan(&n)
 		total += n
 		return err
 	}
