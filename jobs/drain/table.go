@@ -172,7 +172,7 @@ func (t *Table) Owners(ctx context.Context, q store.Querier, now time.Time) ([]Q
 // It counts every due item, so it costs what the due items do: fine for
 // an operator's route or a metrics scrape, not for every request.
 func (t *Table) OwnersDue(ctx context.Context, q store.Querier, items DueItems, now time.Time) ([]QueueState, error) {
-	r := strings.NewReplacer("{t}", t.name, "{k}", t.key, "{g}", t.group, "{ik}", items.Key,
+	r := strings.NewReplacer("{t}", t.name, "{k}", t.key, "{g}", t.group,
 		"{due}", items.read(`i.`+items.Group+` AS g, i.`+items.Key+` AS k, `+cmp.Or(items.Since, "NULL")+` AS since`),
 		"{none}", items.none(`i.`+items.Key+` = q.`+t.key))
 	return store.Many(ctx, q, func(sc store.Scanner) (QueueState, error) {
