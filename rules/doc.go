@@ -121,7 +121,8 @@
 // version of the code writes, so that its cost does not grow with the
 // rules ever executed (deleted ones included: in a 30-minute soak that
 // creates and deletes rules all the while, the unfiltered total went
-// from 29 to 718 buffers a call). The triggers pass the pending span by,
+// from 29 to 718 buffers a call). The pending rows it adds are still one
+// per rule executed in the hour or two not yet folded. The triggers pass the pending span by,
 // so logging an execution writes what it did. Decision: a table of its
 // own rather than rows of a reserved rule id in the kept counts, which a
 // process of the earlier version would have added into its totals
