@@ -1240,24 +1240,7 @@ func recPGPlan(t *testing.T, db *store.DB, q string, args ...any) string {
 // recPlan returns SQLite's EXPLAIN QUERY PLAN of q, one step a line.
 func recPlan(t *testing.T, db *store.DB, q string, args ...any) string {
 	t.Helper()
-	rows, err := db.Query(t.Context(), `EXPLAIN QUERY PLAN `+q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var b strings.Builder
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString(detail + "\n")
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return strings.Join(storetest.SQLitePlan(t, db, q, args...), "\n") + "\n"
 }
 
 func TestRecordTenantIsolation(t *testing.T) {

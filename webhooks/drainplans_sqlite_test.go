@@ -83,17 +83,7 @@ func TestDrainReadsWalkTheirIndexesOnSQLite(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(len(rec.reads), 4)
 	for _, r := range rec.reads {
-		rows, err := db.Query(ctx, `EXPLAIN QUERY PLAN `+r.sql, r.args...)
-		is.NoErr(err)
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			is.NoErr(rows.Scan(&id, &parent, &unused, &detail))
-			plan = append(plan, detail)
-		}
-		is.NoErr(rows.Err())
-		rows.Close()
+		plan := storetest.SQLitePlan(t, db, r.sql, r.args...)
 		for _, step := range plan {
 			if unindexedRead.MatchString(step) {
 				t.Errorf("%q in the plan of\n%s\nplan:\n%s", step, r.sql, strings.Join(plan, "\n"))

@@ -21,18 +21,9 @@ import (
 func TestNextDueReadsTheFirstRetry(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	trips := &storetest.RoundTrips{}
-	db := storetest.PostgresTraced(t, storetest.IsolatedPostgresURL(t), trips, webhooks.Migrations)
 	ctx := t.Context()
-	st := webhooks.NewSQLStore()
-	tenant := store.NewID()
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	w := insertWebhookOf(t, db, tenant, "e.0", now)
-	ds := make([]*webhooks.Delivery, 3000)
-	for i := range ds {
-		ds[i] = pendingDelivery(w, "e.0", now)
-	}
-	is.NoErr(db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, ds); return err }))
+	trips, db, st, w, now := retryBacklog(t)
+	tenant := w.TenantID
 	// Each waits for a retry, one second apart from an hour on; the
 	// earliest is the last written.
 	_, err := db.Exec(ctx, `UPDATE webhook_deliveries SET next_retry_at = $2::timestamptz + make_interval(secs => 3600 + 3000 - n)
@@ -57,19 +48,10 @@ func TestNextDueReadsTheFirstRetry(t *testing.T) {
 func TestDueAndClaimSkipRetriesNotDue(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	trips := &storetest.RoundTrips{}
-	db := storetest.PostgresTraced(t, storetest.IsolatedPostgresURL(t), trips, webhooks.Migrations)
 	ctx := t.Context()
-	st := webhooks.NewSQLStore()
-	tenant := store.NewID()
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	w := insertWebhookOf(t, db, tenant, "e.0", now)
+	trips, db, st, w, now := retryBacklog(t)
+	tenant := w.TenantID
 	k := drain.Key{Group: tenant, ID: w.ID}
-	ds := make([]*webhooks.Delivery, 3000)
-	for i := range ds {
-		ds[i] = pendingDelivery(w, "e.0", now)
-	}
-	is.NoErr(db.Tx(ctx, func(tx *store.Tx) error { _, err := st.InsertDeliveries(ctx, tx, ds); return err }))
 	_, err := db.Exec(ctx, `UPDATE webhook_deliveries SET attempt = 1, next_retry_at = $2 WHERE webhook_id = $1`, w.ID, now.Add(time.Hour))
 	is.NoErr(err)
 	storetest.Vacuum(t, db, "webhook_deliveries")
@@ -102,4 +84,25 @@ func TestDueAndClaimSkipRetriesNotDue(t *testing.T) {
 	}))
 	storetest.Vacuum(t, db, "webhook_deliveries")
 	check(true, []string{fresh.ID})
+}
+
+// retryBacklog opens a PostgreSQL database whose statements are traced
+// (for storetest.CheckRowsRead) and writes a webhook with 3,000
+// deliveries still to send, pending, at now; each test sets their
+// retries.
+func retryBacklog(t *testing.T) (*storetest.RoundTrips, *store.DB, *webhooks.SQLStore, *webhooks.Webhook, time.Time) {
+	t.Helper()
+	trips := &storetest.RoundTrips{}
+	db := storetest.PostgresTraced(t, storetest.IsolatedPostgresURL(t), trips, webhooks.Migrations)
+	st := webhooks.NewSQLStore()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	w := insertWebhookOf(t, db, store.NewID(), "e.0", now)
+	ds := make([]*webhooks.Delivery, 3000)
+	for i := range ds {
+		ds[i] = pendingDelivery(w, "e.0", now)
+	}
+	if err := db.Tx(t.Context(), func(tx *store.Tx) error { _, err := st.InsertDeliveries(t.Context(), tx, ds); return err }); err != nil {
+		t.Fatal(err)
+	}
+	return trips, db, st, w, now
 }
