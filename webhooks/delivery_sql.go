@@ -316,21 +316,23 @@ const (
 // among them and the deliveries never attempted.
 const dueRetriesRead = 1000
 
+// claimDeliveries reads ClaimDeliveries' deliveries ($4 of them). Each
+// set is read with its columns (no join back by id, which the generic
+// plan made a scan of the table); in event order, that is by the 4th
+// column (event_id), then the 1st (id).
+var claimDeliveries = `SELECT * FROM (SELECT ` + deliveryColumns + deliveryFrom + freshDeliveries + `
+		ORDER BY d.event_id, d.id LIMIT $4) f
+	UNION ALL
+	SELECT * FROM (SELECT * FROM (SELECT ` + deliveryColumns + deliveryFrom + retries + ` AND d.next_retry_at <= $3
+		ORDER BY d.next_retry_at LIMIT ` + strconv.Itoa(dueRetriesRead) + `) r0 ORDER BY 4, 1 LIMIT $4) r
+	ORDER BY 4, 1 LIMIT $4`
+
 // ClaimDeliveries implements Store: the first n due deliveries in event
 // order are among the first n of each of the two sets (freshDeliveries,
 // and the first dueRetriesRead retries due), so each set gives at most n
 // rows and the union's first n are taken.
 func (*SQLStore) ClaimDeliveries(ctx context.Context, q store.Querier, tenantID, webhookID string, now time.Time, n int) ([]*Delivery, error) {
-	// Each set is read with its columns (no join back by id, which the
-	// generic plan made a scan of the table); in event order, that is
-	// by the 4th column (event_id), then the 1st (id).
-	ds, err := store.Many(ctx, q, scanDelivery, `SELECT * FROM (SELECT `+deliveryColumns+deliveryFrom+freshDeliveries+`
-			ORDER BY d.event_id, d.id LIMIT $4) f
-		UNION ALL
-		SELECT * FROM (SELECT * FROM (SELECT `+deliveryColumns+deliveryFrom+retries+` AND d.next_retry_at <= $3
-			ORDER BY d.next_retry_at LIMIT `+strconv.Itoa(dueRetriesRead)+`) r0 ORDER BY 4, 1 LIMIT $4) r
-		ORDER BY 4, 1 LIMIT $4`,
-		tenantID, webhookID, now, n)
+	ds, err := store.Many(ctx, q, scanDelivery, claimDeliveries, tenantID, webhookID, now, n)
 	if err != nil || len(ds) == 0 {
 		return nil, err
 	}
