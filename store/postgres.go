@@ -192,9 +192,14 @@ func (e *pgxEngine) claim(ctx context.Context, name, value int32) (func(), bool,
 	if err != nil {
 		return nil, false, err
 	}
+	// The lock is let go before the connection closes: a closed
+	// connection's server process ends, and drops its locks, only after
+	// Close has returned, so a claim made right after a release could
+	// still see the released one (TestClaim failed so once in CI).
 	release := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		_, _ = conn.Exec(cctx, "SELECT pg_advisory_unlock_shared($1, $2)", name, value)
 		_ = conn.Close(cctx)
 	}
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock_shared($1, $2)", name, value); err != nil {
