@@ -1,6 +1,8 @@
 package rules_test
 
 import (
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,10 +144,11 @@ func TestFoldLogCountsKeepsTotals(t *testing.T) {
 	}, rules.Migrations)
 }
 
-// A tenant's first logged execution of an hour folds the tenant's pending
-// counts of the hours before (the service's log writer does it once its
-// write is committed), and no other tenant's; the totals read the same.
-func TestExecutionFoldsEarlierHours(t *testing.T) {
+// A tenant's first logged execution of a minute folds the tenant's
+// pending counts of the hours before and of its own (the service's log
+// writer does it once its write is committed), and no other tenant's; the
+// totals read the same.
+func TestExecutionFoldsPendingCounts(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		svc := must(rules.New(db, rules.Options{}))
@@ -169,15 +172,102 @@ func TestExecutionFoldsEarlierHours(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The execution's hour is hour unless the clock turned an hour
-		// meanwhile; its fold then took the hours before the next one.
-		if n := pendingCountRows(t, db, sc.TenantID, hour); n != 0 {
-			t.Errorf("the tenant's pending rows of earlier hours after an execution: %d, want 0", n)
+		// meanwhile; its fold took its own hour too.
+		if n := pendingCountRows(t, db, sc.TenantID, hour.Add(2*time.Hour)); n != 0 {
+			t.Errorf("the tenant's pending rows after its first execution of a minute: %d, want 0", n)
 		}
 		if n := pendingCountRows(t, db, other, hour.Add(time.Hour)); n != 1 {
 			t.Errorf("the other tenant's pending rows: %d, want 1", n)
 		}
 		if _, total, err := st.ListLogs(ctx, db, sc, rules.LogFilter{Limit: 1}); err != nil || total != 3 {
 			t.Errorf("total: %d, %v; want 3", total, err)
+		}
+	}, rules.Migrations)
+}
+
+// Folds of the current hour while executions of that hour are written
+// at once (as the log writer's once-a-minute folds do, and two processes'
+// folds of one tenant): every count ends folded or pending, none lost or
+// counted twice, on both engines.
+func TestFoldWhileWriting(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		st := rules.NewSQLStore()
+		tenants := []string{store.NewID(), store.NewID()}
+		orgs := []string{"", "org-a"}
+		hour := time.Now().UTC().Truncate(time.Hour)
+		const writers, batches, size = 3, 15, 4
+		written := make([][]*rules.ExecutionRecord, writers)
+		var wg sync.WaitGroup
+		errs := make(chan error, writers+2)
+		for w := range writers {
+			wg.Go(func() {
+				for b := range batches {
+					var xs []*rules.ExecutionRecord
+					for i := range size {
+						n := (w*batches+b)*size + i
+						xs = append(xs, mixedExecution(n, hour.Add(time.Duration(n)*time.Second), tenants, orgs, 3))
+					}
+					if err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertExecutions(ctx, tx, xs) }); err != nil {
+						errs <- err
+						return
+					}
+					written[w] = append(written[w], xs...)
+				}
+			})
+		}
+		done := make(chan struct{})
+		var folders sync.WaitGroup
+		for range 2 {
+			folders.Go(func() {
+				for {
+					err := db.Tx(ctx, func(tx *store.Tx) error { return st.FoldLogCounts(ctx, tx, tenants[0], hour.Add(time.Hour)) })
+					if err != nil {
+						errs <- err
+						return
+					}
+					select {
+					case <-done:
+						return
+					case <-time.After(time.Millisecond):
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(done)
+		folders.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		all := slices.Concat(written...)
+		if len(all) != writers*batches*size {
+			t.Fatalf("%d executions written, want %d", len(all), writers*batches*size)
+		}
+		check := func(step string) {
+			t.Helper()
+			for i, tenant := range tenants {
+				for _, f := range []rules.LogFilter{{}, {RuleID: "R1"}, {Result: rules.StatusFailure}, {EntityType: "invoice"}} {
+					sc := store.Scope{TenantID: tenant}
+					want := ruleRowsSelected(all, sc, f, time.Time{})
+					f.Limit = 1
+					if _, total, err := st.ListLogs(ctx, db, sc, f); err != nil || total != want {
+						t.Errorf("%s: tenant %d, %+v: total %d, want %d (%v)", step, i, f, total, want, err)
+					}
+				}
+			}
+		}
+		check("folded while writing")
+		for _, tenant := range tenants {
+			if err := db.Tx(ctx, func(tx *store.Tx) error { return st.FoldLogCounts(ctx, tx, tenant, hour.Add(time.Hour)) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check("all folded")
+		if n := pendingCountRows(t, db, tenants[0], hour.Add(time.Hour)); n != 0 {
+			t.Errorf("pending rows after the last fold: %d", n)
 		}
 	}, rules.Migrations)
 }
