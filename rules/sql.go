@@ -714,8 +714,8 @@ func ceilTo(sec, size int64) int64 {
 // of the less than an hour before a and after b, counted. With only an
 // end, it is the whole log's less the days and hours from b on, so that
 // it reads as many rows however long ago the log began. Each sum adds
-// the pending counts of its range (spanPending): those of the hours
-// FoldLogCounts has not yet folded, the last hour or two.
+// the pending counts of its range (spanPending): those
+// FoldLogCounts has not yet folded (the log writer folds once a minute).
 func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter) (int64, error) {
 	to := timeBound{f.To, true}
 	if f.EntityID != "" {
