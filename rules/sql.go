@@ -739,9 +739,14 @@ func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter)
 		where := k.SQL()
 		spanP, pendingP := k.Add(span), k.Add(spanPending)
 		// The span's rows and the pending ones of its range: by rule id
-		// from the kept counts; over every rule from the totals (migration
-		// 0013), whose rows do not grow with the rules executed.
-		query := `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM business_rule_log_counts
+		// from the kept counts, through their index by rule (migration
+		// 0014); over every rule from the totals (migration 0013), whose
+		// rows do not grow with the rules executed. Without statistics
+		// SQLite prefers the primary key (its rows hold n, the index's
+		// entries lead back to them), which walks every rule's rows of
+		// the span: the statement names the index (Dialect.IndexedBy).
+		query := `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM ` +
+			q.Dialect().IndexedBy("business_rule_log_counts", "business_rule_log_counts_rule_idx") + `
 			WHERE span IN (` + spanP + `, ` + pendingP + `) AND ` + where
 		if f.RuleID == "" {
 			query = `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM (

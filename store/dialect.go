@@ -10,6 +10,7 @@ type Dialect interface {
 	Name() string
 	Capabilities
 	Locking
+	Planning
 	JSONDialect
 	TextMatch
 	// Classify maps a driver error to an error kind (ErrNotFound,
@@ -30,6 +31,17 @@ type Capabilities interface {
 	// (SQLite). Then a row a write reads cannot change before it commits,
 	// and rows spread to lessen contention between writers are not needed.
 	SingleWriter() bool
+}
+
+// Planning holds what a statement tells an engine's planner where the
+// planner cannot tell on its own.
+type Planning interface {
+	// IndexedBy returns table, for a FROM clause, read through the index
+	// named: SQLite's "table INDEXED BY index", for a read whose best
+	// index SQLite cannot tell without statistics (which tenantkit does
+	// not gather), and which fails rather than read otherwise; table
+	// alone on PostgreSQL, whose planner chooses from its statistics.
+	IndexedBy(table, index string) string
 }
 
 // Locking holds the clauses and statements that lock rows or tables for

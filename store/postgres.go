@@ -539,6 +539,8 @@ func (postgresDialect) SingleWriter() bool { return false }
 
 func (postgresDialect) ForUpdate() string { return " FOR UPDATE" }
 
+func (postgresDialect) IndexedBy(table, _ string) string { return table }
+
 func (postgresDialect) JSONArrayElements(array string) string {
 	return `LATERAL (SELECT e.value, e.n - 1 AS key FROM json_array_elements(` + array + `) WITH ORDINALITY AS e(value, n))`
 }

@@ -208,6 +208,8 @@ func (sqliteDialect) SingleWriter() bool { return true }
 // ForUpdate is "": the one writer holds the database until it commits.
 func (sqliteDialect) ForUpdate() string { return "" }
 
+func (sqliteDialect) IndexedBy(table, index string) string { return table + " INDEXED BY " + index }
+
 func (sqliteDialect) JSONArrayElements(array string) string { return `json_each(` + array + `)` }
 
 // LockForWrites is "": the one writer holds the database until it

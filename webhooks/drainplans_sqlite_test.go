@@ -3,10 +3,8 @@
 package webhooks_test
 
 import (
-	"context"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,37 +15,6 @@ import (
 	"github.com/tenantkit/tenantkit/store/storetest"
 	"github.com/tenantkit/tenantkit/webhooks"
 )
-
-// recordingQuerier is a store.Querier that keeps the statements run
-// through it, with their arguments, for their plans.
-type recordingQuerier struct {
-	store.Querier
-	mu    sync.Mutex
-	reads []recorded
-}
-
-type recorded struct {
-	sql  string
-	args []any
-}
-
-func (r *recordingQuerier) keep(sql string, args []any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if strings.HasPrefix(strings.TrimSpace(sql), "SELECT") {
-		r.reads = append(r.reads, recorded{sql, args})
-	}
-}
-
-func (r *recordingQuerier) Query(ctx context.Context, sql string, args ...any) (store.Rows, error) {
-	r.keep(sql, args)
-	return r.Querier.Query(ctx, sql, args...)
-}
-
-func (r *recordingQuerier) QueryRow(ctx context.Context, sql string, args ...any) store.Row {
-	r.keep(sql, args)
-	return r.Querier.QueryRow(ctx, sql, args...)
-}
 
 // unindexedRead is a step of SQLite's plan that reads webhook_deliveries
 // (aliased d or i) by scanning the table, or through the (tenant,
@@ -72,7 +39,7 @@ func TestDrainReadsWalkTheirIndexesOnSQLite(t *testing.T) {
 	w := insertWebhookOf(t, db, tenant, "e.0", now)
 	k := drain.Key{Group: tenant, ID: w.ID}
 
-	rec := &recordingQuerier{Querier: db}
+	rec := &storetest.Recorder{Querier: db}
 	_, err := st.Due(ctx, rec, k, now)
 	is.NoErr(err)
 	_, err = st.Stuck(ctx, rec, now, now)
@@ -81,12 +48,12 @@ func TestDrainReadsWalkTheirIndexesOnSQLite(t *testing.T) {
 	is.NoErr(err)
 	_, err = st.ClaimDeliveries(ctx, rec, tenant, w.ID, now, 10) // nothing to claim: its UPDATE does not run
 	is.NoErr(err)
-	is.Equal(len(rec.reads), 4)
-	for _, r := range rec.reads {
-		plan := storetest.SQLitePlan(t, db, r.sql, r.args...)
+	is.Equal(len(rec.Reads()), 4)
+	for _, r := range rec.Reads() {
+		plan := storetest.SQLitePlan(t, db, r.SQL, r.Args...)
 		for _, step := range plan {
 			if unindexedRead.MatchString(step) {
-				t.Errorf("%q in the plan of\n%s\nplan:\n%s", step, r.sql, strings.Join(plan, "\n"))
+				t.Errorf("%q in the plan of\n%s\nplan:\n%s", step, r.SQL, strings.Join(plan, "\n"))
 			}
 		}
 	}

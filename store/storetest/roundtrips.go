@@ -28,15 +28,6 @@ type RoundTrips struct {
 	statements []Statement // sent with a marked context
 }
 
-// Statement is a statement sent with a marked context: its text and its
-// arguments, for a test that examines how the server runs it (EXPLAIN).
-type Statement struct {
-	// SQL is the statement's text, as the store sent it.
-	SQL string
-	// Args are its arguments, in order ($1 first).
-	Args []any
-}
-
 // MarkedStatements returns the statements sent with a context of Mark's,
 // in the order they were sent (a batch's one by one).
 func (c *RoundTrips) MarkedStatements() []Statement {

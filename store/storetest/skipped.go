@@ -30,6 +30,11 @@ type PlanRows struct {
 	Read int
 	// Skipped is how many of those a filter left out.
 	Skipped int
+	// Pages is how many pages the scans read (shared buffers hit or
+	// read), their indexes' included: what a scan costs when an index
+	// condition on a column after the first the scan ranges over leaves
+	// entries out within the index, which Read does not count.
+	Pages int
 }
 
 // ExplainRows runs st on db's PostgreSQL server as the server runs a
@@ -86,7 +91,7 @@ func ExplainRows(t testing.TB, db *store.DB, st Statement, table string, setting
 		execute += "(" + strings.Join(params, ", ") + ")"
 	}
 	var out []byte
-	if err := conn.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+execute).Scan(&out); err != nil {
+	if err := conn.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+execute).Scan(&out); err != nil {
 		t.Fatalf("EXPLAIN %s: %v", st.SQL, err)
 	}
 	var plans []struct{ Plan planNode }
@@ -106,6 +111,8 @@ type planNode struct {
 	Rows     int        `json:"Actual Rows"`
 	Loops    int        `json:"Actual Loops"`
 	Removed  int        `json:"Rows Removed by Filter"`
+	Hit      int        `json:"Shared Hit Blocks"`
+	Read     int        `json:"Shared Read Blocks"`
 	Plans    []planNode `json:"Plans"`
 }
 
@@ -115,6 +122,7 @@ func (n planNode) count(table string, rows *PlanRows) {
 	if n.Relation == table && strings.HasSuffix(n.Type, "Scan") {
 		rows.Read += (n.Rows + n.Removed) * n.Loops
 		rows.Skipped += n.Removed * n.Loops
+		rows.Pages += n.Hit + n.Read
 	}
 	for _, c := range n.Plans {
 		c.count(table, rows)
@@ -128,7 +136,7 @@ func (n planNode) count(table string, rows *PlanRows) {
 // confirm that the reads it means were among them.
 func CheckRowsSkipped(t testing.TB, db *store.DB, trips *RoundTrips, part, table string, most int, settings ...string) int {
 	t.Helper()
-	return checkPlans(t, db, trips, part, table, most, "read and left out", func(r PlanRows) int { return r.Skipped }, settings)
+	return checkPlans(t, db, trips, part, table, most, "rows read and left out", func(r PlanRows) int { return r.Skipped }, settings)
 }
 
 // CheckRowsRead is CheckRowsSkipped for every row the plans read, kept
@@ -136,10 +144,17 @@ func CheckRowsSkipped(t testing.TB, db *store.DB, trips *RoundTrips, part, table
 // the table (a fold of the rows written since the last one).
 func CheckRowsRead(t testing.TB, db *store.DB, trips *RoundTrips, part, table string, most int, settings ...string) int {
 	t.Helper()
-	return checkPlans(t, db, trips, part, table, most, "read", func(r PlanRows) int { return r.Read }, settings)
+	return checkPlans(t, db, trips, part, table, most, "rows read", func(r PlanRows) int { return r.Read }, settings)
 }
 
-// checkPlans is CheckRowsSkipped and CheckRowsRead: measure picks what
+// CheckPagesRead is CheckRowsSkipped for the pages the plans' scans of
+// table read (PlanRows.Pages).
+func CheckPagesRead(t testing.TB, db *store.DB, trips *RoundTrips, part, table string, most int, settings ...string) int {
+	t.Helper()
+	return checkPlans(t, db, trips, part, table, most, "pages read", func(r PlanRows) int { return r.Pages }, settings)
+}
+
+// checkPlans is CheckRowsSkipped, CheckRowsRead and CheckPagesRead: measure picks what
 // they bound, and what names it in a failure.
 func checkPlans(t testing.TB, db *store.DB, trips *RoundTrips, part, table string, most int, what string,
 	measure func(PlanRows) int, settings []string) int {
@@ -151,7 +166,7 @@ func checkPlans(t testing.TB, db *store.DB, trips *RoundTrips, part, table strin
 		}
 		checked++
 		if n := measure(ExplainRows(t, db, st, table, settings...)); n > most {
-			t.Errorf("%d rows of %s %s by\n%s", n, table, what, st.SQL)
+			t.Errorf("%d %s of %s by\n%s", n, what, table, st.SQL)
 		}
 	}
 	return checked
