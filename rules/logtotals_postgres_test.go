@@ -13,6 +13,19 @@ import (
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
+// foldedRules is a traced database (its own schema) whose log holds 300
+// executions of 3 rules each, all different, over 2.5 hours, folded:
+// 900 rules' kept counts.
+func foldedRules(t *testing.T) (*logTotalsEnv, *store.DB, *storetest.RoundTrips) {
+	trips := &storetest.RoundTrips{}
+	db := storetest.PostgresTraced(t, storetest.IsolatedPostgresURL(t), trips, rules.Migrations)
+	e := &logTotalsEnv{t: t, db: db, st: rules.NewSQLStore(), sc: store.Scope{TenantID: store.NewID()},
+		start: time.Now().UTC().Truncate(time.Hour).Add(-4 * time.Hour), every: 30 * time.Second}
+	e.write(0, 300)
+	e.fold()
+	return e, db, trips
+}
+
 // The log's totals not filtered by rule id read the kept counts summed
 // over rules (migration 0013), whose rows do not grow with the rules
 // executed: with 900 rules' counts folded, the unfiltered total and one
@@ -21,12 +34,7 @@ import (
 func TestLogTotalsReadNoRuleRows(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	trips := &storetest.RoundTrips{}
-	db := storetest.PostgresTraced(t, storetest.IsolatedPostgresURL(t), trips, rules.Migrations)
-	e := &logTotalsEnv{t: t, db: db, st: rules.NewSQLStore(), sc: store.Scope{TenantID: store.NewID()},
-		start: time.Now().UTC().Truncate(time.Hour).Add(-4 * time.Hour), every: 30 * time.Second}
-	e.write(0, 300) // 3 rules each, all different, over 2.5 hours
-	e.fold()
+	e, db, trips := foldedRules(t)
 	storetest.Vacuum(t, db, "business_rule_log_counts", "business_rule_log_totals")
 	for _, f := range []rules.LogFilter{{}, {Result: rules.StatusFailure}} {
 		_, total, err := e.st.ListLogs(trips.Mark(t.Context()), db, e.sc, f)
@@ -49,12 +57,7 @@ func TestLogTotalsReadNoRuleRows(t *testing.T) {
 func TestLogTotalsByRuleReadItsRows(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	trips := &storetest.RoundTrips{}
-	db := storetest.PostgresTraced(t, storetest.IsolatedPostgresURL(t), trips, rules.Migrations)
-	e := &logTotalsEnv{t: t, db: db, st: rules.NewSQLStore(), sc: store.Scope{TenantID: store.NewID()},
-		start: time.Now().UTC().Truncate(time.Hour).Add(-4 * time.Hour), every: 30 * time.Second}
-	e.write(0, 300) // 3 rules each, all different, over 2.5 hours
-	e.fold()
+	e, db, trips := foldedRules(t)
 	e.write(300, 330) // pending
 	storetest.Vacuum(t, db, "business_rule_log_counts")
 	from, to := e.start.Add(time.Hour), e.start.Add(3*time.Hour)
