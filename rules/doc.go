@@ -116,8 +116,8 @@
 // until a soak executing 17,000 new rules in half an hour saw the
 // unfiltered total read 35, then 222 buffers a call), and
 // DeleteLogsBefore folds the hours up to its cut first, so a total reads
-// the pending rows of the rules executed in the last minute or two. A total not
-// filtered by rule id reads business_rule_log_totals (migration 0013)
+// the pending rows of the rules executed in the last minute or two. A
+// total not filtered by rule id reads business_rule_log_totals (migration 0013)
 // instead of the whole log's, days' and hours' rows: the same counts
 // summed over rules, kept by triggers on every change to those spans'
 // rows (the fold, retention) in the writing transaction, whatever
@@ -125,17 +125,18 @@
 // rules ever executed (deleted ones included: in a 30-minute soak that
 // creates and deletes rules all the while, the unfiltered total went
 // from 29 to 718 buffers a call). The pending rows it adds are one per
-// rule executed since the last fold. A total filtered by rule id reads
+// rule executed since the last fold. The triggers pass the pending span
+// by, so logging an execution writes what it did. Decision: a table of
+// its own rather than rows of a reserved rule id in the kept counts,
+// which a process of the earlier version would have added into its
+// totals during a rolling upgrade. A total filtered by rule id reads
 // that rule's kept counts through an index by tenant, rule id, span and
 // bucket (migration 0014), rather than walking every rule's rows of the
 // span by the primary key (20 → 86 buffers a call over the same soak);
 // on SQLite, which without statistics prefers the primary key, the
-// statement names the index (INDEXED BY). The executions' writes add to
-// their pending rows in place, which leaves the index alone. The triggers pass the pending span by,
-// so logging an execution writes what it did. Decision: a table of its
-// own rather than rows of a reserved rule id in the kept counts, which a
-// process of the earlier version would have added into its totals
-// during a rolling upgrade. Decision: a batch
+// statement names the index (INDEXED BY, store.Dialect.IndexedBy). The
+// executions' writes add to their pending rows in place, which leaves
+// the index alone. Decision: a batch
 // of ten rules' executions upserted 30 count rows (whole log, day,
 // hour), now 10: on PostgreSQL the upsert of the 30 was about a third of
 // the batch statement's time, and the server spends about a quarter less
