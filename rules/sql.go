@@ -745,10 +745,12 @@ func logTotal(ctx context.Context, q store.Querier, sc store.Scope, f LogFilter)
 		// SQLite prefers the primary key (its rows hold n, the index's
 		// entries lead back to them), which walks every rule's rows of
 		// the span: the statement names the index (Dialect.IndexedBy).
-		query := `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM ` +
-			q.Dialect().IndexedBy("business_rule_log_counts", "business_rule_log_counts_rule_idx") + `
-			WHERE span IN (` + spanP + `, ` + pendingP + `) AND ` + where
-		if f.RuleID == "" {
+		var query string
+		if f.RuleID != "" {
+			query = `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM ` +
+				q.Dialect().IndexedBy("business_rule_log_counts", "business_rule_log_counts_rule_idx") + `
+				WHERE span IN (` + spanP + `, ` + pendingP + `) AND ` + where
+		} else {
 			query = `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM (
 				SELECT n FROM business_rule_log_totals WHERE span = ` + spanP + ` AND ` + where + `
 				UNION ALL

@@ -154,8 +154,8 @@ func CheckPagesRead(t testing.TB, db *store.DB, trips *RoundTrips, part, table s
 	return checkPlans(t, db, trips, part, table, most, "pages read", func(r PlanRows) int { return r.Pages }, settings)
 }
 
-// checkPlans is CheckRowsSkipped, CheckRowsRead and CheckPagesRead: measure picks what
-// they bound, and what names it in a failure.
+// checkPlans is CheckRowsSkipped, CheckRowsRead and CheckPagesRead:
+// measure picks what they bound, and what names it in a failure.
 func checkPlans(t testing.TB, db *store.DB, trips *RoundTrips, part, table string, most int, what string,
 	measure func(PlanRows) int, settings []string) int {
 	t.Helper()
