@@ -162,6 +162,13 @@ const foldBatch = 1000
 //
 // It first deletes the folded counts by hour of creation older than
 // hoursKept (counted in what it returns), from their index by hour.
+//
+// The counts are folded in the order of their rows in the sums by
+// organization (migration 0011's webhook_delivery_totals, which a
+// trigger updates from each fold of a count by event type and state):
+// by tenant, the webhook's organization, event type and state first, so
+// that two folds running at once lock those shared rows in one order and
+// never wait on each other in a cycle.
 func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit int) (int64, error) {
 	folded, err := q.Exec(ctx, `DELETE FROM webhook_delivery_folded_counts WHERE created_hour > 0 AND created_hour < $1`,
 		hourOf(time.Now().Add(-hoursKept)))
@@ -175,8 +182,11 @@ func (*SQLStore) FoldDeliveryCounts(ctx context.Context, q store.Querier, limit 
 	keys, err := store.Many(ctx, q, func(s store.Scanner) (key, error) {
 		var k key
 		return k, s.Scan(&k.tenant, &k.hour, &k.webhook, &k.eventType, &k.state)
-	}, `SELECT DISTINCT tenant_id, created_hour, webhook_id, event_type, state FROM webhook_delivery_counts
-		ORDER BY tenant_id, created_hour, webhook_id, event_type, state LIMIT $1`, limit)
+	}, `SELECT k.tenant_id, k.created_hour, k.webhook_id, k.event_type, k.state
+		FROM (SELECT DISTINCT tenant_id, created_hour, webhook_id, event_type, state FROM webhook_delivery_counts) k
+		LEFT JOIN webhooks w ON w.id = k.webhook_id AND w.tenant_id = k.tenant_id
+		ORDER BY k.tenant_id, COALESCE(w.organization_id, ''), k.event_type, k.state, k.created_hour, k.webhook_id
+		LIMIT $1`, limit)
 	if err != nil {
 		return folded, err
 	}
@@ -274,26 +284,31 @@ func (*SQLStore) ListDeliveries(ctx context.Context, q store.Querier, sc store.S
 }
 
 // deliveryTotal returns how many deliveries c (ListDeliveries' predicate
-// for sc and f) selects. It sums the kept count rows (by webhook, event
-// type and state) of the webhooks sc may read (a few rows per webhook
-// and event type), except filtered by status pending or sending, which
-// the counts keep as one state: it counts those deliveries, which are
-// the ones still to send, from the status index.
+// for sc and f) selects, from the kept counts, except filtered by status
+// pending or sending, which the counts keep as one state: it counts those
+// deliveries, which are the ones still to send, from the status index.
+// Filtered by webhook, it sums that webhook's count rows (by event type
+// and state); otherwise the sums by organization of the webhooks sc may
+// read (migration 0011: a few rows per organization, event type and
+// state, however many webhooks there were).
 func deliveryTotal(ctx context.Context, q store.Querier, sc store.Scope, f DeliveryFilter, c *store.Conds) (int, error) {
 	var total int64
 	if f.Status == StatusPending || f.Status == StatusSending {
 		err := q.QueryRow(ctx, `SELECT count(*)`+deliveryFrom+c.SQL(), c.Values()...).Scan(&total)
 		return int(total), err
 	}
-	k := sc.Readable("k.tenant_id", "w.organization_id")
-	k.And("k.created_hour = 0")
-	for col, v := range map[string]string{"k.webhook_id": f.WebhookID, "k.event_type": f.EventType, "k.state": f.Status} {
-		if v != "" {
-			k.And(col+" = ?", v)
-		}
+	from, k := `webhook_delivery_kept_totals t`, sc.ReadableCounted("t.tenant_id", "t.organization_id")
+	if f.WebhookID != "" {
+		from = `webhook_delivery_kept_counts t JOIN webhooks w ON w.id = t.webhook_id AND w.tenant_id = t.tenant_id`
+		k = sc.Readable("t.tenant_id", "w.organization_id").And("t.created_hour = 0").And("t.webhook_id = ?", f.WebhookID)
 	}
-	err := q.QueryRow(ctx, `SELECT COALESCE(sum(k.n), 0) FROM webhook_delivery_kept_counts k
-		JOIN webhooks w ON w.id = k.webhook_id AND w.tenant_id = k.tenant_id WHERE `+k.SQL(), k.Values()...).Scan(&total)
+	if f.EventType != "" {
+		k.And("t.event_type = ?", f.EventType)
+	}
+	if f.Status != "" {
+		k.And("t.state = ?", f.Status)
+	}
+	err := q.QueryRow(ctx, `SELECT COALESCE(sum(t.n), 0) FROM `+from+` WHERE `+k.SQL(), k.Values()...).Scan(&total)
 	return int(total), err
 }
 

@@ -245,9 +245,25 @@
 // Deliveries are never deleted today; a retention that deletes them must
 // add rows of -n in its transaction.
 //
+// Since migration 0011 the totals not filtered by webhook read sums by
+// organization instead of every webhook's counts, which grew with the
+// webhooks ever created, deleted ones included (205 → 446 buffers a call
+// over a 30-minute PostgreSQL soak that creates webhooks all along):
+// webhook_delivery_totals holds the folded counts by event type and state
+// summed by the webhook's organization ('' for none), kept by triggers on
+// the folded counts in the fold's transaction (so a process of an earlier
+// version folding still keeps them), and such a total sums the scope's
+// rows of it and the delta rows not yet folded (the view
+// webhook_delivery_kept_totals). Writing a delivery costs what it did. The
+// fold takes its counts in the order of those shared rows (tenant,
+// organization, event type, state), so that folds running at once never
+// wait on each other in a cycle. A webhook's organization never changes
+// through the store; a trigger moves its sums if a host changes one.
+//
 // Served from the kept counts: the unfiltered total and every total
 // filtered by webhook, event type and status delivered, failed or
-// expired, under any scope. Counted exactly from the deliveries: the
+// expired, under any scope (by webhook from its counts, otherwise from
+// the sums by organization). Counted exactly from the deliveries: the
 // totals filtered by status pending or sending (one state in the
 // counts), from the status index: they grow with the deliveries still to
 // send (the backlog), not with the history. Decision: pending and sending
