@@ -102,13 +102,18 @@
 // been; the takeover logs each queue it hands on (Warn, with the holder
 // that lapsed).
 //
-// The takeover's read of the held queue rows scans webhook_queues (one
-// row per webhook that ever had a delivery): 1.4 ms a second per process
-// at 10,000 webhooks, 9.6 ms at 100,000 (PostgreSQL 15). No index is
-// made for it: a partial index on lease_until would be maintained by
-// every lease renewal and hand-on (and keep PostgreSQL from updating the
-// rows in place); a host with that many webhooks can add CREATE INDEX …
-// ON webhook_queues (lease_until) WHERE owner IS NOT NULL (0.07 ms).
+// The takeover's read of the held queue rows scanned webhook_queues (one
+// row per webhook that ever had a delivery, deleted ones included): 1.4
+// ms a second per process at 10,000 webhooks, 9.6 ms at 100,000
+// (PostgreSQL 15), 5 → 33 buffers a read over a 30-minute soak that
+// creates webhooks all along. Migration 0012 indexes the held queues
+// (lease_until, where owner is set), so the read follows the queues
+// being drained (0.07 ms at 100,000 webhooks). Decision, reversing the
+// first one (no index): each lease acquired, renewed or released now
+// writes an index entry, and PostgreSQL no longer updates those rows in
+// place; that cost follows the drains at work, a few writes a second per
+// drain, beside the many each delivery writes, while the scan grew for
+// the life of a deployment, in every process, every second.
 //
 // # At least once
 //
@@ -250,12 +255,12 @@
 // webhooks ever created, deleted ones included (205 → 446 buffers a call
 // over a 30-minute PostgreSQL soak that creates webhooks all along):
 // webhook_delivery_totals holds the folded counts by event type and state
-// summed by the webhook's organization ('' for none), kept by triggers on
-// the folded counts in the fold's transaction (so a process of an earlier
-// version folding still keeps them), and such a total sums the scope's
-// rows of it and the delta rows not yet folded (the view
-// webhook_delivery_kept_totals). Writing a delivery costs what it did. The
-// fold takes its counts in the order of those shared rows (tenant,
+// summed by the webhook's organization (the empty text for none), kept by
+// triggers on the folded counts in the fold's transaction (so a process
+// of an earlier version folding still keeps them), and such a total sums
+// the scope's rows of it and the delta rows not yet folded (the view
+// webhook_delivery_kept_totals). Writing a delivery costs what it did.
+// The fold takes its counts in the order of those shared rows (tenant,
 // organization, event type, state), so that folds running at once never
 // wait on each other in a cycle. A webhook's organization never changes
 // through the store; a trigger moves its sums if a host changes one.

@@ -58,3 +58,17 @@ func TestDrainReadsWalkTheirIndexesOnSQLite(t *testing.T) {
 		}
 	}
 }
+
+// On SQLite, the look for lapsed leases reads the queues being drained
+// through migration 0012's index, not every webhook's queue.
+func TestLapsedPlanOnSQLite(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	db := storetest.SQLite(t, webhooks.Migrations)
+	rec := &storetest.Recorder{Querier: db}
+	_, err := webhooks.NewSQLStore().Lapsed(t.Context(), rec, time.Now(), 100)
+	is.NoErr(err)
+	is.Equal(len(rec.Reads()), 1)
+	plan := storetest.SQLitePlan(t, db, rec.Reads()[0].SQL, rec.Reads()[0].Args...)
+	is.True(strings.Contains(strings.Join(plan, "\n"), "webhook_queues_lapsed_idx")) // the plan's steps
+}

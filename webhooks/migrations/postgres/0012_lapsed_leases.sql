@@ -1,0 +1,12 @@
+-- webhooks 0012: the leases that lapsed, found without reading every
+-- webhook's queue.
+--
+-- Every process looks, once a second, for delivery queues whose drain's
+-- lease lapsed (drain.Table.Lapsed: owner set, lease_until past), to
+-- hand them on. webhook_queues has a row per webhook ever drained,
+-- deleted ones included, and that read scanned them all (in a 30-minute
+-- PostgreSQL soak that creates webhooks all along, 5 → 33 buffers a
+-- read). This index holds the queues being drained only: a few rows,
+-- whatever the webhooks. A drain's acquire writes an entry; its renewals
+-- replace it, its release removes it.
+CREATE INDEX webhook_queues_lapsed_idx ON webhook_queues (lease_until) WHERE owner IS NOT NULL;
