@@ -3,6 +3,7 @@ package drain
 import (
 	"cmp"
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -193,12 +194,41 @@ func (t *Table) OwnersDue(ctx context.Context, q store.Querier, items DueItems, 
 		ORDER BY 2`), now)
 }
 
-// sets are the predicates of the due items: DueSets, or Due alone.
+// sets are the predicates of the due items: those of ByKey, DueSets, or
+// Due alone.
 func (items DueItems) sets() []string {
+	if len(items.ByKey) > 0 {
+		sets := make([]string, len(items.ByKey))
+		for j, s := range items.ByKey {
+			sets[j] = s.due()
+		}
+		return sets
+	}
 	if len(items.DueSets) > 0 {
 		return items.DueSets
 	}
 	return []string{items.Due}
+}
+
+// keysDue is Stuck's read of the keys with due items when they are sets
+// by key (ByKey): WITH RECURSIVE, one walk per set over its index's keys
+// (s0, s1, …: each step seeks the next key after the last, so a key
+// costs one index entry however many items it has), and for each key
+// found, its group from one due item (NULL when none is due), as the
+// columns g and k of a derived table.
+func (items DueItems) keysDue() (with, from string) {
+	walks := make([]string, len(items.ByKey))
+	selects := make([]string, len(items.ByKey))
+	for j, set := range items.ByKey {
+		walk := "s" + strconv.Itoa(j)
+		next := `SELECT i.` + items.Key + ` FROM ` + items.Table + ` i WHERE ` + set.Items
+		order := ` ORDER BY i.` + items.Key + ` LIMIT 1`
+		walks[j] = walk + `(k) AS (SELECT (` + next + order + `)
+			UNION ALL SELECT (` + next + ` AND i.` + items.Key + ` > ` + walk + `.k` + order + `) FROM ` + walk + ` WHERE ` + walk + `.k IS NOT NULL)`
+		selects[j] = `SELECT (SELECT i.` + items.Group + ` FROM ` + items.Table + ` i WHERE ` + set.due() + ` AND i.` + items.Key + ` = ` +
+			walk + `.k LIMIT 1) AS g, ` + walk + `.k AS k FROM ` + walk + ` WHERE ` + walk + `.k IS NOT NULL`
+	}
+	return `WITH RECURSIVE ` + strings.Join(walks, ", ") + ` `, strings.Join(selects, " UNION ALL ")
 }
 
 // read is a query of columns (over the alias i) of the due items: one
@@ -237,10 +267,40 @@ type DueItems struct {
 	// own (a partial index whose predicate it repeats): an OR of them in
 	// one WHERE, SQLite reads by scanning the table.
 	DueSets []string
+	// ByKey, when set, is used instead of Due and DueSets: disjoint sets
+	// of items, each held in key order by an index of its own (a partial
+	// index led by the key column, whose predicate KeySet.Items
+	// repeats), whose due items are the due items. Stuck then walks each
+	// set's keys through its index, one entry per key, and looks one due
+	// item up per key, rather than reading every due item: it costs what
+	// the keys with items do, not what a backlog does (a receiver down
+	// for a day leaves its webhook a retry per delivery). OwnersDue,
+	// which counts the due items, reads each set's.
+	ByKey []KeySet
 	// Since is an expression over the alias i of when a due item became
 	// due (for webhook deliveries, COALESCE(i.next_retry_at,
 	// i.enqueued_at)), for OwnersDue's OldestDue; "" leaves it zero.
 	Since string
+}
+
+// KeySet is one of DueItems.ByKey: a set of the work table's items
+// held in key order by an index of its own.
+type KeySet struct {
+	// Items is the set's predicate over the alias i, without parameters:
+	// the predicate of its partial index, led by the key column.
+	Items string
+	// Due is the further predicate, over i with $1 the sweep's now, of
+	// the set's items that are due ("" when all are); the index answers
+	// it for one key (its second column, say).
+	Due string
+}
+
+// due is the predicate of the set's due items.
+func (s KeySet) due() string {
+	if s.Due == "" {
+		return s.Items
+	}
+	return s.Items + ` AND ` + s.Due
 }
 
 // Stuck is Items.Stuck over the work table items: the keys with due items
@@ -248,12 +308,16 @@ type DueItems struct {
 // whose lease expired, or a flag set before flaggedBefore), in key order.
 func (t *Table) Stuck(ctx context.Context, q store.Querier, items DueItems, now, flaggedBefore time.Time) ([]Key, error) {
 	r := strings.NewReplacer("{t}", t.name, "{k}", t.key)
+	with, due := "", items.read(`i.`+items.Group+` AS g, i.`+items.Key+` AS k`)
+	if len(items.ByKey) > 0 {
+		with, due = items.keysDue()
+	}
 	return store.Many(ctx, q, func(sc store.Scanner) (Key, error) {
 		var k Key
 		return k, sc.Scan(&k.Group, &k.ID)
-	}, `SELECT DISTINCT e.g, e.k FROM (`+items.read(`i.`+items.Group+` AS g, i.`+items.Key+` AS k`)+`) e
+	}, with+`SELECT DISTINCT e.g, e.k FROM (`+due+`) e
 			LEFT JOIN `+r.Replace(`{t} q ON q.{k}`)+` = e.k
-			WHERE (`+r.Replace(`q.{k}`)+` IS NULL OR (q.lease_until IS NULL OR q.lease_until < $1)
+			WHERE e.g IS NOT NULL AND (`+r.Replace(`q.{k}`)+` IS NULL OR (q.lease_until IS NULL OR q.lease_until < $1)
 				AND (NOT q.queued OR q.owner IS NOT NULL OR q.queued_at < $2))
 			ORDER BY e.k`, // queue rows are locked in one order (see Queues.Wake)
 		now, flaggedBefore)
