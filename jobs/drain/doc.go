@@ -92,10 +92,10 @@
 // webhooks' deliveries never attempted and their retries due have a
 // partial index each, which SQLite would not use for an OR of the two
 // (it scans the table). Sets whose indexes are led by the key
-// (DueItems.ByKey, as the webhooks' deliveries are)
-// let Stuck walk each index's keys instead (WITH RECURSIVE: one entry per
-// key, then one due item looked up per key), so the sweep costs what the
-// queues with work do rather than what their backlogs do.
+// (DueItems.ByKey, as the webhooks' deliveries are) let Stuck walk each
+// index's keys instead (WITH RECURSIVE: one entry per key, then one due
+// item looked up per key), so the sweep costs what the queues with work
+// do rather than what their backlogs do.
 //
 // The failover added no column: the holder is written into owner (TEXT
 // already), and owners written by older versions (a bare id) read as an
