@@ -73,8 +73,7 @@ func TestConcurrentFoldsKeepTotals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &deliveryTotalsEnv{t: t, db: db, st: webhooks.NewSQLStore(), svc: svc, now: time.Now().UTC().Truncate(time.Microsecond),
-		tenant: store.NewID(), other: store.NewID(), hooks: map[string]*webhooks.Webhook{}}
+	e := newDeliveryTotalsEnv(t, db, svc)
 	e.insertOrgWebhook("a", e.tenant, "org-a")
 	var names []string
 	for i := range 40 {

@@ -21,6 +21,13 @@ type deliveryTotalsEnv struct {
 	hooks         map[string]*webhooks.Webhook // by name
 }
 
+// newDeliveryTotalsEnv is a deliveryTotalsEnv of two new tenants in db,
+// folding through svc (nil where the test does not fold).
+func newDeliveryTotalsEnv(t *testing.T, db *store.DB, svc *webhooks.Service) *deliveryTotalsEnv {
+	return &deliveryTotalsEnv{t: t, db: db, st: webhooks.NewSQLStore(), svc: svc, now: time.Now().UTC().Truncate(time.Microsecond),
+		tenant: store.NewID(), other: store.NewID(), hooks: map[string]*webhooks.Webhook{}}
+}
+
 // insertOrgWebhook inserts, through the store, a webhook of tenant and
 // organization org ("" for none), named name.
 func (e *deliveryTotalsEnv) insertOrgWebhook(name, tenant, org string) {
@@ -115,8 +122,7 @@ func TestDeliveryTotalsByOrganization(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := &deliveryTotalsEnv{t: t, db: db, st: webhooks.NewSQLStore(), svc: svc, now: time.Now().UTC().Truncate(time.Microsecond),
-			tenant: store.NewID(), other: store.NewID(), hooks: map[string]*webhooks.Webhook{}}
+		e := newDeliveryTotalsEnv(t, db, svc)
 		for _, h := range []struct{ name, tenant, org string }{{"a", e.tenant, "org-a"}, {"a2", e.tenant, "org-a"},
 			{"b", e.tenant, "org-b"}, {"none", e.tenant, ""}, {"x", e.other, "org-a"}} {
 			e.insertOrgWebhook(h.name, h.tenant, h.org)
@@ -169,8 +175,7 @@ func TestDeliveryTotalsMigrationSumsFoldedCounts(t *testing.T) {
 	t.Parallel()
 	before := linesBefore(t, "0011")
 	storetest.EachIsolated(t, func(t *testing.T, db *store.DB) {
-		e := &deliveryTotalsEnv{t: t, db: db, st: webhooks.NewSQLStore(), now: time.Now().UTC().Truncate(time.Microsecond),
-			tenant: store.NewID(), other: store.NewID(), hooks: map[string]*webhooks.Webhook{}}
+		e := newDeliveryTotalsEnv(t, db, nil)
 		e.insertOrgWebhook("a", e.tenant, "org-a")
 		e.insertOrgWebhook("b", e.tenant, "org-b")
 		e.insertOrgWebhook("none", e.tenant, "")

@@ -214,8 +214,8 @@ func (items DueItems) sets() []string {
 // by key (ByKey): WITH RECURSIVE, one walk per set over its index's keys
 // (s0, s1, …: each step seeks the next key after the last, so a key
 // costs one index entry however many items it has), and for each key
-// found, its group from one due item (NULL when none is due), as the
-// columns g and k of a derived table.
+// found, its group from one due item (NULL when none is due): the WITH
+// clause, and the SELECT of columns g and k that Stuck reads from.
 func (items DueItems) keysDue() (with, from string) {
 	walks := make([]string, len(items.ByKey))
 	selects := make([]string, len(items.ByKey))
@@ -228,7 +228,11 @@ func (items DueItems) keysDue() (with, from string) {
 		selects[j] = `SELECT (SELECT i.` + items.Group + ` FROM ` + items.Table + ` i WHERE ` + set.due() + ` AND i.` + items.Key + ` = ` +
 			walk + `.k LIMIT 1) AS g, ` + walk + `.k AS k FROM ` + walk + ` WHERE ` + walk + `.k IS NOT NULL`
 	}
-	return `WITH RECURSIVE ` + strings.Join(walks, ", ") + ` `, strings.Join(selects, " UNION ALL ")
+	// The keys found, each with its group, are materialized (keys_due), so
+	// that a key's group is looked up once: inlined, PostgreSQL evaluated
+	// the lookup both in Stuck's filter and in its output.
+	return `WITH RECURSIVE ` + strings.Join(walks, ", ") + `, keys_due AS MATERIALIZED (` + strings.Join(selects, " UNION ALL ") + `) `,
+		`SELECT g, k FROM keys_due`
 }
 
 // read is a query of columns (over the alias i) of the due items: one
