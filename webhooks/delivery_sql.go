@@ -266,16 +266,32 @@ func (*SQLStore) ListDeliveries(ctx context.Context, q store.Querier, sc store.S
 		return nil, 0, nil
 	}
 	c := sc.Readable("d.tenant_id", "w.organization_id")
-	for col, v := range map[string]string{"d.webhook_id": f.WebhookID, "d.event_type": f.EventType, "d.status": f.Status} {
-		if v != "" {
-			c.And(col+" = ?", v)
-		}
+	if f.WebhookID != "" {
+		c.And("d.webhook_id = ?", f.WebhookID)
 	}
-	total, err := deliveryTotal(ctx, q, sc, f, c)
+	if f.EventType != "" {
+		c.And("d.event_type = ?", f.EventType)
+	}
+	if f.Status != "" {
+		c.And("d.status = ?", f.Status)
+	}
+	from := deliveryFrom
+	if f.Status == StatusPending || f.Status == StatusSending {
+		// The deliveries still to send are the newest and few beside
+		// the history: their total and page read the status index,
+		// newest first. Without statistics, or with SQLite's (an average
+		// per value), SQLite may choose the webhook's or the event type's
+		// index instead and read their whole history (418 ms at 1,000,000
+		// deliveries by webhook, event type and pending, 0.8 ms through
+		// the status index).
+		from = ` FROM ` + q.Dialect().IndexedBy("webhook_deliveries d", "webhook_deliveries_status_idx") +
+			` JOIN webhooks w ON w.id = d.webhook_id AND w.tenant_id = d.tenant_id WHERE `
+	}
+	total, err := deliveryTotal(ctx, q, sc, f, from, c)
 	if err != nil || total <= f.Offset || f.Limit <= 0 { // no page to read
 		return nil, total, err
 	}
-	items, err := store.Many(ctx, q, scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+c.SQL()+
+	items, err := store.Many(ctx, q, scanDelivery, `SELECT `+deliveryColumns+from+c.SQL()+
 		c.OrderPage("d.created_at", "d.id", true, f.Limit, f.Offset), c.Values()...)
 	for _, d := range items { // the list leaves out payloads and responses
 		d.Payload, d.ResponseBody, d.ResponseHeaders = nil, "", nil
@@ -286,15 +302,16 @@ func (*SQLStore) ListDeliveries(ctx context.Context, q store.Querier, sc store.S
 // deliveryTotal returns how many deliveries c (ListDeliveries' predicate
 // for sc and f) selects, from the kept counts, except filtered by status
 // pending or sending, which the counts keep as one state: it counts those
-// deliveries, which are the ones still to send, from the status index.
+// deliveries, which are the ones still to send, from the status index
+// (from is ListDeliveries' FROM clause, which names it).
 // Filtered by webhook, it sums that webhook's count rows (by event type
 // and state); otherwise the sums by organization of the webhooks sc may
 // read (migration 0011: a few rows per organization, event type and
 // state, however many webhooks there were).
-func deliveryTotal(ctx context.Context, q store.Querier, sc store.Scope, f DeliveryFilter, c *store.Conds) (int, error) {
+func deliveryTotal(ctx context.Context, q store.Querier, sc store.Scope, f DeliveryFilter, from string, c *store.Conds) (int, error) {
 	var total int64
 	if f.Status == StatusPending || f.Status == StatusSending {
-		err := q.QueryRow(ctx, `SELECT count(*)`+deliveryFrom+c.SQL(), c.Values()...).Scan(&total)
+		err := q.QueryRow(ctx, `SELECT count(*)`+from+c.SQL(), c.Values()...).Scan(&total)
 		return int(total), err
 	}
 	from, k := `webhook_delivery_kept_totals t`, sc.ReadableCounted("t.tenant_id", "t.organization_id")
