@@ -300,23 +300,23 @@ func (*SQLStore) ListDeliveries(ctx context.Context, q store.Querier, sc store.S
 }
 
 // deliveryTotal returns how many deliveries c (ListDeliveries' predicate
-// for sc and f) selects, from the kept counts, except filtered by status
-// pending or sending, which the counts keep as one state: it counts those
-// deliveries, which are the ones still to send, from the status index
-// (from is ListDeliveries' FROM clause, which names it).
-// Filtered by webhook, it sums that webhook's count rows (by event type
-// and state); otherwise the sums by organization of the webhooks sc may
-// read (migration 0011: a few rows per organization, event type and
-// state, however many webhooks there were).
+// for sc and f, over its FROM clause from) selects, from the kept counts,
+// except filtered by status pending or sending, which the counts keep as
+// one state: it counts those deliveries, which are the ones still to
+// send, through the status index that from names. Filtered by webhook,
+// it sums that webhook's count rows (by event type and state); otherwise
+// the sums by organization of the webhooks sc may read (migration 0011: a
+// few rows per organization, event type and state, however many webhooks
+// there were).
 func deliveryTotal(ctx context.Context, q store.Querier, sc store.Scope, f DeliveryFilter, from string, c *store.Conds) (int, error) {
 	var total int64
 	if f.Status == StatusPending || f.Status == StatusSending {
 		err := q.QueryRow(ctx, `SELECT count(*)`+from+c.SQL(), c.Values()...).Scan(&total)
 		return int(total), err
 	}
-	from, k := `webhook_delivery_kept_totals t`, sc.ReadableCounted("t.tenant_id", "t.organization_id")
+	counts, k := `webhook_delivery_kept_totals t`, sc.ReadableCounted("t.tenant_id", "t.organization_id")
 	if f.WebhookID != "" {
-		from = `webhook_delivery_kept_counts t JOIN webhooks w ON w.id = t.webhook_id AND w.tenant_id = t.tenant_id`
+		counts = `webhook_delivery_kept_counts t JOIN webhooks w ON w.id = t.webhook_id AND w.tenant_id = t.tenant_id`
 		k = sc.Readable("t.tenant_id", "w.organization_id").And("t.created_hour = 0").And("t.webhook_id = ?", f.WebhookID)
 	}
 	if f.EventType != "" {
@@ -325,7 +325,7 @@ func deliveryTotal(ctx context.Context, q store.Querier, sc store.Scope, f Deliv
 	if f.Status != "" {
 		k.And("t.state = ?", f.Status)
 	}
-	err := q.QueryRow(ctx, `SELECT COALESCE(sum(t.n), 0) FROM `+from+` WHERE `+k.SQL(), k.Values()...).Scan(&total)
+	err := q.QueryRow(ctx, `SELECT COALESCE(sum(t.n), 0) FROM `+counts+` WHERE `+k.SQL(), k.Values()...).Scan(&total)
 	return int(total), err
 }
 
