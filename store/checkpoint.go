@@ -20,20 +20,25 @@ import (
 //
 // A file database therefore checkpoints from a connection of its own in
 // the background: a PASSIVE checkpoint every checkpointInterval, which
-// copies what no reader still needs and never blocks the writer or a
-// reader. The interval is a second, not less: a page written again and
-// again (an index taking keys all over it, as bulk imports of records do)
-// is copied once a checkpoint however many commits wrote it in between, so
-// a longer interval copies fewer pages under a write load (at 100 ms an
-// import of records used 7–14% more CPU than at 1 s), while
-// logged rule executions ran the same at 20 ms, 100 ms and 500 ms. The
-// writer keeps SQLite's automatic checkpoint only as a backstop, at
+// copies what no reader still needs and never takes the writer's lock.
+// The interval is a quarter of a second. A checkpoint still holds writes
+// up in proportion to what it copies and syncs (the machine's write-back
+// of that much data at once): at a second, logged rule executions and
+// record creates over HTTP had a p90 of 17–40 ms and a p99 of 77–113 ms
+// beside a p50 of 2.4–3.6 ms; at 250 ms, p90 6–15 ms and p99 28–62 ms,
+// at the same or a higher rate (BENCHMARKS.md, "Checkpoints every
+// 250 ms"). Shorter is not free: a page written again and again (an
+// index taking keys all over it, as bulk imports of records do) is copied
+// once a checkpoint however many commits wrote it in between, so an
+// import of records used 2–3% more CPU at 250 ms than at a second and
+// 10% more at 100 ms (while finishing 7% sooner at 250 ms). The writer
+// keeps SQLite's automatic checkpoint only as a backstop, at
 // writerAutoCheckpointPages, for a log the background checkpoints cannot
-// keep short. Durability is SQLite's own either way: a
-// commit is in the log when it returns, and a checkpoint syncs the log
-// before it copies it.
+// keep short. Durability is SQLite's own either way: a commit is in the
+// log when it returns, and a checkpoint syncs the log before it copies
+// it.
 const (
-	checkpointInterval        = time.Second
+	checkpointInterval        = 250 * time.Millisecond
 	writerAutoCheckpointPages = 10000 // about 40 MiB of log
 )
 

@@ -16,7 +16,7 @@
 // connections; an in-memory database is one shared connection.
 //
 // A file database copies its write-ahead log back into the database file
-// (a checkpoint) from a connection of its own, every 100 ms, in SQLite's
+// (a checkpoint) from a connection of its own, every 250 ms, in SQLite's
 // PASSIVE mode, which never blocks the writer or a reader; SQLite's own
 // automatic checkpoint would run on the one writer, after the commit that
 // fills the log past 1,000 pages, and hold every write up while it copies
