@@ -51,13 +51,16 @@
 //   - The background pool (DB.Background, DefaultBackgroundConns, 4,
 //     opened as used): the job engine's own work, River's listener (which
 //     holds one), leader election, the queues' fetches, completions, and
-//     the lease renewals and sweeps of package jobs, and identity's
-//     beats. They run on deadlines (River's leader election gives up
-//     after 5 s, a lease after LeaseTTL), so they must never wait behind
-//     requests: with one shared pool, requests queueing for it made a
-//     soak log 72 leader-election timeouts in 30 minutes, and jobs'
-//     leases lapse (jobs' TestJobsUnderRequestLoad: 256 requests on a
-//     pool of 4 for 20 s, 14 engine errors with one pool, none with two).
+//     the lease renewals and sweeps of package jobs and of the webhook
+//     delivery queues (package drain's heartbeats, takeover and sweep),
+//     and identity's beats. They run on deadlines (River's leader
+//     election gives up after 5 s, a lease after LeaseTTL), so they must
+//     never wait behind requests: with one shared pool, requests queueing
+//     for it made a soak log 72 leader-election timeouts in 30 minutes,
+//     and leases lapse (jobs' TestJobsUnderRequestLoad: 256 requests on a
+//     pool of 4 for 20 s, 14 engine errors with one pool, none with two;
+//     drain's TestLeaseKeptUnderRequestLoad: a delivery queue's lease
+//     taken over with one pool, kept with two).
 //     Their queries are short, so they wait for each other a millisecond
 //     or so at most. Options.BackgroundConns overrides it; -1 shares the
 //     request pool (FromPool: the host's).

@@ -47,6 +47,18 @@
 // queue: holder, lease end, flag, and with Table.OwnersDue the due items
 // and the oldest one's age) say which process drains what.
 //
+// The heartbeat, the takeover and the sweep run on the database's
+// background pool (store.DB.Background on PostgreSQL; SQLite's one
+// writer otherwise), as the job engine's own renewals do: they work to
+// deadlines (a renewal later than LeaseTTL − HeartbeatEvery loses the
+// lease), and on the request pool they waited behind requests for a
+// connection. Two 30-minute soaks on one server lost a lease that way
+// once each, a drain under way then cancelled and its queue handed on
+// (TestLeaseKeptUnderRequestLoad: requests waiting 2.4 s for a request
+// connection, a 1 s lease; it lapsed and was taken over with one pool,
+// and is kept with two). A drain's steps, the area's own work, stay on
+// the request pool, as its acquire, release and yield do.
+//
 // Lease times are stamped with each process's clock: hosts whose clocks
 // are more than LeaseTTL − HeartbeatEvery (2 s) apart take each other's
 // live leases. Keep them synchronised (NTP), or raise LeaseTTL (and the

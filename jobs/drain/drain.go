@@ -120,7 +120,7 @@ type Options struct {
 	LeaseTTL time.Duration
 	// HeartbeatEvery is how often a drain renews its lease; well under
 	// LeaseTTL. Cost: one short write transaction per running drain per
-	// beat (the default: one a second).
+	// beat (the default: one a second), on the background pool.
 	HeartbeatEvery time.Duration
 	// TakeOverEvery is how often Run looks for leases that lapsed
 	// (TakeOver). Cost: one read of the queue table's held rows per
@@ -145,7 +145,11 @@ var ErrLeaseLost = errors.New("drain: the queue's lease was lost")
 
 // Queues runs one ordered drain per key at a time, across processes.
 type Queues struct {
-	db      *store.DB
+	db *store.DB
+	// bg is db's background pool (store.DB.Background): the leases' own
+	// queries, the heartbeat, takeover and sweep, run there, on their
+	// deadlines, never waiting behind requests for a connection.
+	bg      *store.DB
 	st      Store
 	enqueue Enqueue
 	opts    Options
@@ -164,6 +168,9 @@ func New(db *store.DB, st Store, enqueue Enqueue, opts Options) *Queues {
 	opts.TakeOverEvery = cmp.Or(opts.TakeOverEvery, DefaultTakeOverEvery)
 	opts.SweepEvery = cmp.Or(opts.SweepEvery, DefaultSweepEvery)
 	qs := &Queues{db: db, st: st, enqueue: enqueue, opts: opts, log: opts.Logger, holder: newHolder()}
+	if db != nil {
+		qs.bg = db.Background()
+	}
 	if qs.log == nil {
 		qs.log = db.Logger()
 	}
@@ -315,7 +322,7 @@ func (qs *Queues) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 		case <-t.C:
 		}
 		held := false
-		err := qs.db.Tx(ctx, func(tx *store.Tx) error {
+		err := qs.bg.Tx(ctx, func(tx *store.Tx) error {
 			var err error
 			held, err = qs.st.Renew(ctx, tx, k, owner, tx.Now().Add(qs.opts.LeaseTTL))
 			return err
@@ -408,7 +415,7 @@ func (qs *Queues) yield(ctx context.Context, k Key, owner string, wait time.Dura
 // lost. Run runs it every SweepEvery (an area may instead run it as a
 // periodic job); TakeOver is the faster path for dead drains.
 func (qs *Queues) Sweep(ctx context.Context) error {
-	return qs.db.Tx(ctx, func(tx *store.Tx) error {
+	return qs.bg.Tx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
 		stuck, err := qs.st.Stuck(ctx, tx, now, now.Add(-qs.opts.StaleQueued))
 		if err != nil {

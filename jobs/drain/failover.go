@@ -132,11 +132,11 @@ func (qs *Queues) TakeOver(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	lapsed, err := f.Lapsed(ctx, qs.db, qs.db.Now(), takeOverBatch)
+	lapsed, err := f.Lapsed(ctx, qs.bg, qs.bg.Now(), takeOverBatch)
 	if err != nil || len(lapsed) == 0 {
 		return err
 	}
-	return qs.db.Tx(ctx, func(tx *store.Tx) error {
+	return qs.bg.Tx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
 		for _, s := range lapsed { // in key order, as every writer locks queue rows
 			reclaimed, err := f.Reclaim(ctx, tx, s.Key, s.Owner, now)
