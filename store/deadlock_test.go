@@ -1,6 +1,9 @@
 package store_test
 
 import (
+	"bytes"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,10 +14,22 @@ import (
 
 // Two transactions lock the same two rows in opposite orders. PostgreSQL
 // aborts one with a deadlock (40P01); Tx must classify it as transient and
-// run that transaction again, so both succeed.
+// run that transaction again, so both succeed. Its retry warning names
+// the relation the two met on (and which process waited for which), so
+// that a deadlock in service says which tables to look at.
 func TestTxRetriesPostgresDeadlock(t *testing.T) {
 	t.Parallel()
-	db := storetest.Postgres(t, widgets)
+	var logs syncBuffer
+	db, err := store.Open(t.Context(), storetest.IsolatedPostgresURL(t), &store.Options{
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(t.Context(), widgets); err != nil {
+		t.Fatal(err)
+	}
 	ctx, sc := storetest.NewScope(t)
 	a, err := insertWidget(ctx, db, sc, "a", nil)
 	if err != nil {
@@ -52,4 +67,31 @@ func TestTxRetriesPostgresDeadlock(t *testing.T) {
 			t.Errorf("transaction %d: %v", i, err)
 		}
 	}
+	out := logs.String()
+	if !strings.Contains(out, "store: transaction conflict, retrying") || !strings.Contains(out, "SQLSTATE 40P01") {
+		t.Fatalf("no retry warning for the deadlock in the log:\n%s", out)
+	}
+	for _, want := range []string{`in relation \"widgets\"`, "blocked by process"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the retry warning does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// syncBuffer is a log destination safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

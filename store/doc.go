@@ -128,10 +128,17 @@
 //
 // DB.Tx runs a function in a write transaction, retrying a bounded number
 // of times on SQLite busy/locked and PostgreSQL serialization or deadlock
-// errors. Tx.Now is fixed when the transaction begins (UTC, microseconds,
-// the precision both engines keep); rows are stamped with it rather than
-// with SQL now(). There are no nested transactions: code that composes
-// passes the *Tx along.
+// errors, each retry logged at Warn ("store: transaction conflict,
+// retrying"). On PostgreSQL the warning carries what the server tells
+// the client of the conflict: the relation and tuple it happened on and,
+// for a deadlock, which process waited for which (no row values; the
+// server's own log has the statements), so that a deadlock in service
+// names the table to look at.
+//
+// Tx.Now is fixed when the transaction begins (UTC, microseconds, the
+// precision both engines keep); rows are stamped with it rather than with
+// SQL now(). There are no nested transactions: code that composes passes
+// the *Tx along.
 //
 // On PostgreSQL a statement costs the server (and the process) about as
 // much in its round trip as in its work for small writes, and more with

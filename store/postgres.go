@@ -569,9 +569,28 @@ func (postgresDialect) Classify(err error) error {
 	case strings.HasPrefix(pe.Code, "22"): // data exception: bad number, bad JSON, …
 		return withKind(ErrInvalid, err)
 	case pe.Code == "40001", pe.Code == "40P01": // serialization failure, deadlock
-		return withKind(errRetryable, err)
+		return withKind(errRetryable, conflictDetail(err, pe))
 	}
 	return err
+}
+
+// conflictDetail adds to a deadlock's or a serialization failure's
+// message what PostgreSQL tells the client of it beyond its code: where
+// it happened ("while updating tuple (0,5) in relation …") and, for a
+// deadlock, which process waited for which, so that the store's retry
+// warning names the table the transactions met on. Neither carries row
+// values or statements (the server's own log has the statements).
+func conflictDetail(err error, pe *pgconn.PgError) error {
+	var extra []string
+	for _, s := range []string{pe.Where, pe.Detail} {
+		if s = strings.Join(strings.Fields(s), " "); s != "" {
+			extra = append(extra, s)
+		}
+	}
+	if len(extra) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, strings.Join(extra, "; "))
 }
 
 // PostgresDialect is the Dialect of PostgreSQL databases, for packages
