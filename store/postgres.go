@@ -579,7 +579,9 @@ func (postgresDialect) Classify(err error) error {
 // it happened ("while updating tuple (0,5) in relation …") and, for a
 // deadlock, which process waited for which, so that the store's retry
 // warning names the table the transactions met on. Neither carries row
-// values or statements (the server's own log has the statements).
+// values: they name relations, tuples and processes, and within a
+// trigger its statement as written (the server's own log has the
+// statements that met).
 func conflictDetail(err error, pe *pgconn.PgError) error {
 	var extra []string
 	for _, s := range []string{pe.Where, pe.Detail} {

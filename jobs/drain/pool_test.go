@@ -18,9 +18,9 @@ import (
 // A drain keeps its lease while requests queue for every connection of
 // the request pool: its heartbeat, and the other processes' takeover,
 // run on the background pool (store.DB.Background), so a renewal never
-// waits behind requests. Before they did, a queue's lease lapsed under
-// load and another process took it over while its drain still ran (once
-// in each of two 30-minute soaks).
+// waits behind requests. While they ran on the request pool, a queue's
+// lease lapsed under load and another process took it over while its
+// drain still ran (once in each of two 30-minute soaks).
 //
 // Requests: 48 goroutines whose transactions each hold one of the 2
 // request connections for 100 ms, so that one waits about 2.4 s for a
