@@ -226,6 +226,20 @@ func (*SQLStore) UpdateTransaction(ctx context.Context, q store.Querier, t *Tran
 			return err
 		}
 	}
+	// The list's counts first, then the row, whose trigger (PostgreSQL
+	// migration 0003) writes the summary's counts: the order in which
+	// new transactions take them (PostgreSQL's one statement upserts the
+	// counts, and its statement trigger the summary's at the end). The
+	// other order deadlocked against a batch of new sessions holding a
+	// count row this change needed while it waited for a summary row
+	// this change held (a soak, payment_transaction_counts against
+	// payment_summary_hours).
+	if was.status != string(t.Status) {
+		if err := transactionCounts.Add(ctx, q, store.CountDelta{Key: countKey(t.TenantID, was.org, was.status, was.provider), N: -1},
+			store.CountDelta{Key: countKey(t.TenantID, was.org, string(t.Status), was.provider), N: 1}); err != nil {
+			return err
+		}
+	}
 	if err := store.ExecOne(ctx, q, `UPDATE payment_transactions SET status = $3, gateway_status = $4,
 		captured_amount = $5, refunded_amount = $6, provider_data = $7, updated_at = $8
 		WHERE tenant_id = $1 AND id = $2`,
@@ -233,11 +247,7 @@ func (*SQLStore) UpdateTransaction(ctx context.Context, q store.Querier, t *Tran
 		return err
 	}
 	t.locked = &countedAs{in: q, org: was.org, status: string(t.Status), provider: was.provider}
-	if was.status == string(t.Status) {
-		return nil
-	}
-	return transactionCounts.Add(ctx, q, store.CountDelta{Key: countKey(t.TenantID, was.org, was.status, was.provider), N: -1},
-		store.CountDelta{Key: countKey(t.TenantID, was.org, string(t.Status), was.provider), N: 1})
+	return nil
 }
 
 // Summarize implements Store. The whole hours from since on are summed
