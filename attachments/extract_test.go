@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
+
 	"github.com/matryer/is"
 
 	"github.com/tenantkit/tenantkit/attachments"
@@ -223,7 +225,7 @@ func TestExtractionMissingFile(t *testing.T) {
 		is := is.New(t)
 		ctx := t.Context()
 		blobs := &hidingBlobs{MemBlobs: attachments.NewMemBlobs(), hidden: map[string]bool{}}
-		var logs syncBuffer
+		var logs logbuf.Buffer
 		svc := newService(db, attachments.Options{Blobs: blobs, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		tn := newTenant(t)
 		// Uploaded before the jobs are registered: no extraction job of
@@ -291,22 +293,4 @@ func TestExtractionMissingFile(t *testing.T) {
 		is.True(strings.Contains(logs.String(), "level=ERROR msg=\"attachments: text extraction failed\" attachmentId="+failed.ID))
 		is.True(strings.Contains(logs.String(), "level=WARN msg=\"attachments: text extraction failed\" attachmentId="+retried.ID))
 	}, attachments.Migrations)
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

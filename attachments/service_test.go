@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
+
 	"github.com/matryer/is"
 
 	"github.com/tenantkit/tenantkit/attachments"
@@ -877,7 +879,7 @@ func TestSweepOrphans(t *testing.T) {
 		root := filepath.Join(t.TempDir(), "files")
 		blobs, err := attachments.NewFSBlobs(root)
 		is.NoErr(err)
-		var logs syncBuffer
+		var logs logbuf.Buffer
 		svc := newService(db, attachments.Options{Blobs: blobs, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		tn := newTenant(t)
 		live := upload(t, svc, tn.ctx, "R1", "live.txt", []byte("live"), nil)

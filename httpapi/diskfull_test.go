@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
+
 	"github.com/tenantkit/tenantkit/full"
 	"github.com/tenantkit/tenantkit/store"
 )
@@ -24,7 +26,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	e := newTestEnvConfig(t, db, full.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	acme := e.newTenant("Acme")
 	key := e.newKey(acme, "payment_gateways.manage", "payment_gateways.view")

@@ -257,25 +257,6 @@ func (m *testMailer) next(t *testing.T, email string) string {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a log
-// (a test's slog handler).
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // mustNew is New for tests, whose options are always valid.
 func mustNew(kit *full.Kit, opts Options) *Handler {
 	h, err := New(kit.Kit, opts)

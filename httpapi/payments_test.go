@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
+
 	"github.com/matryer/is"
 
 	"github.com/tenantkit/tenantkit/full"
@@ -1014,7 +1016,7 @@ func TestPaymentProviderFailures(t *testing.T) {
 		is := is.New(t)
 		const secret = "sk_live_51HxSECRETdoNotShow"
 		leak := fmt.Errorf("stripe: invalid API key %s (request req_9f8e7d)", secret)
-		logs := &syncBuffer{}
+		logs := &logbuf.Buffer{}
 		e := newTestEnvConfig(t, db, full.Config{
 			Logger: slog.New(slog.NewTextHandler(logs, nil)),
 			Payments: payments.Options{Providers: payments.NewRegistry(payments.NewMock("mock"),

@@ -1,7 +1,6 @@
 package payments_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -9,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
 
 	"github.com/tenantkit/tenantkit/payments"
 	"github.com/tenantkit/tenantkit/store"
@@ -38,7 +39,7 @@ func TestStatusChangesBesideNewSessionsDoNotDeadlock(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := t.Context()
-	var logs lockedBuffer
+	var logs logbuf.Buffer
 	db, err := store.Open(ctx, storetest.IsolatedPostgresURL(t), &store.Options{
 		MaxReaders: 16,
 		Logger:     slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -152,22 +153,4 @@ func TestStatusChangesBesideNewSessionsDoNotDeadlock(t *testing.T) {
 			t.Errorf("%s: the summary counts %d, %d rows", status, summed, rows)
 		}
 	}
-}
-
-// lockedBuffer is a log destination safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,7 +1,6 @@
 package ratelimit_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
 
 	"github.com/redis/go-redis/v9"
 
@@ -73,24 +74,6 @@ func (n noInsurance) Consume(_ context.Context, key string, _ ratelimit.Rule) (r
 }
 
 func (n noInsurance) Reset(context.Context, string) error { return nil }
-
-// syncBuffer is a bytes.Buffer safe for concurrent use, for logs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func TestRedis(t *testing.T) {
 	t.Parallel()
@@ -206,7 +189,7 @@ func TestRedisOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.Host = p.addr
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	const retryAfter = 100 * time.Millisecond
 	l, err := ratelimit.OpenRedis(u.String(), ratelimit.RedisOptions{
 		RetryAfter: retryAfter,
@@ -308,7 +291,7 @@ func TestRedisOutage(t *testing.T) {
 func TestRedisErrorReply(t *testing.T) {
 	t.Parallel()
 	client := redisClient(t)
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	l := ratelimit.NewRedis(client, ratelimit.RedisOptions{
 		Insurance:  noInsurance{t},
 		RetryAfter: time.Minute,

@@ -1,12 +1,13 @@
 package store_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
 
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -19,7 +20,7 @@ import (
 // that a deadlock in service says which tables to look at.
 func TestTxRetriesPostgresDeadlock(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	db, err := store.Open(t.Context(), storetest.IsolatedPostgresURL(t), &store.Options{
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -76,22 +77,4 @@ func TestTxRetriesPostgresDeadlock(t *testing.T) {
 			t.Errorf("the retry warning does not say %q:\n%s", want, out)
 		}
 	}
-}
-
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

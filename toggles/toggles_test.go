@@ -1,7 +1,6 @@
 package toggles_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
 
 	"github.com/matryer/is"
 
@@ -1161,24 +1162,6 @@ func TestCrossProcessFreshness(t *testing.T) {
 	})
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent loggers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A failing reload keeps serving the previous values and is logged.
 func TestReloadFailureKeepsServing(t *testing.T) {
 	t.Parallel()
@@ -1188,7 +1171,7 @@ func TestReloadFailureKeepsServing(t *testing.T) {
 		db, err := store.Open(ctx, url, nil)
 		is.NoErr(err)
 		is.NoErr(db.Migrate(ctx, toggles.Migrations))
-		var logs syncBuffer
+		var logs logbuf.Buffer
 		svc := newService(t, db, toggles.Options{PollInterval: 10 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		create(t, svc, toggles.CreateInput{Identifier: "kept", Type: toggles.String, DefaultValue: raw(`"v"`)})

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
+
 	"github.com/tenantkit/tenantkit/jobs"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -74,7 +76,7 @@ func TestFailoverKill(t *testing.T) {
 	t.Parallel()
 	url := storetest.IsolatedPostgresURL(t) // skips without PostgreSQL
 	ctx := t.Context()
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	db, err := store.Open(ctx, url, &store.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +154,7 @@ func TestFailoverKill(t *testing.T) {
 	// The child drains them.
 	child := exec.Command(os.Args[0], "-test.run=^TestFailoverKill$", "-test.count=1")
 	child.Env = append(os.Environ(), failoverChildEnv+"="+url+" "+hex.EncodeToString(key))
-	var childOut syncBuffer
+	var childOut logbuf.Buffer
 	child.Stdout, child.Stderr = &childOut, &childOut
 	if err := child.Start(); err != nil {
 		t.Fatal(err)

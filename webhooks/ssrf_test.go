@@ -1,14 +1,14 @@
 package webhooks_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
 
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
@@ -62,29 +62,11 @@ func TestDisguisedPrivateURLs(t *testing.T) {
 	}, webhooks.Migrations)
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A test send refused when it connects records "blocked address" for the
 // tenant; the server's log has the detail, with the delivery and webhook.
 func TestTestSendErrorIsGeneric(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	db, err := store.Open(t.Context(), storetest.SQLiteURL(t), &store.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
 )
 
 // Lines are gathered and written out together: not at once, within the
@@ -13,7 +15,7 @@ import (
 // before them for a line at WARN or above. Nothing is lost or reordered.
 func TestLineBuffer(t *testing.T) {
 	t.Parallel()
-	out := &syncBuffer{}
+	out := &logbuf.Buffer{}
 	buf := newLineBuffer(out, 50*time.Millisecond, 1<<10)
 	log := slog.New(flushAtWarn{slog.NewTextHandler(buf, nil), buf})
 

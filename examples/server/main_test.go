@@ -13,9 +13,10 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
 
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
@@ -295,8 +296,8 @@ func TestGCPercent(t *testing.T) {
 // server is a run() started by a test.
 type server struct {
 	base   string
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *logbuf.Buffer
+	stderr *logbuf.Buffer
 	cancel context.CancelFunc
 	done   chan error
 	client *http.Client
@@ -308,7 +309,7 @@ func start(t *testing.T, env map[string]string) *server {
 	t.Helper()
 	env["ADDR"] = "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, done: make(chan error, 1),
+	s := &server{stdout: &logbuf.Buffer{}, stderr: &logbuf.Buffer{}, cancel: cancel, done: make(chan error, 1),
 		client: &http.Client{Timeout: 5 * time.Second}}
 	stderr := s.stderr
 	go func() { s.done <- run(ctx, nil, getenv(env), s.stdout, stderr) }()
@@ -434,23 +435,4 @@ func (s *server) tenantCount(t *testing.T) int {
 
 func getenv(env map[string]string) func(string) string {
 	return func(name string) string { return env[name] }
-}
-
-// syncBuffer is a bytes.Buffer safe for the server goroutine to write while
-// the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
