@@ -59,6 +59,13 @@
 // and is kept with two). A drain's steps, the area's own work, stay on
 // the request pool, as its acquire, release and yield do.
 //
+// A renewal that finds the lease gone while the drain is letting it go
+// itself (its release, yield or hand-on under way or committed) is not a
+// loss: the drain is ending, and the heartbeat stops without a warning
+// (TestReleaseBesideHeartbeat). A soak on a loaded machine logged such a
+// false "lease lost" once, the drain's goroutine held up between its
+// release's commit and stopping its heartbeat.
+//
 // Lease times are stamped with each process's clock: hosts whose clocks
 // are more than LeaseTTL − HeartbeatEvery (2 s) apart take each other's
 // live leases. Keep them synchronised (NTP), or raise LeaseTTL (and the

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -239,11 +240,16 @@ func (qs *Queues) Drain(ctx context.Context, k Key, step func(ctx context.Contex
 	jobCtx := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
-	go qs.heartbeat(ctx, cancel, k, owner, done)
+	// lettingGo is set while the drain lets the lease go itself (release,
+	// yield, hand-on): a heartbeat then finding the lease gone is the
+	// drain's own doing, not a loss.
+	var lettingGo atomic.Bool
+	go qs.heartbeat(ctx, cancel, k, owner, done, &lettingGo)
 	defer cancel(nil)
 	defer close(done)
 	defer func() {
 		if err != nil || jobCtx.Err() != nil {
+			lettingGo.Store(true)
 			// Failed, or out of time: hand the queue on now rather than
 			// when the lease expires (the job's retry, or a new drain,
 			// takes it).
@@ -266,11 +272,13 @@ func (qs *Queues) Drain(ctx context.Context, k Key, step func(ctx context.Contex
 		}
 		if st.Yield {
 			qs.log.Debug(qs.opts.Name+": yielding a queue", "queue", k.ID, "group", k.Group, "holder", qs.holder, "wait", st.Wait)
+			lettingGo.Store(true)
 			return qs.yield(ctx, k, owner, st.Wait)
 		}
 		if st.More {
 			continue
 		}
+		lettingGo.Store(true)
 		more, err := qs.release(ctx, k, owner)
 		if err != nil || !more {
 			if err == nil {
@@ -278,6 +286,7 @@ func (qs *Queues) Drain(ctx context.Context, k Key, step func(ctx context.Contex
 			}
 			return err
 		}
+		lettingGo.Store(false) // stepping on: a lease gone is lost again
 	}
 }
 
@@ -308,8 +317,10 @@ func (qs *Queues) acquire(ctx context.Context, k Key, owner string) (bool, error
 }
 
 // heartbeat renews owner's lease until done is closed; when the lease is
-// gone it cancels the drain.
-func (qs *Queues) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, k Key, owner string, done <-chan struct{}) {
+// gone it cancels the drain, unless the drain is letting it go itself
+// (lettingGo): then a renewal that finds it gone ran after the drain's
+// release or yield committed, and the drain is ending anyway.
+func (qs *Queues) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, k Key, owner string, done <-chan struct{}, lettingGo *atomic.Bool) {
 	t := time.NewTicker(qs.opts.HeartbeatEvery)
 	defer t.Stop()
 	failing := false
@@ -328,6 +339,8 @@ func (qs *Queues) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			return err
 		})
 		switch {
+		case err == nil && !held && lettingGo.Load():
+			return // let go by the drain itself
 		case err == nil && !held:
 			qs.log.Warn(qs.opts.Name+": lease lost (it lapsed and was taken over); stopping the drain",
 				"queue", k.ID, "group", k.Group, "holder", qs.holder)
