@@ -303,8 +303,18 @@
 // partition and of one tag (with or without a partition) sums a few of
 // them; Tags are those counted above zero for the organizations the scope
 // reads, and CountAttachments (the usage's file count) sums them too.
-// Several tags still count the matching attachments. A file-name search
-// matches anywhere in the name, which no count serves. Decision: its
+// Several tags (each required) still count the matching attachments, but
+// from the rarest tag's rows (by the kept counts), each tested for the
+// others, rather than from every attachment of the tenant each tested for
+// every tag: a tag no readable attachment carries answers at once, and
+// the cost is the rarest tag's attachments, not the tenant's. The page is
+// read from those rows too, unless the matches are dense enough that
+// reading in the page's order finds the page sooner (the total known,
+// (offset+limit)·attachments/total against the rarest tag's count). A
+// rare intersection of common tags still reads a common tag's rows.
+//
+// A file-name search matches anywhere in the name, which no count
+// serves. Decision: its
 // total counts at most store.SearchTotalCap (10,000) matches
 // (store.CountCapped stops after the cap + 1; LibraryPage.TotalCapped),
 // and the HTTP library reports 10,000 with "totalCapped": true beside the

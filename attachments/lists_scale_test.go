@@ -14,12 +14,13 @@ import (
 // TestListLibraryAtScale measures the library's first page (25
 // attachments) with its exact total and the tags to filter by, as the
 // Service's Library asks the Store for them, as a tenant's attachments
-// grow: newest first, by file name, by partition, by one tag, and by a
-// file-name search (a term in 10% of the names, one in 1%, one in none), on each engine. It is a measurement, not a test, and
+// grow: newest first, by file name, by partition, by one tag, by two
+// tags that no attachment has both of, by two tags one of which one
+// attachment in 1,000 carries, and by a file-name search (a term in 10% of the names, one in 1%, one in none), on each engine. It is a measurement, not a test, and
 // runs only when TENANTKIT_BENCH_LIST_ROWS lists the attachment counts to
 // measure at (for example "100000,1000000"); they are inserted straight
 // into the tables (storetest.SeedRows: multi-row INSERTs, 1,000 per
-// transaction) over two partitions, each with one of four tags, the kept
+// transaction) over two partitions, each with one of four tags (one in 1,000 also "rare"), the kept
 // counts recounted as migration 0003 counts them; storetest.GrowAndMeasure
 // says how the table grows and what is timed. A search's total counts
 // at most store.SearchCap(ctx)+1 matches; the search that matches nothing
@@ -39,6 +40,14 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
 	partition := func(i int) string { return []string{"docs", "images"}[i%2] }
 	tag := func(i int) string { return fmt.Sprint("tag-", i/2%4) }
+	// One attachment in 1,000 (all of them of tag-0) also carries "rare".
+	const rareEvery = 1000
+	tagsJSON := func(i int) string {
+		if i%rareEvery == 0 {
+			return `["` + tag(i) + `","rare"]`
+		}
+		return `["` + tag(i) + `"]`
+	}
 	seed := func(tenant string, from, to int) {
 		if from == 0 {
 			for _, code := range []string{"docs", "images"} {
@@ -58,11 +67,13 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 			mime_type, storage_key, tags, assignments, custom_fields, created_at, updated_at`, from, to, func(i int) []any {
 			at := base.Add(time.Duration(i) * time.Millisecond)
 			return []any{ids[i], tenant, "orders", fmt.Sprint("order-", i), partition(i), fmt.Sprintf("scan-%07d.pdf", i),
-				1000 + i%5000, "application/pdf", "k/" + ids[i], `["` + tag(i) + `"]`, "[]", "{}", at, at}
+				1000 + i%5000, "application/pdf", "k/" + ids[i], tagsJSON(i), "[]", "{}", at, at}
 		})
 		storetest.SeedRows(t, db, "attachment_tags", "attachment_id, tenant_id, tag", from, to, func(i int) []any {
 			return []any{ids[i], tenant, tag(i)}
 		})
+		storetest.SeedRows(t, db, "attachment_tags", "attachment_id, tenant_id, tag", (from+rareEvery-1)/rareEvery, (to+rareEvery-1)/rareEvery,
+			func(j int) []any { return []any{ids[j*rareEvery], tenant, "rare"} })
 		err := db.Tx(ctx, func(tx *store.Tx) error {
 			for _, q := range []string{`DELETE FROM attachment_counts WHERE tenant_id = $1`,
 				`DELETE FROM attachment_tag_counts WHERE tenant_id = $1`,
@@ -92,7 +103,7 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 			storetest.Explain(t, db, "count, search "+term, `SELECT `+store.CountCappedExpr(ctx, search), tenant, store.LikeContains(term))
 		}
 	}
-	wantTags := []string{"tag-0", "tag-1", "tag-2", "tag-3"}
+	wantTags := []string{"rare", "tag-0", "tag-1", "tag-2", "tag-3"}
 	cases := func(tenant string, rows int) []storetest.ScaleCase {
 		sc := store.Scope{TenantID: tenant}
 		tagged := 0
@@ -120,6 +131,25 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 				return storetest.CheckPage(name, len(items), total, min(25, want), wantTotal)
 			}}
 		}
+		twoTagsAsBefore := func(name, tag1, tag2 string, want int) storetest.ScaleCase {
+			where := `FROM attachments a WHERE a.tenant_id = $1
+				AND EXISTS (SELECT 1 FROM attachment_tags t WHERE t.attachment_id = a.id AND t.tenant_id = $1 AND t.tag = $2)
+				AND EXISTS (SELECT 1 FROM attachment_tags t WHERE t.attachment_id = a.id AND t.tenant_id = $1 AND t.tag = $3)`
+			return storetest.ScaleCase{Name: name, Calls: 10, List: func() error {
+				var total int
+				if err := db.QueryRow(ctx, `SELECT count(*) `+where, tenant, tag1, tag2).Scan(&total); err != nil {
+					return err
+				}
+				page, err := store.Many(ctx, db, func(s store.Scanner) (string, error) {
+					var id string
+					return id, s.Scan(&id)
+				}, `SELECT a.id `+where+` ORDER BY a.created_at DESC, a.id DESC LIMIT 25`, tenant, tag1, tag2)
+				if err != nil {
+					return err
+				}
+				return storetest.CheckPage(name, len(page), total, min(25, want), want)
+			}}
+		}
 		list := func(name string, f attachments.LibraryFilter, want, calls int) storetest.ScaleCase {
 			return listTotal(name, f, want, want, calls)
 		}
@@ -131,6 +161,15 @@ func scaleListLibrary(t *testing.T, db *store.DB, engine string, sizes []int, ca
 			list("by file name", attachments.LibraryFilter{SortField: "fileName"}, rows, 0),
 			list("partition", attachments.LibraryFilter{Partition: "images", SortDesc: true}, rows/2, 0),
 			list("tag", attachments.LibraryFilter{Tags: []string{"tag-1"}, SortDesc: true}, tagged, 0),
+			// Two tags count the attachments that have both: none here
+			// (each has one), the worst case, which reads a tag's rows.
+			listTotal("two tags, none has both", attachments.LibraryFilter{Tags: []string{"tag-1", "tag-2"}, SortDesc: true}, 0, 0, 10),
+			list("two tags, one rare", attachments.LibraryFilter{Tags: []string{"tag-0", "rare"}, SortDesc: true}, (rows+rareEvery-1)/rareEvery, 0),
+			// The baselines: the same two filters as Library read them
+			// before it started from the rarest tag, every attachment of
+			// the tenant tested for each tag (10 calls at most).
+			twoTagsAsBefore("two tags, none has both, as before", "tag-1", "tag-2", 0),
+			twoTagsAsBefore("two tags, one rare, as before", "tag-0", "rare", (rows+rareEvery-1)/rareEvery),
 			// A search counts at most store.SearchCap(ctx)+1 matches: a term
 			// in 10% of the names (capped above 100,000 rows), one in
 			// 1% (10,000 at 1,000,000: exact), and one in none, which

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/tenantkit/tenantkit/store"
@@ -250,7 +251,11 @@ var librarySort = map[string]string{"fileName": "a.file_name", "fileSize": "a.fi
 
 // libraryConds is Library's predicate for sc and f.
 func libraryConds(d store.Dialect, sc store.Scope, f LibraryFilter) *store.Conds {
-	c := readable(sc)
+	return andLibrary(readable(sc), d, sc, f)
+}
+
+// andLibrary adds f's filters to c.
+func andLibrary(c *store.Conds, d store.Dialect, sc store.Scope, f LibraryFilter) *store.Conds {
 	if f.Search != "" {
 		c.And(d.ContainsFold("a.file_name", "?"), store.LikeContains(f.Search))
 	}
@@ -291,6 +296,9 @@ var nameSearches = map[store.Dialect]nameSearch{}
 // attachments in its order until it has them, as without the index,
 // rather than every candidate.
 func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) ([]*Attachment, int, error) {
+	if f.Search == "" && len(dedupe(f.Tags)) > 1 {
+		return libraryByTags(ctx, q, sc, f)
+	}
 	c, from := libraryConds(q.Dialect(), sc, f), "attachments a"
 	total, ix, err := indexedTotal(ctx, q, sc, f)
 	switch {
@@ -309,13 +317,106 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 			c, from = c.And(ix.cond, ix.arg), ix.from
 		}
 	}
+	items, err := libraryPage(ctx, q, from, c, f)
+	return items, total, err
+}
+
+// libraryPage reads f's page of the attachments c selects from from.
+func libraryPage(ctx context.Context, q store.Querier, from string, c *store.Conds, f LibraryFilter) ([]*Attachment, error) {
 	col, ok := librarySort[f.SortField]
 	if !ok {
 		col = "a.created_at"
 	}
-	items, err := store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM `+from+` WHERE `+c.SQL()+
+	return store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM `+from+` WHERE `+c.SQL()+
 		c.OrderPage(col, "a.id", f.SortDesc, f.Limit, f.Offset), c.Values()...)
+}
+
+// libraryByTags is Library filtered by two tags or more (no search): the
+// attachments carrying every one. It reads the rows of the rarest of the
+// tags (by the kept counts), testing each for the others, rather than
+// every attachment of the tenant testing each for every tag: no row when
+// a tag is carried by none the scope reads; the total counts the rarest
+// tag's attachments that carry the others; the page is read from them
+// too unless the matches are dense enough that reading in the page's
+// order finds it sooner (as denseMatches decides for a search).
+func libraryByTags(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) ([]*Attachment, int, error) {
+	tags := dedupe(f.Tags)
+	rarest, carried, err := rarestTag(ctx, q, sc, f.Partition, tags)
+	if err != nil || carried == 0 {
+		return []*Attachment{}, 0, err
+	}
+	others := f
+	others.Tags = slices.DeleteFunc(slices.Clone(tags), func(t string) bool { return t == rarest })
+	byRarest := func() *store.Conds {
+		c := readable(sc).And("r.tenant_id = ? AND r.tag = ? AND a.id = r.attachment_id", sc.TenantID, rarest)
+		return andLibrary(c, q.Dialect(), sc, others)
+	}
+	// SQLite takes a CROSS JOIN's left table as the outer loop: the
+	// rarest tag's rows, whatever its statistics say.
+	const fromRarest = "attachment_tags r CROSS JOIN attachments a"
+	c := byRarest()
+	var total int
+	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM `+fromRarest+` WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	if total == 0 || f.Offset >= total {
+		return []*Attachment{}, total, nil
+	}
+	k := sc.ReadableCounted("tenant_id", "organization_id")
+	if f.Partition != "" {
+		k.And("partition_code = ?", f.Partition)
+	}
+	all, err := attachmentCounts.Sum(ctx, q, k)
+	if err != nil {
+		return nil, 0, err
+	}
+	// In the page's order, about (offset+limit)·all/total attachments
+	// are read before the page is full; from the rarest tag, carried.
+	if (f.Offset+f.Limit)*all < total*carried {
+		items, err := libraryPage(ctx, q, "attachments a", libraryConds(q.Dialect(), sc, f), f)
+		return items, total, err
+	}
+	items, err := libraryPage(ctx, q, fromRarest, byRarest(), f)
 	return items, total, err
+}
+
+// rarestTag returns the one of tags that the fewest attachments sc reads
+// (in partition, when set) carry, and how many carry it, from the kept
+// counts.
+func rarestTag(ctx context.Context, q store.Querier, sc store.Scope, partition string, tags []string) (string, int, error) {
+	k := sc.ReadableCounted("tenant_id", "organization_id")
+	if partition != "" {
+		k.And("partition_code = ?", partition)
+	}
+	in := make([]string, len(tags))
+	for i, t := range tags {
+		in[i] = k.Add(t)
+	}
+	k.And("tag IN (" + strings.Join(in, ", ") + ")")
+	counts := make(map[string]int, len(tags))
+	rows, err := store.Many(ctx, q, func(s store.Scanner) (struct {
+		tag string
+		n   int64
+	}, error) {
+		var r struct {
+			tag string
+			n   int64
+		}
+		return r, s.Scan(&r.tag, &r.n)
+	}, `SELECT tag, SUM(n) FROM attachment_tag_counts WHERE `+k.SQL()+` GROUP BY tag`, k.Values()...)
+	if err != nil {
+		return "", 0, err
+	}
+	for _, r := range rows {
+		counts[r.tag] = int(r.n)
+	}
+	rarest := tags[0]
+	for _, t := range tags[1:] {
+		if counts[t] < counts[rarest] {
+			rarest = t
+		}
+	}
+	return rarest, counts[rarest], nil
 }
 
 // indexedTotal counts a search's matches through the engine's name index
