@@ -323,12 +323,16 @@ func (*SQLStore) Library(ctx context.Context, q store.Querier, sc store.Scope, f
 
 // libraryPage reads f's page of the attachments c selects from from.
 func libraryPage(ctx context.Context, q store.Querier, from string, c *store.Conds, f LibraryFilter) ([]*Attachment, error) {
-	col, ok := librarySort[f.SortField]
-	if !ok {
-		col = "a.created_at"
-	}
 	return store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM `+from+` WHERE `+c.SQL()+
-		c.OrderPage(col, "a.id", f.SortDesc, f.Limit, f.Offset), c.Values()...)
+		c.OrderPage(librarySortColumn(f), "a.id", f.SortDesc, f.Limit, f.Offset), c.Values()...)
+}
+
+// librarySortColumn is the column f's page is ordered by.
+func librarySortColumn(f LibraryFilter) string {
+	if col, ok := librarySort[f.SortField]; ok {
+		return col
+	}
+	return "a.created_at"
 }
 
 // libraryByTags is Library filtered by two tags or more (no search): the
@@ -356,7 +360,9 @@ func libraryByTags(ctx context.Context, q store.Querier, sc store.Scope, f Libra
 	const fromRarest = "attachment_tags r CROSS JOIN attachments a"
 	c := byRarest()
 	var total int
-	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM `+fromRarest+` WHERE `+c.SQL(), c.Values()...).Scan(&total); err != nil {
+	// A plan kept for the statement suits a common rarest tag or a rare
+	// one, not both: PostgreSQL plans it for the tag at every run.
+	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM `+fromRarest+` WHERE `+c.SQL(), planEachRun(c)...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	if total == 0 || f.Offset >= total {
@@ -376,9 +382,23 @@ func libraryByTags(ctx context.Context, q store.Querier, sc store.Scope, f Libra
 		items, err := libraryPage(ctx, q, "attachments a", libraryConds(q.Dialect(), sc, f), f)
 		return items, total, err
 	}
-	items, err := libraryPage(ctx, q, fromRarest, byRarest(), f)
+	// All the matches, then their page: planned for the page alone,
+	// PostgreSQL reads the attachments in its order, testing each, as if
+	// the matches were dense (it takes the tags for independent). OFFSET
+	// 0 keeps it from merging the subquery into the page's statement.
+	fence := ""
+	if q.Dialect().Name() == "postgres" {
+		fence = " OFFSET 0"
+	}
+	c = byRarest()
+	from := `(SELECT a.* FROM ` + fromRarest + ` WHERE ` + c.SQL() + fence + `) a`
+	page := c.OrderPage(librarySortColumn(f), "a.id", f.SortDesc, f.Limit, f.Offset)
+	items, err := store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM `+from+page, planEachRun(c)...)
 	return items, total, err
 }
+
+// planEachRun is c's values after store.PlanEachRun.
+func planEachRun(c *store.Conds) []any { return append([]any{store.PlanEachRun}, c.Values()...) }
 
 // rarestTag returns the one of tags that the fewest attachments sc reads
 // (in partition, when set) carry, and how many carry it, from the kept

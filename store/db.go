@@ -218,11 +218,13 @@ func (db *DB) Logger() *slog.Logger { return db.logger }
 
 // Exec runs a statement outside a transaction, on the writer.
 func (db *DB) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	args, _ = withoutPlanEachRun(args)
 	n, err := db.eng.exec(ctx, sql, args)
 	return n, db.dialect.Classify(err)
 }
 
-// Query runs a read outside a transaction, on the reader pool.
+// Query runs a read outside a transaction, on the reader pool. Its first
+// argument may be PlanEachRun.
 func (db *DB) Query(ctx context.Context, sql string, args ...any) (Rows, error) {
 	rows, err := db.eng.query(ctx, sql, args)
 	if err != nil {
@@ -231,7 +233,8 @@ func (db *DB) Query(ctx context.Context, sql string, args ...any) (Rows, error) 
 	return classifiedRows{rows, db.dialect}, nil
 }
 
-// QueryRow runs a single-row read outside a transaction, on the reader pool.
+// QueryRow runs a single-row read outside a transaction, on the reader
+// pool. Its first argument may be PlanEachRun.
 func (db *DB) QueryRow(ctx context.Context, sql string, args ...any) Row {
 	return classifiedRow{db.eng.queryRow(ctx, sql, args), db.dialect}
 }

@@ -116,6 +116,13 @@
 // +param (sqliteText), which SQLite does not plan with; the areas keep
 // writing LIMIT $n, which PostgreSQL gets unchanged.
 //
+// PostgreSQL may keep a generic plan for a prepared statement (made
+// without its values) after five runs; for a read whose right plan
+// depends on a value (a tag on a hundred rows or on half of them), the
+// caller gives PlanEachRun as its first argument, and the read runs as
+// an unnamed statement planned for its values every time (outside a
+// transaction; elsewhere PlanEachRun is dropped).
+//
 // ExecTexts runs a statement whose parameters the caller has already
 // written in PostgreSQL's text form, for a statement of many kilobytes of
 // parameters run often (the rules' log batch): on PostgreSQL they go to

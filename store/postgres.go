@@ -151,7 +151,7 @@ func (e *pgxEngine) exec(ctx context.Context, q string, args []any) (int64, erro
 }
 
 func (e *pgxEngine) query(ctx context.Context, q string, args []any) (Rows, error) {
-	rows, err := e.pool.Query(ctx, q, args...)
+	rows, err := e.pool.Query(ctx, q, pgxArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,16 @@ func (e *pgxEngine) query(ctx context.Context, q string, args []any) (Rows, erro
 }
 
 func (e *pgxEngine) queryRow(ctx context.Context, q string, args []any) Row {
-	return pgxRow{e.pool.QueryRow(ctx, q, args...)}
+	return pgxRow{e.pool.QueryRow(ctx, q, pgxArgs(args)...)}
+}
+
+// pgxArgs turns a leading PlanEachRun into pgx's mode that runs the
+// statement unnamed, planned for its values at every run.
+func pgxArgs(args []any) []any {
+	if rest, ok := withoutPlanEachRun(args); ok {
+		return append([]any{pgx.QueryExecModeCacheDescribe}, rest...)
+	}
+	return args
 }
 
 // prepare does nothing: pgx prepares and caches every statement it runs.

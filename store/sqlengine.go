@@ -144,6 +144,7 @@ func (e *sqlEngine) exec(ctx context.Context, q string, args []any) (int64, erro
 // read transactions do: database/sql would otherwise prepare the text on
 // every run, and preparing was about a third of a records list.
 func (e *sqlEngine) query(ctx context.Context, q string, args []any) (Rows, error) {
+	args, _ = withoutPlanEachRun(args)
 	if stmt := e.readStmt(q); stmt != nil {
 		return stmt.QueryContext(ctx, args...)
 	}
@@ -151,6 +152,7 @@ func (e *sqlEngine) query(ctx context.Context, q string, args []any) (Rows, erro
 }
 
 func (e *sqlEngine) queryRow(ctx context.Context, q string, args []any) Row {
+	args, _ = withoutPlanEachRun(args)
 	if stmt := e.readStmt(q); stmt != nil {
 		return stmt.QueryRowContext(ctx, args...)
 	}

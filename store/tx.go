@@ -39,6 +39,7 @@ func (tx *Tx) SetValue(key, v any) {
 
 // Exec runs a statement in the transaction.
 func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	args, _ = withoutPlanEachRun(args)
 	n, err := tx.eng.exec(ctx, sql, args)
 	return n, tx.db.dialect.Classify(err)
 }
@@ -53,6 +54,7 @@ func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (int64, error) 
 // then: they are encoded when the statement is sent. Elsewhere it runs at
 // once and returns its error.
 func (tx *Tx) ExecLater(ctx context.Context, sql string, args ...any) error {
+	args, _ = withoutPlanEachRun(args)
 	if l, ok := tx.eng.(laterEngine); ok {
 		l.later(sql, args)
 		return nil
@@ -77,6 +79,7 @@ func ExecLater(ctx context.Context, q Querier, sql string, args ...any) error {
 // Query runs a query in the transaction. Close the rows before the next
 // statement: on SQLite a transaction has a single connection.
 func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (Rows, error) {
+	args, _ = withoutPlanEachRun(args)
 	rows, err := tx.eng.query(ctx, sql, args)
 	if err != nil {
 		return nil, tx.db.dialect.Classify(err)
@@ -86,6 +89,7 @@ func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (Rows, error) 
 
 // QueryRow runs a single-row query in the transaction.
 func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) Row {
+	args, _ = withoutPlanEachRun(args)
 	return classifiedRow{tx.eng.queryRow(ctx, sql, args), tx.db.dialect}
 }
 
