@@ -413,20 +413,18 @@ func rarestTag(ctx context.Context, q store.Querier, sc store.Scope, partition s
 		in[i] = k.Add(t)
 	}
 	k.And("tag IN (" + strings.Join(in, ", ") + ")")
-	counts := make(map[string]int, len(tags))
-	rows, err := store.Many(ctx, q, func(s store.Scanner) (struct {
+	type tagCount struct {
 		tag string
 		n   int64
-	}, error) {
-		var r struct {
-			tag string
-			n   int64
-		}
+	}
+	rows, err := store.Many(ctx, q, func(s store.Scanner) (tagCount, error) {
+		var r tagCount
 		return r, s.Scan(&r.tag, &r.n)
 	}, `SELECT tag, SUM(n) FROM attachment_tag_counts WHERE `+k.SQL()+` GROUP BY tag`, k.Values()...)
 	if err != nil {
 		return "", 0, err
 	}
+	counts := make(map[string]int, len(tags)) // a tag no one carries has none
 	for _, r := range rows {
 		counts[r.tag] = int(r.n)
 	}
