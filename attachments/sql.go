@@ -384,14 +384,9 @@ func libraryByTags(ctx context.Context, q store.Querier, sc store.Scope, f Libra
 	}
 	// All the matches, then their page: planned for the page alone,
 	// PostgreSQL reads the attachments in its order, testing each, as if
-	// the matches were dense (it takes the tags for independent). OFFSET
-	// 0 keeps it from merging the subquery into the page's statement.
-	fence := ""
-	if q.Dialect().Name() == "postgres" {
-		fence = " OFFSET 0"
-	}
+	// the matches were dense (it takes the tags for independent).
 	c = byRarest()
-	from := `(SELECT a.* FROM ` + fromRarest + ` WHERE ` + c.SQL() + fence + `) a`
+	from := `(SELECT a.* FROM ` + fromRarest + ` WHERE ` + c.SQL() + q.Dialect().SubqueryFence() + `) a`
 	page := c.OrderPage(librarySortColumn(f), "a.id", f.SortDesc, f.Limit, f.Offset)
 	items, err := store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM `+from+page, planEachRun(c)...)
 	return items, total, err

@@ -42,6 +42,14 @@ type Planning interface {
 	// not gather), and which fails rather than read otherwise; table
 	// alone on PostgreSQL, whose planner chooses from its statistics.
 	IndexedBy(table, index string) string
+	// SubqueryFence is the clause a subquery in a FROM clause ends with so
+	// that the planner plans it on its own, for all its rows, rather than
+	// merge it into the statement around it: PostgreSQL's " OFFSET 0",
+	// for a page taken from matches the planner would take for dense
+	// (planned for the page, it reads in the page's order, testing each
+	// row); "" on SQLite, where the statement's CROSS JOIN order holds
+	// either way.
+	SubqueryFence() string
 }
 
 // Locking holds the clauses and statements that lock rows or tables for

@@ -550,6 +550,8 @@ func (postgresDialect) ForUpdate() string { return " FOR UPDATE" }
 
 func (postgresDialect) IndexedBy(table, _ string) string { return table }
 
+func (postgresDialect) SubqueryFence() string { return " OFFSET 0" }
+
 func (postgresDialect) JSONArrayElements(array string) string {
 	return `LATERAL (SELECT e.value, e.n - 1 AS key FROM json_array_elements(` + array + `) WITH ORDINALITY AS e(value, n))`
 }

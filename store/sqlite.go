@@ -210,6 +210,8 @@ func (sqliteDialect) ForUpdate() string { return "" }
 
 func (sqliteDialect) IndexedBy(table, index string) string { return table + " INDEXED BY " + index }
 
+func (sqliteDialect) SubqueryFence() string { return "" }
+
 func (sqliteDialect) JSONArrayElements(array string) string { return `json_each(` + array + `)` }
 
 // LockForWrites is "": the one writer holds the database until it
