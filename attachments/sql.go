@@ -351,14 +351,11 @@ func libraryByTags(ctx context.Context, q store.Querier, sc store.Scope, f Libra
 	}
 	others := f
 	others.Tags = slices.DeleteFunc(slices.Clone(tags), func(t string) bool { return t == rarest })
-	byRarest := func() *store.Conds {
-		c := readable(sc).And("r.tenant_id = ? AND r.tag = ? AND a.id = r.attachment_id", sc.TenantID, rarest)
-		return andLibrary(c, q.Dialect(), sc, others)
-	}
+	c := andLibrary(readable(sc).And("r.tenant_id = ? AND r.tag = ? AND a.id = r.attachment_id", sc.TenantID, rarest),
+		q.Dialect(), sc, others)
 	// SQLite takes a CROSS JOIN's left table as the outer loop: the
 	// rarest tag's rows, whatever its statistics say.
 	const fromRarest = "attachment_tags r CROSS JOIN attachments a"
-	c := byRarest()
 	var total int
 	// A plan kept for the statement suits a common rarest tag or a rare
 	// one, not both: PostgreSQL plans it for the tag at every run.
@@ -368,11 +365,7 @@ func libraryByTags(ctx context.Context, q store.Querier, sc store.Scope, f Libra
 	if total == 0 || f.Offset >= total {
 		return []*Attachment{}, total, nil
 	}
-	k := sc.ReadableCounted("tenant_id", "organization_id")
-	if f.Partition != "" {
-		k.And("partition_code = ?", f.Partition)
-	}
-	all, err := attachmentCounts.Sum(ctx, q, k)
+	all, err := attachmentCounts.Sum(ctx, q, countedIn(sc, f.Partition))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -385,11 +378,20 @@ func libraryByTags(ctx context.Context, q store.Querier, sc store.Scope, f Libra
 	// All the matches, then their page: planned for the page alone,
 	// PostgreSQL reads the attachments in its order, testing each, as if
 	// the matches were dense (it takes the tags for independent).
-	c = byRarest()
 	from := `(SELECT a.* FROM ` + fromRarest + ` WHERE ` + c.SQL() + q.Dialect().SubqueryFence() + `) a`
 	page := c.OrderPage(librarySortColumn(f), "a.id", f.SortDesc, f.Limit, f.Offset)
 	items, err := store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM `+from+page, planEachRun(c)...)
 	return items, total, err
+}
+
+// countedIn selects the kept counts of the organizations sc reads, in
+// partition when it is set.
+func countedIn(sc store.Scope, partition string) *store.Conds {
+	k := sc.ReadableCounted("tenant_id", "organization_id")
+	if partition != "" {
+		k.And("partition_code = ?", partition)
+	}
+	return k
 }
 
 // planEachRun is c's values after store.PlanEachRun.
@@ -399,10 +401,7 @@ func planEachRun(c *store.Conds) []any { return append([]any{store.PlanEachRun},
 // (in partition, when set) carry, and how many carry it, from the kept
 // counts.
 func rarestTag(ctx context.Context, q store.Querier, sc store.Scope, partition string, tags []string) (string, int, error) {
-	k := sc.ReadableCounted("tenant_id", "organization_id")
-	if partition != "" {
-		k.And("partition_code = ?", partition)
-	}
+	k := countedIn(sc, partition)
 	in := make([]string, len(tags))
 	for i, t := range tags {
 		in[i] = k.Add(t)
@@ -509,22 +508,14 @@ func denseMatches(ctx context.Context, q store.Querier, sc store.Scope, f Librar
 // libraryTotal returns how many attachments c (Library's predicate for
 // sc and f) selects. Unfiltered, by partition and by one tag it sums the
 // kept counts; with a search it counts at most store.SearchCap(ctx)+1
-// matches (store.CountCapped); with more than one tag it counts the
-// attachments.
+// matches (store.CountCapped). Several tags without a search are
+// libraryByTags'.
 func libraryTotal(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter, c *store.Conds) (int, error) {
 	tags := dedupe(f.Tags)
 	if f.Search != "" {
 		return store.CountCapped(ctx, q, `FROM attachments a WHERE `+c.SQL(), c.Values()...)
 	}
-	if len(tags) > 1 {
-		var total int
-		err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments a WHERE `+c.SQL(), c.Values()...).Scan(&total)
-		return total, err
-	}
-	k := sc.ReadableCounted("tenant_id", "organization_id")
-	if f.Partition != "" {
-		k.And("partition_code = ?", f.Partition)
-	}
+	k := countedIn(sc, f.Partition)
 	if len(tags) == 1 {
 		return tagCounts.Sum(ctx, q, k.And("tag = ?", tags[0]))
 	}

@@ -1,7 +1,6 @@
 package drain
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -13,27 +12,14 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/tenantkit/tenantkit/internal/testing/logbuf"
 	"github.com/tenantkit/tenantkit/store"
 	"github.com/tenantkit/tenantkit/store/storetest"
 )
 
-// logBuffer is a log destination tests read.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// logBuffer is a log destination tests read, with a logger writing to
+// it at Debug.
+type logBuffer struct{ logbuf.Buffer }
 
 func (b *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
