@@ -307,11 +307,17 @@
 // from the rarest tag's rows (by the kept counts), each tested for the
 // others, rather than from every attachment of the tenant each tested for
 // every tag: a tag no readable attachment carries answers at once, and
-// the cost is the rarest tag's attachments, not the tenant's. The page is
-// read from those rows too, unless the matches are dense enough that
-// reading in the page's order finds the page sooner (the total known,
-// (offset+limit)·attachments/total against the rarest tag's count). A
-// rare intersection of common tags still reads a common tag's rows. On
+// the cost is the rarest tag's attachments, not the tenant's. When the
+// matches cannot be dense (at most the rarest tag's count match, and
+// (offset+limit)·attachments is not below its square), the page and the
+// total come from one statement that reads the matches once (COUNT(*)
+// OVER (): each row of the page carries the count of all; an empty page
+// past the first counts on its own). Otherwise the total is counted
+// first, and the page is read from those rows too unless the matches
+// are dense enough that reading in the page's order finds the page
+// sooner (the total known, (offset+limit)·attachments/total against the
+// rarest tag's count). A rare intersection of common tags still reads a
+// common tag's rows. On
 // PostgreSQL the page is taken from all the matches (a subquery the
 // planner may not merge): planned for the page alone, it read the
 // attachments in the page's order testing each, the tags taken for

@@ -339,48 +339,96 @@ func librarySortColumn(f LibraryFilter) string {
 // attachments carrying every one. It reads the rows of the rarest of the
 // tags (by the kept counts), testing each for the others, rather than
 // every attachment of the tenant testing each for every tag: no row when
-// a tag is carried by none the scope reads; the total counts the rarest
-// tag's attachments that carry the others; the page is read from them
-// too unless the matches are dense enough that reading in the page's
-// order finds it sooner (as denseMatches decides for a search).
+// a tag is carried by none the scope reads. When the matches cannot be
+// dense (fewer than the rarest tag's count can make them), the page and
+// the total come from one read of them (pageAndTotal). Otherwise the
+// total counts them first, and the page is read from them too unless the
+// matches are dense enough that reading in the page's order finds it
+// sooner (as denseMatches decides for a search).
 func libraryByTags(ctx context.Context, q store.Querier, sc store.Scope, f LibraryFilter) ([]*Attachment, int, error) {
 	tags := dedupe(f.Tags)
 	rarest, carried, err := rarestTag(ctx, q, sc, f.Partition, tags)
 	if err != nil || carried == 0 {
 		return []*Attachment{}, 0, err
 	}
-	others := f
-	others.Tags = slices.DeleteFunc(slices.Clone(tags), func(t string) bool { return t == rarest })
-	c := andLibrary(readable(sc).And("r.tenant_id = ? AND r.tag = ? AND a.id = r.attachment_id", sc.TenantID, rarest),
-		q.Dialect(), sc, others)
-	// SQLite takes a CROSS JOIN's left table as the outer loop: the
-	// rarest tag's rows, whatever its statistics say.
-	const fromRarest = "attachment_tags r CROSS JOIN attachments a"
-	var total int
-	// A plan kept for the statement suits a common rarest tag or a rare
-	// one, not both: PostgreSQL plans it for the tag at every run.
-	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM `+fromRarest+` WHERE `+c.SQL(), planEachRun(c)...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	if total == 0 || f.Offset >= total {
-		return []*Attachment{}, total, nil
-	}
 	all, err := attachmentCounts.Sum(ctx, q, countedIn(sc, f.Partition))
 	if err != nil {
 		return nil, 0, err
 	}
+	others := f
+	others.Tags = slices.DeleteFunc(slices.Clone(tags), func(t string) bool { return t == rarest })
+	m := rarestMatches{d: q.Dialect(), sc: sc, rarest: rarest, others: others}
 	// In the page's order, about (offset+limit)·all/total attachments
-	// are read before the page is full; from the rarest tag, carried.
+	// are read before the page is full; from the rarest tag, carried
+	// (total is at most carried).
+	if (f.Offset+f.Limit)*all >= carried*carried {
+		return m.pageAndTotal(ctx, q, f)
+	}
+	total, err := m.count(ctx, q)
+	if err != nil || total == 0 || f.Offset >= total {
+		return []*Attachment{}, total, err
+	}
 	if (f.Offset+f.Limit)*all < total*carried {
 		items, err := libraryPage(ctx, q, "attachments a", libraryConds(q.Dialect(), sc, f), f)
 		return items, total, err
 	}
-	// All the matches, then their page: planned for the page alone,
-	// PostgreSQL reads the attachments in its order, testing each, as if
-	// the matches were dense (it takes the tags for independent).
-	from := `(SELECT a.* FROM ` + fromRarest + ` WHERE ` + c.SQL() + q.Dialect().SubqueryFence() + `) a`
+	items, err := m.page(ctx, q, f, "")
+	return items, total, err
+}
+
+// rarestMatches reads the attachments sc reads that carry the rarest tag
+// and the others' tags from the rarest tag's rows (libraryByTags).
+type rarestMatches struct {
+	d      store.Dialect
+	sc     store.Scope
+	rarest string
+	others LibraryFilter
+}
+
+// conds selects the matches, r the rarest tag's rows and a their
+// attachments.
+func (m rarestMatches) conds() *store.Conds {
+	return andLibrary(readable(m.sc).And("r.tenant_id = ? AND r.tag = ? AND a.id = r.attachment_id", m.sc.TenantID, m.rarest),
+		m.d, m.sc, m.others)
+}
+
+// SQLite takes a CROSS JOIN's left table as the outer loop: the rarest
+// tag's rows, whatever its statistics say.
+const fromRarest = "attachment_tags r CROSS JOIN attachments a"
+
+// count counts the matches. A plan kept for the statement suits a common
+// rarest tag or a rare one, not both: PostgreSQL plans it for the tag at
+// every run.
+func (m rarestMatches) count(ctx context.Context, q store.Querier) (int, error) {
+	var total int
+	c := m.conds()
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM `+fromRarest+` WHERE `+c.SQL(), planEachRun(c)...).Scan(&total)
+	return total, err
+}
+
+// page reads f's page of all the matches, with more (", " and columns of
+// the matches) after each attachment's columns: planned for the page
+// alone, PostgreSQL reads the attachments in its order, testing each, as
+// if the matches were dense (it takes the tags for independent), so the
+// matches are a subquery it may not merge.
+func (m rarestMatches) page(ctx context.Context, q store.Querier, f LibraryFilter, more string, dest ...any) ([]*Attachment, error) {
+	c := m.conds()
+	from := `(SELECT a.* FROM ` + fromRarest + ` WHERE ` + c.SQL() + m.d.SubqueryFence() + `) a`
 	page := c.OrderPage(librarySortColumn(f), "a.id", f.SortDesc, f.Limit, f.Offset)
-	items, err := store.Many(ctx, q, scanAttachment, `SELECT `+attachmentColumns+` FROM `+from+page, planEachRun(c)...)
+	return store.Many(ctx, q, func(s store.Scanner) (*Attachment, error) { return scanAttachmentAnd(s, dest...) },
+		`SELECT `+attachmentColumns+more+` FROM `+from+page, planEachRun(c)...)
+}
+
+// pageAndTotal reads f's page and counts the matches in one statement
+// (each row carries the count of all), so the matches are read once; an
+// empty page past the first counts them on its own.
+func (m rarestMatches) pageAndTotal(ctx context.Context, q store.Querier, f LibraryFilter) ([]*Attachment, int, error) {
+	var total int
+	items, err := m.page(ctx, q, f, ", COUNT(*) OVER ()", &total)
+	if err != nil || len(items) > 0 || f.Offset == 0 {
+		return items, total, err
+	}
+	total, err = m.count(ctx, q)
 	return items, total, err
 }
 
