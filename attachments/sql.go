@@ -339,9 +339,9 @@ func librarySortColumn(f LibraryFilter) string {
 // attachments carrying every one. It reads the rows of the rarest of the
 // tags (by the kept counts), testing each for the others, rather than
 // every attachment of the tenant testing each for every tag: no row when
-// a tag is carried by none the scope reads. When the matches cannot be
-// dense (fewer than the rarest tag's count can make them), the page and
-// the total come from one read of them (pageAndTotal). Otherwise the
+// a tag is carried by none the scope reads. When the matches could not
+// be dense even if every attachment of the rarest tag matched, the page
+// and the total come from one read of them (pageAndTotal). Otherwise the
 // total counts them first, and the page is read from them too unless the
 // matches are dense enough that reading in the page's order finds it
 // sooner (as denseMatches decides for a search).
