@@ -14,9 +14,10 @@ import (
 
 // The library filtered by several tags (each required) gives the page and
 // the total that filtering every attachment would, whichever way it reads
-// them (from the rarest tag's rows, or in the page's order when matches
-// are dense): in every order and direction, at offsets before and past
-// the end, with a partition, for scopes of one organization, several and
+// them (from the rarest tag's rows, with the total in the page's
+// statement or counted first, or in the page's order when matches are
+// dense): in every order and direction, at offsets before and past the
+// end, with a partition, for scopes of one organization, several and
 // none, beside another tenant carrying the same tags.
 func TestLibraryByTags(t *testing.T) {
 	t.Parallel()
@@ -46,6 +47,12 @@ func TestLibraryByTags(t *testing.T) {
 					}
 					if i%29 == 0 {
 						tags = append(tags, "rare")
+					}
+					// even and odd: common, none has both; even and mid:
+					// common, three have both (counted before the page).
+					tags = append(tags, []string{"even", "odd"}[i%2])
+					if i%2 == 1 || i < 6 {
+						tags = append(tags, "mid")
 					}
 					at := base.Add(time.Duration(i*7%60) * time.Second)
 					a := &attachments.Attachment{ID: store.NewID(), TenantID: tenant, OrganizationID: []string{"", o1, o2}[i%3],
@@ -82,7 +89,7 @@ func TestLibraryByTags(t *testing.T) {
 		}
 		checked := 0
 		for name, s := range scopes {
-			for _, tags := range [][]string{{"a", "b"}, {"b", "rare"}, {"rare", "a", "c"}, {"a", "b", "c"}, {"a", "missing"}, {"b", "b", "c"}} {
+			for _, tags := range [][]string{{"a", "b"}, {"b", "rare"}, {"rare", "a", "c"}, {"a", "b", "c"}, {"a", "missing"}, {"b", "b", "c"}, {"even", "odd"}, {"even", "mid"}} {
 				for _, partition := range []string{"", "images"} {
 					var want []*attachments.Attachment
 					for _, a := range files {
@@ -104,7 +111,7 @@ func TestLibraryByTags(t *testing.T) {
 								}
 								return c
 							})
-							for _, page := range []struct{ offset, limit int }{{0, 5}, {0, 25}, {3, 4}, {40, 25}} {
+							for _, page := range []struct{ offset, limit int }{{0, 5}, {0, 25}, {3, 4}, {4, 1}, {40, 25}} {
 								f := attachments.LibraryFilter{Tags: tags, Partition: partition, SortField: field, SortDesc: desc,
 									Limit: page.limit, Offset: page.offset}
 								items, total, err := st.Library(ctx, db, s, f)
