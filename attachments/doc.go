@@ -317,11 +317,10 @@
 // are dense enough that reading in the page's order finds the page
 // sooner (the total known, (offset+limit)·attachments/total against the
 // rarest tag's count). A rare intersection of common tags still reads a
-// common tag's rows. On
-// PostgreSQL the page is taken from all the matches (a subquery the
-// planner may not merge): planned for the page alone, it read the
-// attachments in the page's order testing each, the tags taken for
-// independent. And the count and that page are planned for their tags at
+// common tag's rows. On PostgreSQL the page is taken from all the
+// matches (a subquery the planner may not merge): planned for the page
+// alone, it read the attachments in the page's order testing each, the
+// tags taken for independent. And the count and that page are planned for their tags at
 // every run (store.PlanEachRun): the plan PostgreSQL kept for the
 // statement, made without the tag (generic), read a rare tag's few rows
 // as a common tag's many (at 1,000,000 attachments, 191 ms for a tag of

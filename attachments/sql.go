@@ -372,7 +372,7 @@ func libraryByTags(ctx context.Context, q store.Querier, sc store.Scope, f Libra
 		items, err := libraryPage(ctx, q, "attachments a", libraryConds(q.Dialect(), sc, f), f)
 		return items, total, err
 	}
-	items, err := m.page(ctx, q, f, "")
+	items, err := m.page(ctx, q, f, nil)
 	return items, total, err
 }
 
@@ -406,25 +406,29 @@ func (m rarestMatches) count(ctx context.Context, q store.Querier) (int, error) 
 	return total, err
 }
 
-// page reads f's page of all the matches, with more (", " and columns of
-// the matches) after each attachment's columns: planned for the page
-// alone, PostgreSQL reads the attachments in its order, testing each, as
-// if the matches were dense (it takes the tags for independent), so the
-// matches are a subquery it may not merge.
-func (m rarestMatches) page(ctx context.Context, q store.Querier, f LibraryFilter, more string, dest ...any) ([]*Attachment, error) {
+// page reads f's page of all the matches and, when total is not nil,
+// their count into it (each row carries it), so that one read of the
+// matches serves both. The matches are a subquery PostgreSQL may not
+// merge: planned for the page alone, it read the attachments in the
+// page's order testing each, as if the matches were dense (it takes the
+// tags for independent).
+func (m rarestMatches) page(ctx context.Context, q store.Querier, f LibraryFilter, total *int) ([]*Attachment, error) {
 	c := m.conds()
+	cols, scan := attachmentColumns, scanAttachment
+	if total != nil {
+		cols += ", COUNT(*) OVER ()"
+		scan = func(s store.Scanner) (*Attachment, error) { return scanAttachmentAnd(s, total) }
+	}
 	from := `(SELECT a.* FROM ` + fromRarest + ` WHERE ` + c.SQL() + m.d.SubqueryFence() + `) a`
 	page := c.OrderPage(librarySortColumn(f), "a.id", f.SortDesc, f.Limit, f.Offset)
-	return store.Many(ctx, q, func(s store.Scanner) (*Attachment, error) { return scanAttachmentAnd(s, dest...) },
-		`SELECT `+attachmentColumns+more+` FROM `+from+page, planEachRun(c)...)
+	return store.Many(ctx, q, scan, `SELECT `+cols+` FROM `+from+page, planEachRun(c)...)
 }
 
-// pageAndTotal reads f's page and counts the matches in one statement
-// (each row carries the count of all), so the matches are read once; an
-// empty page past the first counts them on its own.
+// pageAndTotal reads f's page with the count of the matches; an empty
+// page past the first counts them on its own.
 func (m rarestMatches) pageAndTotal(ctx context.Context, q store.Querier, f LibraryFilter) ([]*Attachment, int, error) {
 	var total int
-	items, err := m.page(ctx, q, f, ", COUNT(*) OVER ()", &total)
+	items, err := m.page(ctx, q, f, &total)
 	if err != nil || len(items) > 0 || f.Offset == 0 {
 		return items, total, err
 	}
