@@ -30,6 +30,14 @@ func TestListTransactionsAtScale(t *testing.T) {
 		payments.Migrations)
 }
 
+// TestListTransactionsStayFlat runs TestListTransactionsAtScale's cases
+// at two sizes and fails when one reads more rows as the table grows
+// (storetest.FlatLists).
+func TestListTransactionsStayFlat(t *testing.T) {
+	t.Parallel()
+	storetest.FlatLists(t, scaleListTransactions, payments.Migrations)
+}
+
 func scaleListTransactions(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := payments.NewSQLStore()
@@ -93,7 +101,7 @@ func scaleListTransactions(t *testing.T, db *store.DB, engine string, sizes []in
 			list("unfiltered", payments.Filter{}, rows),
 			list("status", payments.Filter{Status: payments.StatusFailed}, failed),
 			list("providerKey", payments.Filter{ProviderKey: "stripe"}, rows/2),
-			{Name: "unfiltered total by count(*), as before 0002", Calls: 20, List: func() error {
+			{Name: "unfiltered total by count(*), as before 0002", Calls: 20, Grows: "the baseline: every row counted", List: func() error {
 				var n int
 				err := db.QueryRow(ctx, `SELECT count(*) FROM payment_transactions WHERE tenant_id = $1`, tenant).Scan(&n)
 				if err != nil {
@@ -103,7 +111,7 @@ func scaleListTransactions(t *testing.T, db *store.DB, engine string, sizes []in
 			}},
 		}
 	}
-	storetest.GrowAndMeasure(t, "payment transactions", engine, sizes, calls, seed, cases)
+	storetest.GrowAndMeasure(t, db, "payment transactions", engine, sizes, calls, seed, cases)
 }
 
 // TestSummaryAtScale measures Service.Summary's read (Store.Summarize:
@@ -219,5 +227,5 @@ func scaleSummary(t *testing.T, db *store.DB, engine string, sizes []int, calls 
 			}},
 		}
 	}
-	storetest.GrowAndMeasure(t, "payments summary", engine, sizes, calls, seed, cases)
+	storetest.GrowAndMeasure(t, db, "payments summary", engine, sizes, calls, seed, cases)
 }

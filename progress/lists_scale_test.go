@@ -33,6 +33,13 @@ func TestListActiveAtScale(t *testing.T) {
 const jobColumns = `id, tenant_id, job_type, name, description, status, processed_count, total_count, progress_percent,
 	cancellable, cancel_requested, meta, started_at, finished_at, heartbeat_at, created_at, updated_at`
 
+// TestListActiveStaysFlat runs TestListActiveAtScale's cases at two sizes and fails
+// when one reads more rows as the table grows (storetest.FlatLists).
+func TestListActiveStaysFlat(t *testing.T) {
+	t.Parallel()
+	storetest.FlatLists(t, scaleListActive, progress.Migrations)
+}
+
 func scaleListActive(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	svc, err := progress.New(db, progress.Options{})
@@ -100,5 +107,5 @@ func scaleListActive(t *testing.T, db *store.DB, engine string, sizes []int, cal
 			return err
 		}}}
 	}
-	storetest.GrowAndMeasure(t, "progress jobs", engine, sizes, calls, seed, cases)
+	storetest.GrowAndMeasure(t, db, "progress jobs", engine, sizes, calls, seed, cases)
 }

@@ -335,6 +335,13 @@ func TestListSetsAtScale(t *testing.T) {
 		rules.Migrations)
 }
 
+// TestListSetsStayFlat runs TestListSetsAtScale's cases at two sizes and fails
+// when one reads more rows as the table grows (storetest.FlatLists).
+func TestListSetsStayFlat(t *testing.T) {
+	t.Parallel()
+	storetest.FlatLists(t, scaleListSets, rules.Migrations)
+}
+
 func scaleListSets(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := rules.NewSQLStore()
@@ -387,6 +394,9 @@ func scaleListSets(t *testing.T, db *store.DB, engine string, sizes []int, calls
 				}
 				return err
 			})
+		}
+		if storetest.FlatCheck(t, db, "business rule sets, "+c.name, sizes, fns) {
+			continue
 		}
 		p50, p95 := storetest.Interleaved(t, calls, fns)
 		for j := range tenants {

@@ -186,6 +186,13 @@ func TestListWebhooksAtScale(t *testing.T) {
 		webhooks.Migrations)
 }
 
+// TestListWebhooksStayFlat runs TestListWebhooksAtScale's cases at two sizes and fails
+// when one reads more rows as the table grows (storetest.FlatLists).
+func TestListWebhooksStayFlat(t *testing.T) {
+	t.Parallel()
+	storetest.FlatLists(t, scaleListWebhooks, webhooks.Migrations)
+}
+
 func scaleListWebhooks(t *testing.T, db *store.DB, engine string, sizes []int, calls int) {
 	ctx := t.Context()
 	st := webhooks.NewSQLStore()
@@ -241,6 +248,9 @@ func scaleListWebhooks(t *testing.T, db *store.DB, engine string, sizes []int, c
 				}
 				return err
 			})
+		}
+		if storetest.FlatCheck(t, db, "webhooks, "+c.name, sizes, fns) {
+			continue
 		}
 		p50, p95 := storetest.Interleaved(t, calls, fns)
 		for j := range tenants {

@@ -24,8 +24,12 @@ type RoundTrips struct {
 	// of one call, not of the background work sharing the pool.
 	Marked atomic.Int64
 
+	// all, when set, has every statement kept, marked or not (FlatLists:
+	// a list's calls through a context of the test's own).
+	all atomic.Bool
+
 	mu         sync.Mutex
-	statements []Statement // sent with a marked context
+	statements []Statement // sent with a marked context (or any, with all)
 }
 
 // MarkedStatements returns the statements sent with a context of Mark's,
@@ -36,9 +40,19 @@ func (c *RoundTrips) MarkedStatements() []Statement {
 	return slices.Clone(c.statements)
 }
 
-// record keeps a statement sent with ctx when ctx is marked.
+// takeStatements returns the statements kept so far and forgets them.
+func (c *RoundTrips) takeStatements() []Statement {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.statements
+	c.statements = nil
+	return s
+}
+
+// record keeps a statement sent with ctx when ctx is marked, or when all
+// is set.
 func (c *RoundTrips) record(ctx context.Context, sql string, args []any) {
-	if ctx.Value(roundTripMark{}) == nil {
+	if ctx.Value(roundTripMark{}) == nil && !c.all.Load() {
 		return
 	}
 	c.mu.Lock()

@@ -211,6 +211,10 @@ type ScaleCase struct {
 	// Calls, when positive, caps the timed calls of this case (a slow
 	// baseline measured beside the list).
 	Calls int
+	// Grows, when set, says why this case's work grows with its table
+	// (a baseline, a search whose total is capped): FlatLists leaves it
+	// out.
+	Grows string
 }
 
 // MeasureList times calls of each case that ScaleCasesEnv selects (Percentiles) and logs a row of
@@ -297,10 +301,14 @@ func Interleaved(t testing.TB, calls int, fns []func() error) (p50, p95 []time.D
 // (MeasureGrowth): the growth from the first size to the last under one
 // load. cases returns the cases of a tenant with rows rows. The calls per
 // case are ScaleCallsEnv's (ScaleSizes), and every line logged is a row
-// of BENCHMARKS.md's tables.
-func GrowAndMeasure(t *testing.T, list, engine string, sizes []int, calls int, seed func(tenant string, from, to int),
+// of BENCHMARKS.md's tables. On a database of FlatLists' it counts the
+// rows the cases read instead (see FlatLists).
+func GrowAndMeasure(t *testing.T, db *store.DB, list, engine string, sizes []int, calls int, seed func(tenant string, from, to int),
 	cases func(tenant string, rows int) []ScaleCase) {
 	t.Helper()
+	if guardFlat(t, db, list, sizes, seed, cases) {
+		return
+	}
 	large := store.NewID()
 	seeded := 0
 	for _, rows := range sizes {

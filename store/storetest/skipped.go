@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tenantkit/tenantkit/store"
 )
 
@@ -38,8 +40,10 @@ type PlanRows struct {
 }
 
 // ExplainRows runs st on db's PostgreSQL server as the server runs a
-// prepared statement (its generic plan) under EXPLAIN ANALYZE, and
-// returns what the plan did with the rows of table. settings are set
+// prepared statement (its generic plan; planned for its values when the
+// store sent it so, store.PlanEachRun) under EXPLAIN ANALYZE, and
+// returns what the plan did with the rows of table (of every table when
+// table is ""). settings are set
 // first for the statement alone ("enable_nestloop = off", to force the
 // plan a server was seen to choose). The statement runs in a transaction
 // rolled back after, so a write (a DELETE the test examines) changes
@@ -64,7 +68,16 @@ func ExplainRows(t testing.TB, db *store.DB, st Statement, table string, setting
 	if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range append([]string{"plan_cache_mode = force_generic_plan"}, settings...) {
+	// A statement the store runs planned for its values (store.PlanEachRun,
+	// sent as pgx's mode ahead of its arguments) is explained so.
+	planMode := "plan_cache_mode = force_generic_plan"
+	args := st.Args
+	if len(args) > 0 {
+		if _, ok := args[0].(pgx.QueryExecMode); ok {
+			planMode, args = "plan_cache_mode = force_custom_plan", args[1:]
+		}
+	}
+	for _, s := range append([]string{planMode}, settings...) {
 		if _, err := conn.Exec(ctx, "SET LOCAL "+s); err != nil {
 			t.Fatalf("SET %s: %v", s, err)
 		}
@@ -72,12 +85,20 @@ func ExplainRows(t testing.TB, db *store.DB, st Statement, table string, setting
 	if _, err := conn.Exec(ctx, "PREPARE skipped_rows AS "+st.SQL); err != nil {
 		t.Fatalf("PREPARE %s: %v", st.SQL, err)
 	}
-	params := make([]string, len(st.Args))
-	for i, a := range st.Args {
+	params := make([]string, len(args))
+	for i, a := range args {
 		switch v := a.(type) {
+		case nil:
+			params[i] = "NULL"
 		case string:
-			params[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
-		case int, int32, int64, bool:
+			params[i] = sqlText(v)
+		case []string: // an array literal, its elements quoted
+			elems := make([]string, len(v))
+			for j, e := range v {
+				elems[j] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(e) + `"`
+			}
+			params[i] = sqlText("{" + strings.Join(elems, ",") + "}")
+		case int, int32, int64, float64, bool:
 			params[i] = fmt.Sprint(v)
 		case time.Time: // an untyped literal: the prepared statement's parameter type reads it
 			params[i] = "'" + v.UTC().Format(time.RFC3339Nano) + "'"
@@ -103,6 +124,9 @@ func ExplainRows(t testing.TB, db *store.DB, st Statement, table string, setting
 	return rows
 }
 
+// sqlText is v as a quoted SQL literal.
+func sqlText(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
+
 // planNode is a node of EXPLAIN's JSON plan, with what ExplainRows
 // counts. Its row counts are averages per loop.
 type planNode struct {
@@ -116,10 +140,11 @@ type planNode struct {
 	Plans    []planNode `json:"Plans"`
 }
 
-// count adds what the plan's scans of table did to rows (a write's own
-// node names its table too, but reads nothing itself).
+// count adds what the plan's scans of table (of every table when table
+// is "") did to rows (a write's own node names its table too, but reads
+// nothing itself).
 func (n planNode) count(table string, rows *PlanRows) {
-	if n.Relation == table && strings.HasSuffix(n.Type, "Scan") {
+	if (n.Relation == table || table == "" && n.Relation != "") && strings.HasSuffix(n.Type, "Scan") {
 		rows.Read += (n.Rows + n.Removed) * n.Loops
 		rows.Skipped += n.Removed * n.Loops
 		rows.Pages += n.Hit + n.Read

@@ -11,6 +11,13 @@
 // Tests that start background workers (a job engine, Kit.Start) use
 // EachIsolated, which gives each call its own PostgreSQL schema, so that no
 // other test's workers take their jobs.
+//
+// The list-at-scale measurements (GrowAndMeasure) time each area's lists
+// at sizes TENANTKIT_BENCH_LIST_ROWS gives, on demand. FlatLists runs the
+// same cases in plain go test, on PostgreSQL, at two small sizes, and
+// fails a case whose reads grow with its table: it counts the rows the
+// server's plans read (EXPLAIN ANALYZE), never a time. A case that grows
+// on purpose says why (ScaleCase.Grows).
 package storetest
 
 import (

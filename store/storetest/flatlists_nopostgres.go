@@ -1,0 +1,25 @@
+//go:build tenantkit_nopostgres
+
+package storetest
+
+import (
+	"testing"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// FlatSizes are FlatLists' two sizes.
+var FlatSizes = []int{10000, 50000}
+
+// FlatLists needs PostgreSQL, which this build leaves out: it skips.
+func FlatLists(t *testing.T, _ func(t *testing.T, db *store.DB, engine string, sizes []int, calls int), _ ...store.Migrations) {
+	t.Skip("FlatLists needs PostgreSQL (built with tenantkit_nopostgres)")
+}
+
+// guardFlat finds no database of FlatLists' in this build.
+func guardFlat(*testing.T, *store.DB, string, []int, func(string, int, int), func(string, int) []ScaleCase) bool {
+	return false
+}
+
+// FlatCheck finds no database of FlatLists' in this build.
+func FlatCheck(*testing.T, *store.DB, string, []int, []func() error) bool { return false }

@@ -1,0 +1,57 @@
+//go:build !tenantkit_nopostgres
+
+package storetest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/tenantkit/tenantkit/store"
+)
+
+// What FlatLists counts follows what a read does: a count of a tenant's
+// rows reads them all, so its reads grow with the tenant's rows and
+// FlatLists would fail it; a page in an index's order reads the page,
+// the same at 1,000 rows as at 5,000.
+func TestRowsReadFollowTheTable(t *testing.T) {
+	t.Parallel()
+	trips := &RoundTrips{}
+	db := PostgresTraced(t, IsolatedPostgresURL(t), trips)
+	ctx := t.Context()
+	if _, err := db.Exec(ctx, `CREATE TABLE flat_items (tenant_id TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (tenant_id, id))`); err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int{"small": 1000, "large": 5000}
+	for tenant, n := range sizes {
+		SeedRows(t, db, "flat_items", "tenant_id, id", 0, n, func(i int) []any { return []any{tenant, fmt.Sprintf("%06d", i)} })
+	}
+	Analyze(t, db)
+	count := func(tenant string) func() error {
+		return func() error {
+			var n int
+			return db.QueryRow(ctx, `SELECT count(*) FROM flat_items WHERE tenant_id = $1`, tenant).Scan(&n)
+		}
+	}
+	page := func(tenant string) func() error {
+		return func() error {
+			_, err := store.Many(ctx, db, func(s store.Scanner) (string, error) {
+				var id string
+				return id, s.Scan(&id)
+			}, `SELECT id FROM flat_items WHERE tenant_id = $1 ORDER BY id LIMIT 20`, tenant)
+			return err
+		}
+	}
+	read := func(fn func() error) int {
+		n, err := rowsRead(t, db, trips, fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if small, large := read(count("small")), read(count("large")); small < 1000 || large < 5000 || !grew(small, large) {
+		t.Errorf("a count read %d rows of 1,000 and %d of 5,000; want all of them, and grown", small, large)
+	}
+	if small, large := read(page("small")), read(page("large")); small != 20 || large != 20 || grew(small, large) {
+		t.Errorf("a page of 20 read %d rows of 1,000 and %d of 5,000; want 20 each", small, large)
+	}
+}
