@@ -55,3 +55,26 @@ func TestRowsReadFollowTheTable(t *testing.T) {
 		t.Errorf("a page of 20 read %d rows of 1,000 and %d of 5,000; want 20 each", small, large)
 	}
 }
+
+// A bitmap index scan's rows are the entries its range holds, dead ones
+// too; the table scan above it reads the live rows among them. Only the
+// table scan counts, for one table or for every table.
+func TestPlanRowsCountTableScansOnly(t *testing.T) {
+	t.Parallel()
+	plan := planNode{Type: "Aggregate", Rows: 1, Loops: 1, Plans: []planNode{{
+		Type: "Bitmap Heap Scan", Relation: "counts", Rows: 35, Loops: 1, Removed: 2,
+		Plans: []planNode{{Type: "Bitmap Index Scan", Rows: 490, Loops: 1}},
+	}}}
+	for _, table := range []string{"counts", ""} {
+		var rows PlanRows
+		plan.count(table, &rows)
+		if rows.Read != 37 || rows.Skipped != 2 {
+			t.Errorf("table %q: read %d, skipped %d; want 37 and 2", table, rows.Read, rows.Skipped)
+		}
+	}
+	var rows PlanRows
+	plan.count("other", &rows)
+	if rows.Read != 0 {
+		t.Errorf("another table's scans read %d rows of it", rows.Read)
+	}
+}

@@ -144,7 +144,7 @@ type planNode struct {
 // is "") did to rows (a write's own node names its table too, but reads
 // nothing itself).
 func (n planNode) count(table string, rows *PlanRows) {
-	if (n.Relation == table || table == "" && n.Relation != "") && strings.HasSuffix(n.Type, "Scan") {
+	if n.Relation != "" && (table == "" || n.Relation == table) && strings.HasSuffix(n.Type, "Scan") {
 		rows.Read += (n.Rows + n.Removed) * n.Loops
 		rows.Skipped += n.Removed * n.Loops
 		rows.Pages += n.Hit + n.Read
