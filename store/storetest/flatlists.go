@@ -39,10 +39,10 @@ var flatGuards sync.Map // *store.DB → *RoundTrips
 // a migrated database whose statements are recorded, FlatSizes and no
 // timed calls, and GrowAndMeasure, rather than timing each case, counts
 // the rows each case's statements read (EXPLAIN ANALYZE of every read it
-// ran, as the server runs it: ExplainRows, with sequential scans off so
-// that a small table gets the plan a large one gets) at both sizes, and
-// fails the test for a case whose reads grew more than 1.5× (and more
-// than a few rows) from the first size to the second: the list would
+// ran, as the server runs it: ExplainRows, under largeTablePlans so that
+// a small table gets the plan a large one gets) at both sizes, and fails
+// the test for a case whose reads grew more than 1.5× (and more than
+// flatSlack rows) from the first size to the second: the list would
 // slow down as its table grows. A case whose work grows on purpose names
 // why (ScaleCase.Grows) and is left out. Work is counted, never timed.
 func FlatLists(t *testing.T, measure func(t *testing.T, db *store.DB, engine string, sizes []int, calls int),
