@@ -11,11 +11,6 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// FlatSizes are the two sizes FlatLists grows a tenant's table to: large
-// enough apart (5×) that a list reading its table grows as plainly in
-// rows read as it would in time, small enough to seed in a second.
-var FlatSizes = []int{10000, 50000}
-
 // flatSlack is the growth in rows read FlatLists allows a case beside
 // 1.5×: a handful of rows more (a kept count's rows, a page's lookups)
 // is not a list reading its table.
@@ -32,6 +27,15 @@ var largeTablePlans = []string{"enable_seqscan = off", "enable_hashjoin = off", 
 // flatGuards holds the statement recorder of each database FlatLists
 // opened, for GrowAndMeasure to find.
 var flatGuards sync.Map // *store.DB → *RoundTrips
+
+// flatTrips returns the recorder of db when FlatLists opened it.
+func flatTrips(db *store.DB) (*RoundTrips, bool) {
+	trips, ok := flatGuards.Load(db)
+	if !ok {
+		return nil, false
+	}
+	return trips.(*RoundTrips), true
+}
 
 // FlatLists runs a list-at-scale measurement (the function a
 // TestXAtScale hands EachFresh) as a test that plain go test runs, on
@@ -60,9 +64,9 @@ func FlatLists(t *testing.T, measure func(t *testing.T, db *store.DB, engine str
 func guardFlat(t *testing.T, db *store.DB, list string, sizes []int, seed func(tenant string, from, to int),
 	cases func(tenant string, rows int) []ScaleCase) bool {
 	t.Helper()
-	trips, ok := flatGuards.Load(db)
+	trips, ok := flatTrips(db)
 	if ok {
-		checkFlat(t, db, trips.(*RoundTrips), list, sizes, seed, cases)
+		checkFlat(t, db, trips, list, sizes, seed, cases)
 	}
 	return ok
 }
@@ -115,13 +119,13 @@ func checkFlat(t *testing.T, db *store.DB, trips *RoundTrips, list string, sizes
 // tables' plans differ from a large one's in another way too.
 func FlatCheck(t *testing.T, db *store.DB, name string, rows []int, fns []func() error, settings ...string) bool {
 	t.Helper()
-	trips, ok := flatGuards.Load(db)
+	trips, ok := flatTrips(db)
 	if !ok {
 		return false
 	}
 	read := make([]int, len(fns))
 	for i, fn := range fns {
-		n, err := rowsRead(t, db, trips.(*RoundTrips), fn, settings...)
+		n, err := rowsRead(t, db, trips, fn, settings...)
 		if err != nil {
 			t.Fatalf("%s at %d rows: %v", name, rows[i], err)
 		}
@@ -136,7 +140,7 @@ func FlatCheck(t *testing.T, db *store.DB, name string, rows []int, fns []func()
 // the measurement to skip the case; on any other it returns false.
 func FlatLeftOut(t *testing.T, db *store.DB, name, why string) bool {
 	t.Helper()
-	if _, ok := flatGuards.Load(db); !ok {
+	if _, ok := flatTrips(db); !ok {
 		return false
 	}
 	t.Logf("%s: not checked, its reads grow with the table: %s", name, why)

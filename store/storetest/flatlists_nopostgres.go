@@ -8,9 +8,6 @@ import (
 	"github.com/tenantkit/tenantkit/store"
 )
 
-// FlatSizes are FlatLists' two sizes.
-var FlatSizes = []int{10000, 50000}
-
 // FlatLists needs PostgreSQL, which this build leaves out: it skips.
 func FlatLists(t *testing.T, _ func(t *testing.T, db *store.DB, engine string, sizes []int, calls int), _ ...store.Migrations) {
 	t.Skip("FlatLists needs PostgreSQL (built with tenantkit_nopostgres)")

@@ -21,6 +21,11 @@ const (
 	ScaleCallsEnv = "TENANTKIT_BENCH_LIST_CALLS"
 )
 
+// FlatSizes are the two sizes FlatLists grows a tenant's table to: large
+// enough apart (5×) that a list reading its table grows as plainly in
+// rows read as it would in time, small enough to seed in a second.
+var FlatSizes = []int{10000, 50000}
+
 // ScaleCasesEnv, when set, names the cases a list-at-scale measurement
 // times: comma-separated parts of case names ("search" times the cases
 // whose name holds "search"). Unset, every case is timed.
