@@ -70,11 +70,9 @@ func TestStatusChangesBesideNewSessionsDoNotDeadlock(t *testing.T) {
 						SessionID: store.NewID(), Status: payments.StatusPending, Amount: 100, Currency: "EUR",
 						CaptureMethod: "automatic", CreatedAt: now, UpdatedAt: now}
 				}
-				err := db.Tx(loadCtx, func(tx *store.Tx) error { return st.InsertTransactions(loadCtx, tx, ts) })
+				err := db.Tx(ctx, func(tx *store.Tx) error { return st.InsertTransactions(ctx, tx, ts) })
 				if err != nil {
-					if loadCtx.Err() == nil {
-						t.Errorf("insert: %v", err)
-					}
+					t.Errorf("insert: %v", err)
 					return
 				}
 				inserted.Add(batch)
@@ -94,18 +92,16 @@ func TestStatusChangesBesideNewSessionsDoNotDeadlock(t *testing.T) {
 				case <-loadCtx.Done():
 					return
 				}
-				err := db.Tx(loadCtx, func(tx *store.Tx) error {
-					tr, err := st.LockTransaction(loadCtx, tx, sc.TenantID, id)
+				err := db.Tx(ctx, func(tx *store.Tx) error {
+					tr, err := st.LockTransaction(ctx, tx, sc.TenantID, id)
 					if err != nil {
 						return err
 					}
 					tr.Status, tr.CapturedAmount, tr.UpdatedAt = payments.StatusCaptured, 100, tx.Now()
-					return st.UpdateTransaction(loadCtx, tx, tr)
+					return st.UpdateTransaction(ctx, tx, tr)
 				})
 				if err != nil {
-					if loadCtx.Err() == nil {
-						t.Errorf("capture: %v", err)
-					}
+					t.Errorf("capture: %v", err)
 					return
 				}
 				changed.Add(1)
@@ -128,12 +124,21 @@ func TestStatusChangesBesideNewSessionsDoNotDeadlock(t *testing.T) {
 		t.Errorf("%d deadlocks between status changes and new sessions, want none", deadlocks)
 	}
 
-	// The counts are the rows', whatever was retried.
+	// The counts are the rows', whatever was retried. The load stops
+	// between transactions (loadCtx), never inside one: a transaction
+	// whose context ends during COMMIT may still commit on the server
+	// after the client gave up, and land between the checks' reads (a CI
+	// run read 2,836 pending rows, then 2,835 in both kept counts as a
+	// late capture committed).
+	want := map[payments.Status]int64{payments.StatusPending: inserted.Load() - changed.Load(), payments.StatusCaptured: changed.Load()}
 	for _, status := range []payments.Status{payments.StatusPending, payments.StatusCaptured} {
 		var rows int
 		if err := db.QueryRow(ctx, `SELECT count(*) FROM payment_transactions WHERE tenant_id = $1 AND status = $2`,
 			sc.TenantID, string(status)).Scan(&rows); err != nil {
 			t.Fatal(err)
+		}
+		if int64(rows) != want[status] {
+			t.Errorf("%s: %d rows, want %d (%d created, %d captured)", status, rows, want[status], inserted.Load(), changed.Load())
 		}
 		_, total, err := st.ListTransactions(ctx, db, sc, payments.Filter{Status: status, Limit: 1})
 		if err != nil || total != rows {
