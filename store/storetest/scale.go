@@ -21,9 +21,10 @@ const (
 	ScaleCallsEnv = "TENANTKIT_BENCH_LIST_CALLS"
 )
 
-// FlatSizes are the two sizes FlatLists grows a tenant's table to: large
-// enough apart (5×) that a list reading its table grows as plainly in
-// rows read as it would in time, small enough to seed in a second.
+// FlatSizes are the two sizes FlatLists grows a tenant's table to on
+// PostgreSQL: large enough apart (5×) that a list reading its table grows
+// as plainly in rows read as it would in time, small enough to seed in a
+// second. On SQLite it uses twice these (flatSQLiteSizes).
 var FlatSizes = []int{10000, 50000}
 
 // ScaleCasesEnv, when set, names the cases a list-at-scale measurement
@@ -307,7 +308,7 @@ func Interleaved(t testing.TB, calls int, fns []func() error) (p50, p95 []time.D
 // load. cases returns the cases of a tenant with rows rows. The calls per
 // case are ScaleCallsEnv's (ScaleSizes), and every line logged is a row
 // of BENCHMARKS.md's tables. On a database of FlatLists' it counts the
-// rows the cases read instead (see FlatLists).
+// work the cases' reads do instead (see FlatLists).
 func GrowAndMeasure(t *testing.T, db *store.DB, list, engine string, sizes []int, calls int, seed func(tenant string, from, to int),
 	cases func(tenant string, rows int) []ScaleCase) {
 	t.Helper()

@@ -14,10 +14,11 @@
 //
 // The list-at-scale measurements (GrowAndMeasure) time each area's lists
 // at sizes TENANTKIT_BENCH_LIST_ROWS gives, on demand. FlatLists runs the
-// same cases in plain go test, on PostgreSQL, at two small sizes, and
-// fails a case whose reads grow with its table: it counts the rows the
-// server's plans read (EXPLAIN ANALYZE), never a time. A case that grows
-// on purpose says why (ScaleCase.Grows).
+// same cases in plain go test, on both engines, at two small sizes, and
+// fails a case whose reads grow with its table: it counts the rows
+// PostgreSQL's plans read (EXPLAIN ANALYZE) and the pages SQLite's
+// statements look up (its page cache's counters), never a time. A case
+// that grows on purpose says why (ScaleCase.Grows).
 package storetest
 
 import (
