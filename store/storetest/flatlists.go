@@ -62,8 +62,9 @@ func FlatGuarded(db *store.DB) bool {
 // FlatLists runs a list-at-scale measurement (the function a
 // TestXAtScale hands EachFresh) as a test that plain go test runs, on
 // each engine (PostgreSQL skipped without TENANTKIT_TEST_POSTGRES_URL):
-// measure gets a migrated database whose reads are counted, FlatSizes and
-// no timed calls, and GrowAndMeasure, rather than timing each case,
+// measure gets a migrated database whose reads are counted, the engine's
+// two sizes (FlatSizes on PostgreSQL, twice them on SQLite) and no timed
+// calls, and GrowAndMeasure, rather than timing each case,
 // counts the work each case's reads do at both sizes, and fails the test
 // for a case whose work grew more than 1.5× (and more than a slack) from
 // the first size to the second: the list would slow down as its table
@@ -78,7 +79,7 @@ func FlatGuarded(db *store.DB) bool {
 //     cache hits and misses): a page of a list touches the index levels
 //     and the page's rows, a read of the whole table every page of it.
 //     SQLite's plans do not change with a table's size (the store
-//     gathers no statistics), so the plan at 10,000 rows is the plan at a
+//     gathers no statistics), so the plan at 20,000 rows is the plan at a
 //     million.
 func FlatLists(t *testing.T, measure func(t *testing.T, db *store.DB, engine string, sizes []int, calls int),
 	lines ...store.Migrations) {

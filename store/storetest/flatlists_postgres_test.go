@@ -12,17 +12,15 @@ import (
 // the same at 1,000 rows as at 5,000.
 func TestRowsReadFollowTheTable(t *testing.T) {
 	t.Parallel()
-	trips := &RoundTrips{}
-	db := PostgresTraced(t, IsolatedPostgresURL(t), trips)
+	db, counter := openFlatPostgres(t, nil)
 	count, page := flatItems(t, db, 1000, 5000)
 	read := func(fn func() error) int {
-		n, err := rowsRead(t, db, trips, fn)
+		n, err := counter.read(t, fn)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	counter := flatCounter{unit: "rows", slack: flatRowsSlack}
 	if small, large := read(count("small")), read(count("large")); small < 1000 || large < 5000 || !counter.grew(small, large) {
 		t.Errorf("a count read %d rows of 1,000 and %d of 5,000; want all of them, and grown", small, large)
 	}
